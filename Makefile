@@ -1,0 +1,31 @@
+# tierbench — the two commands a newcomer needs:
+#   make run    the main job: `tierbench run` (installs what is missing first)
+#   make test   every test, against a real PostgreSQL (installs what is missing first)
+GO       ?= go
+BIN      := bin/tierbench
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X github.com/tierbench/tierbench/internal/cli.Version=$(VERSION)
+
+.PHONY: all setup build test run vet clean
+
+all: build
+
+# Installs what the build and the tests need when it is missing: Go modules,
+# the PostgreSQL server binaries (apt-get install postgresql).
+setup:
+	@scripts/setup.sh
+
+build:
+	@$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tierbench
+
+vet:
+	$(GO) vet ./...
+
+test: setup vet
+	$(GO) test -count=1 -timeout 25m ./...
+
+run: setup build
+	./$(BIN) run
+
+clean:
+	rm -rf bin

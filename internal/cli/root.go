@@ -1,0 +1,152 @@
+// Package cli holds tierbench's commands: one file per verb, each with an
+// options struct, its flags and a run function that tests call directly.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/internal/engine"
+)
+
+// Exit codes of the command-line contract (DESIGN.md).
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // a runtime failure, or a check that did not pass
+	ExitUsage   = 2 // bad input or usage
+)
+
+// UsageError marks bad input: it maps to exit code 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// usagef builds a UsageError; the message should say what was wrong and what
+// would be right.
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// ExitError carries a chosen exit code with an optional message. A command
+// that already printed its verdict (a failed check) returns it with an empty
+// message so nothing more is printed.
+type ExitError struct {
+	Code int
+	Msg  string
+}
+
+func (e *ExitError) Error() string { return e.Msg }
+
+// Globals are the settings every command shares.
+type Globals struct {
+	JSON   bool
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// printJSON writes v as the single JSON document of a --json command.
+func (g *Globals) printJSON(v any) error {
+	enc := json.NewEncoder(g.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// progressf writes progress to stderr, which never carries the JSON document.
+func (g *Globals) progressf(format string, args ...any) {
+	fmt.Fprintf(g.Stderr, format, args...)
+}
+
+// Execute runs tierbench with args and returns the process exit code. Errors
+// are printed as one line starting "tierbench: ".
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := &Globals{Stdout: stdout, Stderr: stderr}
+	root := newRootCommand(g)
+	started := false
+	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitFailure
+	var ue *UsageError
+	var ee *ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.Code
+	case errors.As(err, &ue), errors.Is(err, engine.ErrBadInput), !started:
+		// cobra's own errors (unknown command or flag, bad arguments) come
+		// before any command starts: they are usage errors too.
+		code = ExitUsage
+	}
+	if msg := oneLine(err.Error()); msg != "" {
+		fmt.Fprintf(stderr, "tierbench: %s\n", msg)
+	}
+	return code
+}
+
+// oneLine folds a multi-line message so an error is always one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+func newRootCommand(g *Globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "tierbench",
+		Short:         "How will this database behave on this storage, at this memory size, next to these neighbours?",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	root.PersistentFlags().BoolVar(&g.JSON, "json", false, "print exactly one JSON document on stdout (progress goes to stderr)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		newVersionCommand(g),
+		newServerCommand(g),
+		newTPCCCommand(g),
+	)
+	return root
+}
+
+// needArgs is cobra.ExactArgs with a message that says what to give.
+func needArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %s (got %d arguments)", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}
+
+// newGroupCommand returns a command that only groups subcommands: called
+// alone or with an unknown subcommand it is a usage error, not help and
+// exit 0.
+func newGroupCommand(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, c.Name())
+				}
+			}
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q; use one of: %s", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+			}
+			return usagef("%s needs a command: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		},
+	}
+}

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X github.com/tierbench/tierbench/internal/cli.Version=…".
+var Version = "dev"
+
+type versionInfo struct {
+	Version string `json:"version"`
+	Go      string `json:"go"`
+	Commit  string `json:"commit,omitempty"`
+}
+
+func currentVersion() versionInfo {
+	v := versionInfo{Version: Version, Go: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v.Commit = s.Value
+			}
+		}
+	}
+	return v
+}
+
+func newVersionCommand(g *Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print tierbench's version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v := currentVersion()
+			if g.JSON {
+				return g.printJSON(v)
+			}
+			fmt.Fprintf(g.Stdout, "tierbench %s (%s)\n", v.Version, v.Go)
+			return nil
+		},
+	}
+}

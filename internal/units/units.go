@@ -1,0 +1,113 @@
+// Package units parses and formats the values users type: sizes (512MiB, 1G,
+// 1024MB), durations (Go's form) and lists of counts (1,2,4).
+package units
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var sizeSuffixes = []struct {
+	suffix string
+	mult   int64
+}{
+	// Longest suffixes first so "MiB" is not read as "B".
+	{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40},
+	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"TB", 1000 * 1000 * 1000 * 1000},
+	// A bare K/M/G/T is binary, as fio, PostgreSQL and most tools read it.
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"B", 1},
+}
+
+// ParseSize reads a byte size such as 512MiB, 1GiB, 1G, 1024MB or 4096.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty size; give a size such as 512MiB, 1GiB, 1G or 1024MB")
+	}
+	up := strings.ToUpper(t)
+	mult := int64(1)
+	num := up
+	for _, sf := range sizeSuffixes {
+		if strings.HasSuffix(up, sf.suffix) {
+			mult = sf.mult
+			num = strings.TrimSpace(up[:len(up)-len(sf.suffix)])
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 || f != f {
+		return 0, fmt.Errorf("size %q is not understood; give a size such as 512MiB, 1GiB, 1G or 1024MB", s)
+	}
+	v := f * float64(mult)
+	if v > 1<<62 {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return int64(v), nil
+}
+
+// FormatSize prints n bytes with a binary suffix, e.g. 1.5GiB.
+func FormatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 3; m /= unit {
+		div *= unit
+		exp++
+	}
+	v := float64(n) / float64(div)
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return s + []string{"KiB", "MiB", "GiB", "TiB"}[exp]
+}
+
+// ParseDuration reads Go's duration form (30s, 2m, 1h30m) and refuses
+// negative values.
+func ParseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("duration %q is not understood; give a duration such as 30s, 2m or 1h30m", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("duration %q is negative; give a duration of 0s or more", s)
+	}
+	return d, nil
+}
+
+// ParseCountList reads a comma-separated list of positive counts such as
+// "1,2,4" or "1-3,5" (a range a-b expands to every count from a to b).
+func ParseCountList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("list %q has an empty entry; give counts such as 1,2,4", s)
+		}
+		lo, hi := part, part
+		if i := strings.IndexByte(part, '-'); i > 0 {
+			lo, hi = part[:i], part[i+1:]
+		}
+		a, errA := strconv.Atoi(strings.TrimSpace(lo))
+		b, errB := strconv.Atoi(strings.TrimSpace(hi))
+		if errA != nil || errB != nil {
+			return nil, fmt.Errorf("list entry %q is not a count; give counts such as 1,2,4", part)
+		}
+		if a < 1 || b < 1 {
+			return nil, fmt.Errorf("list entry %q must be 1 or more", part)
+		}
+		if b < a {
+			return nil, fmt.Errorf("range %q runs backwards; write it low-high", part)
+		}
+		if b-a > 100000 {
+			return nil, fmt.Errorf("range %q is too long", part)
+		}
+		for v := a; v <= b; v++ {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,57 @@
+package units
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestParseSize(t *testing.T) {
+	cases := map[string]int64{
+		"512MiB": 512 << 20, "1GiB": 1 << 30, "1G": 1 << 30, "1024MB": 1024e6,
+		"4096": 4096, "1.5GiB": 3 << 29, "64k": 64 << 10, "10B": 10,
+	}
+	for in, want := range cases {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "abc", "-1G", "1XB", "GiB", "NaN"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	cases := map[int64]string{10: "10B", 1 << 20: "1MiB", 3 << 29: "1.5GiB", 1536: "1.5KiB"}
+	for in, want := range cases {
+		if got := FormatSize(in); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	if d, err := ParseDuration("1h30m"); err != nil || d != 90*time.Minute {
+		t.Fatalf("1h30m: %v %v", d, err)
+	}
+	for _, bad := range []string{"-1s", "ten", ""} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseCountList(t *testing.T) {
+	got, err := ParseCountList("1,2, 4,6-8")
+	if err != nil || !reflect.DeepEqual(got, []int{1, 2, 4, 6, 7, 8}) {
+		t.Fatalf("got %v %v", got, err)
+	}
+	for _, bad := range []string{"0", "1,,2", "a", "3-1", "-2", "1,-1"} {
+		if _, err := ParseCountList(bad); err == nil {
+			t.Errorf("ParseCountList(%q) accepted", bad)
+		}
+	}
+}
