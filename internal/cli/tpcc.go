@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
+)
+
+func newTPCCCommand(g *Globals) *cobra.Command {
+	cmd := newGroupCommand("tpcc", "Build, run and check the TPC-C workload")
+	cmd.AddCommand(newTPCCBuildCommand(g), newTPCCCheckCommand(g), newTPCCGenerateCommand(g))
+	return cmd
+}
+
+// dsnOption is the --dsn flag every database command shares.
+type dsnOption struct{ DSN string }
+
+func (o *dsnOption) addFlag(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DSN, "dsn", "", "database to use, e.g. postgres://user:password@127.0.0.1:5432/dbname (default $TIERBENCH_DSN)")
+}
+
+// resolve returns the DSN, falling back to $TIERBENCH_DSN (which keeps the
+// password out of the process list).
+func (o *dsnOption) resolve() (string, error) {
+	dsn := o.DSN
+	if dsn == "" {
+		dsn = os.Getenv("TIERBENCH_DSN")
+	}
+	if dsn == "" {
+		return "", usagef("no database given; pass --dsn postgres://user:password@host:port/dbname or set TIERBENCH_DSN")
+	}
+	if _, err := engine.SchemeOf(dsn); err != nil {
+		return "", err
+	}
+	return dsn, nil
+}
+
+// TPCCBuildOptions are the flags of `tpcc build`.
+type TPCCBuildOptions struct {
+	dsnOption
+	Warehouses int
+	BuildVUs   int
+	Drop       bool
+}
+
+// AddFlags registers the options' flags.
+func (o *TPCCBuildOptions) AddFlags(fs *pflag.FlagSet) {
+	o.addFlag(fs)
+	fs.IntVar(&o.Warehouses, "warehouses", 0, "number of warehouses to build (each about 100 MB)")
+	fs.IntVar(&o.BuildVUs, "build-vus", runtime.NumCPU(), "parallel loader connections")
+	fs.BoolVar(&o.Drop, "drop", false, "drop an existing TPC-C schema first")
+}
+
+func newTPCCBuildCommand(g *Globals) *cobra.Command {
+	var opts TPCCBuildOptions
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Create and load the TPC-C schema (parallel COPY), then build its keys and indexes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTPCCBuild(cmd.Context(), g, opts)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error {
+	dsn, err := opts.resolve()
+	if err != nil {
+		return err
+	}
+	if opts.Warehouses < 1 {
+		return usagef("--warehouses must be 1 or more (got %d)", opts.Warehouses)
+	}
+	if opts.BuildVUs < 1 || opts.BuildVUs > 1024 {
+		return usagef("--build-vus must be between 1 and 1024 (got %d)", opts.BuildVUs)
+	}
+	db, err := all.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	g.progressf("building %d warehouses with %d loader connections\n", opts.Warehouses, opts.BuildVUs)
+	bar := newProgressBar(g.Stderr)
+	res, err := db.BuildTPCC(ctx, engine.BuildOptions{
+		Warehouses: opts.Warehouses, Workers: opts.BuildVUs, Drop: opts.Drop,
+		Progress: bar.update, Version: Version,
+	})
+	bar.finish()
+	if err != nil {
+		if errors.Is(err, engine.ErrBadInput) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("build interrupted; the partial schema was dropped")
+		}
+		return fmt.Errorf("build failed (the partial schema was dropped): %w", err)
+	}
+	if g.JSON {
+		return g.printJSON(res)
+	}
+	printBuildResult(g.Stdout, res)
+	return nil
+}
+
+func printBuildResult(w io.Writer, res *tpcc.BuildResult) {
+	fmt.Fprintf(w, "built %d warehouses in %.1f s (load %.1f s, keys and indexes %.1f s), %s on disk, %.0f MB/s streamed\n",
+		res.Warehouses, res.Seconds, res.LoadSec, res.IndexSec, units.FormatSize(res.Bytes),
+		float64(res.CopyBytes)/1e6/max(res.LoadSec, 1e-9))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "table\trows\t")
+	for _, t := range tpcc.Tables {
+		fmt.Fprintf(tw, "%s\t%d\t\n", t, res.Rows[t])
+	}
+	tw.Flush()
+}
+
+// progressBar draws the build's progress on stderr: redrawn in place on a
+// terminal, a line every five seconds otherwise.
+type progressBar struct {
+	w        io.Writer
+	tty      bool
+	start    time.Time
+	lastLine time.Time
+	drawn    bool
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &progressBar{w: w, tty: tty, start: time.Now()}
+}
+
+func (p *progressBar) update(s tpcc.BuildProgress) {
+	el := time.Since(p.start).Seconds()
+	line := fmt.Sprintf("%s: %d/%d warehouses, %.1fM rows, %.0f rows/s, %.1f MB/s",
+		s.Phase, s.WarehousesDone, s.Warehouses, float64(s.Rows)/1e6, float64(s.Rows)/el, float64(s.Bytes)/1e6/el)
+	if s.Phase == "load" && s.Fraction > 0 && s.Fraction < 1 {
+		line += fmt.Sprintf(", ETA %s", time.Duration(el*(1-s.Fraction)/s.Fraction*float64(time.Second)).Round(time.Second))
+	}
+	if s.Phase != "load" {
+		line += fmt.Sprintf(", loaded in %.1f s; building keys and indexes", el)
+	}
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.drawn = true
+	case s.Phase != "load" || time.Since(p.lastLine) >= 5*time.Second:
+		fmt.Fprintln(p.w, line)
+		p.lastLine = time.Now()
+	}
+}
+
+func (p *progressBar) finish() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// TPCCCheckOptions are the flags of `tpcc check`.
+type TPCCCheckOptions struct {
+	dsnOption
+	All bool
+}
+
+// AddFlags registers the options' flags.
+func (o *TPCCCheckOptions) AddFlags(fs *pflag.FlagSet) {
+	o.addFlag(fs)
+	fs.BoolVar(&o.All, "all", false, "run the expensive conditions (3.3.2.10, 3.3.2.12) on every warehouse instead of a sample")
+}
+
+func newTPCCCheckCommand(g *Globals) *cobra.Command {
+	var opts TPCCCheckOptions
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Verify the 12 consistency conditions (3.3.2) and the table cardinalities (4.2.2)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTPCCCheck(cmd.Context(), g, opts)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runTPCCCheck(ctx context.Context, g *Globals, opts TPCCCheckOptions) error {
+	dsn, err := opts.resolve()
+	if err != nil {
+		return err
+	}
+	db, err := all.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := db.CheckTPCC(ctx, engine.CheckOptions{All: opts.All, Seed: uint64(time.Now().UnixNano())})
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		if err := g.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		printCheckResult(g.Stdout, res)
+	}
+	if !res.OK {
+		// The verdict is printed; exit 1 without another message.
+		return &ExitError{Code: ExitFailure}
+	}
+	return nil
+}
+
+func printCheckResult(w io.Writer, res *tpcc.CheckResult) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "FAIL"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "condition\tresult\tviolations\tscope\twhat")
+	for _, c := range res.Conditions {
+		scope := c.Scope
+		if c.Scope == "sample" {
+			ws := make([]string, len(c.Warehouses))
+			for i, x := range c.Warehouses {
+				ws[i] = fmt.Sprint(x)
+			}
+			scope = "sample (warehouses " + strings.Join(ws, ",") + ")"
+		}
+		result := verdict(c.OK)
+		if c.Scope == "not-applicable" {
+			result = "n/a"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.ID, result, c.Violations, scope, c.Title)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "table (4.2.2)\tresult\trows\texpected\tnote")
+	cards := append([]tpcc.Cardinality(nil), res.Cardinalities...)
+	sort.SliceStable(cards, func(i, j int) bool { return !cards[i].OK && cards[j].OK })
+	for _, c := range cards {
+		exp := fmt.Sprint(c.Expected)
+		if c.Tolerance > 0 {
+			exp += fmt.Sprintf(" ±%.0f%%", c.Tolerance*100)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.Table, verdict(c.OK), c.Found, exp, c.Note)
+	}
+	tw.Flush()
+	if res.OK {
+		fmt.Fprintf(w, "\nall consistency conditions hold (%d warehouses)\n", res.Warehouses)
+	} else {
+		fmt.Fprintf(w, "\nconsistency check FAILED\n")
+	}
+}

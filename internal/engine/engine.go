@@ -1,0 +1,106 @@
+// Package engine defines what tierbench asks of a database engine. Each
+// engine lives in its own sub-package (postgres, later mariadb, sqlite,
+// mssql); package all maps a DSN's scheme to the engine's constructor.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// ErrBadInput marks errors caused by what the user gave (a malformed DSN, an
+// existing schema without --drop): the CLI maps them to exit code 2.
+var ErrBadInput = errors.New("bad input")
+
+// InputErrorf returns an error wrapping ErrBadInput whose text is the
+// formatted message alone.
+func InputErrorf(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...)}
+}
+
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == ErrBadInput }
+
+// DB is one target database.
+type DB interface {
+	// BuildTPCC creates and loads the TPC-C schema.
+	BuildTPCC(ctx context.Context, opts BuildOptions) (*tpcc.BuildResult, error)
+	// CheckTPCC verifies the consistency conditions of 3.3.2 and the
+	// cardinalities of 4.2.2.
+	CheckTPCC(ctx context.Context, opts CheckOptions) (*tpcc.CheckResult, error)
+	Close()
+}
+
+// BuildOptions says what to build and how.
+type BuildOptions struct {
+	Warehouses int
+	Workers    int  // parallel loader connections
+	Drop       bool // drop an existing TPC-C schema first
+	// Progress, when set, is called about once a second while loading.
+	Progress func(tpcc.BuildProgress)
+	Version  string // tierbench's version, stored with the schema
+}
+
+// CheckOptions says how thoroughly to check.
+type CheckOptions struct {
+	All  bool   // run the expensive conditions on every warehouse
+	Seed uint64 // picks the sampled warehouses
+}
+
+// SchemeOf returns the engine name a DSN names by its scheme.
+func SchemeOf(dsn string) (string, error) {
+	i := strings.Index(dsn, "://")
+	if i <= 0 {
+		return "", InputErrorf("DSN %q has no scheme; give one such as postgres://user:password@host:5432/dbname", Redact(dsn))
+	}
+	switch s := strings.ToLower(dsn[:i]); s {
+	case "postgres", "postgresql":
+		return "postgres", nil
+	case "mysql", "mariadb", "sqlite", "sqlserver", "mssql":
+		return "", InputErrorf("engine %q is not supported yet; use a postgres:// DSN", s)
+	default:
+		return "", InputErrorf("DSN scheme %q is unknown; use postgres://", s)
+	}
+}
+
+// Redact returns dsn with any password replaced by "xxxxx", for messages.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		if i, j := strings.Index(dsn, "://"), strings.LastIndex(dsn, "@"); i >= 0 && j > i {
+			// Unparseable but shaped like scheme://user:pass@host: cut the userinfo.
+			return dsn[:i+3] + "xxxxx" + dsn[j:]
+		}
+		return dsn
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// PasswordOf returns the password a DSN carries, or "" (also when the DSN
+// does not parse: then from between the first ':' after the scheme and the
+// last '@'), so that messages can be scrubbed of it.
+func PasswordOf(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		p, _ := u.User.Password()
+		return p
+	}
+	i, j := strings.Index(dsn, "://"), strings.LastIndex(dsn, "@")
+	if i < 0 || j < i {
+		return ""
+	}
+	userinfo := dsn[i+3 : j]
+	if k := strings.IndexByte(userinfo, ':'); k >= 0 {
+		return userinfo[k+1:]
+	}
+	return ""
+}

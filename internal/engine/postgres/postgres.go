@@ -1,0 +1,92 @@
+// Package postgres is tierbench's PostgreSQL engine, on pgx: the TPC-C DDL,
+// the parallel COPY loader, the consistency checks, and (later) the
+// transaction routines and workers.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tierbench/tierbench/internal/engine"
+)
+
+var _ engine.DB = (*DB)(nil)
+
+// DB is a PostgreSQL database named by a DSN. It holds the parsed
+// configuration; connections are opened per task.
+type DB struct {
+	cfg      *pgx.ConnConfig
+	password string
+}
+
+// Open parses dsn and checks that the server answers.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, engine.InputErrorf("DSN %s is not valid: %s; give one such as postgres://user:password@127.0.0.1:5432/dbname",
+			engine.Redact(dsn), redactErr(err, engine.PasswordOf(dsn)))
+	}
+	db := &DB{cfg: cfg, password: cfg.Password}
+	conn, err := db.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.Close(ctx)
+	return db, nil
+}
+
+// connect opens one connection, with an error that names the server but
+// never the password.
+func (db *DB) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, db.cfg.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s:%d (database %s, user %s): %s",
+			db.cfg.Host, db.cfg.Port, db.cfg.Database, db.cfg.User, db.connectErrText(err))
+	}
+	return conn, nil
+}
+
+// connectErrText keeps the part of a connection error a user can act on:
+// what the server said, or what the network said.
+func (db *DB) connectErrText(err error) string {
+	var pgErr *pgconn.PgError
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &pgErr):
+		return "the server said: " + redactErr(pgErr, db.password)
+	case errors.As(err, &opErr):
+		return redactErr(opErr, db.password) + " (is the server running? `tierbench server start` starts one)"
+	}
+	return db.redact(err)
+}
+
+// redact returns err's text with the password, should any layer below have
+// quoted it, replaced.
+func (db *DB) redact(err error) string { return redactErr(err, db.password) }
+
+func redactErr(err error, password string) string {
+	s := err.Error()
+	if password != "" {
+		s = strings.ReplaceAll(s, password, "xxxxx")
+	}
+	return s
+}
+
+// Close releases nothing: connections belong to the operations that opened
+// them. It exists to satisfy engine.DB.
+func (db *DB) Close() {}
+
+// sqlState returns the SQLSTATE of err, or "".
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
