@@ -96,8 +96,7 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 		return err
 	}
 	defer db.Close()
-	g.progressf("building %d warehouses with %d loader connections\n", opts.Warehouses, opts.BuildVUs)
-	bar := newProgressBar(g.Stderr)
+	bar := newProgressBar(g.Stderr, fmt.Sprintf("building %d warehouses with %d loader connections", opts.Warehouses, opts.BuildVUs))
 	res, err := db.BuildTPCC(ctx, engine.BuildOptions{
 		Warehouses: opts.Warehouses, Workers: opts.BuildVUs, Drop: opts.Drop,
 		Progress: bar.update, Version: Version,
@@ -135,23 +134,28 @@ func printBuildResult(w io.Writer, res *tpcc.BuildResult) {
 // terminal, a line every five seconds otherwise.
 type progressBar struct {
 	w        io.Writer
+	header   string // printed once, before the first update
 	tty      bool
 	start    time.Time
 	lastLine time.Time
 	drawn    bool
 }
 
-func newProgressBar(w io.Writer) *progressBar {
+func newProgressBar(w io.Writer, header string) *progressBar {
 	tty := false
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			tty = true
 		}
 	}
-	return &progressBar{w: w, tty: tty, start: time.Now()}
+	return &progressBar{w: w, header: header, tty: tty, start: time.Now()}
 }
 
 func (p *progressBar) update(s tpcc.BuildProgress) {
+	if p.header != "" {
+		fmt.Fprintln(p.w, p.header)
+		p.header = ""
+	}
 	el := time.Since(p.start).Seconds()
 	line := fmt.Sprintf("%s: %d/%d warehouses, %.1fM rows, %.0f rows/s, %.1f MB/s",
 		s.Phase, s.WarehousesDone, s.Warehouses, float64(s.Rows)/1e6, float64(s.Rows)/el, float64(s.Bytes)/1e6/el)

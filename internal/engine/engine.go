@@ -17,16 +17,31 @@ import (
 // existing schema without --drop): the CLI maps them to exit code 2.
 var ErrBadInput = errors.New("bad input")
 
+// ErrNoSchema says the database holds no usable TPC-C schema: none at all,
+// or one whose build did not complete. It is also bad input (ErrBadInput):
+// the remedy is to build one.
+var ErrNoSchema = errors.New("no usable TPC-C schema")
+
+// NoSchemaErrorf returns an error that is both ErrNoSchema and ErrBadInput.
+func NoSchemaErrorf(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...), noSchema: true}
+}
+
 // InputErrorf returns an error wrapping ErrBadInput whose text is the
 // formatted message alone.
 func InputErrorf(format string, args ...any) error {
 	return &inputError{msg: fmt.Sprintf(format, args...)}
 }
 
-type inputError struct{ msg string }
+type inputError struct {
+	msg      string
+	noSchema bool
+}
 
-func (e *inputError) Error() string        { return e.msg }
-func (e *inputError) Is(target error) bool { return target == ErrBadInput }
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) Is(target error) bool {
+	return target == ErrBadInput || (e.noSchema && target == ErrNoSchema)
+}
 
 // DB is one target database.
 type DB interface {

@@ -281,6 +281,7 @@ func startProgress(opts engine.BuildOptions, lc *loadCounters) func(next string)
 	}
 	stop := make(chan struct{})
 	finished := make(chan struct{})
+	opts.Progress(snap("load"))
 	go func() {
 		defer close(finished)
 		tick := time.NewTicker(time.Second)

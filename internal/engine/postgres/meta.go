@@ -58,7 +58,7 @@ func dropSchema(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // errNoSchema says there is nothing to check or run against.
-var errNoSchema = engine.InputErrorf("no TPC-C schema found in this database; build one with `tierbench tpcc build --dsn DSN --warehouses N`")
+var errNoSchema = engine.NoSchemaErrorf("no TPC-C schema found in this database; build one with `tierbench tpcc build --dsn DSN --warehouses N`")
 
 // readMeta returns the schema's metadata, or an error that says what is
 // missing or unfinished.
@@ -75,12 +75,12 @@ func readMeta(ctx context.Context, conn *pgx.Conn) (*Meta, error) {
 		Scan(&m.Warehouses, &m.CLoad.Last, &m.CLoad.CID, &m.CLoad.Item, &m.Status)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) || sqlState(err) == "42P01":
-		return nil, fmt.Errorf("found tables %s but no tierbench build record (tpcc_meta); rebuild with `tierbench tpcc build --drop`",
+		return nil, engine.NoSchemaErrorf("found tables %s but no tierbench build record (tpcc_meta); rebuild with `tierbench tpcc build --drop`",
 			strings.Join(found, ", "))
 	case err != nil:
 		return nil, fmt.Errorf("reading tpcc_meta: %w", err)
 	case m.Status != statusComplete:
-		return nil, fmt.Errorf("the TPC-C schema build did not complete (status %q); rebuild with `tierbench tpcc build --drop`", m.Status)
+		return nil, engine.NoSchemaErrorf("the TPC-C schema build did not complete (status %q); rebuild with `tierbench tpcc build --drop`", m.Status)
 	}
 	return &m, nil
 }

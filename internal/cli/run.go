@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// RunOptions are the flags of `tierbench run`, the main job.
+type RunOptions struct {
+	DataDir    string
+	Warehouses int
+	BuildVUs   int
+}
+
+// AddFlags registers the options' flags.
+func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DataDir, "datadir", "./tierbench-data", "data directory of the managed server (created on first use)")
+	fs.IntVar(&o.Warehouses, "warehouses", 2, "warehouses to build when no valid schema is there")
+	fs.IntVar(&o.BuildVUs, "build-vus", runtime.NumCPU(), "parallel loader connections")
+}
+
+func newRunCommand(g *Globals) *cobra.Command {
+	var opts RunOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "The main job: a managed PostgreSQL under ./tierbench-data, a TPC-C schema built if needed, checked",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMain(cmd.Context(), g, opts)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// runSummary is the JSON of `tierbench run`. The DSN is left out: it
+// carries the server's password (`server status --json` prints it).
+type runSummary struct {
+	Server struct {
+		Engine  string `json:"engine"`
+		DataDir string `json:"datadir"`
+		Port    int    `json:"port"`
+		Version string `json:"version"`
+		Reused  bool   `json:"reused"`
+	} `json:"server"`
+	Build *tpcc.BuildResult `json:"build"` // null when a valid schema was reused
+	Check *tpcc.CheckResult `json:"check"`
+}
+
+func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
+	if opts.Warehouses < 1 {
+		return usagef("--warehouses must be 1 or more (got %d)", opts.Warehouses)
+	}
+	if opts.BuildVUs < 1 {
+		return usagef("--build-vus must be 1 or more (got %d)", opts.BuildVUs)
+	}
+	info, err := server.Start(ctx, server.Options{DataDir: opts.DataDir})
+	if err != nil {
+		return serverError(err)
+	}
+	var sum runSummary
+	sum.Server.Engine, sum.Server.DataDir, sum.Server.Port = info.Engine, info.DataDir, info.Port
+	sum.Server.Version, sum.Server.Reused = info.Version, info.AlreadyRunning
+	g.progressf("server: %s %s on 127.0.0.1:%d, data in %s\n", info.Engine, info.Version, info.Port, info.DataDir)
+
+	db, err := all.Open(ctx, info.DSN)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// Reuse a schema that is complete and of the asked size; otherwise
+	// (re)build it. Dropping is safe: this is tierbench's own server.
+	existing, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
+	switch {
+	case err == nil && existing.Warehouses == opts.Warehouses:
+		g.progressf("reusing the %d-warehouse TPC-C schema already built there\n", existing.Warehouses)
+	case err == nil || errors.Is(err, engine.ErrNoSchema):
+		bar := newProgressBar(g.Stderr, fmt.Sprintf("building %d warehouses with %d loader connections", opts.Warehouses, opts.BuildVUs))
+		sum.Build, err = db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: opts.Warehouses, Workers: opts.BuildVUs,
+			Drop: true, Progress: bar.update, Version: Version})
+		bar.finish()
+		if err != nil {
+			return fmt.Errorf("building the TPC-C schema: %w", err)
+		}
+	default:
+		return err
+	}
+	sum.Check, err = db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		if err := g.printJSON(sum); err != nil {
+			return err
+		}
+	} else {
+		if sum.Build != nil {
+			printBuildResult(g.Stdout, sum.Build)
+			fmt.Fprintln(g.Stdout)
+		}
+		printCheckResult(g.Stdout, sum.Check)
+		fmt.Fprintf(g.Stdout, "\nthe server keeps running; stop it with: tierbench server stop --datadir %s\n", info.DataDir)
+	}
+	if !sum.Check.OK {
+		return &ExitError{Code: ExitFailure}
+	}
+	return nil
+}
