@@ -1,0 +1,161 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// run executes tierbench with args and returns the exit code, stdout and stderr.
+func runTierbench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := cli.Execute(ctx, args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func jsonKeys(t *testing.T, doc string) (map[string]any, []string) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, doc)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return m, keys
+}
+
+func TestServerCommands(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	dataDir := filepath.Join(pgtest.TempDir(t), "data")
+	t.Cleanup(func() { runTierbench(t, "server", "stop", "--datadir", dataDir, "--mode", "immediate") })
+
+	code, out, errOut := runTierbench(t, "server", "start", "--json", "--engine", "postgres",
+		"--datadir", dataDir, "--memory", "256MiB", "--set", "work_mem=8MB")
+	if code != 0 {
+		t.Fatalf("start: exit %d, stderr %q", code, errOut)
+	}
+	m, keys := jsonKeys(t, out)
+	if want := []string{"datadir", "dsn", "engine", "pid", "port", "version"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("start --json keys = %v; want %v", keys, want)
+	}
+	dsn, _ := m["dsn"].(string)
+	if m["engine"] != "postgres" || m["datadir"] != dataDir || !strings.HasPrefix(dsn, "postgres://tierbench:") {
+		t.Errorf("start --json = %s", out)
+	}
+
+	code, out, errOut = runTierbench(t, "server", "start", "--json", "--datadir", dataDir)
+	if code != 0 {
+		t.Fatalf("second start: exit %d, stderr %q", code, errOut)
+	}
+	if m2, _ := jsonKeys(t, out); m2["already_running"] != true || m2["dsn"] != dsn {
+		t.Errorf("second start --json = %s; want already_running and the same DSN", out)
+	}
+
+	code, out, errOut = runTierbench(t, "server", "status", "--json", "--datadir", dataDir)
+	if code != 0 {
+		t.Fatalf("status: exit %d, stderr %q", code, errOut)
+	}
+	if st, _ := jsonKeys(t, out); st["running"] != true || st["dsn"] != dsn || st["pid"] != m["pid"] {
+		t.Errorf("status --json = %s", out)
+	}
+
+	code, out, errOut = runTierbench(t, "server", "status", "--datadir", dataDir)
+	if code != 0 || !strings.Contains(out, "running") || strings.Contains(out, dsn) {
+		t.Errorf("status (text): exit %d, stdout %q, stderr %q; want running, without the password", code, out, errOut)
+	}
+
+	code, out, errOut = runTierbench(t, "server", "stop", "--json", "--datadir", dataDir)
+	if code != 0 {
+		t.Fatalf("stop: exit %d, stderr %q", code, errOut)
+	}
+	if st, _ := jsonKeys(t, out); st["was_running"] != true {
+		t.Errorf("stop --json = %s", out)
+	}
+	code, out, _ = runTierbench(t, "server", "stop", "--datadir", dataDir)
+	if code != 0 || !strings.Contains(out, "was not running") {
+		t.Errorf("second stop: exit %d, stdout %q", code, out)
+	}
+	code, out, _ = runTierbench(t, "server", "status", "--json", "--datadir", dataDir)
+	if st, keys := jsonKeys(t, out); code != 0 || st["running"] != false || contains(keys, "dsn") {
+		t.Errorf("status after stop: exit %d, %s", code, out)
+	}
+
+	// Text start: the DSN line is the one place the password appears.
+	code, out, errOut = runTierbench(t, "server", "start", "--datadir", dataDir)
+	if code != 0 || !strings.Contains(out, "dsn: "+dsn+"\n") || errOut != "" {
+		t.Errorf("start (text): exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestServerBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "afile")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "foreign")
+	if err := os.Mkdir(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "notes"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newDir := filepath.Join(dir, "new")
+	cases := map[string][]string{
+		"engine mysql":    {"server", "start", "--engine", "mysql", "--datadir", newDir},
+		"no datadir":      {"server", "start"},
+		"port 0":          {"server", "start", "--datadir", newDir, "--port", "0"},
+		"port 70000":      {"server", "start", "--datadir", newDir, "--port", "70000"},
+		"port abc":        {"server", "start", "--datadir", newDir, "--port", "abc"},
+		"memory abc":      {"server", "start", "--datadir", newDir, "--memory", "abc"},
+		"memory 64MiB":    {"server", "start", "--datadir", newDir, "--memory", "64MiB"},
+		"set foo":         {"server", "start", "--datadir", newDir, "--set", "foo"},
+		"set =1":          {"server", "start", "--datadir", newDir, "--set", "=1"},
+		"set bad name":    {"server", "start", "--datadir", newDir, "--set", "work mem=1MB"},
+		"datadir file":    {"server", "start", "--datadir", file},
+		"datadir foreign": {"server", "start", "--datadir", foreign},
+		"stop mode":       {"server", "stop", "--datadir", newDir, "--mode", "slow"},
+		"stop no datadir": {"server", "stop"},
+		"stop unmanaged":  {"server", "stop", "--datadir", foreign},
+		"status missing":  {"server", "status", "--datadir", newDir},
+		"status file":     {"server", "status", "--datadir", file},
+		"stray argument":  {"server", "start", "--datadir", newDir, "extra"},
+	}
+	for name, args := range cases {
+		code, out, errOut := runTierbench(t, args...)
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if code != cli.ExitUsage || out != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "tierbench: ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line \"tierbench: …\"", name, code, out, errOut)
+		} else {
+			t.Logf("%s: %s", name, lines[0])
+		}
+	}
+	if _, err := os.Stat(newDir); !os.IsNotExist(err) {
+		t.Errorf("bad input created the data directory: %v", err)
+	}
+}

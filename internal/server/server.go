@@ -1,0 +1,538 @@
+// Package server runs managed database servers: a PostgreSQL instance in a
+// data directory of the user's choosing (initdb on first use), sized from one
+// memory number, reachable at a DSN, started, stopped and queried by the
+// data directory alone.
+//
+// What a managed data directory holds beside PostgreSQL's own files:
+// tierbench-server.json (port, password, settings; mode 0600),
+// tierbench.conf (rewritten on every start, included last by postgresql.conf)
+// and tierbench-server.log (the server's log).
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// EnginePostgres is the only engine a managed server runs so far.
+const EnginePostgres = "postgres"
+
+// Options say how to start a managed server.
+type Options struct {
+	DataDir string
+	// Port to listen on at 127.0.0.1; 0 keeps the port of the last start, or
+	// picks a free one for a new data directory.
+	Port int
+	// Memory sizes the server (see MemorySettings); 0 keeps PostgreSQL's
+	// defaults. It applies to this start only: every start states its whole
+	// configuration, so a later start without it goes back to the defaults.
+	Memory int64
+	// Settings are applied last and override everything (--set name=value).
+	Settings map[string]string
+	// PgBin is the directory of initdb/pg_ctl/postgres; empty finds them
+	// (FindBinaries), or reuses those of the last start.
+	PgBin string
+}
+
+// Info describes a started server; it is the JSON of `server start`.
+type Info struct {
+	Engine         string `json:"engine"`
+	DSN            string `json:"dsn"`
+	DataDir        string `json:"datadir"`
+	Port           int    `json:"port"`
+	PID            int    `json:"pid"`
+	Version        string `json:"version"`
+	AlreadyRunning bool   `json:"already_running,omitempty"`
+}
+
+// StatusInfo describes a managed data directory; it is the JSON of `server
+// status`. (Named so the function can be Status.)
+type StatusInfo struct {
+	Engine  string `json:"engine"`
+	DataDir string `json:"datadir"`
+	Running bool   `json:"running"`
+	PID     int    `json:"pid,omitempty"`
+	Port    int    `json:"port"`
+	DSN     string `json:"dsn,omitempty"`
+	Version string `json:"version"`
+}
+
+// DataDirError says a data directory cannot be used as asked. It is bad
+// input rather than a failure of the server.
+type DataDirError struct {
+	Dir     string
+	Problem string
+}
+
+func (e *DataDirError) Error() string { return "data directory " + e.Dir + " " + e.Problem }
+
+// dirKind is what Start finds at the data directory path.
+type dirKind int
+
+const (
+	dirMissing dirKind = iota // create it, then initdb
+	dirEmpty                  // initdb
+	dirManaged                // PG_VERSION and our state file: reuse
+)
+
+// classify tells a new, empty or managed data directory from anything tierbench
+// must not touch.
+func classify(dir string) (dirKind, error) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return dirMissing, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !fi.IsDir() {
+		return 0, &DataDirError{Dir: dir, Problem: "is a file, not a directory; give a new or empty directory"}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	if len(entries) == 0 {
+		return dirEmpty, nil
+	}
+	has := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	switch {
+	case has("PG_VERSION") && has(StateFile):
+		return dirManaged, nil
+	case has("PG_VERSION"):
+		return 0, &DataDirError{Dir: dir, Problem: "is a PostgreSQL data directory that tierbench did not create (no " +
+			StateFile + "); tierbench will not take it over: give a new or empty directory"}
+	case len(entries) == 1 && entries[0].Name() == "lost+found":
+		return 0, &DataDirError{Dir: dir, Problem: "looks like the root of a file system (it holds lost+found); use a subdirectory such as " +
+			filepath.Join(dir, "pgdata")}
+	default:
+		return 0, &DataDirError{Dir: dir, Problem: "is not empty and is not a PostgreSQL data directory; give a new or empty directory"}
+	}
+}
+
+// managed opens an existing managed data directory for Stop and Status.
+func managed(dataDir string) (string, state, error) {
+	dir, err := absDir(dataDir)
+	if err != nil {
+		return "", state{}, err
+	}
+	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() {
+		return dir, state{}, &DataDirError{Dir: dir, Problem: "is a file, not a directory"}
+	}
+	if kind, _ := classify(dir); kind != dirManaged {
+		return dir, state{}, &DataDirError{Dir: dir, Problem: "is not a tierbench-managed data directory (it has no PG_VERSION and " + StateFile + ")"}
+	}
+	st, err := readState(dir)
+	return dir, st, err
+}
+
+func absDir(dataDir string) (string, error) {
+	if strings.TrimSpace(dataDir) == "" {
+		return "", errors.New("no data directory given")
+	}
+	return filepath.Abs(dataDir)
+}
+
+// Start starts the managed server in opts.DataDir, creating it (initdb) on
+// first use. A server that is already running is not an error: its Info comes
+// back with AlreadyRunning set, and opts are not applied to it.
+func Start(ctx context.Context, opts Options) (Info, error) {
+	dir, err := absDir(opts.DataDir)
+	if err != nil {
+		return Info{}, err
+	}
+	if opts.Port < 0 || opts.Port > 65535 {
+		return Info{}, fmt.Errorf("port %d is not in 1..65535", opts.Port)
+	}
+	if opts.Memory < 0 {
+		return Info{}, fmt.Errorf("memory %d is negative", opts.Memory)
+	}
+	for name := range opts.Settings {
+		if !ValidSettingName(name) {
+			return Info{}, fmt.Errorf("setting name %q is not valid", name)
+		}
+	}
+	kind, err := classify(dir)
+	if err != nil {
+		return Info{}, err
+	}
+
+	var st state
+	var acct account
+	pgBin := opts.PgBin
+	if kind == dirManaged {
+		if st, err = readState(dir); err != nil {
+			return Info{}, err
+		}
+		if pid, port, ok := running(dir); ok {
+			return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid,
+				Version: st.Version, AlreadyRunning: true}, nil
+		}
+		if pgBin == "" && st.PgBin != "" && hasServerBinaries(st.PgBin) {
+			pgBin = st.PgBin
+		}
+		if acct, err = managedAccount(ctx, dir); err != nil {
+			return Info{}, err
+		}
+	} else {
+		if acct, err = serviceAccount(ctx); err != nil {
+			return Info{}, err
+		}
+	}
+	bins, err := FindBinaries(pgBin)
+	if err != nil {
+		return Info{}, err
+	}
+
+	if kind == dirManaged {
+		if err := acct.checkReachable(dir); err != nil {
+			return Info{}, err
+		}
+		if err := checkMajor(dir, bins); err != nil {
+			return Info{}, err
+		}
+	} else {
+		if st, err = initialize(ctx, dir, kind, acct, bins); err != nil {
+			return Info{}, err
+		}
+	}
+
+	st.Engine, st.User, st.PgBin, st.Version = EnginePostgres, DBUser, bins.Dir, bins.Version
+	st.Memory, st.Settings = opts.Memory, opts.Settings
+	if err := configure(dir, &st, opts.Port, acct); err != nil {
+		if kind != dirManaged {
+			emptyDir(dir) // no half-made cluster that a retry would refuse as foreign
+		}
+		return Info{}, err
+	}
+
+	logPath := filepath.Join(dir, LogFile)
+	cmd := acct.command(ctx, bins.PgCtl, "start", "-w", "-t", "60", "-s", "-D", dir, "-l", logPath)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		msg := lastLines(string(out), 5)
+		if msg != "" {
+			msg = ": " + msg
+		}
+		return Info{}, fmt.Errorf("PostgreSQL did not start in %s (pg_ctl: %v%s); last lines of %s: %s",
+			dir, err, msg, logPath, tailLines(logPath, 5))
+	}
+	pid, port, ok := running(dir)
+	if !ok {
+		return Info{}, fmt.Errorf("PostgreSQL in %s exited right after it started; last lines of %s: %s",
+			dir, logPath, tailLines(logPath, 5))
+	}
+	return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
+}
+
+// configure picks the port and socket directory and writes tierbench.conf
+// and the state file.
+func configure(dir string, st *state, port int, acct account) error {
+	switch {
+	case port != 0:
+		st.Port = port
+	case st.Port == 0:
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		st.Port = p
+	}
+	st.SocketDir = socketDir(dir, st.Port)
+	if st.SocketDir != dir {
+		if err := ensureSocketDir(st.SocketDir, acct); err != nil {
+			return err
+		}
+	}
+	conf := configFile(st.Port, st.SocketDir, st.Memory, st.Settings)
+	if err := writeFileAs(filepath.Join(dir, ConfFile), []byte(conf), 0o600, acct); err != nil {
+		return err
+	}
+	return writeState(dir, *st, acct)
+}
+
+// managedAccount is who runs an existing managed server: the owner of the
+// data directory, or when root owns it (copied in by root), the service
+// user, who is then given the whole tree.
+func managedAccount(ctx context.Context, dir string) (account, error) {
+	if os.Geteuid() != 0 {
+		return currentAccount(), nil
+	}
+	if fi, err := os.Stat(dir); err == nil && ownerUID(fi) != 0 {
+		return ownerAccount(dir)
+	}
+	acct, err := serviceAccount(ctx)
+	if err != nil {
+		return account{}, err
+	}
+	if err := acct.chownTree(dir); err != nil {
+		return account{}, fmt.Errorf("giving %s to user %s: %w", dir, acct.name, err)
+	}
+	return acct, nil
+}
+
+func checkMajor(dir string, bins Binaries) error {
+	b, err := os.ReadFile(filepath.Join(dir, "PG_VERSION"))
+	if err != nil {
+		return err
+	}
+	have, want := strings.TrimSpace(string(b)), majorString(bins.Version, bins.Major)
+	if have != want {
+		return &DataDirError{Dir: dir, Problem: fmt.Sprintf("was created by PostgreSQL %s but the binaries in %s are %s; pass --pg-bin with PostgreSQL %s's bin directory",
+			have, bins.Dir, bins.Version, have)}
+	}
+	return nil
+}
+
+// initialize creates the data directory (owned by acct), runs initdb with a
+// fresh password and writes the tierbench parts of the configuration. If a
+// step after initdb fails, the directory is emptied again so the next start
+// can retry instead of finding a half-made, unmanaged cluster.
+func initialize(ctx context.Context, dir string, kind dirKind, acct account, bins Binaries) (st state, err error) {
+	// Before creating anything: the parents that exist already.
+	if err := acct.checkReachable(dir); err != nil {
+		return st, err
+	}
+	if kind == dirMissing {
+		// Parents the service user must walk through: 0755 (before umask).
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return st, err
+		}
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return st, err
+		}
+	}
+	// Again, for the parents just made (a strict umask may have closed them).
+	if err := acct.checkReachable(dir); err != nil {
+		if kind == dirMissing {
+			os.Remove(dir)
+		}
+		return st, err
+	}
+	if err := acct.chown(dir); err != nil {
+		return st, err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return st, err
+	}
+	st.Password, err = newPassword()
+	if err != nil {
+		return st, err
+	}
+	if err := initdb(ctx, dir, acct, bins, st.Password); err != nil {
+		return st, err
+	}
+	defer func() {
+		if err != nil {
+			emptyDir(dir)
+		}
+	}()
+	if err := writeFileAs(filepath.Join(dir, "pg_hba.conf"), []byte(hbaConf), 0o600, acct); err != nil {
+		return st, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return st, err
+	}
+	_, err = f.WriteString(includeLine)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return st, err
+}
+
+// initdb creates the cluster. The password reaches it through a 0600 file
+// that exists only while initdb runs.
+func initdb(ctx context.Context, dir string, acct account, bins Binaries, password string) error {
+	// The temporary directory, unless the service user cannot reach into it
+	// (a TMPDIR private to root); then beside the data directory, which it can.
+	pwDir := os.TempDir()
+	if acct.checkReachable(filepath.Join(pwDir, "pw")) != nil {
+		pwDir = filepath.Dir(dir)
+	}
+	pw, err := os.CreateTemp(pwDir, "tierbench-pw-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(pw.Name())
+	_, err = pw.WriteString(password + "\n")
+	if cerr := pw.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = acct.chown(pw.Name())
+	}
+	if err != nil {
+		return fmt.Errorf("writing initdb's password file: %w", err)
+	}
+	cmd := acct.command(ctx, bins.Initdb, "-D", dir, "-U", DBUser, "--auth=scram-sha-256",
+		"--pwfile="+pw.Name(), "-E", "UTF8", "--locale=C", "--no-instructions")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb %s: %v: %s", dir, err, lastLines(string(out), 5))
+	}
+	return nil
+}
+
+func emptyDir(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// newPassword is 24 URL-safe characters from crypto/rand.
+func newPassword() (string, error) {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func dsn(password string, port int) string {
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.UserPassword(DBUser, password),
+		Host:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Path:     "/postgres",
+		RawQuery: "sslmode=disable",
+	}
+	return u.String()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// running reads postmaster.pid (line 1: PID, line 4: port) and reports
+// whether that process is alive and is a PostgreSQL server.
+func running(dir string) (pid, port int, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return 0, 0, false
+	}
+	lines := strings.Split(string(b), "\n")
+	pid, err = strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil || pid <= 0 {
+		return 0, 0, false
+	}
+	if len(lines) > 3 {
+		port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return 0, 0, false
+	}
+	// A stale pid file after a crash may name a PID reused by another program.
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+		c := strings.TrimSpace(string(comm))
+		if !strings.HasPrefix(c, "postgres") && !strings.HasPrefix(c, "postmaster") {
+			return 0, 0, false
+		}
+	}
+	return pid, port, true
+}
+
+// tailLines is the last n lines of a file, folded into one line.
+func tailLines(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	return lastLines(string(b), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(bytes.ToValidUTF8([]byte(s), []byte("?")))), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func ownerUID(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return 0
+}
+
+// Stop stops the managed server in dataDir; mode is pg_ctl's shutdown mode,
+// "fast" (the default: roll back sessions, checkpoint) or "immediate" (no
+// checkpoint: the next start runs crash recovery, as after a power loss).
+// Stopping a stopped server is not an error: wasRunning says which it was.
+func Stop(ctx context.Context, dataDir, mode string) (wasRunning bool, err error) {
+	switch mode {
+	case "":
+		mode = "fast"
+	case "fast", "immediate", "smart":
+	default:
+		return false, fmt.Errorf("stop mode %q is not one of fast, immediate", mode)
+	}
+	dir, st, err := managed(dataDir)
+	if err != nil {
+		return false, err
+	}
+	if _, _, ok := running(dir); !ok {
+		return false, nil
+	}
+	pgBin := st.PgBin
+	if !hasServerBinaries(pgBin) {
+		pgBin = ""
+	}
+	bins, err := FindBinaries(pgBin)
+	if err != nil {
+		return true, err
+	}
+	acct, err := ownerAccount(dir)
+	if err != nil {
+		return true, err
+	}
+	// The shutdown checkpoint of a large shared_buffers can take minutes.
+	cmd := acct.command(ctx, bins.PgCtl, "stop", "-w", "-t", "600", "-s", "-D", dir, "-m", mode)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if _, _, still := running(dir); !still {
+			return true, nil // it went away on its own meanwhile
+		}
+		return true, fmt.Errorf("pg_ctl stop %s: %v: %s", dir, err, lastLines(string(out), 5))
+	}
+	if st.SocketDir != "" && st.SocketDir != dir {
+		os.Remove(st.SocketDir) // the short socket directory in /tmp, now empty
+	}
+	return true, nil
+}
+
+// Status reports on the managed data directory dataDir.
+func Status(ctx context.Context, dataDir string) (StatusInfo, error) {
+	dir, st, err := managed(dataDir)
+	if err != nil {
+		return StatusInfo{}, err
+	}
+	s := StatusInfo{Engine: EnginePostgres, DataDir: dir, Port: st.Port, Version: st.Version}
+	if pid, port, ok := running(dir); ok {
+		s.Running, s.PID, s.DSN = true, pid, dsn(st.Password, port)
+		if port != 0 {
+			s.Port = port
+		}
+	}
+	return s, ctx.Err()
+}
