@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what tierbench's build, tests and main job need when it is
+# missing, on Debian/Ubuntu: Go modules, and the PostgreSQL server binaries.
+# Safe to run again: it only installs what is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"
+	elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+	else echo "setup: need root (or sudo) to run: $*" >&2; exit 1; fi
+}
+
+apt_updated=""
+apt_install() {
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "setup: $* is missing and this is not a Debian/Ubuntu system; install it by hand" >&2
+		exit 1
+	fi
+	if [ -z "$apt_updated" ]; then
+		as_root apt-get update -qq
+		apt_updated=1
+	fi
+	echo "setup: installing $*" >&2
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+# Go: the module asks for a recent toolchain; Go 1.21 or newer fetches it by
+# itself from the Go module proxy.
+if ! command -v go >/dev/null 2>&1; then
+	apt_install golang-go
+fi
+
+# PostgreSQL server binaries: on PATH, or Debian's /usr/lib/postgresql/*/bin.
+have_pg() {
+	if command -v postgres >/dev/null 2>&1 && command -v initdb >/dev/null 2>&1; then return 0; fi
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1
+}
+if ! have_pg; then
+	apt_install postgresql
+fi
+# psql, for bench/ scripts and for users poking at a managed server.
+if ! command -v psql >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/psql >/dev/null 2>&1; then
+	apt_install postgresql-client
+fi
+
+go mod download
