@@ -119,3 +119,61 @@ func PasswordOf(dsn string) string {
 	}
 	return ""
 }
+
+// Modes in which a Worker can run the transactions.
+const (
+	ModeRoutines   = "routines"   // one call of a stored routine per transaction
+	ModeStatements = "statements" // client-side prepared statements in an explicit transaction
+)
+
+// Worker runs transactions on one connection; each virtual user owns one.
+// Its methods return a *TxnError for failures the driver must classify.
+type Worker interface {
+	NewOrder(ctx context.Context, in *tpcc.NewOrderInput) (tpcc.NewOrderOutput, error)
+	Payment(ctx context.Context, in *tpcc.PaymentInput) (tpcc.PaymentOutput, error)
+	OrderStatus(ctx context.Context, in *tpcc.OrderStatusInput) (tpcc.OrderStatusOutput, error)
+	Delivery(ctx context.Context, in *tpcc.DeliveryInput) (tpcc.DeliveryOutput, error)
+	StockLevel(ctx context.Context, in *tpcc.StockLevelInput) (tpcc.StockLevelOutput, error)
+	Close()
+}
+
+// ErrorKind classifies a failed transaction.
+type ErrorKind string
+
+// The kinds of transaction failure the driver tells apart.
+const (
+	ErrSerialization ErrorKind = "serialization" // SQLSTATE 40001: retry may succeed
+	ErrDeadlock      ErrorKind = "deadlock"      // SQLSTATE 40P01: retry may succeed
+	ErrConnection    ErrorKind = "connection"    // the connection is gone: reconnect
+	ErrOther         ErrorKind = "other"
+)
+
+// TxnError is a transaction that failed (and was rolled back).
+type TxnError struct {
+	Kind     ErrorKind
+	SQLState string // "" when the server did not answer
+	Err      error
+}
+
+func (e *TxnError) Error() string { return string(e.Kind) + ": " + e.Err.Error() }
+func (e *TxnError) Unwrap() error { return e.Err }
+
+// Counters are the database's own counts that TPM and NOPM come from
+// (DESIGN.md "Metrics").
+type Counters struct {
+	Transactions int64 // commits + rollbacks of the target database (HammerDB's TPM source)
+	SumNextOID   int64 // sum(d_next_o_id): its growth is the New-Orders committed (NOPM)
+}
+
+// Runner is what the TPC-C driver needs of a database besides DB.
+type Runner interface {
+	// Schema returns the built schema's size and C-Load, or an error
+	// wrapping ErrNoSchema.
+	Schema(ctx context.Context) (tpcc.SchemaInfo, error)
+	// NewWorker opens a connection for one virtual user.
+	NewWorker(ctx context.Context, mode string) (Worker, error)
+	// Counters reads the database-side counters.
+	Counters(ctx context.Context) (Counters, error)
+	// InstallRoutines (re)creates the stored routines of ModeRoutines.
+	InstallRoutines(ctx context.Context) error
+}

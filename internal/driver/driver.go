@@ -1,0 +1,357 @@
+// Package driver runs the TPC-C workload: virtual users in steps (a
+// sequence of VU counts), each with a ramp-up and a measured interval, TPM
+// and NOPM from the database's own counters, latency percentiles from HDR
+// histograms of the measured interval only, and the input audit.
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// Config describes a run.
+type Config struct {
+	Runner         engine.Runner
+	Mode           string // engine.ModeRoutines or engine.ModeStatements
+	Steps          []int  // virtual users per step, e.g. 1,2,4
+	RampUp         time.Duration
+	Duration       time.Duration
+	AllWarehouses  bool // every transaction draws its warehouse (HammerDB's "use all warehouses")
+	KeyingThinking bool // keying and think times of 5.2.5
+	Mix            tpcc.Mix
+	Retry          int    // retries of serialization failures and deadlocks
+	Seed           uint64 // 0: random
+	Tick           time.Duration
+
+	// OnTick is called once per tick with the last second's numbers.
+	OnTick func(Tick)
+	// OnStep is called when a step's measured interval is complete.
+	OnStep func(*StepResult)
+}
+
+// Tick is one second of a step, for the live line and the per-second series.
+type Tick struct {
+	Step, Steps int
+	VUs         int
+	Phase       string // "rampup" or "measure"
+	T           time.Time
+	Elapsed     time.Duration // in this phase
+	TPM, NOPM   float64       // from the database, this second x 60
+	ClientTPM   float64
+	// P95Ms etc. are this second's New-Order percentiles (0 when none).
+	NewOrderP50Ms, NewOrderP95Ms, NewOrderP99Ms float64
+	TxnPerSec                                   [tpcc.NumKinds]int64
+}
+
+// TxnStats is one transaction type's numbers over a measured interval.
+type TxnStats struct {
+	metrics.Summary
+}
+
+// NOPMCheck compares the New-Orders the database committed (growth of
+// sum(d_next_o_id)) with those the driver saw committed inside the interval:
+// they differ only by transactions in flight at its two edges, at most one
+// per virtual user at each.
+type NOPMCheck struct {
+	Database int64 `json:"database_new_orders"`
+	Client   int64 `json:"client_committed_new_orders"`
+	Bound    int64 `json:"bound"`
+	OK       bool  `json:"ok"`
+}
+
+// StepResult is one step's result: the `steps` entries of `tpcc run --json`.
+type StepResult struct {
+	Index        int                 `json:"index"`
+	VUs          int                 `json:"vus"`
+	TPM          int64               `json:"tpm"`
+	NOPM         int64               `json:"nopm"`
+	ClientTPM    int64               `json:"client_tpm"`
+	ClientNOPM   int64               `json:"client_nopm"`
+	Errors       int64               `json:"errors"`
+	ErrorsByKind map[string]int64    `json:"errors_by_kind"`
+	Retries      int64               `json:"retries"`
+	Reconnects   int64               `json:"reconnects"`
+	Rollbacks    int64               `json:"new_order_rollbacks"`
+	Skipped      int64               `json:"delivery_skipped_districts"`
+	Txn          map[string]TxnStats `json:"txn"`
+	NOPMCheck    NOPMCheck           `json:"nopm_check"`
+	Audit        []tpcc.AuditItem    `json:"audit"`
+	StartedAt    time.Time           `json:"started_at"`
+	MeasureStart time.Time           `json:"measure_start"`
+	MeasureEnd   time.Time           `json:"measure_end"`
+	Seconds      float64             `json:"measured_seconds"`
+
+	// Histograms of the measured interval by transaction type, for the
+	// results store.
+	Histograms [tpcc.NumKinds]*hdr.Histogram `json:"-"`
+}
+
+// ErrInterrupted is returned (wrapped) when the run's context ended before
+// every step finished; the finished steps are still returned.
+var ErrInterrupted = errors.New("run interrupted")
+
+// step is what the virtual users of one step share.
+type step struct {
+	warehouses   int
+	measureStart atomic.Int64 // unix ns; 0 until the interval starts
+	measureEnd   atomic.Int64 // unix ns; 0 until the interval ends
+}
+
+func (s *step) inInterval(t time.Time) bool {
+	ms := s.measureStart.Load()
+	return ms != 0 && t.UnixNano() >= ms
+}
+
+func (s *step) beforeEnd(t time.Time) bool {
+	me := s.measureEnd.Load()
+	return me == 0 || t.UnixNano() <= me
+}
+
+// Run runs every step in turn and returns their results. When ctx ends it
+// stops at once and returns the finished steps with ErrInterrupted.
+func Run(ctx context.Context, cfg Config) ([]*StepResult, error) {
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	schema, err := cfg.Runner.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	r := tpcc.NewRand(seed)
+	crun, err := tpcc.NewRunC(r, schema.CLoad)
+	if err != nil {
+		return nil, err
+	}
+	var results []*StepResult
+	for i, n := range cfg.Steps {
+		res, err := runStep(ctx, &cfg, i, n, schema.Warehouses, crun, r.Uint64())
+		if err != nil {
+			if ctx.Err() != nil {
+				return results, fmt.Errorf("%w during step %d (%d VUs)", ErrInterrupted, i+1, n)
+			}
+			return results, err
+		}
+		results = append(results, res)
+		if cfg.OnStep != nil {
+			cfg.OnStep(res)
+		}
+	}
+	return results, nil
+}
+
+func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun tpcc.CValues, seed uint64) (*StepResult, error) {
+	st := &step{warehouses: warehouses}
+	vus := make([]*vu, nvu)
+	defer func() {
+		for _, v := range vus {
+			if v != nil && v.worker != nil {
+				v.worker.Close()
+			}
+		}
+	}()
+	for i := range vus {
+		w, err := cfg.Runner.NewWorker(ctx, cfg.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("connecting virtual user %d: %w", i+1, err)
+		}
+		r := tpcc.NewRand(seed + uint64(i+1)*0x9e3779b97f4a7c15)
+		vus[i] = &vu{
+			id: i, cfg: cfg, st: st, worker: w, r: r,
+			// A VU per warehouse first, as terminals are (10 per warehouse),
+			// each with its own district for Stock-Level.
+			w:    i%warehouses + 1,
+			d:    (i/warehouses)%tpcc.DistrictsPerWarehouse + 1,
+			gen:  tpcc.NewInputGen(r, crun, warehouses),
+			deck: tpcc.NewMixDeck(cfg.Mix),
+			hist: metrics.NewSet(2 * int(tpcc.NumKinds)),
+		}
+	}
+	// The database counters are read on a connection of their own.
+	c0, err := cfg.Runner.Counters(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	vuCtx, stopVUs := context.WithCancel(ctx)
+	defer stopVUs()
+	var wg sync.WaitGroup
+	started := time.Now()
+	for _, v := range vus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v.run(vuCtx)
+		}()
+	}
+
+	res := &StepResult{Index: index, VUs: nvu, StartedAt: started, ErrorsByKind: map[string]int64{}, Txn: map[string]TxnStats{}}
+	for k := range res.Histograms {
+		res.Histograms[k] = metrics.NewHistogram()
+	}
+	// Every swap of a VU's histograms goes into this second's (all
+	// completions) and into the step's (slots of the measured interval;
+	// the other slots land in a sink that is emptied each tick).
+	second := make([]*hdr.Histogram, 2*tpcc.NumKinds)
+	stepSlots := make([]*hdr.Histogram, 2*tpcc.NumKinds)
+	for k := range second {
+		second[k] = metrics.NewHistogram()
+		stepSlots[k] = metrics.NewHistogram()
+	}
+	for k := range tpcc.NumKinds {
+		stepSlots[int(tpcc.NumKinds)+int(k)] = res.Histograms[k]
+	}
+	prev := c0
+	var startCounters engine.Counters
+	phase := "rampup"
+	phaseStart := started
+	if cfg.RampUp == 0 {
+		phase = "measure"
+	}
+	deadline := started.Add(cfg.RampUp)
+	tick := time.NewTicker(cfg.Tick)
+	defer tick.Stop()
+	lastTick := started
+
+	for {
+		// Wake at the next tick or at the phase boundary, whichever is first.
+		var boundary <-chan time.Time
+		if phase == "rampup" || phase == "measure" {
+			d := time.Until(deadline)
+			if phase == "measure" && st.measureStart.Load() == 0 {
+				d = 0
+			}
+			boundary = time.After(max(d, 0))
+		}
+		select {
+		case <-ctx.Done():
+			stopVUs()
+			wg.Wait()
+			return nil, ctx.Err()
+		case now := <-tick.C:
+			c, err := cfg.Runner.Counters(ctx)
+			if err == nil {
+				emitTick(cfg, index, nvu, phase, now, now.Sub(phaseStart), now.Sub(lastTick), prev, c, vus, second, stepSlots)
+				prev = c
+			}
+			lastTick = now
+		case <-boundary:
+			now := time.Now()
+			switch {
+			case st.measureStart.Load() == 0:
+				// Publish the start first, then read the counters: the
+				// interval is bounded by the counter snapshots.
+				st.measureStart.Store(now.UnixNano())
+				if startCounters, err = cfg.Runner.Counters(ctx); err != nil {
+					return nil, err
+				}
+				res.MeasureStart = now
+				phase, phaseStart, deadline = "measure", now, now.Add(cfg.Duration)
+			default:
+				st.measureEnd.Store(now.UnixNano())
+				endCounters, err := cfg.Runner.Counters(ctx)
+				if err != nil {
+					return nil, err
+				}
+				res.MeasureEnd = now
+				stopVUs()
+				wg.Wait()
+				finishStep(res, vus, stepSlots, startCounters, endCounters, warehouses)
+				return res, nil
+			}
+		}
+	}
+}
+
+// emitTick reports the last second: database TPM/NOPM from the counters'
+// growth, client rates, and New-Order percentiles of all completions.
+func emitTick(cfg *Config, index, nvu int, phase string, now time.Time, elapsed, dt time.Duration,
+	prev, cur engine.Counters, vus []*vu, second, stepSlots []*hdr.Histogram) {
+	for _, v := range vus {
+		v.hist.MergeInto(second, stepSlots)
+	}
+	for k := range tpcc.NumKinds {
+		stepSlots[k].Reset() // the sink of completions outside the interval
+	}
+	perMin := 60 / dt.Seconds()
+	t := Tick{Step: index + 1, Steps: len(cfg.Steps), VUs: nvu, Phase: phase, T: now, Elapsed: elapsed,
+		TPM: float64(cur.Transactions-prev.Transactions) * perMin, NOPM: float64(cur.SumNextOID-prev.SumNextOID) * perMin}
+	var all int64
+	for k := range tpcc.NumKinds {
+		n := second[k].TotalCount() + second[int(tpcc.NumKinds)+int(k)].TotalCount()
+		t.TxnPerSec[k] = n
+		all += n
+	}
+	t.ClientTPM = float64(all) * perMin
+	no := second[tpcc.NewOrder]
+	no.Merge(second[int(tpcc.NumKinds)+int(tpcc.NewOrder)])
+	s := metrics.Summarize(no)
+	t.NewOrderP50Ms, t.NewOrderP95Ms, t.NewOrderP99Ms = s.P50Ms, s.P95Ms, s.P99Ms
+	for _, h := range second {
+		h.Reset()
+	}
+	if cfg.OnTick != nil {
+		cfg.OnTick(t)
+	}
+}
+
+// finishStep computes the step's numbers once its virtual users have stopped.
+func finishStep(res *StepResult, vus []*vu, stepSlots []*hdr.Histogram, c0, c1 engine.Counters, warehouses int) {
+	res.Seconds = res.MeasureEnd.Sub(res.MeasureStart).Seconds()
+	minutes := res.Seconds / 60
+	var audit tpcc.Audit
+	var done [tpcc.NumKinds]int64
+	for _, v := range vus {
+		v.hist.MergeInto(stepSlots)
+		for k := range done {
+			done[k] += v.counts.done[k].Load()
+		}
+		for i, n := range errKindNames {
+			if e := v.counts.errors[i].Load(); e > 0 {
+				res.ErrorsByKind[string(n)] += e
+				res.Errors += e
+			}
+		}
+		res.Rollbacks += v.counts.rollbacks.Load()
+		res.Retries += v.counts.retries.Load()
+		res.Reconnects += v.counts.reconnects.Load()
+		res.Skipped += v.counts.skipped.Load()
+		if v.inMI {
+			audit.Add(v.auditAt[1].Sub(v.auditAt[0]))
+		}
+	}
+	var total int64
+	for k, n := range done {
+		total += n
+		res.Txn[tpcc.Kind(k).String()] = TxnStats{metrics.Summarize(res.Histograms[k])}
+	}
+	perMinute := func(n int64) int64 {
+		if minutes <= 0 {
+			return 0
+		}
+		return int64(float64(n) / minutes) // truncated, as tpmC is (5.4.2)
+	}
+	res.TPM = perMinute(c1.Transactions - c0.Transactions)
+	res.NOPM = perMinute(c1.SumNextOID - c0.SumNextOID)
+	res.ClientTPM = perMinute(total)
+	res.ClientNOPM = perMinute(done[tpcc.NewOrder])
+	dbNO := c1.SumNextOID - c0.SumNextOID
+	clientNO := done[tpcc.NewOrder] - res.Rollbacks
+	bound := int64(2 * len(vus))
+	diff := dbNO - clientNO
+	res.NOPMCheck = NOPMCheck{Database: dbNO, Client: clientNO, Bound: bound, OK: diff <= bound && -diff <= bound}
+	res.Audit = audit.Judge(warehouses)
+}

@@ -1,0 +1,216 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// Keying times and mean think times in seconds (5.2.5.7 and 5.2.5.4).
+var (
+	keyingTime = [tpcc.NumKinds]float64{18, 3, 2, 2, 2}
+	thinkMean  = [tpcc.NumKinds]float64{12, 12, 10, 5, 5}
+)
+
+// vuCounters are written by one virtual user and read by the aggregator.
+type vuCounters struct {
+	done       [tpcc.NumKinds]atomic.Int64 // completed inside the measured interval
+	rollbacks  atomic.Int64                // of those New-Orders, rolled back
+	errors     [numErrKinds]atomic.Int64   // failed inside the measured interval
+	reconnects atomic.Int64
+	retries    atomic.Int64
+	skipped    atomic.Int64 // Delivery districts skipped (2.7.4.2)
+}
+
+const numErrKinds = 4
+
+var errKindNames = [numErrKinds]engine.ErrorKind{engine.ErrSerialization, engine.ErrDeadlock, engine.ErrConnection, engine.ErrOther}
+
+func errIndex(k engine.ErrorKind) int {
+	for i, n := range errKindNames {
+		if n == k {
+			return i
+		}
+	}
+	return numErrKinds - 1
+}
+
+// vu is one virtual user: a terminal with a home warehouse and district,
+// one connection, and its own generators and histograms.
+type vu struct {
+	id      int
+	w, d    int // home warehouse; district for Stock-Level (2.8.1.1)
+	cfg     *Config
+	st      *step
+	worker  engine.Worker
+	r       *tpcc.Rand
+	gen     *tpcc.InputGen
+	deck    *tpcc.Deck[tpcc.Kind]
+	hist    *metrics.Set // slots: kind (any time) and NumKinds+kind (inside the interval)
+	counts  vuCounters
+	auditAt [2]tpcc.Audit // inputs sent before the interval and by its last recorded transaction
+	inMI    bool
+
+	no  tpcc.NewOrderInput
+	pay tpcc.PaymentInput
+	os  tpcc.OrderStatusInput
+	del tpcc.DeliveryInput
+	sl  tpcc.StockLevelInput
+}
+
+// run executes transactions until ctx ends.
+func (v *vu) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		kind := v.deck.Draw(v.r)
+		if v.cfg.KeyingThinking && !sleep(ctx, time.Duration(keyingTime[kind]*float64(time.Second))) {
+			return
+		}
+		if !v.inMI && v.st.inInterval(time.Now()) {
+			v.inMI = true
+			v.auditAt[0] = v.gen.Audit // inputs sent before the interval
+		}
+		v.prepare(kind)
+		start := time.Now()
+		rolledBack, err := v.execute(ctx, kind)
+		end := time.Now()
+		if ctx.Err() != nil {
+			return // a transaction cut off by the end of the step is not recorded
+		}
+		measured := v.st.inInterval(start) && v.st.beforeEnd(end)
+		if err != nil {
+			ek := engine.ErrOther
+			var te *engine.TxnError
+			if errors.As(err, &te) {
+				ek = te.Kind
+			}
+			if measured {
+				v.counts.errors[errIndex(ek)].Add(1)
+			}
+			if ek == engine.ErrConnection && !v.reconnect(ctx) {
+				return
+			}
+			continue
+		}
+		slot := int(kind)
+		if measured {
+			slot += int(tpcc.NumKinds)
+			v.counts.done[kind].Add(1)
+			if rolledBack {
+				v.counts.rollbacks.Add(1)
+			}
+			v.auditAt[1] = v.gen.Audit
+		}
+		v.hist.Record(slot, end.Sub(start))
+		if v.cfg.KeyingThinking {
+			// Think time: -ln(r) x mean, truncated at 10 x mean (5.2.5.4).
+			think := min(-math.Log(1-v.r.Float64()), 10) * thinkMean[kind]
+			if !sleep(ctx, time.Duration(think*float64(time.Second))) {
+				return
+			}
+		}
+	}
+}
+
+// home returns the warehouse a transaction runs for: the VU's own, or any
+// with --all-warehouses.
+func (v *vu) home() int {
+	if v.cfg.AllWarehouses {
+		return v.r.Range(1, v.st.warehouses)
+	}
+	return v.w
+}
+
+// prepare draws the input of the next transaction of kind.
+func (v *vu) prepare(kind tpcc.Kind) {
+	switch kind {
+	case tpcc.NewOrder:
+		v.gen.NewOrder(&v.no, v.home())
+	case tpcc.Payment:
+		v.gen.Payment(&v.pay, v.home())
+	case tpcc.OrderStatus:
+		v.gen.OrderStatus(&v.os, v.home())
+	case tpcc.Delivery:
+		v.gen.Delivery(&v.del, v.home())
+	case tpcc.StockLevel:
+		v.gen.StockLevel(&v.sl, v.w, v.d) // always the terminal's own (w, d)
+	}
+}
+
+// execute runs the prepared transaction, retrying serialization failures
+// and deadlocks up to cfg.Retry times. It reports whether a New-Order rolled
+// back (its unused item, 2.4.2.3).
+func (v *vu) execute(ctx context.Context, kind tpcc.Kind) (rolledBack bool, err error) {
+	for attempt := 0; ; attempt++ {
+		rolledBack, err = v.once(ctx, kind)
+		var te *engine.TxnError
+		if err == nil || attempt >= v.cfg.Retry || !errors.As(err, &te) ||
+			(te.Kind != engine.ErrSerialization && te.Kind != engine.ErrDeadlock) {
+			return rolledBack, err
+		}
+		v.counts.retries.Add(1)
+	}
+}
+
+func (v *vu) once(ctx context.Context, kind tpcc.Kind) (bool, error) {
+	switch kind {
+	case tpcc.NewOrder:
+		out, err := v.worker.NewOrder(ctx, &v.no)
+		return out.RolledBack, err
+	case tpcc.Payment:
+		_, err := v.worker.Payment(ctx, &v.pay)
+		return false, err
+	case tpcc.OrderStatus:
+		_, err := v.worker.OrderStatus(ctx, &v.os)
+		return false, err
+	case tpcc.Delivery:
+		out, err := v.worker.Delivery(ctx, &v.del)
+		if err == nil && out.Skipped > 0 {
+			v.counts.skipped.Add(int64(out.Skipped))
+		}
+		return false, err
+	default:
+		_, err := v.worker.StockLevel(ctx, &v.sl)
+		return false, err
+	}
+}
+
+// reconnect replaces a lost connection, backing off from 100 ms to 5 s,
+// until it succeeds or ctx ends.
+func (v *vu) reconnect(ctx context.Context) bool {
+	v.worker.Close()
+	v.worker = nil
+	backoff := 100 * time.Millisecond
+	for {
+		if !sleep(ctx, backoff) {
+			return false
+		}
+		w, err := v.cfg.Runner.NewWorker(ctx, v.cfg.Mode)
+		if err == nil {
+			v.worker = w
+			v.counts.reconnects.Add(1)
+			return true
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// sleep waits d or until ctx ends, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
