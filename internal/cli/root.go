@@ -114,6 +114,8 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newVersionCommand(g),
 		newServerCommand(g),
 		newTPCCCommand(g),
+		newRunCommand(g),
+		newResultsCommand(g),
 	)
 	return root
 }

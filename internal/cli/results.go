@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tierbench/tierbench/internal/results"
+)
+
+const defaultResultsDir = "./tierbench-results"
+
+func newResultsCommand(g *Globals) *cobra.Command {
+	cmd := newGroupCommand("results", "List and show the runs in a results store")
+	cmd.AddCommand(newResultsListCommand(g), newResultsShowCommand(g))
+	return cmd
+}
+
+// ResultsListOptions are the flags of `results list`.
+type ResultsListOptions struct {
+	Dir string
+}
+
+// AddFlags registers the options' flags.
+func (o *ResultsListOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Dir, "results", defaultResultsDir, "results store directory")
+}
+
+// ResultsShowOptions are the flags and argument of `results show`.
+type ResultsShowOptions struct {
+	Dir string
+	Run string // an id, a unique prefix of one, or "latest"
+}
+
+// AddFlags registers the options' flags.
+func (o *ResultsShowOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Dir, "results", defaultResultsDir, "results store directory")
+}
+
+func newResultsListCommand(g *Globals) *cobra.Command {
+	var opts ResultsListOptions
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the runs in a results store, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runResultsList(cmd.Context(), g, opts)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func newResultsShowCommand(g *Globals) *cobra.Command {
+	var opts ResultsShowOptions
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show one run: its parameters, steps and series (RUN: an id, a unique prefix of one, or latest)",
+		Args:  needArgs(1, "one run: an id, a unique prefix of one, or latest"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Run = args[0]
+			return runResultsShow(cmd.Context(), g, opts)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// openResults opens an existing store read-only: listing must not create one.
+func openResults(dir string) (*results.Store, error) {
+	s, err := results.OpenReadOnly(dir)
+	if errors.Is(err, results.ErrNoStore) {
+		return nil, usagef("no results store in %s; run a benchmark first (e.g. tierbench run)", dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the results store: %w", err)
+	}
+	return s, nil
+}
+
+// tpccStepMetrics is the part of a tpcc step's metrics document that
+// `results` shows; other keys are ignored.
+type tpccStepMetrics struct {
+	VUs        float64 `json:"vus"`
+	TPM        float64 `json:"tpm"`
+	NOPM       float64 `json:"nopm"`
+	ClientTPM  float64 `json:"client_tpm"`
+	ClientNOPM float64 `json:"client_nopm"`
+	Errors     float64 `json:"errors"`
+	Txn        map[string]struct {
+		P95Ms float64 `json:"p95_ms"`
+		P99Ms float64 `json:"p99_ms"`
+	} `json:"txn"`
+}
+
+func tpccMetrics(st results.Step) (tpccStepMetrics, bool) {
+	var m tpccStepMetrics
+	if err := json.Unmarshal(st.Metrics, &m); err != nil {
+		return m, false
+	}
+	return m, true
+}
+
+// bestNOPM is the highest NOPM of a tpcc run's steps; ok is false for other
+// kinds and for runs without a readable step.
+func bestNOPM(run results.Run, steps []results.Step) (best float64, ok bool) {
+	if run.Kind != "tpcc" {
+		return 0, false
+	}
+	for _, st := range steps {
+		if m, good := tpccMetrics(st); good && (!ok || m.NOPM > best) {
+			best, ok = m.NOPM, true
+		}
+	}
+	return best, ok
+}
+
+// listedRun is one run of `results list --json`.
+type listedRun struct {
+	results.Run
+	Steps    int      `json:"steps"`
+	BestNOPM *float64 `json:"best_nopm,omitempty"` // tpcc runs with a step
+}
+
+func runResultsList(ctx context.Context, g *Globals, opts ResultsListOptions) error {
+	store, err := openResults(opts.Dir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	runs, err := store.Runs(ctx)
+	if err != nil {
+		return err
+	}
+	list := make([]listedRun, 0, len(runs))
+	for _, r := range runs {
+		steps, err := store.Steps(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		lr := listedRun{Run: r, Steps: len(steps)}
+		if best, ok := bestNOPM(r, steps); ok {
+			lr.BestNOPM = &best
+		}
+		list = append(list, lr)
+	}
+	if g.JSON {
+		return g.printJSON(struct {
+			Runs []listedRun `json:"runs"`
+		}{list})
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(g.Stdout, "no runs in %s yet\n", store.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(g.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTARTED\tDURATION\tSTEPS\tBEST NOPM")
+	for _, r := range list {
+		nopm := "-"
+		if r.BestNOPM != nil {
+			nopm = fmt.Sprintf("%.0f", *r.BestNOPM)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, r.Status, localTime(r.StartedAt),
+			runDuration(r.Run), r.Steps, nopm)
+	}
+	return tw.Flush()
+}
+
+func localTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// runDuration is finished - started; a run still going shows its age so far.
+func runDuration(r results.Run) string {
+	switch {
+	case r.FinishedAt != nil:
+		return r.FinishedAt.Sub(r.StartedAt).Round(time.Second).String()
+	case r.Status == results.StatusRunning:
+		return time.Since(r.StartedAt).Round(time.Second).String() + " so far"
+	}
+	return "-"
+}
+
+// resultsShow is the JSON of `results show`.
+type resultsShow struct {
+	Run    results.Run    `json:"run"`
+	Steps  []results.Step `json:"steps"`
+	Series []string       `json:"series"`
+}
+
+func runResultsShow(ctx context.Context, g *Globals, opts ResultsShowOptions) error {
+	store, err := openResults(opts.Dir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	run, err := store.Run(ctx, opts.Run)
+	switch {
+	case errors.Is(err, results.ErrNotFound) && opts.Run == "latest":
+		return usagef("no runs in %s yet; run a benchmark first (e.g. tierbench run)", opts.Dir)
+	case errors.Is(err, results.ErrNotFound):
+		return usagef("no run %q in %s; see the run ids with: tierbench results list --results %s", opts.Run, opts.Dir, opts.Dir)
+	case errors.Is(err, results.ErrAmbiguous):
+		return usagef("%q matches more than one run in %s; give more of the id (tierbench results list --results %s)", opts.Run, opts.Dir, opts.Dir)
+	case err != nil:
+		return err
+	}
+	out := resultsShow{Run: run}
+	if out.Steps, err = store.Steps(ctx, run.ID); err != nil {
+		return err
+	}
+	if out.Series, err = store.SeriesNames(ctx, run.ID); err != nil {
+		return err
+	}
+	if out.Steps == nil {
+		out.Steps = []results.Step{}
+	}
+	if g.JSON {
+		return g.printJSON(out)
+	}
+	printRunShow(g.Stdout, out)
+	return nil
+}
+
+func printRunShow(w io.Writer, out resultsShow) {
+	r := out.Run
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%s\n", r.ID)
+	fmt.Fprintf(tw, "kind\t%s\n", r.Kind)
+	if r.Group != "" {
+		fmt.Fprintf(tw, "group\t%s\n", r.Group)
+	}
+	fmt.Fprintf(tw, "status\t%s\n", r.Status)
+	fmt.Fprintf(tw, "host\t%s (pid %d)\n", r.Host, r.PID)
+	fmt.Fprintf(tw, "started\t%s\n", localTime(r.StartedAt))
+	if r.FinishedAt != nil {
+		fmt.Fprintf(tw, "finished\t%s (%s)\n", localTime(*r.FinishedAt), runDuration(r))
+	}
+	tw.Flush()
+	if len(r.Params) > 0 {
+		fmt.Fprintf(w, "params\n%s\n", indentJSON(r.Params))
+	}
+
+	fmt.Fprintln(w)
+	switch {
+	case len(out.Steps) == 0:
+		fmt.Fprintln(w, "no finished steps")
+	case r.Kind == "tpcc":
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "step\tVUs\tTPM\tNOPM\tclient TPM\tclient NOPM\terrors\tNO p95 ms\tNO p99 ms\t")
+		for _, st := range out.Steps {
+			m, ok := tpccMetrics(st)
+			if !ok {
+				fmt.Fprintf(tw, "%d\t(unreadable metrics)\t\t\t\t\t\t\t\t\n", st.Index+1)
+				continue
+			}
+			no := m.Txn["new_order"]
+			fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t\n", st.Index+1, m.VUs, m.TPM, m.NOPM,
+				m.ClientTPM, m.ClientNOPM, m.Errors, no.P95Ms, no.P99Ms)
+		}
+		tw.Flush()
+	default:
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "STEP\tNAME\tMEASURED")
+		for _, st := range out.Steps {
+			fmt.Fprintf(tw, "%d\t%s\t%s\n", st.Index+1, st.Name, st.MeasureEnd.Sub(st.MeasureStart).Round(time.Millisecond))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w)
+	if len(out.Series) == 0 {
+		fmt.Fprintln(w, "series: none")
+	} else {
+		fmt.Fprintf(w, "series: %s\n", strings.Join(out.Series, ", "))
+	}
+}
+
+// indentJSON pretty-prints a JSON document, indented under its heading.
+func indentJSON(doc json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, doc, "  ", "  "); err != nil {
+		return "  " + string(doc)
+	}
+	return "  " + b.String()
+}
