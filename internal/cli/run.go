@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,11 @@ type RunOptions struct {
 	DataDir    string
 	Warehouses int
 	BuildVUs   int
+	VUs        string
+	RampUp     string
+	Duration   string
+	Results    string
+	Mode       string
 }
 
 // AddFlags registers the options' flags.
@@ -27,13 +33,18 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DataDir, "datadir", "./tierbench-data", "data directory of the managed server (created on first use)")
 	fs.IntVar(&o.Warehouses, "warehouses", 2, "warehouses to build when no valid schema is there")
 	fs.IntVar(&o.BuildVUs, "build-vus", runtime.NumCPU(), "parallel loader connections")
+	fs.StringVar(&o.VUs, "vus", "1,2,4", "virtual users per step")
+	fs.StringVar(&o.RampUp, "rampup", "5s", "ramp-up of each step")
+	fs.StringVar(&o.Duration, "duration", "20s", "measured interval of each step")
+	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
+	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 }
 
 func newRunCommand(g *Globals) *cobra.Command {
 	var opts RunOptions
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "The main job: a managed PostgreSQL under ./tierbench-data, a TPC-C schema built if needed, checked",
+		Short: "The main job: a managed PostgreSQL under ./tierbench-data, TPC-C built if needed, run in steps of 1,2,4 VUs, checked",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runMain(cmd.Context(), g, opts)
@@ -54,7 +65,8 @@ type runSummary struct {
 		Reused  bool   `json:"reused"`
 	} `json:"server"`
 	Build *tpcc.BuildResult `json:"build"` // null when a valid schema was reused
-	Check *tpcc.CheckResult `json:"check"`
+	TPCC  *tpccRunOutput    `json:"tpcc"`
+	Check *tpcc.CheckResult `json:"check"` // after the run
 }
 
 func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
@@ -63,6 +75,11 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	}
 	if opts.BuildVUs < 1 {
 		return usagef("--build-vus must be 1 or more (got %d)", opts.BuildVUs)
+	}
+	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
+		Mode: opts.Mode}
+	if _, err := runOpts.validate(); err != nil {
+		return err
 	}
 	info, err := server.Start(ctx, server.Options{DataDir: opts.DataDir})
 	if err != nil {
@@ -92,7 +109,31 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		if err != nil {
 			return fmt.Errorf("building the TPC-C schema: %w", err)
 		}
+		if !g.JSON {
+			printBuildResult(g.Stdout, sum.Build)
+			fmt.Fprintln(g.Stdout)
+		}
 	default:
+		return err
+	}
+	if sum.Build != nil {
+		if c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1}); err != nil || !c.OK {
+			if err == nil {
+				printCheckResult(g.Stderr, c)
+				err = fmt.Errorf("the freshly built schema fails its consistency check")
+			}
+			return err
+		}
+	}
+	// The run prints its steps as they finish; with --json everything goes
+	// into the one document printed at the end.
+	sub := &Globals{Stdout: g.Stdout, Stderr: g.Stderr}
+	if g.JSON {
+		sub.Stdout = io.Discard
+	}
+	runOpts.DSN = info.DSN
+	sum.TPCC, err = runTPCCRun(ctx, sub, runOpts)
+	if err != nil {
 		return err
 	}
 	sum.Check, err = db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
@@ -104,10 +145,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 			return err
 		}
 	} else {
-		if sum.Build != nil {
-			printBuildResult(g.Stdout, sum.Build)
-			fmt.Fprintln(g.Stdout)
-		}
+		fmt.Fprintln(g.Stdout, "\nconsistency after the run:")
 		printCheckResult(g.Stdout, sum.Check)
 		fmt.Fprintf(g.Stdout, "\nthe server keeps running; stop it with: tierbench server stop --datadir %s\n", info.DataDir)
 	}

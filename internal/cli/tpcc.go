@@ -23,7 +23,7 @@ import (
 
 func newTPCCCommand(g *Globals) *cobra.Command {
 	cmd := newGroupCommand("tpcc", "Build, run and check the TPC-C workload")
-	cmd.AddCommand(newTPCCBuildCommand(g), newTPCCCheckCommand(g), newTPCCGenerateCommand(g))
+	cmd.AddCommand(newTPCCBuildCommand(g), newTPCCCheckCommand(g), newTPCCGenerateCommand(g), newTPCCRunCommand(g))
 	return cmd
 }
 
@@ -53,9 +53,10 @@ func (o *dsnOption) resolve() (string, error) {
 // TPCCBuildOptions are the flags of `tpcc build`.
 type TPCCBuildOptions struct {
 	dsnOption
-	Warehouses int
-	BuildVUs   int
-	Drop       bool
+	Warehouses   int
+	BuildVUs     int
+	Drop         bool
+	RoutinesOnly bool
 }
 
 // AddFlags registers the options' flags.
@@ -64,6 +65,7 @@ func (o *TPCCBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Warehouses, "warehouses", 0, "number of warehouses to build (each about 100 MB)")
 	fs.IntVar(&o.BuildVUs, "build-vus", runtime.NumCPU(), "parallel loader connections")
 	fs.BoolVar(&o.Drop, "drop", false, "drop an existing TPC-C schema first")
+	fs.BoolVar(&o.RoutinesOnly, "routines-only", false, "only (re)install the stored routines of --mode routines in an existing schema")
 }
 
 func newTPCCBuildCommand(g *Globals) *cobra.Command {
@@ -84,6 +86,9 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 	dsn, err := opts.resolve()
 	if err != nil {
 		return err
+	}
+	if opts.RoutinesOnly {
+		return installRoutines(ctx, g, dsn)
 	}
 	if opts.Warehouses < 1 {
 		return usagef("--warehouses must be 1 or more (got %d)", opts.Warehouses)
@@ -115,6 +120,29 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 		return g.printJSON(res)
 	}
 	printBuildResult(g.Stdout, res)
+	return nil
+}
+
+func installRoutines(ctx context.Context, g *Globals, dsn string) error {
+	db, err := all.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	runner, ok := db.(engine.Runner)
+	if !ok {
+		return usagef("this engine has no stored routines")
+	}
+	if _, err := runner.Schema(ctx); err != nil {
+		return err
+	}
+	if err := runner.InstallRoutines(ctx); err != nil {
+		return fmt.Errorf("installing the routines: %w", err)
+	}
+	if g.JSON {
+		return g.printJSON(map[string]bool{"routines_installed": true})
+	}
+	fmt.Fprintln(g.Stdout, "TPC-C routines installed")
 	return nil
 }
 

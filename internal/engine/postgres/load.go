@@ -175,6 +175,9 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 		tpcc.Tables).Scan(&res.Bytes); err != nil {
 		return nil, fmt.Errorf("measuring the schema's size: %w", err)
 	}
+	if err := installRoutines(ctx, conn); err != nil {
+		return nil, err
+	}
 	if _, err := conn.Exec(ctx, `UPDATE tpcc_meta SET status = $1, finished_at = now()`, statusComplete); err != nil {
 		return nil, fmt.Errorf("marking the build complete: %w", err)
 	}

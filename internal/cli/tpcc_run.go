@@ -1,0 +1,338 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
+)
+
+// TPCCRunOptions are the flags of `tpcc run`.
+type TPCCRunOptions struct {
+	dsnOption
+	VUs            string
+	RampUp         string
+	Duration       string
+	Results        string
+	Mode           string
+	AllWarehouses  bool
+	KeyingThinking bool
+	Mix            string
+	MixUnchecked   bool
+	Retry          int
+	Seed           uint64
+}
+
+// AddFlags registers the options' flags.
+func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
+	o.addFlag(fs)
+	fs.StringVar(&o.VUs, "vus", "1", "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
+	fs.StringVar(&o.RampUp, "rampup", "2m", "ramp-up before each step's measured interval (not measured)")
+	fs.StringVar(&o.Duration, "duration", "5m", "measured interval of each step")
+	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
+	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines (one stored-routine call per transaction) or statements (client-side prepared statements)")
+	fs.BoolVar(&o.AllWarehouses, "all-warehouses", false, "each transaction draws any warehouse, instead of the VU's home warehouse")
+	fs.BoolVar(&o.KeyingThinking, "keying-thinking", false, "keying and think times of clause 5.2.5 (off: maximum throughput, as HammerDB's default)")
+	fs.StringVar(&o.Mix, "mix", "", "transaction mix in percent, e.g. no=45,p=43,os=4,d=4,sl=4 (default: the spec's 23-card deck)")
+	fs.BoolVar(&o.MixUnchecked, "mix-unchecked", false, "allow a --mix below the spec's minimums")
+	fs.IntVar(&o.Retry, "retry", 0, "retries of a transaction that hit a serialization failure or deadlock (each attempt is counted)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
+}
+
+// validated is a run's checked configuration.
+func (o *TPCCRunOptions) validate() (driver.Config, error) {
+	var cfg driver.Config
+	steps, err := units.ParseCountList(o.VUs)
+	if err != nil {
+		return cfg, usagef("--vus: %v", err)
+	}
+	for _, n := range steps {
+		if n > 10000 {
+			return cfg, usagef("--vus %d is more virtual users than tierbench runs (at most 10000)", n)
+		}
+	}
+	if cfg.RampUp, err = units.ParseDuration(o.RampUp); err != nil {
+		return cfg, usagef("--rampup: %v", err)
+	}
+	if cfg.Duration, err = units.ParseDuration(o.Duration); err != nil {
+		return cfg, usagef("--duration: %v", err)
+	}
+	if cfg.Duration < time.Second {
+		return cfg, usagef("--duration %s is too short; give at least 1s", o.Duration)
+	}
+	if o.Mode != engine.ModeRoutines && o.Mode != engine.ModeStatements {
+		return cfg, usagef("--mode %q is unknown; use routines or statements", o.Mode)
+	}
+	cfg.Mix = tpcc.DefaultMix
+	if o.Mix != "" {
+		if cfg.Mix, err = tpcc.ParseMix(o.Mix, o.MixUnchecked); err != nil {
+			return cfg, usagef("--mix: %v", err)
+		}
+	}
+	if o.Retry < 0 || o.Retry > 100 {
+		return cfg, usagef("--retry must be between 0 and 100 (got %d)", o.Retry)
+	}
+	cfg.Steps, cfg.Mode, cfg.Retry, cfg.Seed = steps, o.Mode, o.Retry, o.Seed
+	cfg.AllWarehouses, cfg.KeyingThinking = o.AllWarehouses, o.KeyingThinking
+	return cfg, nil
+}
+
+func newTPCCRunCommand(g *Globals) *cobra.Command {
+	var opts TPCCRunOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run TPC-C in steps of virtual users: TPM/NOPM from the database, latency percentiles, input audit",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := runTPCCRun(cmd.Context(), g, opts)
+			return err
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// tpccRunOutput is the JSON of `tpcc run` (DESIGN.md).
+type tpccRunOutput struct {
+	RunID     string               `json:"run_id"`
+	Status    string               `json:"status"`
+	Mode      string               `json:"mode"`
+	Mix       string               `json:"mix"`
+	NOPMAgree bool                 `json:"nopm_agree"`
+	Steps     []*driver.StepResult `json:"steps"`
+}
+
+// tpccRunParams is what the results store keeps of a run's parameters:
+// everything needed to repeat it, the DSN without its password.
+type tpccRunParams struct {
+	DSN            string `json:"dsn"`
+	Engine         string `json:"engine"`
+	Warehouses     int    `json:"warehouses"`
+	VUs            []int  `json:"vus"`
+	RampUp         string `json:"rampup"`
+	Duration       string `json:"duration"`
+	Mode           string `json:"mode"`
+	Mix            string `json:"mix"`
+	AllWarehouses  bool   `json:"all_warehouses"`
+	KeyingThinking bool   `json:"keying_thinking"`
+	Retry          int    `json:"retry"`
+	Seed           uint64 `json:"seed"`
+}
+
+func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunOutput, error) {
+	cfg, err := opts.validate()
+	if err != nil {
+		return nil, err
+	}
+	dsn, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	db, err := all.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	runner, ok := db.(engine.Runner)
+	if !ok {
+		return nil, usagef("this engine cannot run TPC-C yet")
+	}
+	schema, err := runner.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = uint64(time.Now().UnixNano())
+	}
+	store, err := results.Open(opts.Results)
+	if err != nil {
+		return nil, fmt.Errorf("opening the results store: %w", err)
+	}
+	defer store.Close()
+	scheme, _ := engine.SchemeOf(dsn)
+	run, err := store.CreateRun(ctx, "tpcc", "", tpccRunParams{
+		DSN: engine.Redact(dsn), Engine: scheme, Warehouses: schema.Warehouses, VUs: cfg.Steps,
+		RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
+		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording the run: %w", err)
+	}
+	g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
+		run.ID, schema.Warehouses, opts.VUs, cfg.RampUp, cfg.Duration, cfg.Mode)
+	series := store.NewSeriesWriter(run.ID, time.Second)
+	live := newLiveLine(g.Stderr)
+	var storeErr error
+	cfg.Runner = runner
+	cfg.OnTick = func(t driver.Tick) {
+		live.show(t)
+		step := t.Step - 1
+		for name, v := range map[string]float64{
+			"tpm": t.TPM, "nopm": t.NOPM, "client_tpm": t.ClientTPM,
+			"new_order.p50_ms": t.NewOrderP50Ms, "new_order.p95_ms": t.NewOrderP95Ms, "new_order.p99_ms": t.NewOrderP99Ms,
+		} {
+			series.Add(results.Point{Name: name, Step: step, T: t.T, Value: v})
+		}
+	}
+	cfg.OnStep = func(s *driver.StepResult) {
+		live.clear()
+		printStep(g.Stdout, g.JSON, s)
+		// A finished step is stored at once, so an interrupted or killed
+		// run keeps it.
+		if err := storeStep(context.WithoutCancel(ctx), store, run.ID, s); err != nil && storeErr == nil {
+			storeErr = err
+		}
+	}
+	steps, runErr := driver.Run(ctx, cfg)
+	live.clear()
+	bg := context.WithoutCancel(ctx)
+	if err := series.Close(bg); err != nil && storeErr == nil {
+		storeErr = err
+	}
+	out := &tpccRunOutput{RunID: run.ID, Status: "complete", Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true, Steps: steps}
+	for _, s := range steps {
+		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK
+	}
+	switch {
+	case errors.Is(runErr, driver.ErrInterrupted):
+		out.Status = "interrupted"
+	case runErr != nil:
+		out.Status = "failed"
+	}
+	if err := store.FinishRun(bg, run.ID, out.Status, out); err != nil && storeErr == nil {
+		storeErr = err
+	}
+	if g.JSON {
+		if err := g.printJSON(out); err != nil {
+			return out, err
+		}
+	} else {
+		printRunSummary(g.Stdout, out, store.Path())
+	}
+	switch {
+	case out.Status == "interrupted":
+		return out, &ExitError{Code: 130, Msg: fmt.Sprintf("interrupted; %d finished steps kept in run %s", len(steps), run.ID)}
+	case runErr != nil:
+		return out, fmt.Errorf("run %s failed after %d steps: %w", run.ID, len(steps), runErr)
+	case storeErr != nil:
+		return out, fmt.Errorf("run %s finished but the results store failed: %w", run.ID, storeErr)
+	}
+	return out, nil
+}
+
+func storeStep(ctx context.Context, store *results.Store, runID string, s *driver.StepResult) error {
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if err := store.AddStep(ctx, results.Step{RunID: runID, Index: s.Index, Name: fmt.Sprintf("vus=%d", s.VUs),
+		StartedAt: s.StartedAt, MeasureStart: s.MeasureStart, MeasureEnd: s.MeasureEnd, Metrics: doc}); err != nil {
+		return err
+	}
+	for k, h := range s.Histograms {
+		data, err := h.Encode(hdr.V2CompressedEncodingCookieBase) // readable by every HdrHistogram library
+		if err != nil {
+			return err
+		}
+		if err := store.AddHistogram(ctx, runID, s.Index, tpcc.Kind(k).String(), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// liveLine shows the last second on stderr: redrawn in place on a terminal,
+// every fifth second as a line otherwise.
+type liveLine struct {
+	w     io.Writer
+	tty   bool
+	drawn bool
+	n     int
+}
+
+func newLiveLine(w io.Writer) *liveLine {
+	l := &liveLine{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			l.tty = true
+		}
+	}
+	return l
+}
+
+func (l *liveLine) show(t driver.Tick) {
+	line := fmt.Sprintf("step %d/%d  %d VUs  %-7s %4.0fs  TPM %8.0f  NOPM %8.0f  NO p95 %6.2f ms",
+		t.Step, t.Steps, t.VUs, t.Phase, t.Elapsed.Seconds(), t.TPM, t.NOPM, t.NewOrderP95Ms)
+	l.n++
+	if l.tty {
+		fmt.Fprintf(l.w, "\r\033[K%s", line)
+		l.drawn = true
+	} else if l.n%5 == 0 {
+		fmt.Fprintln(l.w, line)
+	}
+}
+
+func (l *liveLine) clear() {
+	if l.drawn {
+		fmt.Fprint(l.w, "\r\033[K")
+		l.drawn = false
+	}
+}
+
+// printStep prints a finished step's table (not with --json).
+func printStep(w io.Writer, asJSON bool, s *driver.StepResult) {
+	if asJSON {
+		return
+	}
+	fmt.Fprintf(w, "step %d: %d VUs, %.0f s measured: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors\n",
+		s.Index+1, s.VUs, s.Seconds, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "transaction\tcount\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t")
+	for k := range tpcc.NumKinds {
+		t := s.Txn[k.String()]
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", k, t.Count, t.P50Ms, t.P95Ms, t.P99Ms, t.P999Ms, t.MaxMs)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "System achieved %d NOPM from %d PostgreSQL TPM\n\n", s.NOPM, s.TPM)
+}
+
+func printRunSummary(w io.Writer, out *tpccRunOutput, storePath string) {
+	if len(out.Steps) == 0 {
+		fmt.Fprintf(w, "run %s %s with no finished step\n", out.RunID, out.Status)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "VUs\tTPM\tNOPM\tclient TPM\tclient NOPM\tTPM/VU\tNO p95 ms\terrors\treconnects\tNOPM check\t")
+	for _, s := range out.Steps {
+		check := "ok"
+		if !s.NOPMCheck.OK {
+			check = fmt.Sprintf("OFF by %d", s.NOPMCheck.Database-s.NOPMCheck.Client)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%d\t%d\t%s\t\n", s.VUs, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM,
+			s.TPM/int64(s.VUs), s.Txn["new_order"].P95Ms, s.Errors, s.Reconnects, check)
+	}
+	tw.Flush()
+	last := out.Steps[len(out.Steps)-1]
+	var audit []string
+	for _, a := range last.Audit {
+		audit = append(audit, fmt.Sprintf("%s %.2f [%s]", a.Name, a.Value, a.Verdict))
+	}
+	fmt.Fprintf(w, "input audit (last step): %s\n", strings.Join(audit, ", "))
+	fmt.Fprintf(w, "run %s %s; stored in %s\n", out.RunID, out.Status, storePath)
+}
