@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/tierbench/tierbench/internal/cli"
@@ -26,5 +27,18 @@ func main() {
 		os.Stderr.WriteString("tierbench: interrupted twice, exiting now\n")
 		os.Exit(130)
 	}()
-	os.Exit(cli.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx))
+}
+
+func run(ctx context.Context) int {
+	// TIERBENCH_CPUPROFILE=FILE writes a Go CPU profile of the whole run,
+	// for `go tool pprof` (a developer's aid, not part of the CLI contract).
+	if path := os.Getenv("TIERBENCH_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
+	return cli.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }

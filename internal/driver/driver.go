@@ -90,6 +90,9 @@ type StepResult struct {
 	MeasureStart time.Time           `json:"measure_start"`
 	MeasureEnd   time.Time           `json:"measure_end"`
 	Seconds      float64             `json:"measured_seconds"`
+	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
+	// threads) over the measured interval, per completed transaction.
+	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
 
 	// Histograms of the measured interval by transaction type, for the
 	// results store.
@@ -216,6 +219,7 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 	}
 	prev := c0
 	var startCounters engine.Counters
+	var cpuStart time.Duration
 	phase := "rampup"
 	phaseStart := started
 	if cfg.RampUp == 0 {
@@ -258,10 +262,12 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 				if startCounters, err = cfg.Runner.Counters(ctx); err != nil {
 					return nil, err
 				}
+				cpuStart = cpuTime()
 				res.MeasureStart = now
 				phase, phaseStart, deadline = "measure", now, now.Add(cfg.Duration)
 			default:
 				st.measureEnd.Store(now.UnixNano())
+				cpu := cpuTime() - cpuStart
 				endCounters, err := cfg.Runner.Counters(ctx)
 				if err != nil {
 					return nil, err
@@ -270,6 +276,9 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 				stopVUs()
 				wg.Wait()
 				finishStep(res, vus, stepSlots, startCounters, endCounters, warehouses)
+				if n := res.completed(); n > 0 {
+					res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
+				}
 				return res, nil
 			}
 		}
@@ -354,4 +363,13 @@ func finishStep(res *StepResult, vus []*vu, stepSlots []*hdr.Histogram, c0, c1 e
 	diff := dbNO - clientNO
 	res.NOPMCheck = NOPMCheck{Database: dbNO, Client: clientNO, Bound: bound, OK: diff <= bound && -diff <= bound}
 	res.Audit = audit.Judge(warehouses)
+}
+
+// completed returns the transactions completed inside the measured interval.
+func (r *StepResult) completed() int64 {
+	var n int64
+	for _, t := range r.Txn {
+		n += t.Count
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,7 @@ type vu struct {
 	w, d    int // home warehouse; district for Stock-Level (2.8.1.1)
 	cfg     *Config
 	st      *step
+	mu      sync.Mutex // guards worker against interrupt
 	worker  engine.Worker
 	r       *tpcc.Rand
 	gen     *tpcc.InputGen
@@ -64,8 +66,13 @@ type vu struct {
 	sl  tpcc.StockLevelInput
 }
 
-// run executes transactions until ctx ends.
+// run executes transactions until ctx ends. Transactions get a context that
+// is never cancelled (a cancellable one costs the driver a watcher per
+// query); when ctx ends, the connection is interrupted instead.
 func (v *vu) run(ctx context.Context) {
+	stop := context.AfterFunc(ctx, v.interrupt)
+	defer stop()
+	txnCtx := context.WithoutCancel(ctx)
 	for ctx.Err() == nil {
 		kind := v.deck.Draw(v.r)
 		if v.cfg.KeyingThinking && !sleep(ctx, time.Duration(keyingTime[kind]*float64(time.Second))) {
@@ -77,7 +84,7 @@ func (v *vu) run(ctx context.Context) {
 		}
 		v.prepare(kind)
 		start := time.Now()
-		rolledBack, err := v.execute(ctx, kind)
+		rolledBack, err := v.execute(txnCtx, kind)
 		end := time.Now()
 		if ctx.Err() != nil {
 			return // a transaction cut off by the end of the step is not recorded
@@ -183,8 +190,7 @@ func (v *vu) once(ctx context.Context, kind tpcc.Kind) (bool, error) {
 // reconnect replaces a lost connection, backing off from 100 ms to 5 s,
 // until it succeeds or ctx ends.
 func (v *vu) reconnect(ctx context.Context) bool {
-	v.worker.Close()
-	v.worker = nil
+	v.swapWorker(nil).Close()
 	backoff := 100 * time.Millisecond
 	for {
 		if !sleep(ctx, backoff) {
@@ -192,12 +198,36 @@ func (v *vu) reconnect(ctx context.Context) bool {
 		}
 		w, err := v.cfg.Runner.NewWorker(ctx, v.cfg.Mode)
 		if err == nil {
-			v.worker = w
+			v.swapWorker(w)
 			v.counts.reconnects.Add(1)
+			if ctx.Err() != nil { // ended while connecting: interrupt missed it
+				w.Interrupt()
+				return false
+			}
 			return true
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// interrupt unblocks the VU's transaction in progress (from ctx's AfterFunc).
+func (v *vu) interrupt() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.worker != nil {
+		v.worker.Interrupt()
+	}
+}
+
+// swapWorker replaces the worker under the lock interrupt takes, and
+// returns the old one. Only the VU's own goroutine writes v.worker, so it
+// reads it without the lock.
+func (v *vu) swapWorker(w engine.Worker) engine.Worker {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	old := v.worker
+	v.worker = w
+	return old
 }
 
 // sleep waits d or until ctx ends, and reports whether d passed.

@@ -134,6 +134,11 @@ type Worker interface {
 	OrderStatus(ctx context.Context, in *tpcc.OrderStatusInput) (tpcc.OrderStatusOutput, error)
 	Delivery(ctx context.Context, in *tpcc.DeliveryInput) (tpcc.DeliveryOutput, error)
 	StockLevel(ctx context.Context, in *tpcc.StockLevelInput) (tpcc.StockLevelOutput, error)
+	// Interrupt unblocks a transaction in progress by closing the
+	// connection's socket. It is safe from any goroutine; the worker is
+	// unusable afterwards except for Close. Drivers use it instead of
+	// cancellable contexts, which cost a watcher per query.
+	Interrupt()
 	Close()
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,6 +24,9 @@ var _ engine.DB = (*DB)(nil)
 type DB struct {
 	cfg      *pgx.ConnConfig
 	password string
+
+	countersMu   sync.Mutex
+	countersConn *pgx.Conn // kept open for Counters
 }
 
 // Open parses dsn and checks that the server answers.
@@ -78,9 +82,16 @@ func redactErr(err error, password string) string {
 	return s
 }
 
-// Close releases nothing: connections belong to the operations that opened
-// them. It exists to satisfy engine.DB.
-func (db *DB) Close() {}
+// Close closes the connection Counters keeps; every other connection
+// belongs to the operation that opened it.
+func (db *DB) Close() {
+	db.countersMu.Lock()
+	defer db.countersMu.Unlock()
+	if db.countersConn != nil {
+		db.countersConn.Close(context.Background())
+		db.countersConn = nil
+	}
+}
 
 // sqlState returns the SQLSTATE of err, or "".
 func sqlState(err error) string {

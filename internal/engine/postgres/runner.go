@@ -100,19 +100,28 @@ func checkRoutines(ctx context.Context, conn *pgx.Conn) error {
 // samples taken while workers run, the error is in the first and last
 // second only. This query's own transaction is counted too (one per call).
 //
-// Each call opens its own connection, which costs a few milliseconds: fine
-// for samples a second or more apart.
+// The query runs on one connection kept for the purpose (reopened after a
+// failure): the driver reads the counters at the edges of each measured
+// interval, and a new connection per read (with SCRAM, several
+// milliseconds) would widen the edges by as much.
 func (db *DB) Counters(ctx context.Context) (engine.Counters, error) {
-	conn, err := db.connect(ctx)
-	if err != nil {
-		return engine.Counters{}, err
+	db.countersMu.Lock()
+	defer db.countersMu.Unlock()
+	if db.countersConn == nil || db.countersConn.IsClosed() {
+		conn, err := db.connect(ctx)
+		if err != nil {
+			return engine.Counters{}, err
+		}
+		db.countersConn = conn
 	}
-	defer conn.Close(context.Background())
 	var c engine.Counters
-	err = conn.QueryRow(ctx, `SELECT
+	err := db.countersConn.QueryRow(ctx, `SELECT
 		(SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database WHERE datname = current_database()),
-		(SELECT coalesce(sum(d_next_o_id), 0)::bigint FROM district)`,
-		pgx.QueryExecModeSimpleProtocol).Scan(&c.Transactions, &c.SumNextOID)
+		(SELECT coalesce(sum(d_next_o_id), 0)::bigint FROM district)`).Scan(&c.Transactions, &c.SumNextOID)
+	if err != nil {
+		db.countersConn.Close(context.Background())
+		db.countersConn = nil
+	}
 	if sqlState(err) == "42P01" { // undefined_table
 		return engine.Counters{}, errNoSchema
 	}

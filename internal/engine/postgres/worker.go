@@ -52,6 +52,10 @@ type base struct {
 
 func (b *base) Close() { b.conn.Close(context.Background()) }
 
+// Interrupt closes the socket under the connection; net.Conn.Close is safe
+// while another goroutine reads or writes it.
+func (b *base) Interrupt() { _ = b.conn.PgConn().Conn().Close() }
+
 // fail turns err into what the driver expects: ctx.Err() itself when the
 // context is done (the run is ending, the transaction is not a failure),
 // otherwise a classified *engine.TxnError.
