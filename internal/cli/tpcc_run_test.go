@@ -1,0 +1,242 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+type runDoc struct {
+	RunID     string `json:"run_id"`
+	Status    string `json:"status"`
+	NOPMAgree bool   `json:"nopm_agree"`
+	Steps     []struct {
+		VUs        int     `json:"vus"`
+		TPM        int64   `json:"tpm"`
+		NOPM       int64   `json:"nopm"`
+		ClientTPM  int64   `json:"client_tpm"`
+		ClientNOPM int64   `json:"client_nopm"`
+		Errors     int64   `json:"errors"`
+		Reconnects int64   `json:"reconnects"`
+		CPU        float64 `json:"client_cpu_us_per_txn"`
+		Txn        map[string]struct {
+			Count int64   `json:"count"`
+			P50   float64 `json:"p50_ms"`
+			P95   float64 `json:"p95_ms"`
+			P99   float64 `json:"p99_ms"`
+			Max   float64 `json:"max_ms"`
+		} `json:"txn"`
+		NOPMCheck struct {
+			Database int64 `json:"database_new_orders"`
+			Client   int64 `json:"client_committed_new_orders"`
+			Bound    int64 `json:"bound"`
+			OK       bool  `json:"ok"`
+		} `json:"nopm_check"`
+		Audit []struct {
+			Name    string  `json:"name"`
+			Value   float64 `json:"value"`
+			Samples int64   `json:"samples"`
+			Verdict string  `json:"verdict"`
+		} `json:"audit"`
+	} `json:"steps"`
+}
+
+func parseRun(t *testing.T, out string) runDoc {
+	t.Helper()
+	var d runDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("tpcc run --json: %v\n%s", err, out)
+	}
+	return d
+}
+
+func buildSchema(t *testing.T, dsn string, warehouses int) {
+	t.Helper()
+	if code, _, errOut := runTierbench(t, "tpcc", "build", "--dsn", dsn, "--warehouses", itoa(warehouses)); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, errOut)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// A short run in each mode: every transaction type runs, the database's and
+// the driver's New-Order counts agree within the in-flight bound, and the
+// consistency conditions hold afterwards.
+func TestTPCCRunModes(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 2)
+	resultsDir := t.TempDir()
+	for _, mode := range []string{"routines", "statements"} {
+		t.Run(mode, func(t *testing.T) {
+			code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--mode", mode,
+				"--vus", "2", "--rampup", "1s", "--duration", "4s", "--results", resultsDir)
+			if code != 0 {
+				t.Fatalf("run: exit %d: %s", code, errOut)
+			}
+			d := parseRun(t, out)
+			if d.Status != "complete" || len(d.Steps) != 1 || !d.NOPMAgree {
+				t.Fatalf("run: %s", out)
+			}
+			s := d.Steps[0]
+			for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
+				tx := s.Txn[k]
+				if tx.Count == 0 || tx.P50 <= 0 || tx.P50 > tx.P95 || tx.P95 > tx.P99 || tx.P99 > tx.Max {
+					t.Errorf("%s: %+v", k, tx)
+				}
+			}
+			if s.Errors != 0 || s.NOPM <= 0 || s.TPM <= 0 || s.ClientNOPM <= 0 || s.CPU <= 0 {
+				t.Errorf("step numbers: %+v", s)
+			}
+			diff := s.NOPMCheck.Database - s.NOPMCheck.Client
+			if diff > s.NOPMCheck.Bound || -diff > s.NOPMCheck.Bound || s.NOPMCheck.Bound != 4 {
+				t.Errorf("database committed %d New-Orders, driver saw %d (bound %d)", s.NOPMCheck.Database, s.NOPMCheck.Client, s.NOPMCheck.Bound)
+			}
+			code, out, _ = runTierbench(t, "tpcc", "check", "--json", "--dsn", dsn, "--all")
+			if code != 0 {
+				t.Fatalf("consistency after a %s run: %s", mode, out)
+			}
+			// The run is in the store with its step.
+			code, out, _ = runTierbench(t, "results", "show", d.RunID, "--results", resultsDir, "--json")
+			if code != 0 || !strings.Contains(out, `"vus=2"`) {
+				t.Fatalf("results show: exit %d %s", code, out)
+			}
+		})
+	}
+}
+
+// Over a run with well over 10,000 transactions the input audit is judged
+// and passes (5.5.1.5).
+func TestTPCCRunAudit(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 2)
+	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "2", "--rampup", "0s",
+		"--duration", "12s", "--results", t.TempDir())
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	s := parseRun(t, out).Steps[0]
+	var total int64
+	for _, tx := range s.Txn {
+		total += tx.Count
+	}
+	judged := 0
+	for _, a := range s.Audit {
+		switch a.Verdict {
+		case "fail":
+			t.Errorf("audit %s = %.3f failed over %d samples", a.Name, a.Value, a.Samples)
+		case "pass":
+			judged++
+		}
+		if a.Samples >= 10000 && a.Verdict != "pass" {
+			t.Errorf("audit %s with %d samples: %s", a.Name, a.Samples, a.Verdict)
+		}
+	}
+	if total < 10000 || judged < 2 {
+		t.Fatalf("only %d transactions, %d audit items judged: the run was too short to test the audit", total, judged)
+	}
+}
+
+// Killing the server mid-run: the virtual users reconnect once it is back
+// and the run completes, with the reconnects counted.
+func TestTPCCRunSurvivesServerRestart(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	dir := filepath.Join(pgtest.TempDir(t), "data")
+	ctx := context.Background()
+	info, err := server.Start(ctx, server.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Stop(context.Background(), dir, "immediate") })
+	buildSchema(t, info.DSN, 1)
+
+	done := make(chan struct{})
+	var code int
+	var stdout, stderr bytes.Buffer
+	go func() {
+		defer close(done)
+		code = cli.Execute(ctx, []string{"tpcc", "run", "--json", "--dsn", info.DSN, "--vus", "2", "--rampup", "0s",
+			"--duration", "12s", "--results", t.TempDir()}, &stdout, &stderr)
+	}()
+	time.Sleep(3 * time.Second)
+	if _, err := server.Stop(ctx, dir, "immediate"); err != nil { // like a crash: no shutdown checkpoint
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if _, err := server.Start(ctx, server.Options{DataDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if code != 0 {
+		t.Fatalf("run across a restart: exit %d: %s", code, stderr.String())
+	}
+	s := parseRun(t, stdout.String()).Steps[0]
+	if s.Reconnects < 2 || s.Txn["new_order"].Count == 0 {
+		t.Fatalf("reconnects %d, new orders %d: %s", s.Reconnects, s.Txn["new_order"].Count, stdout.String())
+	}
+}
+
+// Ctrl-C in the middle of a run: exit 130, and the store holds the run,
+// marked interrupted, with the step that finished.
+func TestTPCCRunInterrupted(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	time.AfterFunc(5*time.Second, cancel) // step 1 takes 3 s; step 2 is cut off
+	code := cli.Execute(ctx, []string{"tpcc", "run", "--dsn", dsn, "--vus", "1,2", "--rampup", "1s", "--duration", "2s",
+		"--results", dir}, &stdout, &stderr)
+	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("interrupted run: exit %d, stderr %s", code, stderr.String())
+	}
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run, err := store.Run(context.Background(), "latest")
+	if err != nil || run.Status != "interrupted" {
+		t.Fatalf("stored run %+v (%v)", run, err)
+	}
+	steps, err := store.Steps(context.Background(), run.ID)
+	if err != nil || len(steps) != 1 {
+		t.Fatalf("stored steps %d (%v), want the one that finished", len(steps), err)
+	}
+	if code, out, _ := runTierbench(t, "results", "show", run.ID, "--results", dir); code != 0 || !strings.Contains(out, "interrupted") {
+		t.Fatalf("results show of the interrupted run: exit %d\n%s", code, out)
+	}
+}
+
+func TestTPCCRunBadInput(t *testing.T) {
+	dsn := pgtest.NewDatabase(t) // no schema in it
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--vus", "0"}, "--vus"},
+		{[]string{"--vus", "1,x"}, "--vus"},
+		{[]string{"--duration", "-1s"}, "negative"},
+		{[]string{"--rampup", "soon"}, "--rampup"},
+		{[]string{"--mix", "no=45,p=43,os=4,d=4,xx=4"}, "--mix"},
+		{[]string{"--mix", "no=60,p=30,os=4,d=3,sl=3"}, "minimum"},
+		{[]string{"--mode", "magic"}, "--mode"},
+		{[]string{"--retry", "-1"}, "--retry"},
+		{[]string{}, "no TPC-C schema"},
+	}
+	for _, tc := range cases {
+		args := append([]string{"tpcc", "run", "--dsn", dsn, "--duration", "2s", "--results", t.TempDir()}, tc.args...)
+		code, _, errOut := runTierbench(t, args...)
+		oneErrorLine(t, code, errOut, 2, tc.want)
+	}
+}
