@@ -98,7 +98,7 @@ func TestTPCCRunModes(t *testing.T) {
 				t.Errorf("step numbers: %+v", s)
 			}
 			diff := s.NOPMCheck.Database - s.NOPMCheck.Client
-			if diff > s.NOPMCheck.Bound || -diff > s.NOPMCheck.Bound || s.NOPMCheck.Bound != 4 {
+			if diff > s.NOPMCheck.Bound || -diff > s.NOPMCheck.Bound || s.NOPMCheck.Bound != 2 {
 				t.Errorf("database committed %d New-Orders, driver saw %d (bound %d)", s.NOPMCheck.Database, s.NOPMCheck.Client, s.NOPMCheck.Bound)
 			}
 			code, out, _ = runTierbench(t, "tpcc", "check", "--json", "--dsn", dsn, "--all")

@@ -83,9 +83,13 @@ func (v *vu) run(ctx context.Context) {
 			v.auditAt[0] = v.gen.Audit // inputs sent before the interval
 		}
 		v.prepare(kind)
+		if !v.st.enter(ctx) {
+			return
+		}
 		start := time.Now()
 		rolledBack, err := v.execute(txnCtx, kind)
 		end := time.Now()
+		v.st.leave()
 		if ctx.Err() != nil {
 			return // a transaction cut off by the end of the step is not recorded
 		}
