@@ -114,13 +114,15 @@ func TestTPCCRunModes(t *testing.T) {
 	}
 }
 
-// Over a run with well over 10,000 transactions the input audit is judged
-// and passes (5.5.1.5).
+// Over a run of more than 10,000 transactions the input audit (5.5.1.5) is
+// judged where it has 10,000 samples and passes; the shares with fewer
+// samples are inside the spec's bounds all the same (they are dealt from
+// decks, not drawn independently).
 func TestTPCCRunAudit(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	buildSchema(t, dsn, 2)
 	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "2", "--rampup", "0s",
-		"--duration", "12s", "--results", t.TempDir())
+		"--duration", "15s", "--results", t.TempDir())
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}
@@ -129,21 +131,31 @@ func TestTPCCRunAudit(t *testing.T) {
 	for _, tx := range s.Txn {
 		total += tx.Count
 	}
+	if total < 10000 {
+		t.Fatalf("only %d transactions: the run was too short to test the audit", total)
+	}
 	judged := 0
 	for _, a := range s.Audit {
-		switch a.Verdict {
-		case "fail":
-			t.Errorf("audit %s = %.3f failed over %d samples", a.Name, a.Value, a.Samples)
-		case "pass":
+		if a.Verdict == "fail" || (a.Samples >= 10000 && a.Verdict != "pass") {
+			t.Errorf("audit %s = %.3f over %d samples: %s", a.Name, a.Value, a.Samples, a.Verdict)
+		}
+		if a.Verdict == "pass" {
 			judged++
 		}
-		if a.Samples >= 10000 && a.Verdict != "pass" {
-			t.Errorf("audit %s with %d samples: %s", a.Name, a.Samples, a.Verdict)
+		if a.Verdict == "not-judged" && a.Samples >= 1000 {
+			if bounds, ok := auditBounds[a.Name]; ok && (a.Value < bounds[0] || a.Value > bounds[1]) {
+				t.Errorf("audit %s = %.3f over %d samples, outside %v", a.Name, a.Value, a.Samples, bounds)
+			}
 		}
 	}
-	if total < 10000 || judged < 2 {
-		t.Fatalf("only %d transactions, %d audit items judged: the run was too short to test the audit", total, judged)
+	if judged == 0 {
+		t.Fatalf("no audit item judged over %d transactions: %+v", total, s.Audit)
 	}
+}
+
+var auditBounds = map[string][2]float64{
+	"new_order_rollbacks_pct": {0.9, 1.1}, "lines_per_order": {9.5, 10.5}, "remote_order_lines_pct": {0.95, 1.05},
+	"remote_payments_pct": {14, 16}, "payment_by_name_pct": {57, 63}, "order_status_by_name_pct": {57, 63},
 }
 
 // Killing the server mid-run: the virtual users reconnect once it is back
