@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -151,4 +152,15 @@ func newGroupCommand(use, short string) *cobra.Command {
 			return usagef("%s needs a command: %s", cmd.CommandPath(), strings.Join(names, ", "))
 		},
 	}
+}
+
+// isTerminal reports whether w is a terminal, where progress is redrawn in
+// place rather than printed line by line.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -170,13 +170,7 @@ type progressBar struct {
 }
 
 func newProgressBar(w io.Writer, header string) *progressBar {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
-	return &progressBar{w: w, header: header, tty: tty, start: time.Now()}
+	return &progressBar{w: w, header: header, tty: isTerminal(w), start: time.Now()}
 }
 
 func (p *progressBar) update(s tpcc.BuildProgress) {

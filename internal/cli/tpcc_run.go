@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -267,13 +266,7 @@ type liveLine struct {
 }
 
 func newLiveLine(w io.Writer) *liveLine {
-	l := &liveLine{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			l.tty = true
-		}
-	}
-	return l
+	return &liveLine{w: w, tty: isTerminal(w)}
 }
 
 func (l *liveLine) show(t driver.Tick) {
