@@ -13,7 +13,8 @@ DECLARE f regprocedure;
 BEGIN
   FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
       WHERE p.pronamespace = current_schema()::regnamespace
-        AND p.proname IN ('tpcc_routines_version', 'tpcc_stock_quantity', 'tpcc_new_order', 'tpcc_payment',
+        AND p.proname IN ('tpcc_routines_version', 'tpcc_stock_quantity', 'tpcc_customer_by_name',
+                          'tpcc_new_order', 'tpcc_payment',
                           'tpcc_order_status', 'tpcc_delivery', 'tpcc_stock_level') LOOP
     EXECUTE 'DROP FUNCTION ' || f;
   END LOOP;
@@ -23,6 +24,22 @@ END $$;
 -- worker.go): bump both when a signature or a result changes.
 CREATE OR REPLACE FUNCTION tpcc_routines_version() RETURNS int
 LANGUAGE sql IMMUTABLE AS 'SELECT 1';
+
+-- 2.5.2.2 and 2.6.2.2: a customer chosen by last name is the one at
+-- position ceil(n/2) of the n customers of that name in the district, sorted
+-- by C_FIRST. Payment and Order-Status both select this way.
+CREATE OR REPLACE FUNCTION tpcc_customer_by_name(p_w int, p_d int, p_c_last text) RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+DECLARE v_ids int[]; v_n int;
+BEGIN
+  SELECT array_agg(c_id ORDER BY c_first) INTO v_ids
+    FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_last = p_c_last;
+  v_n := coalesce(cardinality(v_ids), 0);
+  IF v_n = 0 THEN
+    RAISE EXCEPTION 'no customer named % in district % of warehouse %', p_c_last, p_d, p_w;
+  END IF;
+  RETURN v_ids[(v_n + 1) / 2];
+END $$;
 
 -- 2.4.2.2: S_QUANTITY after ordering each of qs in turn from one stock row:
 -- if S_QUANTITY >= OL_QUANTITY + 10 it drops by OL_QUANTITY, else it drops by
@@ -140,7 +157,6 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_amount numeric(6,2) := p_amount_cents * 0.01; -- exact: cents times 0.01
   v_c int := p_c_id;
-  v_ids int[]; v_n int;
   v_w record; v_d record; v_cust record;
 BEGIN
   -- 2.5.2.2: W_YTD and D_YTD grow by H_AMOUNT; names and addresses go to
@@ -154,13 +170,7 @@ BEGIN
   IF NOT FOUND THEN RAISE EXCEPTION 'district % of warehouse % does not exist', p_d, p_w; END IF;
 
   IF v_c = 0 THEN
-    SELECT array_agg(c_id ORDER BY c_first) INTO v_ids
-      FROM customer WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_last = p_c_last;
-    v_n := coalesce(cardinality(v_ids), 0);
-    IF v_n = 0 THEN
-      RAISE EXCEPTION 'no customer named % in district % of warehouse %', p_c_last, p_cd, p_cw;
-    END IF;
-    v_c := v_ids[(v_n + 1) / 2];
+    v_c := tpcc_customer_by_name(p_cw, p_cd, p_c_last);
   END IF;
 
   -- C_BALANCE -= H_AMOUNT, C_YTD_PAYMENT += H_AMOUNT, C_PAYMENT_CNT += 1; a
@@ -194,18 +204,11 @@ CREATE OR REPLACE FUNCTION tpcc_order_status(
   OUT out_c_id int, OUT out_o_id int, OUT out_lines int)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-  v_ids int[]; v_n int;
   v_cust record; v_ord record; v_line record;
 BEGIN
   out_c_id := p_c_id;
   IF out_c_id = 0 THEN
-    SELECT array_agg(c_id ORDER BY c_first) INTO v_ids
-      FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_last = p_c_last;
-    v_n := coalesce(cardinality(v_ids), 0);
-    IF v_n = 0 THEN
-      RAISE EXCEPTION 'no customer named % in district % of warehouse %', p_c_last, p_d, p_w;
-    END IF;
-    out_c_id := v_ids[(v_n + 1) / 2];
+    out_c_id := tpcc_customer_by_name(p_w, p_d, p_c_last);
   END IF;
   SELECT c_balance, c_first, c_middle, c_last INTO v_cust
     FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_id = out_c_id;
