@@ -53,11 +53,6 @@ type Tick struct {
 	TxnPerSec                                   [tpcc.NumKinds]int64
 }
 
-// TxnStats is one transaction type's numbers over a measured interval.
-type TxnStats struct {
-	metrics.Summary
-}
-
 // NOPMCheck compares the New-Orders the database committed (growth of
 // sum(d_next_o_id)) with those the driver saw committed inside the interval:
 // they differ only by transactions in flight at its end, at most one per
@@ -71,25 +66,25 @@ type NOPMCheck struct {
 
 // StepResult is one step's result: the `steps` entries of `tpcc run --json`.
 type StepResult struct {
-	Index        int                 `json:"index"`
-	VUs          int                 `json:"vus"`
-	TPM          int64               `json:"tpm"`
-	NOPM         int64               `json:"nopm"`
-	ClientTPM    int64               `json:"client_tpm"`
-	ClientNOPM   int64               `json:"client_nopm"`
-	Errors       int64               `json:"errors"`
-	ErrorsByKind map[string]int64    `json:"errors_by_kind"`
-	Retries      int64               `json:"retries"`
-	Reconnects   int64               `json:"reconnects"`
-	Rollbacks    int64               `json:"new_order_rollbacks"`
-	Skipped      int64               `json:"delivery_skipped_districts"`
-	Txn          map[string]TxnStats `json:"txn"`
-	NOPMCheck    NOPMCheck           `json:"nopm_check"`
-	Audit        []tpcc.AuditItem    `json:"audit"`
-	StartedAt    time.Time           `json:"started_at"`
-	MeasureStart time.Time           `json:"measure_start"`
-	MeasureEnd   time.Time           `json:"measure_end"`
-	Seconds      float64             `json:"measured_seconds"`
+	Index        int                        `json:"index"`
+	VUs          int                        `json:"vus"`
+	TPM          int64                      `json:"tpm"`
+	NOPM         int64                      `json:"nopm"`
+	ClientTPM    int64                      `json:"client_tpm"`
+	ClientNOPM   int64                      `json:"client_nopm"`
+	Errors       int64                      `json:"errors"`
+	ErrorsByKind map[string]int64           `json:"errors_by_kind"`
+	Retries      int64                      `json:"retries"`
+	Reconnects   int64                      `json:"reconnects"`
+	Rollbacks    int64                      `json:"new_order_rollbacks"`
+	Skipped      int64                      `json:"delivery_skipped_districts"`
+	Txn          map[string]metrics.Summary `json:"txn"` // by transaction type, over the measured interval
+	NOPMCheck    NOPMCheck                  `json:"nopm_check"`
+	Audit        []tpcc.AuditItem           `json:"audit"`
+	StartedAt    time.Time                  `json:"started_at"`
+	MeasureStart time.Time                  `json:"measure_start"`
+	MeasureEnd   time.Time                  `json:"measure_end"`
+	Seconds      float64                    `json:"measured_seconds"`
 	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
 	// threads) over the measured interval, per completed transaction.
 	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
@@ -219,7 +214,7 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 		}
 		r := tpcc.NewRand(seed + uint64(i+1)*0x9e3779b97f4a7c15)
 		vus[i] = &vu{
-			id: i, cfg: cfg, st: st, worker: w, r: r,
+			cfg: cfg, st: st, worker: w, r: r,
 			// A VU per warehouse first, as terminals are (10 per warehouse),
 			// each with its own district for Stock-Level.
 			w:    i%warehouses + 1,
@@ -247,7 +242,7 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 		}()
 	}
 
-	res := &StepResult{Index: index, VUs: nvu, StartedAt: started, ErrorsByKind: map[string]int64{}, Txn: map[string]TxnStats{}}
+	res := &StepResult{Index: index, VUs: nvu, StartedAt: started, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{}}
 	for k := range res.Histograms {
 		res.Histograms[k] = metrics.NewHistogram()
 	}
@@ -395,7 +390,7 @@ func finishStep(res *StepResult, vus []*vu, stepSlots []*hdr.Histogram, c0, c1 e
 	var total int64
 	for k, n := range done {
 		total += n
-		res.Txn[tpcc.Kind(k).String()] = TxnStats{metrics.Summarize(res.Histograms[k])}
+		res.Txn[tpcc.Kind(k).String()] = metrics.Summarize(res.Histograms[k])
 	}
 	perMinute := func(n int64) int64 {
 		if minutes <= 0 {

@@ -45,7 +45,6 @@ func errIndex(k engine.ErrorKind) int {
 // vu is one virtual user: a terminal with a home warehouse and district,
 // one connection, and its own generators and histograms.
 type vu struct {
-	id      int
 	w, d    int // home warehouse; district for Stock-Level (2.8.1.1)
 	cfg     *Config
 	st      *step
