@@ -89,9 +89,9 @@ func SchemeOf(dsn string) (string, error) {
 func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil || u.User == nil {
-		if i, j := strings.Index(dsn, "://"), strings.LastIndex(dsn, "@"); i >= 0 && j > i {
+		if start, end, ok := userinfoSpan(dsn); ok {
 			// Unparseable but shaped like scheme://user:pass@host: cut the userinfo.
-			return dsn[:i+3] + "xxxxx" + dsn[j:]
+			return dsn[:start] + "xxxxx" + dsn[end:]
 		}
 		return dsn
 	}
@@ -109,15 +109,24 @@ func PasswordOf(dsn string) string {
 		p, _ := u.User.Password()
 		return p
 	}
-	i, j := strings.Index(dsn, "://"), strings.LastIndex(dsn, "@")
-	if i < 0 || j < i {
+	start, end, ok := userinfoSpan(dsn)
+	if !ok {
 		return ""
 	}
-	userinfo := dsn[i+3 : j]
-	if k := strings.IndexByte(userinfo, ':'); k >= 0 {
-		return userinfo[k+1:]
+	if _, pw, has := strings.Cut(dsn[start:end], ":"); has {
+		return pw
 	}
 	return ""
+}
+
+// userinfoSpan finds the user[:password] part of a DSN that url.Parse
+// refused: dsn[start:end] runs from after "://" to the last '@'.
+func userinfoSpan(dsn string) (start, end int, ok bool) {
+	i, j := strings.Index(dsn, "://"), strings.LastIndex(dsn, "@")
+	if i < 0 || j <= i {
+		return 0, 0, false
+	}
+	return i + 3, j, true
 }
 
 // Modes in which a Worker can run the transactions.
