@@ -11,7 +11,7 @@ LDFLAGS  := -X github.com/tierbench/tierbench/internal/cli.Version=$(VERSION)
 all: build
 
 # Installs what the build and the tests need when it is missing: Go modules,
-# the PostgreSQL server binaries (apt-get install postgresql).
+# the PostgreSQL server binaries (apt-get install postgresql), fio.
 setup:
 	@scripts/setup.sh
 

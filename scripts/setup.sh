@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tierbench's build, tests and main job need when it is
-# missing, on Debian/Ubuntu: Go modules, and the PostgreSQL server binaries.
+# missing, on Debian/Ubuntu: Go modules, the PostgreSQL server binaries and
+# fio (storage profiles), plus blkid (util-linux), which the fio target guard uses.
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,15 @@ fi
 # psql, for bench/ scripts and for users poking at a managed server.
 if ! command -v psql >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/psql >/dev/null 2>&1; then
 	apt_install postgresql-client
+fi
+
+# fio: `tierbench disk run` drives it, and its tests run it.
+if ! command -v fio >/dev/null 2>&1; then
+	apt_install fio
+fi
+# blkid: the guard that keeps fio off formatted block devices asks it.
+if ! command -v blkid >/dev/null 2>&1; then
+	apt_install util-linux
 fi
 
 go mod download

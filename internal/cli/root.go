@@ -117,6 +117,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newTPCCCommand(g),
 		newRunCommand(g),
 		newResultsCommand(g),
+		newDiskCommand(g),
 	)
 	return root
 }

@@ -1,0 +1,269 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/results"
+)
+
+// requireFio fails under CI=true and skips elsewhere when fio is missing.
+func requireFio(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("fio"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("fio is not installed, and CI=true: integration tests must run (make setup installs it)")
+		}
+		t.Skip("fio is not installed (make setup installs it)")
+	}
+}
+
+type diskDir struct {
+	IOPS   float64 `json:"iops"`
+	MBps   float64 `json:"mbps"`
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P95Ms  float64 `json:"p95_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	P999Ms float64 `json:"p999_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+type diskDoc struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+	Points []struct {
+		Name    string   `json:"name"`
+		BS      string   `json:"bs"`
+		RW      string   `json:"rw"`
+		IODepth int      `json:"iodepth"`
+		Jobs    int      `json:"jobs"`
+		Read    *diskDir `json:"read"`
+		Write   *diskDir `json:"write"`
+	} `json:"points"`
+}
+
+func parseDisk(t *testing.T, out string) diskDoc {
+	t.Helper()
+	var d diskDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("disk run --json: %v\n%s", err, out)
+	}
+	return d
+}
+
+// The quick profile on a temporary directory: every point measured, with
+// ordered percentiles, a per-second series as long as the point, its job
+// file stored, and the test file gone afterwards.
+func TestDiskRunQuick(t *testing.T) {
+	requireFio(t)
+	target, res := t.TempDir(), t.TempDir()
+	code, out, errOut := runTierbench(t, "disk", "run", "--target", target, "--profile", "quick",
+		"--duration", "3s", "--ramp", "1s", "--size", "64MiB", "--results", res, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	doc := parseDisk(t, out)
+	want := []string{"4k-randrw70-qd8x2", "4k-randread-qd1x1", "256k-read-qd8x1", "256k-write-qd8x1"}
+	if len(doc.Points) != len(want) || doc.Status != "complete" {
+		t.Fatalf("status %s, %d points, want %d\n%s", doc.Status, len(doc.Points), len(want), out)
+	}
+	for i, p := range doc.Points {
+		if p.Name != want[i] {
+			t.Errorf("point %d is %s, want %s", i, p.Name, want[i])
+		}
+		reads, writes := p.RW != "write" && p.RW != "randwrite", p.RW == "write" || p.RW == "randwrite" || p.RW == "randrw"
+		if (p.Read != nil) != reads || (p.Write != nil) != writes {
+			t.Errorf("%s: read %v write %v, want read %t write %t", p.Name, p.Read, p.Write, reads, writes)
+		}
+		for dir, d := range map[string]*diskDir{"read": p.Read, "write": p.Write} {
+			if d == nil {
+				continue
+			}
+			if d.IOPS <= 0 || d.MBps <= 0 || d.MeanMs <= 0 {
+				t.Errorf("%s %s: IOPS %.0f, MB/s %.1f, mean %.3f ms: want all > 0", p.Name, dir, d.IOPS, d.MBps, d.MeanMs)
+			}
+			if !(0 < d.P50Ms && d.P50Ms <= d.P95Ms && d.P95Ms <= d.P99Ms && d.P99Ms <= d.P999Ms && d.P999Ms <= d.MaxMs) {
+				t.Errorf("%s %s: percentiles out of order: %+v", p.Name, dir, *d)
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("the target directory still holds %v after the run", entries)
+	}
+
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	run, err := store.Run(ctx, doc.RunID)
+	if err != nil || run.Kind != "disk" || run.Status != "complete" || !strings.Contains(string(run.Params), "fio-") {
+		t.Fatalf("stored run %+v (%v): want a complete disk run with the fio version", run, err)
+	}
+	steps, err := store.Steps(ctx, doc.RunID)
+	if err != nil || len(steps) != len(want) {
+		t.Fatalf("%d stored steps (%v), want %d", len(steps), err, len(want))
+	}
+	for i, st := range steps {
+		var m struct {
+			JobFile string `json:"job_file"`
+		}
+		if err := json.Unmarshal(st.Metrics, &m); err != nil || !strings.Contains(m.JobFile, "rw=") {
+			t.Errorf("step %d keeps no job file: %s", i, st.Metrics)
+		}
+		dir := "read"
+		if doc.Points[i].Read == nil {
+			dir = "write"
+		}
+		pts, err := store.Points(ctx, doc.RunID, dir+".iops", i)
+		if err != nil || len(pts) < 2 || len(pts) > 4 {
+			t.Errorf("point %s: %d seconds of %s.iops (%v), want about 3", st.Name, len(pts), dir, err)
+		}
+		if h, err := store.Histogram(ctx, doc.RunID, i, dir+".clat_ns"); err != nil || len(h) == 0 {
+			t.Errorf("point %s: no stored %s histogram (%v)", st.Name, dir, err)
+		}
+	}
+}
+
+// Lists make a sweep: 2 block sizes x 2 queue depths are 4 points, block
+// size outermost.
+func TestDiskRunSweep(t *testing.T) {
+	requireFio(t)
+	code, out, errOut := runTierbench(t, "disk", "run", "--target", t.TempDir(), "--bs", "4k,8k", "--iodepth", "1,4",
+		"--rw", "randread", "--jobs", "1", "--duration", "1s", "--ramp", "0s", "--size", "16MiB",
+		"--results", t.TempDir(), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	doc := parseDisk(t, out)
+	want := []string{"4k-randread-qd1x1", "4k-randread-qd4x1", "8k-randread-qd1x1", "8k-randread-qd4x1"}
+	var got []string
+	for _, p := range doc.Points {
+		got = append(got, p.Name)
+		if p.Read == nil || p.Read.IOPS <= 0 || p.Write != nil {
+			t.Errorf("%s: read %v write %v", p.Name, p.Read, p.Write)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("points %v, want %v", got, want)
+	}
+}
+
+// What fio may not touch is refused before anything runs: one line, exit 2,
+// naming the flag that would allow it; the foreign file is left as it was.
+func TestDiskRunRefusals(t *testing.T) {
+	requireFio(t)
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "data.bin")
+	if err := os.WriteFile(foreign, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	// A block-device node for the device that holds the test directory:
+	// a device, and a mounted one.
+	dev := filepath.Join(t.TempDir(), "blk")
+	if err := syscall.Mknod(dev, syscall.S_IFBLK|0o600, int(st.Dev)); err != nil {
+		t.Fatalf("mknod: %v", err)
+	}
+	res := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"foreign file", []string{"--target", foreign}, "--overwrite-file"},
+		{"block device", []string{"--target", dev}, "--destroy-data-on"},
+		{"mounted device", []string{"--target", dev, "--destroy-data-on", dev, "--even-if-formatted"}, "mount"},
+		{"no room", []string{"--target", dir, "--size", "1000TiB"}, "--size"},
+		{"character device", []string{"--target", "/dev/null"}, "/dev/null"},
+		{"no target", nil, "--target"},
+		{"profile and ad hoc", []string{"--target", dir, "--profile", "quick", "--bs", "4k"}, "--profile"},
+		{"unknown profile", []string{"--target", dir, "--profile", "fast"}, "easy-run"},
+		{"bad rw", []string{"--target", dir, "--rw", "randomread"}, "randread"},
+		{"bad bs", []string{"--target", dir, "--bs", "3000"}, "--bs"},
+		{"bad rwmix", []string{"--target", dir, "--rwmix", "170"}, "--rwmix"},
+		{"bad iodepth", []string{"--target", dir, "--iodepth", "0"}, "--iodepth"},
+		{"bad duration", []string{"--target", dir, "--duration", "-1s"}, "--duration"},
+		{"bad engine", []string{"--target", dir, "--engine", "spdk"}, "io_uring"},
+		{"bad steady state", []string{"--target", dir, "--steady-state", "flat"}, "iops_slope"},
+		{"steady window too long", []string{"--target", dir, "--duration", "10s", "--steady-state", "iops:2%",
+			"--steady-state-window", "20s"}, "--steady-state-window"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"disk", "run", "--results", res}, c.args...)
+			code, _, errOut := runTierbench(t, args...)
+			oneErrorLine(t, code, errOut, 2, c.want)
+		})
+	}
+	if b, err := os.ReadFile(foreign); err != nil || string(b) != "precious" {
+		t.Errorf("the foreign file changed: %q (%v)", b, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("refused runs left files behind: %v", entries)
+	}
+
+	code, _, errOut := runTierbench(t, "disk", "run", "--target", dir, "--fio", "/nonexistent/fio", "--results", res)
+	oneErrorLine(t, code, errOut, 1, "apt-get install fio")
+}
+
+// Ctrl-C during the second point: exit 130; the store keeps the finished
+// point in a run marked interrupted.
+func TestDiskRunInterrupted(t *testing.T) {
+	requireFio(t)
+	res := t.TempDir()
+	target := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // cancel once the first point is stored
+		for ctx.Err() == nil {
+			time.Sleep(200 * time.Millisecond)
+			if s, err := results.OpenReadOnly(res); err == nil {
+				if run, err := s.Run(ctx, "latest"); err == nil {
+					if steps, _ := s.Steps(ctx, run.ID); len(steps) >= 1 {
+						time.Sleep(time.Second)
+						cancel()
+					}
+				}
+				s.Close()
+			}
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	code := cli.Execute(ctx, []string{"disk", "run", "--target", target, "--bs", "4k", "--iodepth", "1,2,4",
+		"--rw", "randread", "--jobs", "1", "--duration", "3s", "--ramp", "0s", "--size", "16MiB", "--results", res},
+		&stdout, &stderr)
+	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run, err := store.Run(context.Background(), "latest")
+	if err != nil || run.Status != "interrupted" {
+		t.Fatalf("stored run %+v (%v)", run, err)
+	}
+	steps, err := store.Steps(context.Background(), run.ID)
+	if err != nil || len(steps) < 1 || len(steps) > 2 {
+		t.Fatalf("%d stored steps (%v), want the finished one (and maybe the cut one)", len(steps), err)
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("the interrupted run left %v behind", entries)
+	}
+}

@@ -1,0 +1,189 @@
+// Package fio drives fio, the I/O benchmark the storage field trusts, for
+// tierbench's storage profiles: it builds job files from profiles and sweeps,
+// guards what fio may write to, runs fio, and merges its json+ histograms
+// and per-second logs into points. It never reimplements fio.
+package fio
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/units"
+)
+
+// Access patterns a point may use (fio's rw values).
+const (
+	RandRW    = "randrw"
+	RandRead  = "randread"
+	RandWrite = "randwrite"
+	SeqRead   = "read"
+	SeqWrite  = "write"
+)
+
+// Patterns lists the access patterns tierbench accepts, in help order.
+var Patterns = []string{RandRW, RandRead, RandWrite, SeqRead, SeqWrite}
+
+// Spec is one fio run: one point of a profile or sweep.
+type Spec struct {
+	Name       string `json:"name"`
+	BS         int64  `json:"bs"` // bytes
+	RW         string `json:"rw"`
+	RWMixRead  int    `json:"rwmix_read,omitempty"` // percent reads, randrw only
+	IODepth    int    `json:"iodepth"`
+	Jobs       int    `json:"jobs"`
+	RateIOPS   int    `json:"rate_iops,omitempty"` // per job, as fio's rate_iops
+	CompressPc int    `json:"compress_pct,omitempty"`
+	DedupePc   int    `json:"dedupe_pct,omitempty"`
+}
+
+// Settings are what every point of a run shares.
+type Settings struct {
+	Engine        string        // fio ioengine
+	Direct        bool          // O_DIRECT: bypass the page cache
+	Duration      time.Duration // measured time per point (the maximum when steady state is sought)
+	Ramp          time.Duration // unmeasured time before it
+	SteadyState   string        // fio's steadystate criterion, e.g. "iops_slope:2%"; "" = none
+	SteadyWindow  time.Duration // steadystate_duration
+	SteadyRamp    time.Duration // steadystate_ramp_time
+	File          string        // what fio opens
+	Size          int64         // bytes of File the point may use
+	LogPrefix     string        // per-second logs go to LogPrefix_{iops,bw,clat,…}.N.log
+	Header        string        // a comment written at the top of the job file
+	LogIntervalMs int           // 0 = 1000
+}
+
+// FormatBS writes a block size the way fio and its users do: 4k, 256k, 1m.
+func FormatBS(b int64) string {
+	switch {
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dm", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dk", b>>10)
+	}
+	return fmt.Sprint(b)
+}
+
+// PointName names a spec by its parameters, e.g. "4k-randrw70-qd8x4".
+func PointName(s Spec) string {
+	rw := s.RW
+	if s.RW == RandRW {
+		rw = fmt.Sprintf("%s%d", s.RW, s.RWMixRead)
+	}
+	return fmt.Sprintf("%s-%s-qd%dx%d", FormatBS(s.BS), rw, s.IODepth, s.Jobs)
+}
+
+// Reads and Writes report which directions a spec's pattern uses.
+func (s Spec) Reads() bool {
+	return s.RW != RandWrite && s.RW != SeqWrite && !(s.RW == RandRW && s.RWMixRead == 0)
+}
+func (s Spec) Writes() bool {
+	return s.RW != RandRead && s.RW != SeqRead && !(s.RW == RandRW && s.RWMixRead == 100)
+}
+
+// Validate checks a spec's values.
+func (s Spec) Validate() error {
+	known := false
+	for _, p := range Patterns {
+		known = known || s.RW == p
+	}
+	switch {
+	case !known:
+		return fmt.Errorf("access pattern %q is unknown; use one of %s", s.RW, strings.Join(Patterns, ", "))
+	case s.BS < 512 || s.BS%512 != 0:
+		return fmt.Errorf("block size %d is not a positive multiple of 512 bytes", s.BS)
+	case s.BS > 64<<20:
+		return fmt.Errorf("block size %s is larger than 64m", FormatBS(s.BS))
+	case s.RWMixRead < 0 || s.RWMixRead > 100:
+		return fmt.Errorf("read share %d%% is not between 0 and 100", s.RWMixRead)
+	case s.IODepth < 1 || s.IODepth > 4096:
+		return fmt.Errorf("queue depth %d is not between 1 and 4096", s.IODepth)
+	case s.Jobs < 1 || s.Jobs > 256:
+		return fmt.Errorf("jobs %d is not between 1 and 256", s.Jobs)
+	case s.RateIOPS < 0:
+		return fmt.Errorf("rate %d IOPS is negative", s.RateIOPS)
+	case s.CompressPc < 0 || s.CompressPc > 100:
+		return fmt.Errorf("compressible share %d%% is not between 0 and 100", s.CompressPc)
+	case s.DedupePc < 0 || s.DedupePc > 100:
+		return fmt.Errorf("deduplicable share %d%% is not between 0 and 100", s.DedupePc)
+	}
+	return nil
+}
+
+// jobRegion is the bytes each of a spec's jobs works on: the file is split
+// into Jobs disjoint regions (fio's offset_increment), rounded down to whole
+// MiB and to the block size.
+func jobRegion(size int64, s Spec) int64 {
+	r := size / int64(s.Jobs)
+	r -= r % (1 << 20)
+	r -= r % s.BS
+	return r
+}
+
+// JobFile writes the fio job file of one point. It is stored with the run
+// so that anyone can re-run the point by hand: `fio --output-format=json+ FILE`.
+func JobFile(s Spec, set Settings) (string, error) {
+	if err := s.Validate(); err != nil {
+		return "", err
+	}
+	region := jobRegion(set.Size, s)
+	if region < s.BS || region < 1<<20 {
+		return "", fmt.Errorf("a %s test file is too small for %d jobs of %s blocks; give a larger --size", units.FormatSize(set.Size), s.Jobs, FormatBS(s.BS))
+	}
+	logMs := set.LogIntervalMs
+	if logMs <= 0 {
+		logMs = 1000
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(set.Header), "\n") {
+		if line != "" {
+			fmt.Fprintf(&b, "; %s\n", line)
+		}
+	}
+	direct := 0
+	if set.Direct {
+		direct = 1
+	}
+	fmt.Fprintf(&b, "[global]\nioengine=%s\ndirect=%d\nfilename=%s\n", set.Engine, direct, set.File)
+	fmt.Fprintf(&b, "time_based=1\nruntime=%s\n", fioSeconds(set.Duration))
+	if set.Ramp > 0 {
+		fmt.Fprintf(&b, "ramp_time=%s\n", fioSeconds(set.Ramp))
+	}
+	if set.SteadyState != "" {
+		fmt.Fprintf(&b, "steadystate=%s\nsteadystate_duration=%s\n", set.SteadyState, fioSeconds(set.SteadyWindow))
+		if set.SteadyRamp > 0 {
+			fmt.Fprintf(&b, "steadystate_ramp_time=%s\n", fioSeconds(set.SteadyRamp))
+		}
+	}
+	if set.LogPrefix != "" {
+		fmt.Fprintf(&b, "log_avg_msec=%d\nwrite_iops_log=%s\nwrite_bw_log=%[2]s\nwrite_lat_log=%[2]s\n", logMs, set.LogPrefix)
+	}
+	fmt.Fprintf(&b, "\n[%s]\nrw=%s\n", s.Name, s.RW)
+	if s.RW == RandRW {
+		fmt.Fprintf(&b, "rwmixread=%d\n", s.RWMixRead)
+	}
+	fmt.Fprintf(&b, "bs=%s\niodepth=%d\nnumjobs=%d\nsize=%d\noffset_increment=%d\n", FormatBS(s.BS), s.IODepth, s.Jobs, region, region)
+	if s.RateIOPS > 0 {
+		fmt.Fprintf(&b, "rate_iops=%d\n", s.RateIOPS)
+	}
+	if s.CompressPc > 0 || s.DedupePc > 0 {
+		// Fresh buffer contents on every write, so the pattern holds for
+		// the whole run and not just the first buffer.
+		b.WriteString("refill_buffers=1\n")
+		if s.CompressPc > 0 {
+			fmt.Fprintf(&b, "buffer_compress_percentage=%d\nbuffer_compress_chunk=%d\n", s.CompressPc, min(s.BS, 4096))
+		}
+		if s.DedupePc > 0 {
+			fmt.Fprintf(&b, "dedupe_percentage=%d\n", s.DedupePc)
+		}
+	}
+	return b.String(), nil
+}
+
+// fioSeconds writes a duration in fio's time syntax, whole milliseconds.
+func fioSeconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	}
+	return fmt.Sprintf("%dms", d.Milliseconds())
+}

@@ -1,0 +1,190 @@
+package fio
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// DirStats is one direction (read or write) merged over all jobs.
+type DirStats struct {
+	IOPS   float64 `json:"iops"`    // sum over jobs of each job's iops
+	MBps   float64 `json:"mbps"`    // sum of bw_bytes / 1e6 (MB = 10^6 bytes)
+	MeanMs float64 `json:"mean_ms"` // clat mean over all IOs (weighted by each job's clat N)
+	P50Ms  float64 `json:"p50_ms"`  // from the merged clat_ns bins, never averaged percentiles
+	P95Ms  float64 `json:"p95_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	P999Ms float64 `json:"p999_ms"`
+	MaxMs  float64 `json:"max_ms"` // max of the jobs' clat max
+	IOs    uint64  `json:"ios"`    // total_ios summed
+	Hist   *Hist   `json:"-"`      // merged clat bins
+}
+
+// SteadyState is fio's steady-state detection (steadystate=...) over all jobs.
+type SteadyState struct {
+	Criterion      string  `json:"criterion"` // fio's "ss" string, e.g. "iops_slope:2.000000%"
+	Attained       bool    `json:"attained"`  // every job attained it
+	JobsAttained   int     `json:"jobs_attained"`
+	Jobs           int     `json:"jobs"`
+	AttainedAfterS float64 `json:"attained_after_s,omitempty"` // when attained: the longest job_runtime (s), i.e. when the last job stopped
+}
+
+// Result is one fio invocation's output with all its jobs merged.
+type Result struct {
+	FioVersion  string       `json:"fio_version"` // "fio version" field, e.g. "fio-3.33"
+	Jobs        int          `json:"jobs"`
+	RuntimeS    float64      `json:"runtime_s"`      // longest job_runtime in seconds
+	Read        *DirStats    `json:"read,omitempty"` // nil when no job did reads
+	Write       *DirStats    `json:"write,omitempty"`
+	UsrCPUPct   float64      `json:"usr_cpu_pct"` // sum over jobs of usr_cpu (percent of one core)
+	SysCPUPct   float64      `json:"sys_cpu_pct"`
+	SteadyState *SteadyState `json:"steady_state,omitempty"` // only when the jobs carry a "steadystate" object
+}
+
+// fioOutput is the part of fio's json+ output that Result needs.
+type fioOutput struct {
+	Version string   `json:"fio version"`
+	Jobs    []fioJob `json:"jobs"`
+}
+
+// fioJob is one entry of "jobs". fio's client/server mode reports each
+// host's jobs in the same shape, so merging never assumes one host.
+type fioJob struct {
+	Name        string          `json:"jobname"`
+	Error       int             `json:"error"`
+	Read        fioDir          `json:"read"`
+	Write       fioDir          `json:"write"`
+	RuntimeMs   float64         `json:"job_runtime"`
+	UsrCPU      float64         `json:"usr_cpu"`
+	SysCPU      float64         `json:"sys_cpu"`
+	SteadyState *fioSteadyState `json:"steadystate"`
+}
+
+type fioDir struct {
+	BWBytes  float64 `json:"bw_bytes"`
+	IOPS     float64 `json:"iops"`
+	TotalIOs uint64  `json:"total_ios"`
+	Clat     struct {
+		Max  int64             `json:"max"`
+		Mean float64           `json:"mean"`
+		N    uint64            `json:"N"`
+		Bins map[string]uint64 `json:"bins"` // json+ only: bin value in ns -> count
+	} `json:"clat_ns"`
+}
+
+type fioSteadyState struct {
+	Criterion string `json:"ss"`
+	Attained  int    `json:"attained"`
+}
+
+// ParseOutput parses one fio invocation's --output-format=json+ output and
+// merges all its jobs. Warnings fio writes before the JSON are skipped. Plain
+// --output-format=json parses too, but has no bins, so its percentiles are 0.
+func ParseOutput(data []byte) (*Result, error) {
+	start := jsonStart(data)
+	if start < 0 {
+		return nil, errors.New("fio output: no line starts with '{'")
+	}
+	var out fioOutput
+	// A Decoder stops after the first value, so anything fio appends is ignored.
+	if err := json.NewDecoder(bytes.NewReader(data[start:])).Decode(&out); err != nil {
+		return nil, fmt.Errorf("fio output: %w", err)
+	}
+	if len(out.Jobs) == 0 {
+		return nil, errors.New("fio output: no jobs")
+	}
+	for i, j := range out.Jobs {
+		if j.Error != 0 {
+			return nil, fmt.Errorf("fio output: job %d (%q) failed with fio error %d", i+1, j.Name, j.Error)
+		}
+	}
+	return mergeJobs(out.Version, out.Jobs)
+}
+
+// jsonStart returns the offset of the first line that starts with '{', or -1.
+func jsonStart(data []byte) int {
+	for off := 0; off < len(data); {
+		if data[off] == '{' {
+			return off
+		}
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			break
+		}
+		off += nl + 1
+	}
+	return -1
+}
+
+// mergeJobs sums and merges jobs, whichever host or job section they came from.
+func mergeJobs(version string, jobs []fioJob) (*Result, error) {
+	r := &Result{FioVersion: version, Jobs: len(jobs)}
+	var ss *SteadyState
+	for _, j := range jobs {
+		r.RuntimeS = math.Max(r.RuntimeS, j.RuntimeMs/1000)
+		r.UsrCPUPct += j.UsrCPU
+		r.SysCPUPct += j.SysCPU
+		if j.SteadyState != nil {
+			if ss == nil {
+				ss = &SteadyState{Criterion: j.SteadyState.Criterion, Jobs: len(jobs)}
+			}
+			if j.SteadyState.Attained != 0 {
+				ss.JobsAttained++
+			}
+		}
+	}
+	if ss != nil {
+		ss.Attained = ss.JobsAttained == ss.Jobs
+		if ss.Attained {
+			ss.AttainedAfterS = r.RuntimeS
+		}
+		r.SteadyState = ss
+	}
+	var err error
+	if r.Read, err = mergeDir(jobs, "read", func(j *fioJob) *fioDir { return &j.Read }); err != nil {
+		return nil, err
+	}
+	if r.Write, err = mergeDir(jobs, "write", func(j *fioJob) *fioDir { return &j.Write }); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// mergeDir merges one direction of all jobs; nil when no job did any IO in it.
+// Percentiles come from the merged bins: averaging the jobs' own
+// percentiles would be wrong whenever the jobs' distributions differ.
+func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats, error) {
+	s := &DirStats{Hist: &Hist{}}
+	var weighted float64 // sum of mean*N, ns
+	var n uint64
+	for i := range jobs {
+		d := dir(&jobs[i])
+		s.IOPS += d.IOPS
+		s.MBps += d.BWBytes / 1e6
+		s.IOs += d.TotalIOs
+		weighted += d.Clat.Mean * float64(d.Clat.N)
+		n += d.Clat.N
+		s.MaxMs = math.Max(s.MaxMs, float64(d.Clat.Max)/1e6)
+		for k, c := range d.Clat.Bins {
+			ns, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("fio output: job %d (%q): %s clat_ns bin %q: %w", i+1, jobs[i].Name, name, k, err)
+			}
+			s.Hist.Add(ns, c)
+		}
+	}
+	if s.IOs == 0 {
+		return nil, nil
+	}
+	if n > 0 {
+		s.MeanMs = weighted / float64(n) / 1e6
+	}
+	s.P50Ms = float64(s.Hist.Percentile(50)) / 1e6
+	s.P95Ms = float64(s.Hist.Percentile(95)) / 1e6
+	s.P99Ms = float64(s.Hist.Percentile(99)) / 1e6
+	s.P999Ms = float64(s.Hist.Percentile(99.9)) / 1e6
+	return s, nil
+}
