@@ -219,6 +219,12 @@ func TestDiskRunRefusals(t *testing.T) {
 
 	code, _, errOut := runTierbench(t, "disk", "run", "--target", dir, "--fio", "/nonexistent/fio", "--results", res)
 	oneErrorLine(t, code, errOut, 1, "apt-get install fio")
+	old := filepath.Join(t.TempDir(), "fio")
+	if err := os.WriteFile(old, []byte("#!/bin/sh\necho fio-2.2.10\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runTierbench(t, "disk", "run", "--target", dir, "--fio", old, "--results", res)
+	oneErrorLine(t, code, errOut, 1, "too old")
 }
 
 // Ctrl-C during the second point: exit 130; the store keeps the finished

@@ -22,12 +22,14 @@ import (
 	"github.com/tierbench/tierbench/internal/units"
 )
 
-// The guard follows the product's rule: "A directory target: tierbench creates its own test file in it (refusing
-// when free space is short) and removes it afterwards unless --keep. A file target: only one tierbench created
-// earlier (it can tell), or any file with --overwrite-file. A block device: only with --destroy-data-on DEVICE
-// naming the same device again, and never while it or a partition of it is mounted or holds a recognisable
-// filesystem or partition table unless --even-if-formatted is also given. Each refusal says exactly why and which
-// flag would allow it."
+// The guard decides what fio may write to. A directory gets a test file of
+// tierbench's own, refused when free space is short and removed afterwards
+// unless kept. A file must be one tierbench created (it records the file's
+// identity beside it), or the user says --overwrite-file. A block device
+// needs --destroy-data-on naming it again; a mounted one (or one in use as
+// swap or under device-mapper/md) is always refused, and one that holds a
+// filesystem or partition table only passes with --even-if-formatted. Every
+// refusal is one line naming the reason and the flag that would allow it.
 
 // ErrRefused marks a target the guard will not let fio write to; the CLI maps it to exit 2.
 var ErrRefused = errors.New("target refused")
