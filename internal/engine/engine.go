@@ -191,3 +191,22 @@ type Runner interface {
 	// InstallRoutines (re)creates the stored routines of ModeRoutines.
 	InstallRoutines(ctx context.Context) error
 }
+
+// Stats is one reading of a database server's own counters (cumulative since
+// some reset; rates come from differences) and gauges (values now), by name.
+type Stats struct {
+	Counters map[string]float64
+	Gauges   map[string]float64
+}
+
+// StatsReader is a database whose internals telemetry can sample.
+type StatsReader interface {
+	// Stats reads the server's counters and gauges. Its own connection is
+	// kept open between calls.
+	Stats(ctx context.Context) (Stats, error)
+	// ServerInfo says where the server keeps its data and which process
+	// serves this connection, when the server will tell (both zero values
+	// otherwise); telemetry uses them to find the devices and the server's
+	// process tree when the server runs on this host.
+	ServerInfo(ctx context.Context) (dataDir string, backendPID int, err error)
+}

@@ -27,6 +27,10 @@ type DB struct {
 
 	countersMu   sync.Mutex
 	countersConn *pgx.Conn // kept open for Counters
+
+	statsMu      sync.Mutex
+	statsConn    *pgx.Conn // kept open for Stats
+	statsVersion string    // server_version_num of statsConn
 }
 
 // Open parses dsn and checks that the server answers.
@@ -90,6 +94,12 @@ func (db *DB) Close() {
 	if db.countersConn != nil {
 		db.countersConn.Close(context.Background())
 		db.countersConn = nil
+	}
+	db.statsMu.Lock()
+	defer db.statsMu.Unlock()
+	if db.statsConn != nil {
+		db.statsConn.Close(context.Background())
+		db.statsConn = nil
 	}
 }
 

@@ -1,0 +1,133 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/internal/engine"
+)
+
+var _ engine.StatsReader = (*DB)(nil)
+
+// Counter and gauge names Stats reports (telemetry turns counters into
+// rates). Names are engine-neutral where the idea is.
+const (
+	StatCommits           = "commits"
+	StatRollbacks         = "rollbacks"
+	StatBlocksRead        = "blocks_read"
+	StatBlocksHit         = "blocks_hit"
+	StatTempBytes         = "temp_bytes"
+	StatWALBytes          = "wal_bytes"
+	StatCheckpointsTimed  = "checkpoints_timed"
+	StatCheckpointsReq    = "checkpoints_requested"
+	StatBuffersCheckpoint = "buffers_checkpoint"
+	StatBuffersBgwriter   = "buffers_bgwriter"
+	StatBuffersBackend    = "buffers_backend"
+	// Gauges: active sessions by what they wait on ("CPU" when not
+	// waiting), as "active.<wait_event_type>".
+	StatActivePrefix = "active."
+)
+
+// statsQueries read the counters: pg_stat_database of the connected
+// database, WAL bytes (pg_stat_wal from PostgreSQL 14) and the checkpoint
+// counters (pg_stat_bgwriter up to 16, pg_stat_checkpointer from 17, where
+// backend writes moved to pg_stat_io).
+const statsDatabase = `SELECT xact_commit, xact_rollback, blks_read, blks_hit, temp_bytes
+	FROM pg_stat_database WHERE datname = current_database()`
+
+const statsWAL = `SELECT wal_bytes FROM pg_stat_wal`
+
+const statsBgwriter16 = `SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_clean, buffers_backend
+	FROM pg_stat_bgwriter`
+
+const statsBgwriter17 = `SELECT c.num_timed, c.num_requested, c.buffers_written, b.buffers_clean,
+	(SELECT coalesce(sum(writes), 0) FROM pg_stat_io WHERE backend_type = 'client backend')
+	FROM pg_stat_checkpointer c, pg_stat_bgwriter b`
+
+const statsActive = `SELECT coalesce(wait_event_type, 'CPU'), count(*) FROM pg_stat_activity
+	WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1`
+
+// Stats reads the server's counters and gauges on a connection kept open
+// for the purpose (reopened after a failure).
+func (db *DB) Stats(ctx context.Context) (engine.Stats, error) {
+	db.statsMu.Lock()
+	defer db.statsMu.Unlock()
+	if db.statsConn == nil || db.statsConn.IsClosed() {
+		conn, err := db.connect(ctx)
+		if err != nil {
+			return engine.Stats{}, err
+		}
+		db.statsConn = conn
+		db.statsVersion = conn.PgConn().ParameterStatus("server_version_num")
+	}
+	st, err := readStats(ctx, db.statsConn, db.statsVersion)
+	if err != nil {
+		db.statsConn.Close(context.Background())
+		db.statsConn = nil
+		return engine.Stats{}, fmt.Errorf("reading PostgreSQL statistics: %s", db.redact(err))
+	}
+	return st, nil
+}
+
+func readStats(ctx context.Context, conn *pgx.Conn, versionNum string) (engine.Stats, error) {
+	st := engine.Stats{Counters: map[string]float64{}, Gauges: map[string]float64{}}
+	c := st.Counters
+	var commits, rollbacks, read, hit, temp int64
+	if err := conn.QueryRow(ctx, statsDatabase).Scan(&commits, &rollbacks, &read, &hit, &temp); err != nil {
+		return st, err
+	}
+	c[StatCommits], c[StatRollbacks], c[StatBlocksRead], c[StatBlocksHit], c[StatTempBytes] =
+		float64(commits), float64(rollbacks), float64(read), float64(hit), float64(temp)
+	version := 0
+	fmt.Sscan(versionNum, &version)
+	if version >= 140000 {
+		var wal float64
+		if err := conn.QueryRow(ctx, statsWAL).Scan(&wal); err != nil {
+			return st, err
+		}
+		c[StatWALBytes] = wal
+	}
+	q := statsBgwriter16
+	if version >= 170000 {
+		q = statsBgwriter17
+	}
+	var timed, req, bufCkpt, bufClean, bufBackend int64
+	if err := conn.QueryRow(ctx, q).Scan(&timed, &req, &bufCkpt, &bufClean, &bufBackend); err != nil {
+		return st, err
+	}
+	c[StatCheckpointsTimed], c[StatCheckpointsReq] = float64(timed), float64(req)
+	c[StatBuffersCheckpoint], c[StatBuffersBgwriter], c[StatBuffersBackend] = float64(bufCkpt), float64(bufClean), float64(bufBackend)
+	rows, err := conn.Query(ctx, statsActive)
+	if err != nil {
+		return st, err
+	}
+	var kind string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&kind, &n}, func() error {
+		st.Gauges[StatActivePrefix+kind] = float64(n)
+		return nil
+	})
+	return st, err
+}
+
+// ServerInfo returns the server's data directory (when the role may read
+// it: superusers and pg_read_all_settings) and this connection's backend
+// PID.
+func (db *DB) ServerInfo(ctx context.Context) (string, int, error) {
+	conn, err := db.connect(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	defer conn.Close(context.Background())
+	var pid int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		return "", 0, fmt.Errorf("asking PostgreSQL for its backend PID: %s", db.redact(err))
+	}
+	var dir string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('data_directory', true)`).Scan(&dir); err != nil {
+		dir = "" // not allowed to read it: telemetry goes on without the devices
+	}
+	return dir, pid, nil
+}

@@ -1,0 +1,499 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+)
+
+// Histogram range: 1 µs .. 60 s at 2 significant digits, values in µs.
+const (
+	latencyMinUs   = 1
+	latencyMaxUs   = 60 * 1000 * 1000
+	latencySigFigs = 2
+)
+
+// An issue without a completion for this long was lost (a dropped event, a
+// request that completed through another path): forget it. pruneEvery keeps
+// the sweep off the per-line path.
+const (
+	staleIssueNs = int64(30 * time.Second)
+	pruneEveryNs = int64(5 * time.Second)
+)
+
+// The per-CPU ring buffer. 4 MiB a CPU holds seconds of 50k IOPS traffic
+// (~100 bytes an event pair) if the reader stalls; the total is capped so a
+// 256-CPU host does not pin a gigabyte of kernel memory.
+const (
+	traceBufferKBPerCPU = 4096
+	traceBufferKBTotal  = 128 * 1024
+	traceBufferKBMin    = 1024
+)
+
+var blockEvents = []string{"block_rq_issue", "block_rq_complete"}
+
+// BlockTracer pairs block_rq_issue and block_rq_complete events for a set of
+// devices in a private tracefs instance (instances/tierbench-<pid>-<n>,
+// removed on Close, so the global trace buffer and other tracers are
+// untouched) and keeps a latency histogram per interval.
+type BlockTracer struct {
+	dir  string // the tracefs instance
+	pipe *os.File
+	done chan struct{} // closed when the reader goroutine exits
+
+	mu    sync.Mutex
+	cur   *hdrhistogram.Histogram // this interval, recorded by the reader
+	spare *hdrhistogram.Histogram // the previous one, reset, ready to swap in
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartBlockTracer starts tracing the given devices (kernel names; a
+// partition is traced as its disk, since the tracepoints report the disk).
+// Its error says, in one line, why tracing is not possible here, so callers
+// can print it once and carry on without latency percentiles.
+func StartBlockTracer(devices []string) (*BlockTracer, error) {
+	if len(devices) == 0 {
+		return nil, errors.New("block tracing: no devices to trace")
+	}
+	if uid := os.Geteuid(); uid != 0 {
+		return nil, fmt.Errorf("block tracing needs root (running as uid %d)", uid)
+	}
+	tracefs, err := findTracefs()
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range blockEvents {
+		if !exists(filepath.Join(tracefs, "events", "block", ev)) {
+			return nil, fmt.Errorf("block tracing: kernel has no %s tracepoint in %s/events/block", ev, tracefs)
+		}
+	}
+	var terms []string
+	for _, name := range devices {
+		maj, min, err := traceDevNumber(name)
+		if err != nil {
+			return nil, fmt.Errorf("block tracing: %w", err)
+		}
+		term := fmt.Sprintf("dev == %d", kernelDev(maj, min))
+		if !slices.Contains(terms, term) {
+			terms = append(terms, term)
+		}
+	}
+	filter := strings.Join(terms, " || ")
+
+	dir, err := makeInstance(filepath.Join(tracefs, "instances"))
+	if err != nil {
+		return nil, err
+	}
+	t := &BlockTracer{
+		dir:   dir,
+		done:  make(chan struct{}),
+		cur:   newLatencyHistogram(),
+		spare: newLatencyHistogram(),
+	}
+	if err := t.configure(filter); err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("block tracing: %w", err)
+	}
+	pipe, err := os.Open(filepath.Join(dir, "trace_pipe"))
+	if err != nil {
+		t.disable()
+		os.Remove(dir)
+		return nil, fmt.Errorf("block tracing: %w", err)
+	}
+	t.pipe = pipe
+	go t.read()
+	return t, nil
+}
+
+// findTracefs returns the tracefs mount, mounting it at /sys/kernel/tracing
+// when it is absent (we are root by now).
+func findTracefs() (string, error) {
+	primary := filepath.Join(sysRoot, "kernel", "tracing")
+	for _, dir := range []string{primary, filepath.Join(sysRoot, "kernel", "debug", "tracing")} {
+		if exists(filepath.Join(dir, "instances")) {
+			return dir, nil
+		}
+	}
+	if err := unix.Mount("tracefs", primary, "tracefs", 0, ""); err != nil {
+		return "", fmt.Errorf("block tracing: no tracefs mounted, and mounting it at %s failed: %v", primary, err)
+	}
+	if !exists(filepath.Join(primary, "instances")) {
+		return "", fmt.Errorf("block tracing: tracefs mounted at %s has no instances directory", primary)
+	}
+	return primary, nil
+}
+
+// traceDevNumber maps a kernel device name to the MAJ:MIN the tracepoints
+// report: a partition's requests carry its disk's number.
+func traceDevNumber(name string) (uint32, uint32, error) {
+	if maj, min, err := readDevNumber(filepath.Join(sysRoot, "block", name, "dev")); err == nil {
+		return maj, min, nil
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(sysRoot, "class", "block", name))
+	if err != nil {
+		return 0, 0, fmt.Errorf("block device %q not found in %s/block or %s/class/block", name, sysRoot, sysRoot)
+	}
+	if exists(filepath.Join(dir, "partition")) {
+		dir = filepath.Dir(dir)
+	}
+	return readDevNumber(filepath.Join(dir, "dev"))
+}
+
+// kernelDev is the kernel's internal dev_t (MINORBITS = 20), which the
+// tracepoint filter compares against, not the userspace encoding.
+func kernelDev(major, minor uint32) uint32 { return major<<20 | minor }
+
+func makeInstance(instances string) (string, error) {
+	pid := os.Getpid()
+	for n := 0; n < 1000; n++ {
+		dir := filepath.Join(instances, fmt.Sprintf("tierbench-%d-%d", pid, n))
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("block tracing: tracefs refused to create an instance: %v", err)
+		}
+	}
+	return "", fmt.Errorf("block tracing: no free instance name under %s", instances)
+}
+
+func (t *BlockTracer) configure(filter string) error {
+	kb := traceBufferKBPerCPU
+	if n := runtime.NumCPU(); n*kb > traceBufferKBTotal {
+		kb = max(traceBufferKBTotal/n, traceBufferKBMin)
+	}
+	if err := writeTraceFile(filepath.Join(t.dir, "buffer_size_kb"), strconv.Itoa(kb)); err != nil {
+		return err
+	}
+	// The default "local" clock is not synchronised across CPUs, and a request
+	// is often issued on one CPU and completed on another.
+	if err := writeTraceFile(filepath.Join(t.dir, "trace_clock"), "mono"); err != nil {
+		if err := writeTraceFile(filepath.Join(t.dir, "trace_clock"), "global"); err != nil {
+			return err
+		}
+	}
+	for _, ev := range blockEvents {
+		evDir := filepath.Join(t.dir, "events", "block", ev)
+		if err := writeTraceFile(filepath.Join(evDir, "filter"), filter); err != nil {
+			return err
+		}
+		if err := writeTraceFile(filepath.Join(evDir, "enable"), "1"); err != nil {
+			return err
+		}
+	}
+	return writeTraceFile(filepath.Join(t.dir, "tracing_on"), "1")
+}
+
+func (t *BlockTracer) disable() {
+	for _, ev := range blockEvents {
+		writeTraceFile(filepath.Join(t.dir, "events", "block", ev, "enable"), "0")
+	}
+}
+
+// writeTraceFile writes without O_CREATE or O_TRUNC: tracefs files exist or
+// the kernel lacks the feature.
+func writeTraceFile(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+// Collect returns the latencies of the requests that completed since the last
+// Collect (or since Start), and starts a new interval.
+func (t *BlockTracer) Collect() Latency {
+	h := t.CollectHist()
+	lat := tracerLatency(h)
+	h.Reset()
+	t.mu.Lock()
+	if t.spare == nil {
+		t.spare = h
+	}
+	t.mu.Unlock()
+	return lat
+}
+
+// CollectHist is Collect returning the interval's histogram itself (values
+// in µs, 1 µs .. 60 s, 2 significant digits), for callers that merge
+// intervals into a step's percentiles; the caller owns it.
+func (t *BlockTracer) CollectHist() *hdrhistogram.Histogram {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.cur
+	t.cur = t.spare
+	t.spare = nil
+	if t.cur == nil { // the spare was handed out by CollectHist
+		t.cur = newLatencyHistogram()
+	}
+	return h
+}
+
+// Close stops tracing and removes the tracefs instance.
+func (t *BlockTracer) Close() error {
+	t.closeOnce.Do(func() {
+		var errs []error
+		t.disable()
+		// On kernels where trace_pipe cannot be polled, the reader sits in
+		// read(2), and closing the file waits for it: a marker wakes it.
+		writeTraceFile(filepath.Join(t.dir, "trace_marker"), "tierbench: closing\n")
+		if err := t.pipe.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		select {
+		case <-t.done:
+		case <-time.After(5 * time.Second):
+			errs = append(errs, errors.New("trace_pipe reader did not stop"))
+		}
+		writeTraceFile(filepath.Join(t.dir, "tracing_on"), "0")
+		if err := os.Remove(t.dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove tracefs instance: %w", err))
+		}
+		t.closeErr = errors.Join(errs...)
+	})
+	return t.closeErr
+}
+
+// read drains trace_pipe until it is closed. Latencies are recorded in
+// batches, one lock per drained buffer rather than one per request.
+func (t *BlockTracer) read() {
+	defer close(t.done)
+	br := bufio.NewReaderSize(t.pipe, 1<<20)
+	p := newPairer()
+	pending := make([]int64, 0, 4096)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A megabyte without a newline is not a block event; skip it.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			continue
+		}
+		if err != nil {
+			t.record(pending)
+			return
+		}
+		if ev, ok := parseBlockLine(line); ok {
+			if ns, ok := p.add(ev); ok {
+				pending = append(pending, ns)
+			}
+		}
+		if len(pending) == cap(pending) || (len(pending) > 0 && br.Buffered() == 0) {
+			t.record(pending)
+			pending = pending[:0]
+		}
+	}
+}
+
+func (t *BlockTracer) record(latNs []int64) {
+	if len(latNs) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, ns := range latNs {
+		us := min(max(ns/1000, latencyMinUs), latencyMaxUs)
+		t.cur.RecordValue(us) // in range by construction
+	}
+}
+
+func newLatencyHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(latencyMinUs, latencyMaxUs, latencySigFigs)
+}
+
+func tracerLatency(h *hdrhistogram.Histogram) Latency {
+	n := h.TotalCount()
+	if n == 0 {
+		return Latency{}
+	}
+	return Latency{
+		Count: uint64(n),
+		P50Ms: float64(h.ValueAtQuantile(50)) / 1000,
+		P95Ms: float64(h.ValueAtQuantile(95)) / 1000,
+		P99Ms: float64(h.ValueAtQuantile(99)) / 1000,
+	}
+}
+
+// blockEvent is one parsed block_rq_issue or block_rq_complete line.
+type blockEvent struct {
+	complete bool
+	dev      uint32 // kernel encoding, major<<20 | minor
+	sector   uint64
+	nrSector uint32
+	tsNs     int64 // trace clock
+}
+
+var (
+	issueMarker    = []byte(": block_rq_issue: ")
+	completeMarker = []byte(": block_rq_complete: ")
+)
+
+// parseBlockLine parses a trace_pipe line such as
+//
+//	fio-1234  [001] ..... 12345.678901: block_rq_issue: 254,0 W 4096 () 123456 + 8 none,0,0 [fio]
+//	<idle>-0  [000] ..s1. 12345.679001: block_rq_complete: 254,0 W () 123456 + 8 none,0,0 [0]
+//
+// following the print fmt in events/block/block_rq_{issue,complete}/format:
+// "%d,%d %s %u (%s) %llu + %u ..." and "%d,%d %s (%s) %llu + %u ...". The
+// markers are longer than a 15-byte comm, so a task name cannot fake one.
+// Anything else (block_rq_insert, lost-event notices, markers, torn lines)
+// is reported as not ok.
+func parseBlockLine(line []byte) (blockEvent, bool) {
+	var ev blockEvent
+	i := bytes.Index(line, issueMarker)
+	marker := issueMarker
+	if i < 0 {
+		if i = bytes.Index(line, completeMarker); i < 0 {
+			return ev, false
+		}
+		marker, ev.complete = completeMarker, true
+	}
+
+	// Timestamp: the token right before the marker, seconds.fraction.
+	head := line[:i]
+	ts := head[bytes.LastIndexByte(head, ' ')+1:]
+	secStr, fracStr, ok := bytes.Cut(ts, []byte{'.'})
+	if !ok {
+		return ev, false
+	}
+	sec, n := parseUintPrefix(secStr)
+	if n == 0 || n != len(secStr) || sec > 1<<33 {
+		return ev, false
+	}
+	frac, n := parseUintPrefix(fracStr)
+	if n == 0 || n != len(fracStr) || n > 9 {
+		return ev, false
+	}
+	for ; n < 9; n++ {
+		frac *= 10
+	}
+	ev.tsNs = int64(sec)*1e9 + int64(frac)
+
+	// "MAJ,MIN rwbs [bytes] (cmd) sector + nr_sector ..."
+	rest := line[i+len(marker):]
+	maj, n := parseUintPrefix(rest)
+	if n == 0 || n >= len(rest) || rest[n] != ',' || maj >= 1<<12 {
+		return ev, false
+	}
+	rest = rest[n+1:]
+	minor, n := parseUintPrefix(rest)
+	if n == 0 || minor >= 1<<20 {
+		return ev, false
+	}
+	ev.dev = kernelDev(uint32(maj), uint32(minor))
+	rest = rest[n:]
+	open := bytes.IndexByte(rest, '(')
+	if open < 0 {
+		return ev, false
+	}
+	rest = rest[open:]
+	closing := bytes.IndexByte(rest, ')')
+	if closing < 0 {
+		return ev, false
+	}
+	rest = bytes.TrimLeft(rest[closing+1:], " ")
+	sector, n := parseUintPrefix(rest)
+	if n == 0 {
+		return ev, false
+	}
+	rest = rest[n:]
+	if !bytes.HasPrefix(rest, []byte(" + ")) {
+		return ev, false
+	}
+	rest = rest[3:]
+	nr, n := parseUintPrefix(rest)
+	if n == 0 || nr > 1<<32-1 {
+		return ev, false
+	}
+	ev.sector, ev.nrSector = sector, uint32(nr)
+	return ev, true
+}
+
+// parseUintPrefix reads the decimal digits at the start of b and says how
+// many it used; 0 means none (or an overflow).
+func parseUintPrefix(b []byte) (uint64, int) {
+	var v uint64
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		if n >= 19 {
+			return 0, 0
+		}
+		v = v*10 + uint64(b[n]-'0')
+		n++
+	}
+	return v, n
+}
+
+type reqKey struct {
+	dev    uint32
+	sector uint64
+}
+
+// pairer matches completions to issues by (dev, sector). Requests with no
+// sectors (flushes) all share sector 0 on a device and cannot be told apart,
+// so they are left out.
+type pairer struct {
+	inflight  map[reqKey]int64 // issue time
+	lastPrune int64
+}
+
+func newPairer() *pairer { return &pairer{inflight: make(map[reqKey]int64)} }
+
+// add takes one event and, for a completion whose issue it saw, returns the
+// latency in nanoseconds.
+func (p *pairer) add(ev blockEvent) (int64, bool) {
+	if ev.nrSector == 0 {
+		return 0, false
+	}
+	if ev.tsNs-p.lastPrune > pruneEveryNs {
+		p.prune(ev.tsNs)
+	}
+	key := reqKey{ev.dev, ev.sector}
+	if !ev.complete {
+		p.inflight[key] = ev.tsNs // a requeued request is issued again; the last issue counts
+		return 0, false
+	}
+	issued, ok := p.inflight[key]
+	if !ok {
+		return 0, false
+	}
+	delete(p.inflight, key)
+	lat := ev.tsNs - issued
+	if lat < 0 {
+		return 0, false
+	}
+	return lat, true
+}
+
+func (p *pairer) prune(now int64) {
+	p.lastPrune = now
+	for k, ts := range p.inflight {
+		if now-ts > staleIssueNs {
+			delete(p.inflight, k)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package telemetry
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/prometheus/procfs"
+)
+
+// procUserHZ is the tick rate of /proc/<pid>/stat's utime and stime. procfs
+// assumes the same 100 (USER_HZ, fixed on every Linux architecture it
+// supports) when it converts /proc/stat to seconds.
+const procUserHZ = 100
+
+// HostReader reads host CPU and memory from a /proc tree.
+type HostReader struct {
+	fs procfs.FS
+}
+
+// NewHostReader returns a reader of the /proc tree at procRoot.
+func NewHostReader(procRoot string) (*HostReader, error) {
+	pfs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("host telemetry: %w", err)
+	}
+	return &HostReader{fs: pfs}, nil
+}
+
+// CPUCounters is one reading of /proc/stat's aggregate "cpu" line, in
+// seconds as procfs gives them. Guest time is left out: the kernel already
+// counts it in User (and guest_nice in Nice).
+type CPUCounters struct {
+	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal float64
+}
+
+// CPU reads the aggregate CPU counters.
+func (r *HostReader) CPU() (CPUCounters, error) {
+	st, err := r.fs.Stat()
+	if err != nil {
+		return CPUCounters{}, fmt.Errorf("host telemetry: read stat: %w", err)
+	}
+	c := st.CPUTotal
+	return CPUCounters{
+		User: c.User, Nice: c.Nice, System: c.System, Idle: c.Idle,
+		IOWait: c.Iowait, IRQ: c.IRQ, SoftIRQ: c.SoftIRQ, Steal: c.Steal,
+	}, nil
+}
+
+// CPURates turns two readings into percentages of all cores: each field's
+// share of the total delta, all 0 when nothing elapsed. A counter that went
+// backwards (a reset) counts as 0 for that field.
+func CPURates(prev, cur CPUCounters) CPU {
+	d := func(p, c float64) float64 { return max(c-p, 0) }
+	user := d(prev.User, cur.User) + d(prev.Nice, cur.Nice)
+	system := d(prev.System, cur.System) + d(prev.IRQ, cur.IRQ) + d(prev.SoftIRQ, cur.SoftIRQ)
+	iowait := d(prev.IOWait, cur.IOWait)
+	idle := d(prev.Idle, cur.Idle)
+	steal := d(prev.Steal, cur.Steal)
+	total := user + system + iowait + idle + steal
+	if total <= 0 {
+		return CPU{}
+	}
+	pct := func(v float64) float64 { return v / total * 100 }
+	return CPU{
+		UserPct:   pct(user),
+		SystemPct: pct(system),
+		IOWaitPct: pct(iowait),
+		IdlePct:   pct(idle),
+		StealPct:  pct(steal),
+	}
+}
+
+// Memory reads /proc/meminfo. Used and cache follow free(1) before procps-ng
+// 4 (which switched to MemTotal - MemAvailable): used = MemTotal - MemFree -
+// cache, cache = Buffers + Cached + SReclaimable.
+func (r *HostReader) Memory() (Memory, error) {
+	mi, err := r.fs.Meminfo()
+	if err != nil {
+		return Memory{}, fmt.Errorf("host telemetry: read meminfo: %w", err)
+	}
+	if mi.MemTotalBytes == nil || mi.MemFreeBytes == nil {
+		return Memory{}, errors.New("host telemetry: meminfo lacks MemTotal or MemFree")
+	}
+	v := func(p *uint64) int64 {
+		if p == nil {
+			return 0
+		}
+		return int64(*p)
+	}
+	total, free := v(mi.MemTotalBytes), v(mi.MemFreeBytes)
+	cache := v(mi.BuffersBytes) + v(mi.CachedBytes) + v(mi.SReclaimableBytes)
+	used := total - free - cache
+	if used < 0 { // as free(1): cache figures can exceed what they subtract from
+		used = total - free
+	}
+	return Memory{
+		UsedBytes:      used,
+		CacheBytes:     cache,
+		DirtyBytes:     v(mi.DirtyBytes),
+		WritebackBytes: v(mi.WritebackBytes),
+	}, nil
+}
+
+// ProcTreeCPU returns the CPU seconds (utime and stime, user and system
+// separately) used so far by pid and all its live descendants, found through
+// each /proc/N/stat's ppid. Processes that vanish while it reads are skipped;
+// children that already exited are not counted (their time moved to the
+// parent's cutime/cstime, which only counts once the parent reaps them).
+func ProcTreeCPU(procRoot string, pid int) (user, system float64, err error) {
+	pfs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
+	}
+	procs, err := pfs.AllProcs()
+	if err != nil {
+		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
+	}
+	stats := make(map[int]procfs.ProcStat, len(procs))
+	children := make(map[int][]int)
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err != nil {
+			if procVanished(err) {
+				continue
+			}
+			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p.PID, err)
+		}
+		stats[p.PID] = st
+		children[st.PPID] = append(children[st.PPID], p.PID)
+	}
+	if _, ok := stats[pid]; !ok {
+		return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s", pid, procRoot)
+	}
+	var ticksU, ticksS uint64
+	seen := map[int]bool{}
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		p := queue[0]
+		if seen[p] { // a pid reused while we read could otherwise loop
+			continue
+		}
+		seen[p] = true
+		ticksU += uint64(stats[p].UTime)
+		ticksS += uint64(stats[p].STime)
+		queue = append(queue, children[p]...)
+	}
+	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
+}
+
+// procVanished reports whether err means the process exited while we read it.
+func procVanished(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
+}

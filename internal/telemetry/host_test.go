@@ -1,0 +1,119 @@
+package telemetry
+
+import (
+	"math"
+	"os"
+	"testing"
+	"time"
+)
+
+// hostNear compares floats that went through /100 and sums: exact up to
+// rounding.
+func hostNear(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func hostReadCPU(t *testing.T, procRoot string) CPUCounters {
+	t.Helper()
+	r, err := NewHostReader(procRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestHostCPURates(t *testing.T) {
+	prev := hostReadCPU(t, "testdata/host-t0/proc")
+	cur := hostReadCPU(t, "testdata/host-t1/proc")
+	if !hostNear(prev.User, 10) || !hostNear(prev.Steal, 0.5) {
+		t.Fatalf("t0 counters = %+v, want User 10 s, Steal 0.5 s", prev)
+	}
+	// Deltas in ticks: user 250 + nice 50, system 100 + irq 20 + softirq 30,
+	// idle 450, iowait 80, steal 20; total 1000. Guest (+100) is already in
+	// user and must not count twice.
+	want := CPU{UserPct: 30, SystemPct: 15, IOWaitPct: 8, IdlePct: 45, StealPct: 2}
+	hostAssertCPU(t, CPURates(prev, cur), want)
+}
+
+func TestHostCPURatesReset(t *testing.T) {
+	prev := CPUCounters{User: 100, Idle: 100}
+	cur := CPUCounters{User: 50, Idle: 160, System: 40} // user went backwards
+	hostAssertCPU(t, CPURates(prev, cur), CPU{IdlePct: 60, SystemPct: 40})
+	hostAssertCPU(t, CPURates(cur, cur), CPU{}) // nothing elapsed
+}
+
+func hostAssertCPU(t *testing.T, got, want CPU) {
+	t.Helper()
+	if !hostNear(got.UserPct, want.UserPct) || !hostNear(got.SystemPct, want.SystemPct) ||
+		!hostNear(got.IOWaitPct, want.IOWaitPct) || !hostNear(got.IdlePct, want.IdlePct) ||
+		!hostNear(got.StealPct, want.StealPct) {
+		t.Errorf("CPURates = %+v, want %+v", got, want)
+	}
+}
+
+func TestHostMemory(t *testing.T) {
+	r, err := NewHostReader("testdata/host-t0/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Memory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const kB = 1024
+	want := Memory{
+		UsedBytes:      (16000000 - 2000000 - 300000 - 5000000 - 700000) * kB,
+		CacheBytes:     (300000 + 5000000 + 700000) * kB,
+		DirtyBytes:     12345 * kB,
+		WritebackBytes: 678 * kB,
+	}
+	if got != want {
+		t.Errorf("Memory = %+v, want %+v", got, want)
+	}
+}
+
+func TestProcTreeCPUFixture(t *testing.T) {
+	// 1 -> 2 -> 3, and 4 -> 5 beside them; utime/stime in ticks of 1/100 s.
+	const root = "testdata/host-proctree/proc"
+	for _, tc := range []struct {
+		pid          int
+		user, system float64
+	}{
+		{1, 3.57, 0.83}, // (100+250+7, 50+30+3) ticks
+		{2, 2.57, 0.33},
+		{3, 0.07, 0.03},
+		{4, 19.99, 19.99},
+	} {
+		u, s, err := ProcTreeCPU(root, tc.pid)
+		if err != nil {
+			t.Fatalf("pid %d: %v", tc.pid, err)
+		}
+		if !hostNear(u, tc.user) || !hostNear(s, tc.system) {
+			t.Errorf("pid %d: ProcTreeCPU = %v user, %v system; want %v, %v", tc.pid, u, s, tc.user, tc.system)
+		}
+	}
+	if _, _, err := ProcTreeCPU(root, 42); err == nil {
+		t.Error("ProcTreeCPU of a missing pid: no error")
+	}
+}
+
+func TestProcTreeCPUSelf(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	// Burn well over one 10 ms tick so utime or stime moves.
+	x := 0
+	for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+		x++
+	}
+	_ = x
+	u, s, err := ProcTreeCPU("/proc", os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u+s <= 0 {
+		t.Errorf("ProcTreeCPU(self) = %v user + %v system, want > 0", u, s)
+	}
+}

@@ -1,0 +1,444 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/internal/engine"
+)
+
+// Config says what a Session samples.
+type Config struct {
+	Interval   time.Duration      // 0: 1 s
+	ProcRoot   string             // "": /proc
+	SysRoot    string             // "": /sys
+	Target     string             // a path whose devices are sampled; "": none
+	DB         engine.StatsReader // nil: no database internals
+	ServerPID  int                // the database server's main process, whose tree's CPU is sampled; 0: none
+	BlockTrace bool               // try device latency percentiles from block tracepoints
+	// OnSample is called from the sampling goroutine after each sample.
+	OnSample func(Sample)
+	// Warn is told, once each, why something cannot be sampled.
+	Warn func(msg string)
+}
+
+// Sample is one interval's readings, taken at T and covering the Interval
+// before it.
+type Sample struct {
+	T        time.Time
+	Interval time.Duration
+	CPU      CPU
+	Memory   Memory
+	// ServerCPUPct is the CPU the database server's process tree used, in
+	// percent of one core (-1 when not sampled).
+	ServerCPUPct float64
+	Devices      []DeviceRates // every device of the target's chain
+	Total        *DeviceRates  // the sum over the chain's leaves; nil without a target
+	Latency      *Latency      // device latency percentiles; nil without the block tracer
+	latencyHist  []bar         // the interval's latency histogram, for merging over steps
+	DB           map[string]float64
+}
+
+// bar is one non-empty bucket of a latency histogram (µs).
+type bar struct {
+	v int64
+	n int64
+}
+
+// Session samples at its interval until Stop.
+type Session struct {
+	cfg     Config
+	res     *Resolution
+	host    *HostReader
+	disks   *DiskReader
+	tracer  *BlockTracer
+	warned  map[string]bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	mu      sync.Mutex
+	samples []Sample
+	latest  Sample
+	has     bool
+}
+
+// Start resolves the target, opens the readers and starts sampling. Only a
+// host that cannot be read at all is an error; anything else missing is
+// told to Warn once and left out.
+func Start(ctx context.Context, cfg Config) (*Session, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.ProcRoot == "" {
+		cfg.ProcRoot = "/proc"
+	}
+	if cfg.SysRoot == "" {
+		cfg.SysRoot = "/sys"
+	}
+	s := &Session{cfg: cfg, warned: map[string]bool{}, done: make(chan struct{})}
+	var err error
+	if s.host, err = NewHostReader(cfg.ProcRoot); err != nil {
+		return nil, fmt.Errorf("telemetry: reading %s: %w", cfg.ProcRoot, err)
+	}
+	if cfg.Target != "" {
+		res, err := ResolvePath(cfg.Target)
+		switch {
+		case err != nil:
+			s.warn(fmt.Sprintf("no device telemetry for %s: %v", cfg.Target, err))
+		case len(res.Devices) == 0:
+			s.res = &res
+			s.warn(fmt.Sprintf("no device telemetry for %s: %s", cfg.Target, res.Note))
+		default:
+			s.res = &res
+			if s.disks, err = NewDiskReader(cfg.ProcRoot, cfg.SysRoot, res.Devices); err != nil {
+				s.warn(fmt.Sprintf("no device telemetry for %s: %v", cfg.Target, err))
+			}
+			if cfg.BlockTrace && s.disks != nil {
+				if s.tracer, err = StartBlockTracer(res.Leaves); err != nil {
+					s.warn(fmt.Sprintf("no device latency percentiles: %v", err))
+				}
+			}
+		}
+	}
+	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go s.loop(ctx)
+	return s, nil
+}
+
+// Resolution is how the target resolved to devices (nil without a target
+// or when it could not be resolved).
+func (s *Session) Resolution() *Resolution { return s.res }
+
+func (s *Session) warn(msg string) {
+	if s.warned[msg] {
+		return
+	}
+	s.warned[msg] = true
+	if s.cfg.Warn != nil {
+		s.cfg.Warn(msg)
+	}
+}
+
+// Stop ends sampling and releases the tracer. Safe to call twice.
+func (s *Session) Stop() {
+	s.cancel()
+	<-s.done
+	if s.tracer != nil {
+		s.tracer.Close()
+		s.tracer = nil
+	}
+}
+
+// Latest returns the newest sample, if there is one yet.
+func (s *Session) Latest() (Sample, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest, s.has
+}
+
+// Samples returns the samples whose interval lies in [from, to]: those
+// whose midpoint does.
+func (s *Session) Samples(from, to time.Time) []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Sample
+	for _, x := range s.samples {
+		mid := x.T.Add(-x.Interval / 2)
+		if !mid.Before(from) && !mid.After(to) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// prev is the previous interval's cumulative readings.
+type prev struct {
+	at        time.Time
+	cpu       CPUCounters
+	disks     DiskCounters
+	hasDisks  bool
+	srvCPU    float64
+	hasSrvCPU bool
+	db        map[string]float64
+}
+
+func (s *Session) loop(ctx context.Context) {
+	defer close(s.done)
+	var p prev
+	s.read(ctx, &p) // the baseline
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		x, ok := s.read(ctx, &p)
+		if !ok {
+			continue
+		}
+		s.mu.Lock()
+		s.samples = append(s.samples, x)
+		s.latest, s.has = x, true
+		s.mu.Unlock()
+		if s.cfg.OnSample != nil {
+			s.cfg.OnSample(x)
+		}
+	}
+}
+
+// read takes one reading, turns it into rates against p, and makes it the
+// new p. ok is false for the first reading, which only sets the baseline.
+func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
+	now := time.Now()
+	first := p.at.IsZero()
+	x = Sample{T: now, Interval: now.Sub(p.at), ServerCPUPct: -1}
+	secs := x.Interval.Seconds()
+	if cpu, err := s.host.CPU(); err == nil {
+		x.CPU = CPURates(p.cpu, cpu)
+		p.cpu = cpu
+	} else {
+		s.warn(fmt.Sprintf("no CPU telemetry: %v", err))
+	}
+	if mem, err := s.host.Memory(); err == nil {
+		x.Memory = mem
+	} else {
+		s.warn(fmt.Sprintf("no memory telemetry: %v", err))
+	}
+	if s.cfg.ServerPID > 0 {
+		u, sys, err := ProcTreeCPU(s.cfg.ProcRoot, s.cfg.ServerPID)
+		switch {
+		case err != nil:
+			s.warn(fmt.Sprintf("no server CPU telemetry for PID %d: %v", s.cfg.ServerPID, err))
+			p.hasSrvCPU = false
+		default:
+			if p.hasSrvCPU && !first {
+				x.ServerCPUPct = math.Max(0, (u+sys-p.srvCPU)/secs*100)
+			}
+			p.srvCPU, p.hasSrvCPU = u+sys, true
+		}
+	}
+	if s.disks != nil {
+		if dc, err := s.disks.Read(); err == nil {
+			if p.hasDisks {
+				x.Devices = DiskRates(p.disks, dc)
+				leaves := map[string]bool{}
+				for _, l := range s.res.Leaves {
+					leaves[l] = true
+				}
+				var ls []DeviceRates
+				for _, d := range x.Devices {
+					if leaves[d.Name] {
+						ls = append(ls, d)
+					}
+				}
+				tot := TotalRates(ls)
+				x.Total = &tot
+			}
+			p.disks, p.hasDisks = dc, true
+		} else {
+			s.warn(fmt.Sprintf("no device telemetry: %v", err))
+		}
+	}
+	if s.tracer != nil {
+		h := s.tracer.CollectHist()
+		if !first {
+			x.latencyHist = sparse(h)
+			l := tracerLatency(h)
+			x.Latency = &l
+		}
+	}
+	if s.cfg.DB != nil {
+		qctx, cancel := context.WithTimeout(ctx, s.cfg.Interval)
+		st, err := s.cfg.DB.Stats(qctx)
+		cancel()
+		if err == nil {
+			x.DB = dbRates(p.db, st, secs)
+			p.db = st.Counters
+		} else if ctx.Err() == nil {
+			s.warn(fmt.Sprintf("no database telemetry: %v", err))
+			p.db = nil
+		}
+	}
+	p.at = now
+	return x, !first
+}
+
+// dbRates turns counters into per-second rates named NAME_per_s, adds the
+// cache hit ratio of the interval and copies the gauges.
+func dbRates(prev map[string]float64, st engine.Stats, secs float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range st.Gauges {
+		out[k] = v
+	}
+	if prev == nil || secs <= 0 {
+		return out
+	}
+	for k, v := range st.Counters {
+		if p, ok := prev[k]; ok && v >= p {
+			out[k+"_per_s"] = (v - p) / secs
+		}
+	}
+	read, hit := out["blocks_read_per_s"], out["blocks_hit_per_s"]
+	if read+hit > 0 {
+		out["cache_hit_pct"] = hit / (read + hit) * 100
+	}
+	return out
+}
+
+func sparse(h *hdrhistogram.Histogram) []bar {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	var out []bar
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			out = append(out, bar{v: b.To, n: b.Count})
+		}
+	}
+	return out
+}
+
+// Aggregate is a step's telemetry: averages over its samples, and device
+// latency percentiles from the merged histograms of its samples.
+type Aggregate struct {
+	Samples int                `json:"samples"`
+	Host    map[string]float64 `json:"host"`
+	Device  map[string]float64 `json:"device,omitempty"`
+	DB      map[string]float64 `json:"db,omitempty"`
+}
+
+// Summarize aggregates samples (as Samples returns them for a step).
+// Host: CPU shares, the server's CPU, memory. Device: the chain's total
+// (IOPS, MB/s, awaits weighted by I/Os) and, with the tracer, p50/p95/p99
+// of all the step's requests.
+func Summarize(samples []Sample) Aggregate {
+	a := Aggregate{Samples: len(samples), Host: map[string]float64{}}
+	if len(samples) == 0 {
+		return a
+	}
+	n := float64(len(samples))
+	var srv, srvN float64
+	var tot []DeviceRates
+	merged := newLatencyHistogram()
+	hasLat := false
+	dbSum, dbN := map[string]float64{}, map[string]float64{}
+	for _, x := range samples {
+		a.Host["cpu_user_pct"] += x.CPU.UserPct / n
+		a.Host["cpu_system_pct"] += x.CPU.SystemPct / n
+		a.Host["cpu_iowait_pct"] += x.CPU.IOWaitPct / n
+		a.Host["cpu_idle_pct"] += x.CPU.IdlePct / n
+		a.Host["cpu_steal_pct"] += x.CPU.StealPct / n
+		a.Host["mem_used_bytes"] += float64(x.Memory.UsedBytes) / n
+		a.Host["mem_cache_bytes"] += float64(x.Memory.CacheBytes) / n
+		a.Host["mem_dirty_bytes"] += float64(x.Memory.DirtyBytes) / n
+		if x.ServerCPUPct >= 0 {
+			srv += x.ServerCPUPct
+			srvN++
+		}
+		if x.Total != nil {
+			tot = append(tot, *x.Total)
+		}
+		if x.Latency != nil {
+			hasLat = true
+			for _, b := range x.latencyHist {
+				merged.RecordValues(b.v, b.n)
+			}
+		}
+		for k, v := range x.DB {
+			dbSum[k] += v
+			dbN[k]++
+		}
+	}
+	if srvN > 0 {
+		a.Host["server_cpu_pct"] = srv / srvN
+	}
+	a.Host["cores"] = float64(runtime.NumCPU())
+	if len(tot) > 0 {
+		avg := averageRates(tot)
+		a.Device = map[string]float64{
+			"r_iops": avg.RIOPS, "w_iops": avg.WIOPS, "r_mbps": avg.RMBps, "w_mbps": avg.WMBps,
+			"r_await_ms": avg.RAwaitMs, "w_await_ms": avg.WAwaitMs, "aqu_sz": avg.AquSz, "util_pct": avg.UtilPct,
+		}
+		if hasLat {
+			l := tracerLatency(merged)
+			a.Device["p50_ms"], a.Device["p95_ms"], a.Device["p99_ms"] = l.P50Ms, l.P95Ms, l.P99Ms
+			a.Device["traced_ios"] = float64(l.Count)
+		}
+	}
+	if len(dbSum) > 0 {
+		a.DB = map[string]float64{}
+		for k, v := range dbSum {
+			a.DB[k] = v / dbN[k]
+		}
+		// The hit ratio of the whole step, not the mean of per-second ratios.
+		if r, h := a.DB["blocks_read_per_s"], a.DB["blocks_hit_per_s"]; r+h > 0 {
+			a.DB["cache_hit_pct"] = h / (r + h) * 100
+		}
+	}
+	return a
+}
+
+// averageRates averages per-interval rates of equal intervals: IOPS, MB/s,
+// queue size and utilisation by plain mean, awaits weighted by I/Os.
+func averageRates(xs []DeviceRates) DeviceRates {
+	var a DeviceRates
+	var rW, wW float64
+	n := float64(len(xs))
+	for _, x := range xs {
+		a.RIOPS += x.RIOPS / n
+		a.WIOPS += x.WIOPS / n
+		a.RMBps += x.RMBps / n
+		a.WMBps += x.WMBps / n
+		a.AquSz += x.AquSz / n
+		a.UtilPct += x.UtilPct / n
+		a.RAwaitMs += x.RAwaitMs * x.RIOPS
+		a.WAwaitMs += x.WAwaitMs * x.WIOPS
+		rW += x.RIOPS
+		wW += x.WIOPS
+	}
+	if rW > 0 {
+		a.RAwaitMs /= rW
+	}
+	if wW > 0 {
+		a.WAwaitMs /= wW
+	}
+	a.Name = "total"
+	return a
+}
+
+// Values flattens a sample into named series values: host.*, dev.NAME.*
+// (and dev.total.*), dev.p50_ms/p95_ms/p99_ms, db.*.
+func (x Sample) Values() map[string]float64 {
+	v := map[string]float64{
+		"host.cpu_user_pct": x.CPU.UserPct, "host.cpu_system_pct": x.CPU.SystemPct,
+		"host.cpu_iowait_pct": x.CPU.IOWaitPct, "host.cpu_idle_pct": x.CPU.IdlePct, "host.cpu_steal_pct": x.CPU.StealPct,
+		"host.mem_used_bytes": float64(x.Memory.UsedBytes), "host.mem_cache_bytes": float64(x.Memory.CacheBytes),
+		"host.mem_dirty_bytes": float64(x.Memory.DirtyBytes), "host.mem_writeback_bytes": float64(x.Memory.WritebackBytes),
+	}
+	if x.ServerCPUPct >= 0 {
+		v["host.server_cpu_pct"] = x.ServerCPUPct
+	}
+	devs := x.Devices
+	if x.Total != nil {
+		devs = append(devs[:len(devs):len(devs)], *x.Total)
+	}
+	for _, d := range devs {
+		p := "dev." + d.Name + "."
+		v[p+"r_iops"], v[p+"w_iops"], v[p+"r_mbps"], v[p+"w_mbps"] = d.RIOPS, d.WIOPS, d.RMBps, d.WMBps
+		v[p+"r_await_ms"], v[p+"w_await_ms"], v[p+"aqu_sz"], v[p+"util_pct"] = d.RAwaitMs, d.WAwaitMs, d.AquSz, d.UtilPct
+	}
+	if x.Latency != nil {
+		v["dev.p50_ms"], v["dev.p95_ms"], v["dev.p99_ms"] = x.Latency.P50Ms, x.Latency.P95Ms, x.Latency.P99Ms
+	}
+	for k, d := range x.DB {
+		v["db."+k] = d
+	}
+	return v
+}
