@@ -53,6 +53,7 @@ type DiskRunOptions struct {
 	OverwriteFile   bool
 	DestroyDataOn   string
 	EvenIfFormatted bool
+	telemetryOptions
 }
 
 // adHocFlags are the flags that describe points; they replace a profile.
@@ -84,6 +85,7 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.OverwriteFile, "overwrite-file", false, "let fio write to a file tierbench did not create")
 	fs.StringVar(&o.DestroyDataOn, "destroy-data-on", "", "let fio write to this block device, destroying its data (name the --target device again)")
 	fs.BoolVar(&o.EvenIfFormatted, "even-if-formatted", false, "with --destroy-data-on: even if the device holds a filesystem or partition table")
+	o.telemetryOptions.addFlags(fs)
 }
 
 // diskPlan is a validated `disk run`.
@@ -153,6 +155,9 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
 		if p.target.Size < 1<<20 {
 			return nil, usagef("--size %s is too small; give at least 1MiB", o.Size)
 		}
+	}
+	if _, err := o.interval(); err != nil {
+		return nil, err
 	}
 	if o.Steady != "" {
 		if !steadyRE.MatchString(o.Steady) {
@@ -271,6 +276,9 @@ type diskPointOutput struct {
 	Seconds     float64          `json:"seconds"`
 	SteadyState *fio.SteadyState `json:"steady_state,omitempty"`
 	Interrupted bool             `json:"interrupted,omitempty"`
+	// Host and Device are the telemetry of the point's measured interval.
+	Host   map[string]float64 `json:"host,omitempty"`
+	Device map[string]float64 `json:"device,omitempty"`
 }
 
 // diskStepMetrics is what the store keeps per point: the output and the
@@ -362,14 +370,24 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	g.progressf("run %s: profile %s, %d points on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",
 		run.ID, plan.profile, len(plan.specs), opts.Target, target.Kind, units.FormatSize(target.Size), target.File,
 		set.Duration, set.Ramp, set.Engine, set.Direct)
+	series := store.NewSeriesWriter(run.ID, time.Second)
+	every, _ := opts.interval()
+	tele, err := startTelemetry(ctx, g, every, opts.BlockTrace, opts.Target, nil, series)
+	if err != nil {
+		return nil, err
+	}
 	table := newDiskTable(g)
 	bg := context.WithoutCancel(ctx)
 	var runErr, storeErr error
 	for i, spec := range plan.specs {
+		tele.setStep(i)
 		table.running(i, len(plan.specs), spec, set)
 		p, err := runner.Run(ctx, i, spec, set, work)
 		if p != nil {
 			po := pointOutput(p)
+			if a := tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
+				po.Host, po.Device = a.Host, a.Device
+			}
 			out.Points = append(out.Points, po)
 			table.row(po)
 			if err := storeDiskPoint(bg, store, run.ID, p, po); err != nil && storeErr == nil {
@@ -380,6 +398,10 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 			runErr = err
 			break
 		}
+	}
+	tele.stop()
+	if err := series.Close(bg); err != nil && storeErr == nil {
+		storeErr = err
 	}
 	switch {
 	case ctx.Err() != nil:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/cli"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
 // requireFio fails under CI=true and skips elsewhere when fio is missing.
@@ -42,13 +43,15 @@ type diskDoc struct {
 	RunID  string `json:"run_id"`
 	Status string `json:"status"`
 	Points []struct {
-		Name    string   `json:"name"`
-		BS      string   `json:"bs"`
-		RW      string   `json:"rw"`
-		IODepth int      `json:"iodepth"`
-		Jobs    int      `json:"jobs"`
-		Read    *diskDir `json:"read"`
-		Write   *diskDir `json:"write"`
+		Name    string             `json:"name"`
+		BS      string             `json:"bs"`
+		RW      string             `json:"rw"`
+		IODepth int                `json:"iodepth"`
+		Jobs    int                `json:"jobs"`
+		Read    *diskDir           `json:"read"`
+		Write   *diskDir           `json:"write"`
+		Host    map[string]float64 `json:"host"`
+		Device  map[string]float64 `json:"device"`
 	} `json:"points"`
 }
 
@@ -96,6 +99,16 @@ func TestDiskRunQuick(t *testing.T) {
 				t.Errorf("%s %s: percentiles out of order: %+v", p.Name, dir, *d)
 			}
 		}
+	}
+	// Telemetry of each point: the host, and the device under the target,
+	// which saw the sequential writes.
+	for _, p := range doc.Points {
+		if _, ok := p.Host["cpu_iowait_pct"]; !ok {
+			t.Errorf("%s: no host telemetry: %v", p.Name, p.Host)
+		}
+	}
+	if w := doc.Points[3].Device["w_iops"]; w <= 0 {
+		t.Errorf("%s: device w_iops %.0f, want > 0 (device telemetry %v)", doc.Points[3].Name, w, doc.Points[3].Device)
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {
 		t.Errorf("the target directory still holds %v after the run", entries)
@@ -271,5 +284,54 @@ func TestDiskRunInterrupted(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {
 		t.Errorf("the interrupted run left %v behind", entries)
+	}
+}
+
+// monitor samples on its own: host CPU, the target's devices, a database's
+// internals; stored as a run of kind monitor.
+func TestMonitor(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	res := t.TempDir()
+	code, out, errOut := runTierbench(t, "monitor", "--target", t.TempDir(), "--duration", "3s", "--dsn", dsn,
+		"--results", res, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var doc struct {
+		RunID   string `json:"run_id"`
+		Devices []struct {
+			Name string `json:"name"`
+		} `json:"devices"`
+		Host map[string]float64 `json:"host"`
+		DB   map[string]float64 `json:"db"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("monitor --json: %v\n%s", err, out)
+	}
+	if len(doc.Devices) == 0 || doc.Devices[0].Name == "" {
+		t.Errorf("no devices sampled: %s", out)
+	}
+	if idle, ok := doc.Host["cpu_idle_pct"]; !ok || idle < 0 || idle > 100 {
+		t.Errorf("host: %v", doc.Host)
+	}
+	if _, ok := doc.DB["commits_per_s"]; !ok {
+		t.Errorf("db: %v", doc.DB)
+	}
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run, err := store.Run(context.Background(), doc.RunID)
+	if err != nil || run.Kind != "monitor" || run.Status != "complete" {
+		t.Fatalf("stored run %+v (%v)", run, err)
+	}
+	pts, err := store.Points(context.Background(), doc.RunID, "host.cpu_idle_pct", 0)
+	if err != nil || len(pts) < 2 {
+		t.Errorf("%d stored host.cpu_idle_pct points (%v), want about 3", len(pts), err)
+	}
+	for _, bad := range [][]string{{"--duration", "1s"}, {"--target", "/", "--interval", "10ms"}} {
+		code, _, errOut := runTierbench(t, append([]string{"monitor", "--results", res}, bad...)...)
+		oneErrorLine(t, code, errOut, 2, "--")
 	}
 }

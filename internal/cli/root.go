@@ -118,6 +118,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newRunCommand(g),
 		newResultsCommand(g),
 		newDiskCommand(g),
+		newMonitorCommand(g),
 	)
 	return root
 }

@@ -36,6 +36,8 @@ type TPCCRunOptions struct {
 	MixUnchecked   bool
 	Retry          int
 	Seed           uint64
+	Target         string
+	telemetryOptions
 }
 
 // AddFlags registers the options' flags.
@@ -52,6 +54,8 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.MixUnchecked, "mix-unchecked", false, "allow a --mix below the spec's minimums")
 	fs.IntVar(&o.Retry, "retry", 0, "retries of a transaction that hit a serialization failure or deadlock (each attempt is counted)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
+	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
+	o.telemetryOptions.addFlags(fs)
 }
 
 // validated is a run's checked configuration.
@@ -86,6 +90,9 @@ func (o *TPCCRunOptions) validate() (driver.Config, error) {
 	}
 	if o.Retry < 0 || o.Retry > 100 {
 		return cfg, usagef("--retry must be between 0 and 100 (got %d)", o.Retry)
+	}
+	if _, err := o.interval(); err != nil {
+		return cfg, err
 	}
 	cfg.Steps, cfg.Mode, cfg.Retry, cfg.Seed = steps, o.Mode, o.Retry, o.Seed
 	cfg.AllWarehouses, cfg.KeyingThinking = o.AllWarehouses, o.KeyingThinking
@@ -176,10 +183,16 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
 		run.ID, schema.Warehouses, opts.VUs, cfg.RampUp, cfg.Duration, cfg.Mode)
 	series := store.NewSeriesWriter(run.ID, time.Second)
-	live := newLiveLine(g.Stderr)
+	every, _ := opts.interval()
+	tele, err := startTelemetry(ctx, g, every, opts.BlockTrace, opts.Target, db, series)
+	if err != nil {
+		return nil, err
+	}
+	live := newLiveLine(g.Stderr, tele.status)
 	var storeErr error
 	cfg.Runner = runner
 	cfg.OnTick = func(t driver.Tick) {
+		tele.setStep(t.Step - 1)
 		live.show(t)
 		step := t.Step - 1
 		for name, v := range map[string]float64{
@@ -191,6 +204,9 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	}
 	cfg.OnStep = func(s *driver.StepResult) {
 		live.clear()
+		if a := tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
+			s.Host, s.Device, s.DB = a.Host, a.Device, a.DB
+		}
 		printStep(g.Stdout, g.JSON, s)
 		// A finished step is stored at once, so an interrupted or killed
 		// run keeps it.
@@ -200,6 +216,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	}
 	steps, runErr := driver.Run(ctx, cfg)
 	live.clear()
+	tele.stop()
 	bg := context.WithoutCancel(ctx)
 	if err := series.Close(bg); err != nil && storeErr == nil {
 		storeErr = err
@@ -263,15 +280,16 @@ type liveLine struct {
 	tty   bool
 	drawn bool
 	n     int
+	extra func() string // more to show, e.g. telemetry
 }
 
-func newLiveLine(w io.Writer) *liveLine {
-	return &liveLine{w: w, tty: isTerminal(w)}
+func newLiveLine(w io.Writer, extra func() string) *liveLine {
+	return &liveLine{w: w, tty: isTerminal(w), extra: extra}
 }
 
 func (l *liveLine) show(t driver.Tick) {
 	line := fmt.Sprintf("step %d/%d  %d VUs  %-7s %4.0fs  TPM %8.0f  NOPM %8.0f  NO p95 %6.2f ms",
-		t.Step, t.Steps, t.VUs, t.Phase, t.Elapsed.Seconds(), t.TPM, t.NOPM, t.NewOrderP95Ms)
+		t.Step, t.Steps, t.VUs, t.Phase, t.Elapsed.Seconds(), t.TPM, t.NOPM, t.NewOrderP95Ms) + l.extra()
 	l.n++
 	if l.tty {
 		fmt.Fprintf(l.w, "\r\033[K%s", line)
@@ -302,6 +320,9 @@ func printStep(w io.Writer, asJSON bool, s *driver.StepResult) {
 		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", k, t.Count, t.P50Ms, t.P95Ms, t.P99Ms, t.P999Ms, t.MaxMs)
 	}
 	tw.Flush()
+	if line := telemetryLine(s.Host, s.Device, s.DB); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintf(w, "System achieved %d NOPM from %d PostgreSQL TPM\n\n", s.NOPM, s.TPM)
 }
 

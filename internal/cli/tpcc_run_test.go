@@ -42,7 +42,10 @@ type runDoc struct {
 			Bound    int64 `json:"bound"`
 			OK       bool  `json:"ok"`
 		} `json:"nopm_check"`
-		Audit []struct {
+		Host   map[string]float64 `json:"host"`
+		Device map[string]float64 `json:"device"`
+		DB     map[string]float64 `json:"db"`
+		Audit  []struct {
 			Name    string  `json:"name"`
 			Value   float64 `json:"value"`
 			Samples int64   `json:"samples"`
@@ -96,6 +99,17 @@ func TestTPCCRunModes(t *testing.T) {
 			}
 			if s.Errors != 0 || s.NOPM <= 0 || s.TPM <= 0 || s.ClientNOPM <= 0 || s.CPU <= 0 {
 				t.Errorf("step numbers: %+v", s)
+			}
+			// Telemetry of the step: the host, the devices under the
+			// server's data directory, and PostgreSQL's own commit rate.
+			if idle, ok := s.Host["cpu_idle_pct"]; !ok || idle < 0 || idle > 100 || s.Host["server_cpu_pct"] <= 0 {
+				t.Errorf("step host telemetry: %v", s.Host)
+			}
+			if _, ok := s.Device["w_iops"]; !ok {
+				t.Errorf("step device telemetry: %v", s.Device)
+			}
+			if s.DB["commits_per_s"] <= 0 || s.DB["cache_hit_pct"] <= 0 {
+				t.Errorf("step database telemetry: %v", s.DB)
 			}
 			diff := s.NOPMCheck.Database - s.NOPMCheck.Client
 			if diff > s.NOPMCheck.Bound || -diff > s.NOPMCheck.Bound || s.NOPMCheck.Bound != 2 {

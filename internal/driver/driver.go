@@ -88,6 +88,11 @@ type StepResult struct {
 	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
 	// threads) over the measured interval, per completed transaction.
 	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
+	// Host, Device and DB are the telemetry of the measured interval
+	// (averages; device percentiles from merged histograms), when sampled.
+	Host   map[string]float64 `json:"host,omitempty"`
+	Device map[string]float64 `json:"device,omitempty"`
+	DB     map[string]float64 `json:"db,omitempty"`
 
 	// Histograms of the measured interval by transaction type, for the
 	// results store.

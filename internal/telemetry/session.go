@@ -247,10 +247,12 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 		}
 	}
 	if s.tracer != nil {
+		oneIn := s.tracer.OneIn() // the sampling this interval was traced with
 		h := s.tracer.CollectHist()
 		if !first {
 			x.latencyHist = sparse(h)
 			l := tracerLatency(h)
+			l.OneIn = oneIn
 			x.Latency = &l
 		}
 	}
@@ -327,7 +329,7 @@ func Summarize(samples []Sample) Aggregate {
 	var srv, srvN float64
 	var tot []DeviceRates
 	merged := newLatencyHistogram()
-	hasLat := false
+	hasLat, oneIn := false, 1
 	dbSum, dbN := map[string]float64{}, map[string]float64{}
 	for _, x := range samples {
 		a.Host["cpu_user_pct"] += x.CPU.UserPct / n
@@ -347,6 +349,7 @@ func Summarize(samples []Sample) Aggregate {
 		}
 		if x.Latency != nil {
 			hasLat = true
+			oneIn = max(oneIn, x.Latency.OneIn)
 			for _, b := range x.latencyHist {
 				merged.RecordValues(b.v, b.n)
 			}
@@ -361,7 +364,7 @@ func Summarize(samples []Sample) Aggregate {
 	}
 	a.Host["cores"] = float64(runtime.NumCPU())
 	if len(tot) > 0 {
-		avg := averageRates(tot)
+		avg := AverageRates(tot)
 		a.Device = map[string]float64{
 			"r_iops": avg.RIOPS, "w_iops": avg.WIOPS, "r_mbps": avg.RMBps, "w_mbps": avg.WMBps,
 			"r_await_ms": avg.RAwaitMs, "w_await_ms": avg.WAwaitMs, "aqu_sz": avg.AquSz, "util_pct": avg.UtilPct,
@@ -370,6 +373,7 @@ func Summarize(samples []Sample) Aggregate {
 			l := tracerLatency(merged)
 			a.Device["p50_ms"], a.Device["p95_ms"], a.Device["p99_ms"] = l.P50Ms, l.P95Ms, l.P99Ms
 			a.Device["traced_ios"] = float64(l.Count)
+			a.Device["traced_one_in"] = float64(oneIn)
 		}
 	}
 	if len(dbSum) > 0 {
@@ -385,9 +389,9 @@ func Summarize(samples []Sample) Aggregate {
 	return a
 }
 
-// averageRates averages per-interval rates of equal intervals: IOPS, MB/s,
+// AverageRates averages per-interval rates of equal intervals: IOPS, MB/s,
 // queue size and utilisation by plain mean, awaits weighted by I/Os.
-func averageRates(xs []DeviceRates) DeviceRates {
+func AverageRates(xs []DeviceRates) DeviceRates {
 	var a DeviceRates
 	var rW, wW float64
 	n := float64(len(xs))

@@ -44,4 +44,5 @@ type Latency struct {
 	P50Ms float64 `json:"p50_ms"`
 	P95Ms float64 `json:"p95_ms"`
 	P99Ms float64 `json:"p99_ms"`
+	OneIn int     `json:"one_in,omitempty"` // one request in OneIn was traced (the tracer samples at high rates)
 }

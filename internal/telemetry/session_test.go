@@ -1,0 +1,77 @@
+package telemetry
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/engine"
+)
+
+// A step's device percentiles come from the merged histograms of its
+// seconds, not from the mean of each second's percentiles.
+func TestSummarizeMergesLatency(t *testing.T) {
+	busy := newLatencyHistogram() // 990 fast requests
+	busy.RecordValues(100, 990)
+	quiet := newLatencyHistogram() // 10 slow ones
+	quiet.RecordValues(20000, 10)
+	dev := func(r, rAwait float64) *DeviceRates {
+		return &DeviceRates{Name: "total", RIOPS: r, RAwaitMs: rAwait, UtilPct: 50}
+	}
+	lb, lq := tracerLatency(busy), tracerLatency(quiet)
+	samples := []Sample{
+		{CPU: CPU{IdlePct: 80, IOWaitPct: 10}, ServerCPUPct: -1, Total: dev(990, 0.1), Latency: &lb, latencyHist: sparse(busy)},
+		{CPU: CPU{IdlePct: 40, IOWaitPct: 30}, ServerCPUPct: 50, Total: dev(10, 20), Latency: &lq, latencyHist: sparse(quiet)},
+	}
+	a := Summarize(samples)
+	if a.Host["cpu_idle_pct"] != 60 || a.Host["cpu_iowait_pct"] != 20 || a.Host["server_cpu_pct"] != 50 {
+		t.Errorf("host %v", a.Host)
+	}
+	// Await weighted by I/Os: (990 x 0.1 + 10 x 20) / 1000.
+	if got := a.Device["r_await_ms"]; math.Abs(got-0.299) > 1e-9 || a.Device["r_iops"] != 500 {
+		t.Errorf("device r_await %.4f r_iops %.0f", got, a.Device["r_iops"])
+	}
+	// 99% of the step's 1000 requests took 0.1 ms; averaging the seconds'
+	// p99s (0.1 and 20 ms) would say 10 ms.
+	if p99 := a.Device["p99_ms"]; p99 < 0.09 || p99 > 0.11 || a.Device["traced_ios"] != 1000 {
+		t.Errorf("merged p99 %.3f ms over %v requests, want 0.1 ms over 1000", p99, a.Device["traced_ios"])
+	}
+}
+
+func TestDBRates(t *testing.T) {
+	prev := map[string]float64{"commits": 100, "blocks_read": 10, "blocks_hit": 90}
+	st := engine.Stats{Counters: map[string]float64{"commits": 300, "blocks_read": 30, "blocks_hit": 270},
+		Gauges: map[string]float64{"active.CPU": 3}}
+	r := dbRates(prev, st, 2)
+	if r["commits_per_s"] != 100 || r["cache_hit_pct"] != 90 || r["active.CPU"] != 3 {
+		t.Errorf("rates %v", r)
+	}
+	if r := dbRates(nil, st, 2); len(r) != 1 {
+		t.Errorf("first reading gives rates: %v", r)
+	}
+}
+
+// A live session on this host: samples arrive each interval with CPU
+// shares that add up, and Samples selects by time.
+func TestSessionLive(t *testing.T) {
+	s, err := Start(t.Context(), Config{Interval: 100 * time.Millisecond, Target: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	time.Sleep(550 * time.Millisecond)
+	s.Stop()
+	xs := s.Samples(start, time.Now())
+	if len(xs) < 3 {
+		t.Fatalf("%d samples in 550 ms at 100 ms", len(xs))
+	}
+	for _, x := range xs {
+		sum := x.CPU.UserPct + x.CPU.SystemPct + x.CPU.IOWaitPct + x.CPU.IdlePct + x.CPU.StealPct
+		if sum < 99 || sum > 101 || x.Total == nil || x.Memory.UsedBytes <= 0 {
+			t.Errorf("sample %+v: CPU shares add to %.1f", x, sum)
+		}
+	}
+	if got := s.Samples(start.Add(-time.Hour), start.Add(-time.Minute)); len(got) != 0 {
+		t.Errorf("%d samples from before the session", len(got))
+	}
+}
