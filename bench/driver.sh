@@ -35,7 +35,7 @@ for w in $WAREHOUSES; do
 	TIERBENCH_DSN=$("$TB" server start --datadir "$work/data" --json | sed -n 's/^ *"dsn": "\(.*\)",$/\1/p')
 	"$TB" tpcc build --warehouses "$w" >/dev/null 2>&1
 	for mode in $MODES; do
-		out=$("$TB" tpcc run --json --mode "$mode" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" \
+		out=$("$TB" tpcc run --json --block-trace=false --mode "$mode" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" \
 			--results "$work/results" 2>/dev/null)
 		printf '%-10s %-11s %4s %9s %9s %10s %16.1f\n' "$w" "$mode" "$VUS" \
 			"$(echo "$out" | field nopm)" "$(echo "$out" | field tpm)" "$(echo "$out" | field client_nopm)" \

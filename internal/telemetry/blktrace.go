@@ -285,35 +285,50 @@ func (t *BlockTracer) CollectHist() *hdrhistogram.Histogram {
 	now := time.Now()
 	rate := float64(h.TotalCount()) * float64(t.oneIn) / now.Sub(t.lastSwap).Seconds()
 	t.lastSwap = now
-	switch {
-	case t.oneIn == 1 && rate > sampleAbove:
-		t.setSampling(sampleOneIn)
-	case t.oneIn > 1 && rate < sampleBelow:
-		t.setSampling(1)
+	if want := samplingFor(rate, t.oneIn); want != t.oneIn {
+		t.setSampling(want)
 	}
 	return h
 }
 
 // Sampling keeps the tracer cheap at high request rates: the kernel formats
-// every traced event as text for trace_pipe, at a cost of microseconds each,
-// charged to tierbench. Above sampleAbove requests per second only the
-// requests whose sector has bits 3-5 clear are traced — one 4 KiB block in
-// eight, chosen by address, not by latency, so the percentiles stay
-// unbiased; issue and completion carry the same sector, so pairs stay whole.
-const (
-	sampleOneIn = 8
-	sampleMask  = 0x38
-	sampleAbove = 2000.0
-	sampleBelow = 200.0
-)
+// every traced event as text for trace_pipe, at several microseconds each,
+// charged to tierbench. Above 2,000 requests per second only one request in
+// 8 is traced, above 16,000 one in 64 (about 1,000 a second either way):
+// those whose sector has bits 3-5 (3-8) clear, chosen by address, not by
+// latency, so the percentiles stay unbiased; issue and completion carry the
+// same sector, so pairs stay whole. Going back down waits for the rate to
+// fall to half the threshold, so the sampling does not flap.
+var samplingLevels = []struct {
+	oneIn int
+	mask  int
+	above float64 // requests per second
+}{{1, 0, 0}, {8, 0x38, 2000}, {64, 0x1f8, 16000}}
+
+// samplingFor picks the sampling for a request rate, given the current one.
+func samplingFor(rate float64, cur int) int {
+	want := 1
+	for _, l := range samplingLevels {
+		above := l.above
+		if l.oneIn <= cur {
+			above /= 2 // hysteresis: stay at a level until the rate halves
+		}
+		if rate > above {
+			want = l.oneIn
+		}
+	}
+	return want
+}
 
 // OneIn is the tracer's current sampling: one request in OneIn is traced.
 func (t *BlockTracer) OneIn() int { return t.oneIn }
 
 func (t *BlockTracer) setSampling(oneIn int) {
 	filter := t.devFilter
-	if oneIn > 1 {
-		filter += fmt.Sprintf(" && !(sector & %d)", sampleMask)
+	for _, l := range samplingLevels {
+		if l.oneIn == oneIn && l.mask != 0 {
+			filter += fmt.Sprintf(" && !(sector & %d)", l.mask)
+		}
 	}
 	for _, ev := range blockEvents {
 		if writeTraceFile(filepath.Join(t.dir, "events", "block", ev, "filter"), filter) != nil {

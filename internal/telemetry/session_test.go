@@ -75,3 +75,19 @@ func TestSessionLive(t *testing.T) {
 		t.Errorf("%d samples from before the session", len(got))
 	}
 }
+
+func TestSamplingFor(t *testing.T) {
+	cases := []struct {
+		rate      float64
+		cur, want int
+	}{
+		{100, 1, 1}, {2500, 1, 8}, {20000, 1, 64}, {20000, 8, 64},
+		{1500, 8, 8}, // hysteresis: not yet half of 2000
+		{900, 8, 1}, {10000, 64, 64}, {7000, 64, 8}, {500, 64, 1},
+	}
+	for _, c := range cases {
+		if got := samplingFor(c.rate, c.cur); got != c.want {
+			t.Errorf("samplingFor(%.0f, %d) = %d, want %d", c.rate, c.cur, got, c.want)
+		}
+	}
+}
