@@ -54,13 +54,8 @@ const statsActive = `SELECT coalesce(wait_event_type, 'CPU'), count(*) FROM pg_s
 func (db *DB) Stats(ctx context.Context) (engine.Stats, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
-	if db.statsConn == nil || db.statsConn.IsClosed() {
-		conn, err := db.connect(ctx)
-		if err != nil {
-			return engine.Stats{}, err
-		}
-		db.statsConn = conn
-		db.statsVersion = conn.PgConn().ParameterStatus("server_version_num")
+	if err := db.openStatsConn(ctx); err != nil {
+		return engine.Stats{}, err
 	}
 	st, err := readStats(ctx, db.statsConn, db.statsVersion)
 	if err != nil {
@@ -113,21 +108,33 @@ func readStats(ctx context.Context, conn *pgx.Conn, versionNum string) (engine.S
 }
 
 // ServerInfo returns the server's data directory (when the role may read
-// it: superusers and pg_read_all_settings) and this connection's backend
-// PID.
+// it: superusers and pg_read_all_settings) and the backend PID of the
+// connection Stats keeps open, so that the backend is still there when the
+// caller looks it up.
 func (db *DB) ServerInfo(ctx context.Context) (string, int, error) {
-	conn, err := db.connect(ctx)
-	if err != nil {
+	db.statsMu.Lock()
+	defer db.statsMu.Unlock()
+	if err := db.openStatsConn(ctx); err != nil {
 		return "", 0, err
 	}
-	defer conn.Close(context.Background())
-	var pid int
-	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		return "", 0, fmt.Errorf("asking PostgreSQL for its backend PID: %s", db.redact(err))
-	}
 	var dir string
-	if err := conn.QueryRow(ctx, `SELECT current_setting('data_directory', true)`).Scan(&dir); err != nil {
-		dir = "" // not allowed to read it: telemetry goes on without the devices
+	if err := db.statsConn.QueryRow(ctx, `SELECT coalesce(current_setting('data_directory', true), '')`).Scan(&dir); err != nil {
+		return "", 0, fmt.Errorf("asking PostgreSQL for its data directory: %s", db.redact(err))
 	}
-	return dir, pid, nil
+	return dir, int(db.statsConn.PgConn().PID()), nil
+}
+
+// openStatsConn (re)opens the connection Stats and ServerInfo use; statsMu
+// must be held.
+func (db *DB) openStatsConn(ctx context.Context) error {
+	if db.statsConn != nil && !db.statsConn.IsClosed() {
+		return nil
+	}
+	conn, err := db.connect(ctx)
+	if err != nil {
+		return err
+	}
+	db.statsConn = conn
+	db.statsVersion = conn.PgConn().ParameterStatus("server_version_num")
+	return nil
 }
