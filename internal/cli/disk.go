@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,7 +134,7 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
 		p.profile, p.specs = prof.Name, prof.Points
 		defDuration, defRamp, defSize = prof.Duration, prof.Ramp, prof.Size
 	}
-	if o.Engine != "" && !contains(fio.Engines, o.Engine) {
+	if o.Engine != "" && !slices.Contains(fio.Engines, o.Engine) {
 		return nil, usagef("--engine %q is not one tierbench drives; use %s, or leave it out for the best that works", o.Engine, strings.Join(fio.Engines, ", "))
 	}
 	var err error
@@ -191,7 +192,7 @@ func (o *DiskRunOptions) sweep() ([]fio.Spec, error) {
 	var rw []string
 	for _, f := range strings.Split(o.RW, ",") {
 		f = strings.TrimSpace(f)
-		if !contains(fio.Patterns, f) {
+		if !slices.Contains(fio.Patterns, f) {
 			return nil, usagef("--rw %q is unknown; use %s", f, strings.Join(fio.Patterns, ", "))
 		}
 		rw = append(rw, f)
@@ -234,15 +235,6 @@ func durationOr(s, flag string, def time.Duration) (time.Duration, error) {
 		return 0, usagef("%s: %v", flag, err)
 	}
 	return d, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func newDiskRunCommand(g *Globals) *cobra.Command {
@@ -409,25 +401,12 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
-	if err := store.FinishRun(bg, run.ID, out.Status, out); err != nil && storeErr == nil {
-		storeErr = err
-	}
-	if g.JSON {
-		if err := g.printJSON(out); err != nil {
-			return out, err
-		}
-	} else {
-		fmt.Fprintf(g.Stdout, "run %s %s: %d points; stored in %s\n", run.ID, out.Status, len(out.Points), store.Path())
-	}
-	switch {
-	case out.Status == results.StatusInterrupted:
-		return out, &ExitError{Code: 130, Msg: fmt.Sprintf("interrupted; %d points kept in run %s", len(out.Points), run.ID)}
-	case runErr != nil:
-		return out, fmt.Errorf("run %s failed after %d points: %w", run.ID, len(out.Points), runErr)
-	case storeErr != nil:
-		return out, fmt.Errorf("run %s finished but the results store failed: %w", run.ID, storeErr)
-	}
-	return out, nil
+	n := len(out.Points)
+	return out, g.endRun(bg, runEnd{store: store, runID: run.ID, status: out.Status, out: out,
+		summary: func() {
+			fmt.Fprintf(g.Stdout, "run %s %s: %d points; stored in %s\n", run.ID, out.Status, n, store.Path())
+		},
+		kept: fmt.Sprintf("%d points", n), done: fmt.Sprintf("%d points", n), runErr: runErr, storeErr: storeErr})
 }
 
 func pointOutput(p *fio.Point) diskPointOutput {

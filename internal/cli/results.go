@@ -290,3 +290,40 @@ func indentJSON(doc json.RawMessage) string {
 	}
 	return "  " + b.String()
 }
+
+// runEnd is how a stored run ended.
+type runEnd struct {
+	store            *results.Store
+	runID, status    string
+	out              any    // the run's document: printed with --json, kept as the run's summary
+	summary          func() // prints the run's end without --json
+	kept             string // what an interrupted run keeps, e.g. "2 finished steps"
+	done             string // what a failed run finished, e.g. "2 steps"
+	runErr, storeErr error
+}
+
+// endRun records a run's end in the store, prints it, and returns the
+// command's outcome: exit 130 when interrupted, then the run's failure, then
+// the store's.
+func (g *Globals) endRun(ctx context.Context, e runEnd) error {
+	storeErr := e.storeErr
+	if err := e.store.FinishRun(ctx, e.runID, e.status, e.out); err != nil && storeErr == nil {
+		storeErr = err
+	}
+	if g.JSON {
+		if err := g.printJSON(e.out); err != nil {
+			return err
+		}
+	} else {
+		e.summary()
+	}
+	switch {
+	case e.status == results.StatusInterrupted:
+		return &ExitError{Code: 130, Msg: fmt.Sprintf("interrupted; %s kept in run %s", e.kept, e.runID)}
+	case e.runErr != nil:
+		return fmt.Errorf("run %s failed after %s: %w", e.runID, e.done, e.runErr)
+	case storeErr != nil:
+		return fmt.Errorf("run %s finished but the results store failed: %w", e.runID, storeErr)
+	}
+	return nil
+}

@@ -221,35 +221,20 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	if err := series.Close(bg); err != nil && storeErr == nil {
 		storeErr = err
 	}
-	out := &tpccRunOutput{RunID: run.ID, Status: "complete", Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true, Steps: steps}
+	out := &tpccRunOutput{RunID: run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true, Steps: steps}
 	for _, s := range steps {
 		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK
 	}
 	switch {
 	case errors.Is(runErr, driver.ErrInterrupted):
-		out.Status = "interrupted"
+		out.Status = results.StatusInterrupted
 	case runErr != nil:
-		out.Status = "failed"
+		out.Status = results.StatusFailed
 	}
-	if err := store.FinishRun(bg, run.ID, out.Status, out); err != nil && storeErr == nil {
-		storeErr = err
-	}
-	if g.JSON {
-		if err := g.printJSON(out); err != nil {
-			return out, err
-		}
-	} else {
-		printRunSummary(g.Stdout, out, store.Path())
-	}
-	switch {
-	case out.Status == "interrupted":
-		return out, &ExitError{Code: 130, Msg: fmt.Sprintf("interrupted; %d finished steps kept in run %s", len(steps), run.ID)}
-	case runErr != nil:
-		return out, fmt.Errorf("run %s failed after %d steps: %w", run.ID, len(steps), runErr)
-	case storeErr != nil:
-		return out, fmt.Errorf("run %s finished but the results store failed: %w", run.ID, storeErr)
-	}
-	return out, nil
+	return out, g.endRun(bg, runEnd{store: store, runID: run.ID, status: out.Status, out: out,
+		summary: func() { printRunSummary(g.Stdout, out, store.Path()) },
+		kept:    fmt.Sprintf("%d finished steps", len(steps)), done: fmt.Sprintf("%d steps", len(steps)),
+		runErr: runErr, storeErr: storeErr})
 }
 
 func storeStep(ctx context.Context, store *results.Store, runID string, s *driver.StepResult) error {
