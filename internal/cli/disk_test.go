@@ -269,18 +269,8 @@ func TestDiskRunInterrupted(t *testing.T) {
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("exit %d, stderr %s", code, stderr.String())
 	}
-	store, err := results.OpenReadOnly(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	run, err := store.Run(context.Background(), "latest")
-	if err != nil || run.Status != "interrupted" {
-		t.Fatalf("stored run %+v (%v)", run, err)
-	}
-	steps, err := store.Steps(context.Background(), run.ID)
-	if err != nil || len(steps) < 1 || len(steps) > 2 {
-		t.Fatalf("%d stored steps (%v), want the finished one (and maybe the cut one)", len(steps), err)
+	if _, steps := interruptedRun(t, res); len(steps) < 1 || len(steps) > 2 {
+		t.Fatalf("%d stored steps, want the finished one (and maybe the cut one)", len(steps))
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {
 		t.Errorf("the interrupted run left %v behind", entries)

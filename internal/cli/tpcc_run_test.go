@@ -226,22 +226,33 @@ func TestTPCCRunInterrupted(t *testing.T) {
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted run: exit %d, stderr %s", code, stderr.String())
 	}
+	run, steps := interruptedRun(t, dir)
+	if len(steps) != 1 {
+		t.Fatalf("stored steps %d, want the one that finished", len(steps))
+	}
+	if code, out, _ := runTierbench(t, "results", "show", run.ID, "--results", dir); code != 0 || !strings.Contains(out, "interrupted") {
+		t.Fatalf("results show of the interrupted run: exit %d\n%s", code, out)
+	}
+}
+
+// interruptedRun opens the store in dir and returns its latest run, which
+// must be marked interrupted, and that run's stored steps.
+func interruptedRun(t *testing.T, dir string) (results.Run, []results.Step) {
+	t.Helper()
 	store, err := results.OpenReadOnly(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
 	run, err := store.Run(context.Background(), "latest")
-	if err != nil || run.Status != "interrupted" {
-		t.Fatalf("stored run %+v (%v)", run, err)
+	if err != nil || run.Status != results.StatusInterrupted {
+		t.Fatalf("stored run %+v (%v), want one marked interrupted", run, err)
 	}
 	steps, err := store.Steps(context.Background(), run.ID)
-	if err != nil || len(steps) != 1 {
-		t.Fatalf("stored steps %d (%v), want the one that finished", len(steps), err)
+	if err != nil {
+		t.Fatalf("stored steps: %v", err)
 	}
-	if code, out, _ := runTierbench(t, "results", "show", run.ID, "--results", dir); code != 0 || !strings.Contains(out, "interrupted") {
-		t.Fatalf("results show of the interrupted run: exit %d\n%s", code, out)
-	}
+	return run, steps
 }
 
 func TestTPCCRunBadInput(t *testing.T) {
