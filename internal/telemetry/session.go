@@ -58,6 +58,7 @@ type Session struct {
 	host    *HostReader
 	disks   *DiskReader
 	tracer  *BlockTracer
+	leaves  map[string]bool // the chain's whole disks, which the total sums
 	warned  map[string]bool
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -95,6 +96,10 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 			s.warn(fmt.Sprintf("no device telemetry for %s: %s", cfg.Target, res.Note))
 		default:
 			s.res = &res
+			s.leaves = map[string]bool{}
+			for _, l := range res.Leaves {
+				s.leaves[l] = true
+			}
 			if s.disks, err = NewDiskReader(cfg.ProcRoot, cfg.SysRoot, res.Devices); err != nil {
 				s.warn(fmt.Sprintf("no device telemetry for %s: %v", cfg.Target, err))
 			}
@@ -228,13 +233,9 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 		if dc, err := s.disks.Read(); err == nil {
 			if p.hasDisks {
 				x.Devices = DiskRates(p.disks, dc)
-				leaves := map[string]bool{}
-				for _, l := range s.res.Leaves {
-					leaves[l] = true
-				}
 				var ls []DeviceRates
 				for _, d := range x.Devices {
-					if leaves[d.Name] {
+					if s.leaves[d.Name] {
 						ls = append(ls, d)
 					}
 				}
