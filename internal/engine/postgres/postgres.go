@@ -28,9 +28,8 @@ type DB struct {
 	countersMu   sync.Mutex
 	countersConn *pgx.Conn // kept open for Counters
 
-	statsMu      sync.Mutex
-	statsConn    *pgx.Conn // kept open for Stats
-	statsVersion string    // server_version_num of statsConn
+	statsMu   sync.Mutex
+	statsConn *pgx.Conn // kept open for Stats and ServerInfo
 }
 
 // Open parses dsn and checks that the server answers.
@@ -58,6 +57,28 @@ func (db *DB) connect(ctx context.Context) (*pgx.Conn, error) {
 			db.cfg.Host, db.cfg.Port, db.cfg.Database, db.cfg.User, db.connectErrText(err))
 	}
 	return conn, nil
+}
+
+// keepOpen (re)opens *conn, a connection kept between calls, when it is
+// missing or closed; the caller holds the mutex that guards it.
+func (db *DB) keepOpen(ctx context.Context, conn **pgx.Conn) error {
+	if *conn != nil && !(*conn).IsClosed() {
+		return nil
+	}
+	c, err := db.connect(ctx)
+	if err != nil {
+		return err
+	}
+	*conn = c
+	return nil
+}
+
+// closeKept closes a kept connection, if open, and forgets it.
+func closeKept(conn **pgx.Conn) {
+	if *conn != nil {
+		(*conn).Close(context.Background())
+		*conn = nil
+	}
 }
 
 // connectErrText keeps the part of a connection error a user can act on:
@@ -91,16 +112,10 @@ func redactErr(err error, password string) string {
 func (db *DB) Close() {
 	db.countersMu.Lock()
 	defer db.countersMu.Unlock()
-	if db.countersConn != nil {
-		db.countersConn.Close(context.Background())
-		db.countersConn = nil
-	}
+	closeKept(&db.countersConn)
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
-	if db.statsConn != nil {
-		db.statsConn.Close(context.Background())
-		db.statsConn = nil
-	}
+	closeKept(&db.statsConn)
 }
 
 // sqlState returns the SQLSTATE of err, or "".

@@ -107,20 +107,15 @@ func checkRoutines(ctx context.Context, conn *pgx.Conn) error {
 func (db *DB) Counters(ctx context.Context) (engine.Counters, error) {
 	db.countersMu.Lock()
 	defer db.countersMu.Unlock()
-	if db.countersConn == nil || db.countersConn.IsClosed() {
-		conn, err := db.connect(ctx)
-		if err != nil {
-			return engine.Counters{}, err
-		}
-		db.countersConn = conn
+	if err := db.keepOpen(ctx, &db.countersConn); err != nil {
+		return engine.Counters{}, err
 	}
 	var c engine.Counters
 	err := db.countersConn.QueryRow(ctx, `SELECT
 		(SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database WHERE datname = current_database()),
 		(SELECT coalesce(sum(d_next_o_id), 0)::bigint FROM district)`).Scan(&c.Transactions, &c.SumNextOID)
 	if err != nil {
-		db.countersConn.Close(context.Background())
-		db.countersConn = nil
+		closeKept(&db.countersConn)
 	}
 	if sqlState(err) == "42P01" { // undefined_table
 		return engine.Counters{}, errNoSchema

@@ -54,19 +54,18 @@ const statsActive = `SELECT coalesce(wait_event_type, 'CPU'), count(*) FROM pg_s
 func (db *DB) Stats(ctx context.Context) (engine.Stats, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
-	if err := db.openStatsConn(ctx); err != nil {
+	if err := db.keepOpen(ctx, &db.statsConn); err != nil {
 		return engine.Stats{}, err
 	}
-	st, err := readStats(ctx, db.statsConn, db.statsVersion)
+	st, err := readStats(ctx, db.statsConn)
 	if err != nil {
-		db.statsConn.Close(context.Background())
-		db.statsConn = nil
+		closeKept(&db.statsConn)
 		return engine.Stats{}, fmt.Errorf("reading PostgreSQL statistics: %s", db.redact(err))
 	}
 	return st, nil
 }
 
-func readStats(ctx context.Context, conn *pgx.Conn, versionNum string) (engine.Stats, error) {
+func readStats(ctx context.Context, conn *pgx.Conn) (engine.Stats, error) {
 	st := engine.Stats{Counters: map[string]float64{}, Gauges: map[string]float64{}}
 	c := st.Counters
 	var commits, rollbacks, read, hit, temp int64
@@ -76,7 +75,7 @@ func readStats(ctx context.Context, conn *pgx.Conn, versionNum string) (engine.S
 	c[StatCommits], c[StatRollbacks], c[StatBlocksRead], c[StatBlocksHit], c[StatTempBytes] =
 		float64(commits), float64(rollbacks), float64(read), float64(hit), float64(temp)
 	version := 0
-	fmt.Sscan(versionNum, &version)
+	fmt.Sscan(conn.PgConn().ParameterStatus("server_version_num"), &version)
 	if version >= 140000 {
 		var wal float64
 		if err := conn.QueryRow(ctx, statsWAL).Scan(&wal); err != nil {
@@ -114,7 +113,7 @@ func readStats(ctx context.Context, conn *pgx.Conn, versionNum string) (engine.S
 func (db *DB) ServerInfo(ctx context.Context) (string, int, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
-	if err := db.openStatsConn(ctx); err != nil {
+	if err := db.keepOpen(ctx, &db.statsConn); err != nil {
 		return "", 0, err
 	}
 	var dir string
@@ -122,19 +121,4 @@ func (db *DB) ServerInfo(ctx context.Context) (string, int, error) {
 		return "", 0, fmt.Errorf("asking PostgreSQL for its data directory: %s", db.redact(err))
 	}
 	return dir, int(db.statsConn.PgConn().PID()), nil
-}
-
-// openStatsConn (re)opens the connection Stats and ServerInfo use; statsMu
-// must be held.
-func (db *DB) openStatsConn(ctx context.Context) error {
-	if db.statsConn != nil && !db.statsConn.IsClosed() {
-		return nil
-	}
-	conn, err := db.connect(ctx)
-	if err != nil {
-		return err
-	}
-	db.statsConn = conn
-	db.statsVersion = conn.PgConn().ParameterStatus("server_version_num")
-	return nil
 }
