@@ -53,7 +53,7 @@ var (
 // schemaVersion is stored in PRAGMA user_version. Bump it with a migration
 // in migrate when the schema changes; a store with a newer version is
 // refused rather than misread.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // Times are integer Unix microseconds (UTC); JSON documents are TEXT.
 // runs.rid is the compact key the bulky tables (points) refer to; runs.id is
@@ -105,6 +105,17 @@ CREATE TABLE IF NOT EXISTS histograms (
 ) WITHOUT ROWID;
 `
 
+// schemaV2 adds documents attached to a run by name: its environment
+// inventory, a consistency check, a backup cycle's record.
+const schemaV2 = `
+CREATE TABLE IF NOT EXISTS documents (
+	rid  INTEGER NOT NULL REFERENCES runs (rid),
+	name TEXT    NOT NULL,
+	doc  TEXT    NOT NULL,
+	PRIMARY KEY (rid, name)
+) WITHOUT ROWID;
+`
+
 // Store is an open results store. It is safe for use from several
 // goroutines.
 type Store struct {
@@ -112,6 +123,7 @@ type Store struct {
 	path     string
 	host     string
 	readOnly bool
+	version  int // schema version, when older than schemaVersion (read-only)
 }
 
 // Open opens (creating if needed) the store in dir, creating dir too. The
@@ -162,7 +174,7 @@ func open(dir string, readOnly bool) (*Store, error) {
 		// database/sql instead of contending for SQLite's file lock.
 		db.SetMaxOpenConns(1)
 	}
-	s := &Store{db: db, path: abs, readOnly: readOnly}
+	s := &Store{db: db, path: abs, readOnly: readOnly, version: schemaVersion}
 	s.host, _ = os.Hostname()
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
@@ -182,6 +194,10 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("schema version %d is newer than this tierbench understands (%d); use a newer tierbench", v, schemaVersion)
 	case v == schemaVersion:
 		return nil
+	case s.readOnly && v >= 1:
+		// An older store reads as it is; what it lacks reads as absent.
+		s.version = v
+		return nil
 	case s.readOnly:
 		return fmt.Errorf("schema version %d: not a tierbench results store, or one never written", v)
 	}
@@ -198,9 +214,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	if v == schemaVersion {
 		return nil
 	}
-	if v == 0 {
+	if v < 1 {
 		if _, err := tx.ExecContext(ctx, schemaV1); err != nil {
 			return fmt.Errorf("creating schema: %w", err)
+		}
+	}
+	if v < 2 {
+		if _, err := tx.ExecContext(ctx, schemaV2); err != nil {
+			return fmt.Errorf("upgrading schema to version 2: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
@@ -694,4 +715,55 @@ func (s *Store) Histogram(ctx context.Context, runID string, step int, name stri
 		return nil, fmt.Errorf("results: histogram %s of run %s: %w", name, runID, err)
 	}
 	return data, nil
+}
+
+// Well-known document names.
+const (
+	DocEnvironment = "environment" // inventory.Environment, captured at the start
+	DocCheck       = "check"       // a consistency check after the run
+)
+
+// SetDocument attaches a JSON document (v marshalled) to a run under name,
+// replacing one of the same name.
+func (s *Store) SetDocument(ctx context.Context, runID, name string, v any) error {
+	if name == "" {
+		return fmt.Errorf("results: document of run %s has no name", runID)
+	}
+	doc, err := jsonText(v)
+	if err != nil {
+		return fmt.Errorf("results: document %s of run %s: %w", name, runID, err)
+	}
+	if !doc.Valid {
+		doc = sql.NullString{String: "null", Valid: true}
+	}
+	id, err := rid(ctx, s.db, runID)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT OR REPLACE INTO documents (rid, name, doc) VALUES (?, ?, ?)`, id, name, doc.String)
+	if err != nil {
+		return fmt.Errorf("results: document %s of run %s: %w", name, runID, err)
+	}
+	return nil
+}
+
+// Document returns a run's document by name, or an error wrapping
+// ErrNotFound.
+func (s *Store) Document(ctx context.Context, runID, name string) (json.RawMessage, error) {
+	id, err := rid(ctx, s.db, runID)
+	if err != nil {
+		return nil, err
+	}
+	if s.version < 2 {
+		return nil, fmt.Errorf("results: document %s of run %s: %w", name, runID, ErrNotFound)
+	}
+	var doc string
+	err = s.db.QueryRowContext(ctx, `SELECT doc FROM documents WHERE rid = ? AND name = ?`, id, name).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("results: document %s of run %s: %w", name, runID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results: document %s of run %s: %w", name, runID, err)
+	}
+	return json.RawMessage(doc), nil
 }

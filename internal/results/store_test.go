@@ -475,3 +475,64 @@ func TestStoreAfterSIGKILL(t *testing.T) {
 		s.Close()
 	}
 }
+
+func TestStoreDocuments(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	r, err := s.CreateRun(ctx, "tpcc", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Document(ctx, r.ID, DocEnvironment); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Document before SetDocument: %v; want ErrNotFound", err)
+	}
+	if err := s.SetDocument(ctx, r.ID, DocEnvironment, map[string]int{"cores": 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDocument(ctx, r.ID, DocEnvironment, map[string]int{"cores": 4}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := s.Document(ctx, r.ID, DocEnvironment)
+	if err != nil || string(doc) != `{"cores":4}` {
+		t.Errorf("Document = %s, %v; want the replacing document", doc, err)
+	}
+	if err := s.SetDocument(ctx, "nope", DocCheck, 1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetDocument of an unknown run: %v; want ErrNotFound", err)
+	}
+}
+
+// A store written by a tierbench of schema version 1 is upgraded in place
+// and keeps its runs.
+func TestStoreUpgradesVersion1(t *testing.T) {
+	ctx := context.Background()
+	s, dir := openTemp(t)
+	r, err := s.CreateRun(ctx, "disk", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE documents", "PRAGMA user_version = 1"} {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	ro, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatalf("OpenReadOnly of a version-1 store: %v", err)
+	}
+	if _, err := ro.Document(ctx, r.ID, DocCheck); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Document of a version-1 store: %v; want ErrNotFound", err)
+	}
+	ro.Close()
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.Run(ctx, r.ID); err != nil {
+		t.Errorf("the upgraded store lost run %s: %v", r.ID, err)
+	}
+	if err := s2.SetDocument(ctx, r.ID, DocCheck, true); err != nil {
+		t.Errorf("SetDocument on the upgraded store: %v", err)
+	}
+}
