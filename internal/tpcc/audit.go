@@ -86,3 +86,45 @@ func (a Audit) Judge(warehouses int) []AuditItem {
 	}
 	return items
 }
+
+// CombineAudit merges the judged input checks of several intervals (a run's
+// steps) into one judgement over all of them: each share is the average of
+// the intervals' shares weighted by their samples (their denominators), so
+// it is the share the summed counts give, and it is judged again on the
+// summed samples. An item not applicable in any interval stays so.
+func CombineAudit(steps [][]AuditItem) []AuditItem {
+	var out []AuditItem
+	index := map[string]int{}
+	weighted := map[string]float64{}
+	for _, items := range steps {
+		for _, it := range items {
+			i, ok := index[it.Name]
+			if !ok {
+				i = len(out)
+				index[it.Name] = i
+				out = append(out, AuditItem{Name: it.Name, Min: it.Min, Max: it.Max})
+			}
+			out[i].Samples += it.Samples
+			weighted[it.Name] += it.Value * float64(it.Samples)
+			if it.Verdict == "not-applicable" {
+				out[i].Verdict = it.Verdict
+			}
+		}
+	}
+	for i := range out {
+		it := &out[i]
+		if it.Samples > 0 {
+			it.Value = weighted[it.Name] / float64(it.Samples)
+		}
+		switch {
+		case it.Verdict == "not-applicable":
+		case it.Samples < AuditMinSamples:
+			it.Verdict = "not-judged"
+		case it.Value >= it.Min && it.Value <= it.Max:
+			it.Verdict = "pass"
+		default:
+			it.Verdict = "fail"
+		}
+	}
+	return out
+}
