@@ -21,7 +21,11 @@ build:
 vet:
 	$(GO) vet ./...
 
-test: setup vet
+# Installs like setup, plus Chromium for the browser check of the HTML report;
+# then vet, then every test.
+test:
+	@scripts/setup.sh --test
+	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 25m ./...
 
 run: setup build

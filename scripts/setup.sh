@@ -2,9 +2,19 @@
 # Installs what tierbench's build, tests and main job need when it is
 # missing, on Debian/Ubuntu: Go modules, the PostgreSQL server binaries and
 # fio (storage profiles), plus blkid (util-linux), which the fio target guard uses.
+# With --test (make test) it also installs Chromium, which the report tests
+# open the HTML report in.
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+for_tests=""
+for arg in "$@"; do
+	case "$arg" in
+	--test) for_tests=1 ;;
+	*) echo "usage: scripts/setup.sh [--test]" >&2; exit 2 ;;
+	esac
+done
 
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"
@@ -52,6 +62,14 @@ fi
 # blkid: the guard that keeps fio off formatted block devices asks it.
 if ! command -v blkid >/dev/null 2>&1; then
 	apt_install util-linux
+fi
+
+# Chromium: the report tests (internal/report/reporttest) check the HTML
+# report in a headless browser.
+if [ -n "$for_tests" ] && ! command -v chromium >/dev/null 2>&1 \
+	&& ! command -v chromium-browser >/dev/null 2>&1 \
+	&& ! command -v google-chrome >/dev/null 2>&1; then
+	apt_install chromium
 fi
 
 go mod download
