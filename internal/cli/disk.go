@@ -357,6 +357,9 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)
 	}
+	if err := captureEnvironment(ctx, g, store, run.ID, opts.Target, nil, "", runner.Version); err != nil {
+		return nil, fmt.Errorf("recording the run's environment: %w", err)
+	}
 	out := &diskRunOutput{RunID: run.ID, Status: results.StatusComplete, Profile: plan.profile, Target: opts.Target,
 		File: target.File, Engine: set.Engine, FioVersion: runner.Version, Points: []diskPointOutput{}}
 	g.progressf("run %s: profile %s, %d points on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",

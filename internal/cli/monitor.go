@@ -93,6 +93,13 @@ func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 	if err != nil {
 		return fmt.Errorf("recording the run: %w", err)
 	}
+	scheme := ""
+	if db != nil {
+		scheme, _ = engine.SchemeOf(opts.DSN)
+	}
+	if err := captureEnvironment(ctx, g, store, run.ID, opts.Target, db, scheme, ""); err != nil {
+		return fmt.Errorf("recording the run's environment: %w", err)
+	}
 	series := store.NewSeriesWriter(run.ID, time.Second)
 	tele, err := startTelemetry(ctx, g, every, opts.BlockTrace, opts.Target, db, series)
 	if err != nil {

@@ -119,6 +119,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newResultsCommand(g),
 		newDiskCommand(g),
 		newMonitorCommand(g),
+		newReportCommand(g),
 	)
 	return root
 }

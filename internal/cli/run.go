@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -26,6 +27,8 @@ type RunOptions struct {
 	Duration   string
 	Results    string
 	Mode       string
+	Report     string
+	telemetryOptions
 }
 
 // AddFlags registers the options' flags.
@@ -38,6 +41,8 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Duration, "duration", "20s", "measured interval of each step")
 	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
+	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
+	o.telemetryOptions.addFlags(fs)
 }
 
 func newRunCommand(g *Globals) *cobra.Command {
@@ -64,9 +69,21 @@ type runSummary struct {
 		Version string `json:"version"`
 		Reused  bool   `json:"reused"`
 	} `json:"server"`
-	Build *tpcc.BuildResult `json:"build"` // null when a valid schema was reused
-	TPCC  *tpccRunOutput    `json:"tpcc"`
-	Check *tpcc.CheckResult `json:"check"` // after the run
+	Build  *tpcc.BuildResult `json:"build"` // null when a valid schema was reused
+	TPCC   *tpccRunOutput    `json:"tpcc"`
+	Check  *tpcc.CheckResult `json:"check"`  // after the run
+	Report string            `json:"report"` // the HTML report's path
+}
+
+// storeCheck keeps a consistency check with the run it followed, for the
+// report.
+func storeCheck(ctx context.Context, dir, runID string, c *tpcc.CheckResult) error {
+	store, err := results.Open(dir)
+	if err != nil {
+		return fmt.Errorf("opening the results store: %w", err)
+	}
+	defer store.Close()
+	return store.SetDocument(ctx, runID, results.DocCheck, c)
 }
 
 func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
@@ -77,7 +94,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return usagef("--build-vus must be 1 or more (got %d)", opts.BuildVUs)
 	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
-		Mode: opts.Mode}
+		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions}
 	if _, err := runOpts.validate(); err != nil {
 		return err
 	}
@@ -140,6 +157,15 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := storeCheck(ctx, opts.Results, sum.TPCC.RunID, sum.Check); err != nil {
+		return err
+	}
+	rep, err := runReport(ctx, &Globals{Stdout: io.Discard, Stderr: g.Stderr}, ReportOptions{Results: opts.Results,
+		Runs: []string{sum.TPCC.RunID}, Out: opts.Report})
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	sum.Report = rep.HTML
 	if g.JSON {
 		if err := g.printJSON(sum); err != nil {
 			return err
@@ -147,7 +173,8 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	} else {
 		fmt.Fprintln(g.Stdout, "\nconsistency after the run:")
 		printCheckResult(g.Stdout, sum.Check)
-		fmt.Fprintf(g.Stdout, "\nthe server keeps running; stop it with: tierbench server stop --datadir %s\n", info.DataDir)
+		fmt.Fprintf(g.Stdout, "\nreport: %s\n", rep.HTML)
+		fmt.Fprintf(g.Stdout, "the server keeps running; stop it with: tierbench server stop --datadir %s\n", info.DataDir)
 	}
 	if !sum.Check.OK {
 		return &ExitError{Code: ExitFailure}

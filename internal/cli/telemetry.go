@@ -61,16 +61,8 @@ func startTelemetry(ctx context.Context, g *Globals, every time.Duration, blockT
 	}
 	if sr, ok := db.(engine.StatsReader); ok {
 		cfg.DB = sr
-		dataDir, backend, err := sr.ServerInfo(ctx)
-		if err == nil {
-			cfg.ServerPID = localServerPID(backend)
-			if cfg.Target == "" && cfg.ServerPID > 0 && dataDir != "" {
-				if _, err := os.Stat(dataDir); err == nil {
-					cfg.Target = dataDir
-				}
-			}
-		}
 	}
+	cfg.Target, cfg.ServerPID = localTarget(ctx, target, db)
 	if series != nil {
 		cfg.OnSample = func(x telemetry.Sample) {
 			step := int(tr.step.Load())
@@ -85,6 +77,28 @@ func startTelemetry(ctx context.Context, g *Globals, every time.Duration, blockT
 	}
 	tr.session = s
 	return tr, nil
+}
+
+// localTarget returns the path a run's telemetry and inventory look at:
+// target when given, else the data directory of the database server when
+// it runs on this host; and the server's main process when it does (0
+// otherwise).
+func localTarget(ctx context.Context, target string, db engine.DB) (string, int) {
+	sr, ok := db.(engine.StatsReader)
+	if !ok {
+		return target, 0
+	}
+	dataDir, backend, err := sr.ServerInfo(ctx)
+	if err != nil {
+		return target, 0
+	}
+	pid := localServerPID(backend)
+	if target == "" && pid > 0 && dataDir != "" {
+		if _, err := os.Stat(dataDir); err == nil {
+			target = dataDir
+		}
+	}
+	return target, pid
 }
 
 // localServerPID returns the main process of the database server whose

@@ -180,6 +180,9 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)
 	}
+	if err := captureEnvironment(ctx, g, store, run.ID, opts.Target, db, scheme, ""); err != nil {
+		return nil, fmt.Errorf("recording the run's environment: %w", err)
+	}
 	g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
 		run.ID, schema.Warehouses, opts.VUs, cfg.RampUp, cfg.Duration, cfg.Mode)
 	series := store.NewSeriesWriter(run.ID, time.Second)

@@ -1,0 +1,432 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/inventory"
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/report/chart"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var t0 = time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+
+// fixture writes runs with known numbers into a fresh store: two TPC-C runs
+// (a "fast" and a "slow" tier), one disk run, one backup run.
+type fixture struct {
+	store                    *results.Store
+	dir                      string
+	fast, slow, disk, backup string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := results.Open(filepath.Join(dir, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f := &fixture{store: s, dir: dir}
+	f.fast = f.tpccRun(t, 1.0)
+	f.slow = f.tpccRun(t, 0.4)
+	f.disk = f.diskRun(t)
+	f.backup = f.backupRun(t)
+	return f
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func environment(fs string) inventory.Environment {
+	rot := false
+	return inventory.Environment{
+		CapturedAt: t0,
+		Host: inventory.Host{Hostname: "bench1", CPUModel: "Test CPU @ 2.50GHz", Cores: 2, Sockets: 1, MemoryBytes: 24 << 30,
+			OS: "Debian GNU/Linux 12 (bookworm)", Kernel: "6.1.0", Architecture: "amd64", Virtualization: "kvm"},
+		Target: &inventory.Target{Path: "/data", MountPoint: "/data", Filesystem: fs, MountSource: "/dev/nvme0n1p1",
+			MountOptions: "rw,noatime", Devices: []inventory.Device{{Name: "nvme0n1", Model: "Fast NVMe 1TB", Firmware: "1.0",
+				Transport: "nvme", CapacityBytes: 1 << 40, Rotational: &rot, Scheduler: "none"}}},
+		Database: &inventory.Database{Engine: "postgres", Version: "15.18", Settings: []engine.Setting{
+			{Name: "shared_buffers", Value: "128MB"}, {Name: "fsync", Value: "on"}}},
+		Software: inventory.Software{Tierbench: "test", Go: "go1.26"},
+	}
+}
+
+// tpccRun stores a TPC-C run with steps of 1, 2 and 4 VUs whose
+// throughput is scale times a fixed curve.
+func (f *fixture) tpccRun(t *testing.T, scale float64) string {
+	ctx := context.Background()
+	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"warehouses": 4, "vus": []int{1, 2, 4}, "rampup": "5s", "duration": "10s", "mode": "routines"})
+	must(t, err)
+	must(t, f.store.SetDocument(ctx, r.ID, results.DocEnvironment, environment("ext4")))
+	var pts []results.Point
+	for i, vus := range []int{1, 2, 4} {
+		start := t0.Add(time.Duration(i) * 15 * time.Second)
+		tpm := scale * float64(30000*vus)
+		txn := map[string]metrics.Summary{}
+		for k, name := range tpcc.KindNames {
+			lat := float64(k+1) / scale
+			txn[name] = metrics.Summary{Count: int64(1000 * vus), MeanMs: lat, P50Ms: lat, P95Ms: 2 * lat, P99Ms: 3 * lat, P999Ms: 4 * lat, MaxMs: 5 * lat}
+		}
+		audit := tpcc.Audit{NewOrders: 6000, Rollbacks: 60, OrderLines: 60000, RemoteLines: 600, Payments: 6000, RemotePayments: 900, PaymentsByName: 3600}
+		m := map[string]any{"index": i, "vus": vus, "tpm": tpm, "nopm": tpm * 0.44, "client_tpm": tpm, "client_nopm": tpm * 0.44,
+			"txn": txn, "audit": audit.Judge(4), "measured_seconds": 10, "nopm_check": map[string]bool{"ok": true},
+			"host":   map[string]float64{"cpu_idle_pct": 60 - 10*float64(i), "cpu_iowait_pct": (1 - scale) * 20},
+			"device": map[string]float64{"r_iops": 100 * scale, "w_iops": 900 * scale, "r_await_ms": 0.5 / scale, "w_await_ms": 1 / scale, "p99_ms": 4 / scale},
+			"db":     map[string]float64{"cache_hit_pct": 99.5}}
+		doc, err := json.Marshal(m)
+		must(t, err)
+		must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: start,
+			MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(15 * time.Second), Metrics: doc}))
+		for sec := range 15 {
+			ts := start.Add(time.Duration(sec) * time.Second)
+			pts = append(pts,
+				results.Point{Name: "tpm", Step: i, T: ts, Value: tpm + float64(sec%3)*100},
+				results.Point{Name: "nopm", Step: i, T: ts, Value: tpm*0.44 + float64(sec%3)*40},
+				results.Point{Name: "host.cpu_idle_pct", Step: i, T: ts, Value: 50},
+				results.Point{Name: "host.cpu_iowait_pct", Step: i, T: ts, Value: 5},
+				results.Point{Name: "dev.total.r_iops", Step: i, T: ts, Value: 100 * scale},
+				results.Point{Name: "dev.total.w_iops", Step: i, T: ts, Value: 900 * scale},
+				results.Point{Name: "dev.total.r_await_ms", Step: i, T: ts, Value: 0.5 / scale},
+				results.Point{Name: "dev.total.w_await_ms", Step: i, T: ts, Value: 1 / scale},
+				results.Point{Name: "dev.total.r_mbps", Step: i, T: ts, Value: 1},
+				results.Point{Name: "dev.total.w_mbps", Step: i, T: ts, Value: 7})
+		}
+	}
+	must(t, f.store.AddPoints(ctx, r.ID, pts))
+	check := tpcc.CheckResult{OK: true, Warehouses: 4, Conditions: []tpcc.Condition{
+		{ID: "3.3.2.1", Title: "W_YTD = sum(D_YTD)", OK: true, Scope: "all"},
+		{ID: "3.3.2.11", Title: "rows in ORDER - rows in NEW-ORDER = 2100", OK: true, Scope: "not-applicable"}}}
+	must(t, f.store.SetDocument(ctx, r.ID, results.DocCheck, check))
+	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+	return r.ID
+}
+
+func (f *fixture) diskRun(t *testing.T) string {
+	ctx := context.Background()
+	r, err := f.store.CreateRun(ctx, "disk", "", map[string]any{"profile": "quick", "target": "/data"})
+	must(t, err)
+	must(t, f.store.SetDocument(ctx, r.ID, results.DocEnvironment, environment("xfs")))
+	points := []map[string]any{
+		{"name": "4k-randrw70-qd1x1", "bs": "4k", "bs_bytes": 4096, "rw": "randrw", "rwmix_read": 70, "iodepth": 1, "jobs": 1,
+			"read":  map[string]float64{"iops": 7000, "mbps": 28.7, "mean_ms": 0.1, "p99_ms": 0.3, "p999_ms": 0.5},
+			"write": map[string]float64{"iops": 3000, "mbps": 12.3, "mean_ms": 0.2, "p99_ms": 0.6, "p999_ms": 0.9}},
+		{"name": "4k-randrw70-qd8x1", "bs": "4k", "bs_bytes": 4096, "rw": "randrw", "rwmix_read": 70, "iodepth": 8, "jobs": 1,
+			"read":  map[string]float64{"iops": 35000, "mbps": 143.4, "mean_ms": 0.2, "p99_ms": 0.7, "p999_ms": 1.1},
+			"write": map[string]float64{"iops": 15000, "mbps": 61.4, "mean_ms": 0.3, "p99_ms": 0.9, "p999_ms": 1.5}},
+		{"name": "64k-read-qd8x1", "bs": "64k", "bs_bytes": 65536, "rw": "read", "iodepth": 8, "jobs": 1,
+			"read": map[string]float64{"iops": 9000, "mbps": 589.8, "mean_ms": 0.9, "p99_ms": 2.1, "p999_ms": 3.3}},
+		{"name": "256k-read-qd8x1", "bs": "256k", "bs_bytes": 262144, "rw": "read", "iodepth": 8, "jobs": 1,
+			"read": map[string]float64{"iops": 3000, "mbps": 786.4, "mean_ms": 2.6, "p99_ms": 5.2, "p999_ms": 7.7}},
+	}
+	var pts []results.Point
+	for i, p := range points {
+		start := t0.Add(time.Hour + time.Duration(i)*12*time.Second)
+		doc, err := json.Marshal(p)
+		must(t, err)
+		must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: p["name"].(string), StartedAt: start,
+			MeasureStart: start.Add(2 * time.Second), MeasureEnd: start.Add(12 * time.Second), Metrics: doc}))
+		for sec := range 10 {
+			ts := start.Add(time.Duration(2+sec) * time.Second)
+			read := p["read"].(map[string]float64)
+			pts = append(pts, results.Point{Name: "read.iops", Step: i, T: ts, Value: read["iops"] * (1 + float64(sec%2)/20)},
+				results.Point{Name: "read.clat_ms", Step: i, T: ts, Value: read["mean_ms"]})
+		}
+	}
+	must(t, f.store.AddPoints(ctx, r.ID, pts))
+	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+	return r.ID
+}
+
+func (f *fixture) backupRun(t *testing.T) string {
+	ctx := context.Background()
+	r, err := f.store.CreateRun(ctx, "backup", "", nil)
+	must(t, err)
+	i := 0
+	for cycle := 1; cycle <= 2; cycle++ {
+		for _, phase := range []string{"backup", "restore"} {
+			doc, _ := json.Marshal(backupStep{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: float64(10 * cycle),
+				Bytes: 1 << 30, MBps: 1073.7 / float64(10*cycle)})
+			must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
+				StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))
+			i++
+		}
+	}
+	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+	return r.ID
+}
+
+func (f *fixture) write(t *testing.T, o Options) (Written, string, string) {
+	t.Helper()
+	if o.Out == "" {
+		o.Out = filepath.Join(f.dir, "out", "report.html")
+	}
+	o.Version, o.Now = "test", t0
+	w, err := Write(context.Background(), f.store, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(w.HTML)
+	must(t, err)
+	md, err := os.ReadFile(w.Markdown)
+	must(t, err)
+	return w, string(html), string(md)
+}
+
+var (
+	startedRE  = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}`)
+	durationRE = regexp.MustCompile(`\| \d+(ms|s|µs|ns) \|`)
+)
+
+// normalize replaces what differs between test runs: run ids and the real
+// times CreateRun and FinishRun stamp.
+func (f *fixture) normalize(s string) string {
+	for name, id := range map[string]string{"FAST": f.fast, "SLOW": f.slow, "DISK": f.disk, "BACKUP": f.backup} {
+		s = strings.ReplaceAll(s, id, name)
+	}
+	s = startedRE.ReplaceAllString(s, "STARTED")
+	return durationRE.ReplaceAllString(s, "| DURATION |")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		must(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -run %s -update to create it)", err, t.Name())
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", name, i+1, g, w)
+			}
+		}
+	}
+}
+
+// The Markdown of one run of each kind matches the golden file.
+func TestMarkdownGolden(t *testing.T) {
+	f := newFixture(t)
+	_, _, md := f.write(t, Options{Runs: []string{f.fast, f.disk, f.backup}, Labels: map[string]string{f.fast: "nvme"}})
+	golden(t, "single.md", f.normalize(md))
+}
+
+// Comparing two runs: every chart of a compared metric has a series of
+// each run, and a ratio table says how they compare.
+func TestCompareTwoRuns(t *testing.T) {
+	f := newFixture(t)
+	doc, _, err := Build(context.Background(), f.store, Options{Runs: []string{f.fast, f.slow},
+		Labels: map[string]string{f.fast: "nvme", f.slow: "sata"}})
+	must(t, err)
+	var tpccSec *Section
+	for _, s := range doc.Sections {
+		if s.ID == "tpcc" {
+			tpccSec = s
+		}
+	}
+	if tpccSec == nil {
+		t.Fatal("no TPC-C section")
+	}
+	charts := 0
+	walk(tpccSec.Blocks, func(b Block) {
+		if b.Figure == nil {
+			return
+		}
+		charts++
+		var nvme, sata bool
+		for _, s := range b.Figure.Chart.Series {
+			nvme = nvme || strings.HasPrefix(s.Name, "nvme")
+			sata = sata || strings.HasPrefix(s.Name, "sata")
+			if len(s.Points) == 0 {
+				t.Errorf("chart %q: series %q has no points", b.Figure.Chart.Title, s.Name)
+			}
+		}
+		if !nvme || !sata {
+			t.Errorf("chart %q has series %v; want both runs", b.Figure.Chart.Title, seriesNames(b.Figure.Chart.Series))
+		}
+	})
+	if charts < 7 {
+		t.Errorf("the TPC-C section has %d charts; want at least 7", charts)
+	}
+	var ratios *Table
+	walk(tpccSec.Blocks, func(b Block) {
+		if b.Table != nil && b.Table.ID == "tpcc-ratios" {
+			ratios = b.Table
+		}
+	})
+	if ratios == nil {
+		t.Fatal("no ratio table")
+	}
+	if len(ratios.Rows) != 3 {
+		t.Fatalf("ratio table has %d rows; want one per common VU count (3)", len(ratios.Rows))
+	}
+	// sata is 0.4 times nvme's throughput and 2.5 times its latency.
+	for _, row := range ratios.Rows {
+		if row[0] != "sata" || row[4] != "0.40x" || row[5] != "0.40x" || row[6] != "2.50x" {
+			t.Errorf("ratio row %v; want sata 0.40x TPM, 0.40x NOPM, 2.50x p95", row)
+		}
+	}
+	found := false
+	walk(tpccSec.Blocks, func(b Block) {
+		found = found || strings.Contains(b.Text, "sata: 0.40x the NOPM of nvme at 4 virtual users")
+	})
+	if !found {
+		t.Error("no sentence comparing NOPM at the largest common step")
+	}
+}
+
+func seriesNames(xs []chart.Series) []string {
+	var names []string
+	for _, s := range xs {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// The HTML is one file with every section, every chart inline, and nothing
+// to fetch.
+func TestHTMLSelfContained(t *testing.T) {
+	f := newFixture(t)
+	w, html, _ := f.write(t, Options{Runs: []string{f.fast, f.slow, f.disk, f.backup}})
+	for _, id := range []string{"runs", "environment", "storage", "tpcc", "backup", "telemetry"} {
+		if !strings.Contains(html, `<section id="`+id+`">`) {
+			t.Errorf("the HTML has no section %s", id)
+		}
+	}
+	if !slicesEqual(w.Sections, []string{"runs", "environment", "storage", "tpcc", "backup", "telemetry"}) {
+		t.Errorf("sections %v", w.Sections)
+	}
+	if n := strings.Count(html, `<figure class="chart"`); n < 20 || n != strings.Count(html, "<svg") {
+		t.Errorf("%d chart figures, %d svg elements; want every figure to hold one inline svg, at least 20", n, strings.Count(html, "<svg"))
+	}
+	for _, bad := range []string{"<script", "<link", "src=", "@import", "url("} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the HTML contains %q: it must not fetch or run anything", bad)
+		}
+	}
+	refs := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}`).FindAllString(html, -1)
+	for _, r := range refs {
+		if !strings.Contains(r, "www.w3.org") {
+			t.Errorf("the HTML references %s", r)
+		}
+	}
+	// The data directory: a CSV per table and per stored series.
+	entries, err := os.ReadDir(w.DataDir)
+	must(t, err)
+	var csvs, series int
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".csv") {
+			csvs++
+			if strings.HasPrefix(e.Name(), "series-") {
+				series++
+			}
+		}
+	}
+	if series != 2*10+2+0 { // each TPC-C run's 10 series, the disk run's 2
+		t.Errorf("%d series CSV files; want 22", series)
+	}
+	b, err := os.ReadFile(filepath.Join(w.DataDir, seriesFile(f.fast, "tpm")))
+	must(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 1+45 || lines[0] != "run,series,step,step_name,time_utc,seconds,value" ||
+		!strings.HasPrefix(lines[1], f.fast+",tpm,0,vus=1,2026-11-21T03:00:00Z,0.000,30000") {
+		t.Errorf("tpm CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
+	}
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") }
+
+// A report never replaces a file it did not write, unless told to.
+func TestWriteRefusesForeignFiles(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(f.dir, "mine", "report.html")
+	f.write(t, Options{Out: out, Runs: []string{f.fast}})
+	f.write(t, Options{Out: out, Runs: []string{f.fast}}) // its own files: rewritten
+	md, data := Paths(out)
+	for _, path := range []string{out, md} {
+		foreign := filepath.Join(f.dir, "foreign", filepath.Base(path))
+		must(t, os.MkdirAll(filepath.Dir(foreign), 0o755))
+		must(t, os.WriteFile(foreign, []byte("someone's notes\n"), 0o644))
+		html := strings.TrimSuffix(foreign, filepath.Ext(foreign)) + ".html"
+		_, err := Write(context.Background(), f.store, Options{Out: html, Runs: []string{f.fast}})
+		if !errors.Is(err, ErrNotOurs) {
+			t.Errorf("writing over %s: %v; want ErrNotOurs", foreign, err)
+		}
+		if b, _ := os.ReadFile(foreign); string(b) != "someone's notes\n" {
+			t.Errorf("%s was changed", foreign)
+		}
+		must(t, os.RemoveAll(filepath.Dir(foreign)))
+	}
+	other := filepath.Join(f.dir, "x", "report.html")
+	_, otherData := Paths(other)
+	must(t, os.MkdirAll(otherData, 0o755))
+	must(t, os.WriteFile(filepath.Join(otherData, "keep.csv"), []byte("a\n"), 0o644))
+	if _, err := Write(context.Background(), f.store, Options{Out: other, Runs: []string{f.fast}}); !errors.Is(err, ErrNotOurs) {
+		t.Errorf("writing into a data directory it did not make: %v; want ErrNotOurs", err)
+	}
+	if _, err := Write(context.Background(), f.store, Options{Out: other, Runs: []string{f.fast}, Overwrite: true}); err != nil {
+		t.Errorf("with Overwrite: %v", err)
+	}
+	if _, err := os.Stat(data); err != nil {
+		t.Errorf("the first report's data directory: %v", err)
+	}
+}
+
+// Missing facts read as unknown, never as something invented.
+func TestEnvironmentUnknowns(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r, err := f.store.CreateRun(ctx, "monitor", "", nil)
+	must(t, err)
+	must(t, f.store.SetDocument(ctx, r.ID, results.DocEnvironment, inventory.Environment{Host: inventory.Host{Cores: 2}}))
+	old, err := f.store.CreateRun(ctx, "monitor", "", nil) // no environment at all
+	must(t, err)
+	doc, _, err := Build(ctx, f.store, Options{Runs: []string{r.ID, old.ID}})
+	must(t, err)
+	env := doc.Sections[1]
+	hw := env.Blocks[1].Table
+	rows := map[string][]string{}
+	for _, row := range hw.Rows {
+		rows[row[0]] = row[1:]
+	}
+	if got := rows["logical CPUs"]; got[0] != "2" || got[1] != unknown {
+		t.Errorf("logical CPUs: %v; want 2 and unknown", got)
+	}
+	if got := rows["CPU"]; got[0] != unknown || got[1] != unknown {
+		t.Errorf("CPU: %v; want unknown for both", got)
+	}
+	if got := rows["memory"]; got[0] != unknown {
+		t.Errorf("memory: %v; want unknown", got)
+	}
+}

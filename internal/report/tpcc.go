@@ -1,0 +1,343 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/report/chart"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// metric is one number of a step, drawn as a series per run.
+type metric[S any] struct {
+	name   string
+	dashed bool
+	get    func(S) float64
+}
+
+// seriesSet builds the series of a chart from runs and metrics. With one
+// run, metrics get the colours; with several, runs do and a second metric is
+// dashed.
+func seriesSet[S any](runs []*runData, steps func(*runData) []S, x func(S) float64, label func(S) string, ms []metric[S]) []chart.Series {
+	var out []chart.Series
+	for _, rd := range runs {
+		for mi, m := range ms {
+			s := chart.Series{Name: rd.Label, Color: rd.Color, Dashed: m.dashed}
+			if len(ms) > 1 {
+				s.Name += " " + m.name
+			}
+			if len(runs) == 1 {
+				s.Name, s.Color, s.Dashed = m.name, mi, false
+			}
+			for _, st := range steps(rd) {
+				p := chart.Point{X: x(st), Y: m.get(st)}
+				if label != nil {
+					p.Label = label(st)
+				}
+				if !math.IsNaN(p.Y) {
+					s.Points = append(s.Points, p)
+				}
+			}
+			if len(s.Points) > 0 {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func tpccSteps(rd *runData) []tpccStep { return rd.TPCC }
+func stepVUs(s tpccStep) float64       { return float64(s.VUs) }
+
+// deviceAwait is the step's device wait per I/O, reads and writes together.
+func deviceAwait(dev map[string]float64) float64 {
+	r, w := get(dev, "r_iops"), get(dev, "w_iops")
+	if math.IsNaN(r) || r+w == 0 {
+		return math.NaN()
+	}
+	return (get(dev, "r_await_ms")*r + get(dev, "w_await_ms")*w) / (r + w)
+}
+
+// tpccSection is the TPC-C part: throughput, per-user, CPU and latency by
+// virtual users, the per-second timeline, percentiles per transaction type,
+// the input audit and the consistency checks.
+func tpccSection(runs []*runData) *Section {
+	s := &Section{ID: "tpcc", Title: "TPC-C"}
+	s.text("TPM is the database's commits and rollbacks per minute (comparable with HammerDB's TPM); NOPM is New-Orders per minute from the growth of sum(d_next_o_id). " +
+		"Every number is taken over each step's measured interval; ramp-up is excluded.")
+	vus := func(title, ylabel string, ms []metric[tpccStep]) *Figure {
+		return &Figure{ID: slug("tpcc", title), Chart: chart.Chart{Title: title, XLabel: "virtual users", YLabel: ylabel,
+			Kind: chart.Line, YFromZero: true, XInteger: true, Series: seriesSet(runs, tpccSteps, stepVUs, nil, ms)}}
+	}
+	s.figure(vus("TPM and NOPM by virtual users", "transactions per minute", []metric[tpccStep]{
+		{"TPM", false, func(x tpccStep) float64 { return x.TPM }},
+		{"NOPM", true, func(x tpccStep) float64 { return x.NOPM }},
+	}))
+	s.figure(vus("TPM per virtual user", "TPM per user", []metric[tpccStep]{
+		{"TPM per user", false, func(x tpccStep) float64 { return x.TPM / float64(max(x.VUs, 1)) }},
+	}))
+	s.figure(vus("CPU idle and iowait by virtual users", "% of all cores", []metric[tpccStep]{
+		{"idle", false, func(x tpccStep) float64 { return get(x.Host, "cpu_idle_pct") }},
+		{"iowait", true, func(x tpccStep) float64 { return get(x.Host, "cpu_iowait_pct") }},
+	}))
+	s.figure(vus("New-Order latency by virtual users", "latency (ms)", []metric[tpccStep]{
+		{"average", false, func(x tpccStep) float64 {
+			return txnStat(x, "new_order", func(m metrics.Summary) float64 { return m.MeanMs })
+		}},
+		{"p99", true, func(x tpccStep) float64 {
+			return txnStat(x, "new_order", func(m metrics.Summary) float64 { return m.P99Ms })
+		}},
+	}))
+	s.figure(vus("Device latency by virtual users", "latency (ms)", []metric[tpccStep]{
+		{"average (await)", false, func(x tpccStep) float64 { return deviceAwait(x.Device) }},
+		{"p99", true, func(x tpccStep) float64 { return get(x.Device, "p99_ms") }},
+	}))
+	s.figure(vus("Device IOPS by virtual users", "I/O per second", []metric[tpccStep]{
+		{"reads", false, func(x tpccStep) float64 { return get(x.Device, "r_iops") }},
+		{"writes", true, func(x tpccStep) float64 { return get(x.Device, "w_iops") }},
+	}))
+	s.figure(timelineFigure(runs, "tpcc-timeline", "TPM and NOPM per second, with step boundaries", "transactions per minute",
+		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}))
+	s.table(tpccStepsTable(runs))
+	s.figure(txnPercentileFigure(runs))
+	s.table(txnPercentileTable(runs))
+	if len(runs) > 1 {
+		s.Blocks = append(s.Blocks, tpccComparison(runs)...)
+	}
+	s.table(auditTable(runs))
+	s.table(checkTable(runs))
+	return s
+}
+
+// txnStat returns a number of a transaction type's latency summary, NaN
+// when the step has no such transaction.
+func txnStat(s tpccStep, kind string, f func(metrics.Summary) float64) float64 {
+	t, ok := s.Txn[kind]
+	if !ok || t.Count == 0 {
+		return math.NaN()
+	}
+	return f(t)
+}
+
+func tpccStepsTable(runs []*runData) *Table {
+	t := &Table{ID: "tpcc-steps", Caption: "Steps: throughput, New-Order latency and what the host and device did",
+		Header: []string{"run", "VUs", "TPM", "NOPM", "client TPM", "client NOPM", "TPM per VU", "NO avg ms", "NO p95 ms", "NO p99 ms",
+			"errors", "CPU idle", "CPU iowait", "device IOPS", "device MB/s", "device await ms", "device p99 ms", "cache hit"},
+		Numeric: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true}}
+	for _, rd := range runs {
+		for _, x := range rd.TPCC {
+			no := x.Txn["new_order"]
+			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), num(x.TPM), num(x.NOPM), num(x.ClientTPM), num(x.ClientNOPM),
+				num(x.TPM / float64(max(x.VUs, 1))), num(no.MeanMs), num(no.P95Ms), num(no.P99Ms), thousands(x.Errors),
+				pct(get(x.Host, "cpu_idle_pct")), pct(get(x.Host, "cpu_iowait_pct")),
+				num(get(x.Device, "r_iops") + get(x.Device, "w_iops")), num(get(x.Device, "r_mbps") + get(x.Device, "w_mbps")),
+				num(deviceAwait(x.Device)), num(get(x.Device, "p99_ms")), pct(get(x.DB, "cache_hit_pct"))})
+		}
+	}
+	return t
+}
+
+// lastStep is the run's step with the most virtual users.
+func lastStep(rd *runData) (tpccStep, bool) {
+	if len(rd.TPCC) == 0 {
+		return tpccStep{}, false
+	}
+	return slices.MaxFunc(rd.TPCC, func(a, b tpccStep) int { return a.VUs - b.VUs }), true
+}
+
+// txnPercentileFigure draws latency percentiles per transaction type at each
+// run's largest step: p50/p95/p99 for one run, p99 per run for several.
+func txnPercentileFigure(runs []*runData) *Figure {
+	c := chart.Chart{Title: "Latency percentiles per transaction type, at the largest step", XLabel: "transaction type",
+		YLabel: "latency (ms)", Kind: chart.Bar, YFromZero: true, Categories: tpcc.KindNames[:]}
+	type pick struct {
+		name string
+		get  func(s tpccStep, k string) float64
+	}
+	picks := []pick{{"p99", func(s tpccStep, k string) float64 { return s.Txn[k].P99Ms }}}
+	if len(runs) == 1 {
+		picks = []pick{
+			{"p50", func(s tpccStep, k string) float64 { return s.Txn[k].P50Ms }},
+			{"p95", func(s tpccStep, k string) float64 { return s.Txn[k].P95Ms }},
+			{"p99", func(s tpccStep, k string) float64 { return s.Txn[k].P99Ms }},
+		}
+	}
+	for _, rd := range runs {
+		last, ok := lastStep(rd)
+		if !ok {
+			continue
+		}
+		for pi, p := range picks {
+			sr := chart.Series{Name: fmt.Sprintf("%s p99 (%d VUs)", rd.Label, last.VUs), Color: rd.Color}
+			if len(runs) == 1 {
+				sr = chart.Series{Name: fmt.Sprintf("%s (%d VUs)", p.name, last.VUs), Color: pi}
+			}
+			for i, k := range tpcc.KindNames {
+				sr.Points = append(sr.Points, chart.Point{X: float64(i), Y: p.get(last, k)})
+			}
+			c.Series = append(c.Series, sr)
+		}
+	}
+	return &Figure{ID: "tpcc-txn-percentiles", Chart: c}
+}
+
+func txnPercentileTable(runs []*runData) *Table {
+	t := &Table{ID: "tpcc-latency", Caption: "Latency per transaction type and step (ms, measured interval only)",
+		Header:  []string{"run", "VUs", "transaction", "count", "average", "p50", "p95", "p99", "p99.9", "max"},
+		Numeric: []bool{false, true, false, true, true, true, true, true, true, true}}
+	for _, rd := range runs {
+		for _, x := range rd.TPCC {
+			for _, k := range tpcc.KindNames {
+				m := x.Txn[k]
+				t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), k, thousands(m.Count), num(m.MeanMs), num(m.P50Ms),
+					num(m.P95Ms), num(m.P99Ms), num(m.P999Ms), num(m.MaxMs)})
+			}
+		}
+	}
+	return t
+}
+
+// tpccComparison is the ratio table of every run against the first, per
+// virtual-user count both ran, and a sentence for the largest such count.
+func tpccComparison(runs []*runData) []Block {
+	base := runs[0]
+	if len(base.TPCC) == 0 {
+		return nil
+	}
+	t := &Table{ID: "tpcc-ratios", Caption: fmt.Sprintf("Ratios against the baseline %s (above 1: more throughput, or more latency)", base.Label),
+		Header:  []string{"run", "VUs", "TPM", "NOPM", "TPM ratio", "NOPM ratio", "NO p95 ratio", "CPU iowait ratio", "device await ratio"},
+		Numeric: []bool{false, true, true, true, true, true, true, true, true}}
+	var blocks []Block
+	byVUs := func(rd *runData) map[int]tpccStep {
+		m := map[int]tpccStep{}
+		for _, x := range rd.TPCC {
+			m[x.VUs] = x
+		}
+		return m
+	}
+	b := byVUs(base)
+	for _, rd := range runs[1:] {
+		top := -1
+		for _, x := range rd.TPCC {
+			bx, ok := b[x.VUs]
+			if !ok {
+				continue
+			}
+			top = max(top, x.VUs)
+			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), num(x.TPM), num(x.NOPM), ratio(bx.TPM, x.TPM),
+				ratio(bx.NOPM, x.NOPM), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
+				ratio(get(bx.Host, "cpu_iowait_pct"), get(x.Host, "cpu_iowait_pct")), ratio(deviceAwait(bx.Device), deviceAwait(x.Device))})
+		}
+		if top >= 0 {
+			x, bx := byVUs(rd)[top], b[top]
+			blocks = append(blocks, text(fmt.Sprintf("%s: %s the NOPM of %s at %s (%s against %s NOPM).",
+				rd.Label, ratio(bx.NOPM, x.NOPM), base.Label, plural(top, "virtual user", "virtual users"), num(x.NOPM), num(bx.NOPM))))
+		} else {
+			blocks = append(blocks, text(fmt.Sprintf("%s ran no virtual-user count that %s ran; nothing to compare step by step.", rd.Label, base.Label)))
+		}
+	}
+	if len(t.Rows) > 0 {
+		blocks = append(blocks, tableBlock(t))
+	}
+	return blocks
+}
+
+func auditTable(runs []*runData) *Table {
+	t := &Table{ID: "tpcc-audit", Caption: "Input audit (clause 5.5.1.5), over all measured intervals: what the driver actually sent",
+		Header: []string{"run", "check", "value", "bounds", "samples", "verdict"}, Numeric: []bool{false, false, true, false, true, false}}
+	for _, rd := range runs {
+		var steps [][]tpcc.AuditItem
+		for _, x := range rd.TPCC {
+			steps = append(steps, x.Audit)
+		}
+		for _, it := range tpcc.CombineAudit(steps) {
+			t.Rows = append(t.Rows, []string{rd.Label, it.Name, num(it.Value), num(it.Min) + " – " + num(it.Max), thousands(it.Samples), it.Verdict})
+		}
+	}
+	return t
+}
+
+func checkTable(runs []*runData) *Table {
+	t := &Table{ID: "tpcc-consistency", Caption: "Consistency conditions (clause 3.3.2), checked after the run",
+		Header: []string{"run", "condition", "what", "scope", "violations", "result"}, Numeric: []bool{false, false, false, false, true, false}}
+	for _, rd := range runs {
+		if rd.Check == nil {
+			continue
+		}
+		for _, c := range rd.Check.Conditions {
+			res := "ok"
+			switch {
+			case c.Scope == "not-applicable":
+				res = "not applicable"
+			case !c.OK:
+				res = "FAILED"
+			}
+			t.Rows = append(t.Rows, []string{rd.Label, c.ID, c.Title, c.Scope, thousands(c.Violations), res})
+		}
+	}
+	return t
+}
+
+// seriesRef names a stored series and how to draw it.
+type seriesRef struct {
+	name, legend string
+	dashed       bool
+}
+
+// timelineFigure draws stored per-second series of every run over time
+// since each run's start, with the first run's step boundaries marked.
+func timelineFigure(runs []*runData, id, title, ylabel string, refs []seriesRef) *Figure {
+	return timelineOf(runs, id, title, ylabel, refs, results.AllSteps)
+}
+
+// timelineOf is timelineFigure for one step (or AllSteps).
+func timelineOf(runs []*runData, id, title, ylabel string, refs []seriesRef, step int) *Figure {
+	c := chart.Chart{Title: title, XLabel: "time since the run started (s)", YLabel: ylabel, Kind: chart.Line, YFromZero: true}
+	if step != results.AllSteps {
+		c.XLabel = "time since the step started (s)"
+	}
+	for _, rd := range runs {
+		t0 := rd.origin()
+		if step != results.AllSteps {
+			t0 = rd.stepStart(step)
+		}
+		for ri, ref := range refs {
+			pts := rd.points(ref.name, step)
+			if len(pts) == 0 {
+				continue
+			}
+			s := chart.Series{Name: rd.Label + " " + ref.legend, Color: rd.Color, Dashed: ref.dashed}
+			if len(runs) == 1 {
+				s = chart.Series{Name: ref.legend, Color: ri}
+			}
+			for _, p := range pts {
+				s.Points = append(s.Points, chart.Point{X: p.T.Sub(t0).Seconds(), Y: p.Value})
+			}
+			c.Series = append(c.Series, s)
+		}
+	}
+	if step == results.AllSteps && len(runs) > 0 && len(c.Series) > 0 {
+		rd := runs[0]
+		t0 := rd.origin()
+		for _, st := range rd.Steps {
+			c.Marks = append(c.Marks, chart.Mark{X: st.StartedAt.Sub(t0).Seconds(), Label: stepLabel(rd, st)})
+		}
+	}
+	return &Figure{ID: id, Chart: c}
+}
+
+// stepLabel is a step's short name for chart marks: "8 VUs" for TPC-C.
+func stepLabel(rd *runData, st results.Step) string {
+	if rd.Kind == "tpcc" {
+		for _, x := range rd.TPCC {
+			if x.Index == st.Index {
+				return plural(x.VUs, "VU", "VUs")
+			}
+		}
+	}
+	return st.Name
+}
