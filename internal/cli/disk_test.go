@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
@@ -153,9 +154,10 @@ func TestDiskRunQuick(t *testing.T) {
 // size outermost.
 func TestDiskRunSweep(t *testing.T) {
 	requireFio(t)
+	res := t.TempDir()
 	code, out, errOut := runTierbench(t, "disk", "run", "--target", t.TempDir(), "--bs", "4k,8k", "--iodepth", "1,4",
 		"--rw", "randread", "--jobs", "1", "--duration", "1s", "--ramp", "0s", "--size", "16MiB",
-		"--results", t.TempDir(), "--json")
+		"--results", res, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -171,6 +173,27 @@ func TestDiskRunSweep(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("points %v, want %v", got, want)
 	}
+
+	// Its report: the storage charts, each queue-depth sweep a line with
+	// its points labelled, fio's version in the environment.
+	code, _, errOut = runTierbench(t, "report", "--results", res)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	htmlPath := filepath.Join(res, "report.html")
+	b, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{`<section id="storage">`, "IOPS vs average latency, by queue depth", "4k randread x1 jobs",
+		"8k randread x1 jobs", ">qd4<", "IOPS per point", "Throughput per point", `id="storage-points"`, "IOPS per second: 8k-randread-qd4x1",
+		"<td>fio</td><td>fio-3"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the disk run's report lacks %q", want)
+		}
+	}
+	reporttest.CheckInBrowser(t, htmlPath, 8, filepath.Join(reporttest.ArtifactDir(t), "report-storage.png"))
 }
 
 // What fio may not touch is refused before anything runs: one line, exit 2,
