@@ -18,7 +18,7 @@ func captureEnvironment(ctx context.Context, g *Globals, store *results.Store, r
 	o := inventory.Options{Target: target, DB: db, Engine: engineName, TierbenchVersion: Version, FioVersion: fioVersion}
 	env, notes := inventory.Collect(ctx, o)
 	for _, n := range notes {
-		g.progressf("inventory: %s\n", n)
+		g.progressf("%s\n", n)
 	}
 	return store.SetDocument(ctx, runID, results.DocEnvironment, env)
 }

@@ -65,7 +65,14 @@ func environmentSection(runs []*runData) *Section {
 				if d.Rotational != nil {
 					rot = map[bool]string{true: "rotational", false: "non-rotational"}[*d.Rotational]
 				}
-				desc := []string{orUnknown(strings.TrimSpace(d.Vendor + " " + d.Model))}
+				model := strings.TrimSpace(d.Vendor + " " + d.Model)
+				switch {
+				case d.Model == "" && d.Vendor == "":
+					model = "model unknown"
+				case d.Model == "":
+					model = "model unknown (vendor " + d.Vendor + ")"
+				}
+				desc := []string{model}
 				if d.Firmware != "" {
 					desc = append(desc, "firmware "+d.Firmware)
 				}
