@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ func collectTarget(path, proc, sys string, resolve func(string) (telemetry.Resol
 		MountPoint:   res.Mount,
 		Filesystem:   res.FSType,
 		MountSource:  res.Source,
+		MountOptions: res.Options,
 		MemoryBacked: res.MemoryBacked,
 		Devices:      []Device{},
 		Note:         res.Note,
@@ -28,9 +28,6 @@ func collectTarget(path, proc, sys string, resolve func(string) (telemetry.Resol
 	}
 	if err != nil && t.Note == "" {
 		t.Note = err.Error()
-	}
-	if t.MountPoint != "" {
-		t.MountOptions = mountOptions(filepath.Join(proc, "self", "mountinfo"), t.MountPoint)
 	}
 	for _, name := range leavesFirst(res.Leaves, res.Devices) {
 		t.Devices = append(t.Devices, readDevice(sys, name))
@@ -150,72 +147,3 @@ func transport(name, disk string) string {
 	}
 	return ""
 }
-
-// mountOptions returns the options of the mount at point: the per-mount
-// ones, then the superblock's not already said ("rw,relatime,errors=remount-ro").
-// The last line for the point wins, being mounted on top.
-func mountOptions(mountinfo, point string) string {
-	f, err := os.Open(mountinfo)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var found string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if p, opts, ok := parseMountinfoOptions(sc.Text()); ok && p == point {
-			found = opts
-		}
-	}
-	return found
-}
-
-// parseMountinfoOptions reads a proc(5) mountinfo line's mount point (5),
-// mount options (6) and super options (11):
-//
-//	36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
-func parseMountinfoOptions(line string) (point, options string, ok bool) {
-	fields := strings.Fields(line)
-	if len(fields) < 7 {
-		return "", "", false
-	}
-	sep := slices.Index(fields[6:], "-")
-	if sep < 0 {
-		return "", "", false
-	}
-	sep += 6
-	var opts []string
-	add := func(list string) {
-		for _, o := range strings.Split(list, ",") {
-			if o != "" && !slices.Contains(opts, o) {
-				opts = append(opts, o)
-			}
-		}
-	}
-	add(fields[5])
-	if sep+3 < len(fields) {
-		add(fields[sep+3])
-	}
-	return unescapeOctal(fields[4]), strings.Join(opts, ","), true
-}
-
-// unescapeOctal undoes the kernel's \ooo escaping of space, tab, newline and
-// backslash in mountinfo paths.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
-			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isOctal(c byte) bool { return c >= '0' && c <= '7' }

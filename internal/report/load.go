@@ -186,41 +186,31 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	for _, st := range rd.Steps {
 		switch rd.Kind {
 		case "tpcc":
-			var s tpccStep
-			if err := json.Unmarshal(st.Metrics, &s); err != nil {
-				return fmt.Errorf("run %s step %d: %w", rd.ID, st.Index, err)
+			s, err := decodeStep[tpccStep](rd, st)
+			if err != nil {
+				return err
 			}
 			s.Index = st.Index
 			rd.TPCC = append(rd.TPCC, s)
 		case "disk":
-			var s diskStep
-			if err := json.Unmarshal(st.Metrics, &s); err != nil {
-				return fmt.Errorf("run %s step %d: %w", rd.ID, st.Index, err)
+			s, err := decodeStep[diskStep](rd, st)
+			if err != nil {
+				return err
 			}
 			s.Index = st.Index
 			rd.Disk = append(rd.Disk, s)
 		case "backup":
-			var s backupStep
-			if err := json.Unmarshal(st.Metrics, &s); err != nil {
-				return fmt.Errorf("run %s step %d: %w", rd.ID, st.Index, err)
+			s, err := decodeStep[backupStep](rd, st)
+			if err != nil {
+				return err
 			}
 			rd.Backup = append(rd.Backup, s)
 		}
 	}
-	if doc, err := store.Document(ctx, rd.ID, results.DocEnvironment); err == nil {
-		var env inventory.Environment
-		if json.Unmarshal(doc, &env) == nil {
-			rd.Env = &env
-		}
-	} else if !errors.Is(err, results.ErrNotFound) {
+	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
 		return err
 	}
-	if doc, err := store.Document(ctx, rd.ID, results.DocCheck); err == nil {
-		var c tpcc.CheckResult
-		if json.Unmarshal(doc, &c) == nil {
-			rd.Check = &c
-		}
-	} else if !errors.Is(err, results.ErrNotFound) {
+	if rd.Check, err = document[tpcc.CheckResult](ctx, store, rd.ID, results.DocCheck); err != nil {
 		return err
 	}
 	if rd.seriesNames, err = store.SeriesNames(ctx, rd.ID); err != nil {
@@ -234,6 +224,31 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 		rd.series[name] = pts
 	}
 	return nil
+}
+
+func decodeStep[T any](rd *runData, st results.Step) (T, error) {
+	var v T
+	if err := json.Unmarshal(st.Metrics, &v); err != nil {
+		return v, fmt.Errorf("run %s step %d: %w", rd.ID, st.Index, err)
+	}
+	return v, nil
+}
+
+// document reads a run's document; nil when it has none or it does not
+// decode (an older tierbench wrote it).
+func document[T any](ctx context.Context, store *results.Store, runID, name string) (*T, error) {
+	doc, err := store.Document(ctx, runID, name)
+	if errors.Is(err, results.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var v T
+	if json.Unmarshal(doc, &v) != nil {
+		return nil, nil
+	}
+	return &v, nil
 }
 
 // points returns a series' points, of one step or (results.AllSteps) all.

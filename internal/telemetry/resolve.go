@@ -29,6 +29,7 @@ type Resolution struct {
 	Mount        string   `json:"mount"`         // mount point holding Path
 	FSType       string   `json:"fstype"`        // as mountinfo names it: ext4, xfs, btrfs, tmpfs
 	Source       string   `json:"source"`        // mount source, e.g. /dev/vda1
+	Options      string   `json:"options"`       // the mount's options, then the superblock's not already said
 	MemoryBacked bool     `json:"memory_backed"` // tmpfs, ramfs: no device
 	Devices      []string `json:"devices"`       // kernel names of every device in the chain, top first
 	Leaves       []string `json:"leaves"`        // whole disks at the bottom; totals sum these only
@@ -123,7 +124,7 @@ func (r *resolver) at(path, existing string, dev uint64, isBlock bool) (Resoluti
 	if isBlock {
 		res.Source = path
 		if m, ok := mountOfDevice(mounts, major, minor); ok {
-			res.Mount, res.FSType = m.point, m.fstype
+			res.Mount, res.FSType, res.Options = m.point, m.fstype, m.options
 		}
 		r.device(&res, major, minor)
 		return res, nil
@@ -134,7 +135,7 @@ func (r *resolver) at(path, existing string, dev uint64, isBlock bool) (Resoluti
 		res.Note = fmt.Sprintf("no mount in mountinfo holds %s (device %d:%d)", existing, major, minor)
 		return res, nil
 	}
-	res.Mount, res.FSType, res.Source = m.point, m.fstype, m.source
+	res.Mount, res.FSType, res.Source, res.Options = m.point, m.fstype, m.source, m.options
 
 	switch {
 	case memoryFS[m.fstype]:
@@ -283,6 +284,7 @@ type mountEntry struct {
 	fstype       string
 	source       string
 	superOpts    string
+	options      string // per-mount options and superOpts, deduplicated
 }
 
 // readMountinfo parses proc(5) mountinfo lines:
@@ -335,6 +337,13 @@ func parseMountinfoLine(line string) (mountEntry, bool) {
 	if sep+3 < len(fields) {
 		m.superOpts = unescapeOctal(fields[sep+3])
 	}
+	var opts []string
+	for _, o := range strings.Split(fields[5]+","+m.superOpts, ",") {
+		if o != "" && !slices.Contains(opts, o) {
+			opts = append(opts, o)
+		}
+	}
+	m.options = strings.Join(opts, ",")
 	return m, true
 }
 

@@ -385,3 +385,12 @@ func TestResolvePathErrors(t *testing.T) {
 		t.Errorf("unreadable mountinfo: err = %v, want not-exist", err)
 	}
 }
+
+// A mountinfo line's options are the per-mount ones, then the superblock's
+// not already said; escaped paths are unescaped.
+func TestParseMountinfoOptions(t *testing.T) {
+	m, ok := parseMountinfoLine(`36 35 98:0 /mnt1 /mnt\0402 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`)
+	if !ok || m.point != "/mnt 2" || m.options != "rw,noatime,errors=continue" || m.fstype != "ext3" {
+		t.Errorf("parseMountinfoLine = %+v, %v", m, ok)
+	}
+}

@@ -72,19 +72,25 @@ func (a Audit) Judge(warehouses int) []AuditItem {
 	}
 	for i := range items {
 		it := &items[i]
-		remote := it.Name == "remote_order_lines_pct" || it.Name == "remote_payments_pct"
-		switch {
-		case remote && warehouses < 2:
+		if remote := it.Name == "remote_order_lines_pct" || it.Name == "remote_payments_pct"; remote && warehouses < 2 {
 			it.Verdict = "not-applicable"
-		case it.Samples < AuditMinSamples:
-			it.Verdict = "not-judged"
-		case it.Value >= it.Min && it.Value <= it.Max:
-			it.Verdict = "pass"
-		default:
-			it.Verdict = "fail"
 		}
+		it.judge()
 	}
 	return items
+}
+
+// judge sets the verdict of an item not already found not applicable.
+func (it *AuditItem) judge() {
+	switch {
+	case it.Verdict == "not-applicable":
+	case it.Samples < AuditMinSamples:
+		it.Verdict = "not-judged"
+	case it.Value >= it.Min && it.Value <= it.Max:
+		it.Verdict = "pass"
+	default:
+		it.Verdict = "fail"
+	}
 }
 
 // CombineAudit merges the judged input checks of several intervals (a run's
@@ -116,15 +122,7 @@ func CombineAudit(steps [][]AuditItem) []AuditItem {
 		if it.Samples > 0 {
 			it.Value = weighted[it.Name] / float64(it.Samples)
 		}
-		switch {
-		case it.Verdict == "not-applicable":
-		case it.Samples < AuditMinSamples:
-			it.Verdict = "not-judged"
-		case it.Value >= it.Min && it.Value <= it.Max:
-			it.Verdict = "pass"
-		default:
-			it.Verdict = "fail"
-		}
+		it.judge()
 	}
 	return out
 }
