@@ -1,83 +1,21 @@
 package inventory
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/systree"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
-
-var manifestLine = regexp.MustCompile(`^(\S+)\s+(\S+)\s*(.*)$`)
-
-// writeSysTree writes a sysfs-like tree from a manifest of lines
-//
-//	file <path> <content>   (content + "\n"; or Go-quoted, written as is)
-//	dir  <path>
-//	link <path> </target>   (target relative to the tree root; written as a relative link)
-//
-// Sysfs paths hold ':' (252:0, 0000:00:04.0), which module zips reject, and
-// module zips drop symlinks, so the tree cannot live in testdata as is.
-func writeSysTree(t *testing.T, manifest string) string {
-	t.Helper()
-	f, err := os.Open(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	root := t.TempDir()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		m := manifestLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("%s:%d: malformed line %q", manifest, n, line)
-		}
-		kind, path, rest := m[1], filepath.Join(root, m[2]), m[3]
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case kind == "dir":
-			err = os.MkdirAll(path, 0o755)
-		case kind == "file" && strings.HasPrefix(rest, `"`):
-			var content string
-			if content, err = strconv.Unquote(rest); err == nil {
-				err = os.WriteFile(path, []byte(content), 0o644)
-			}
-		case kind == "file" && rest != "":
-			err = os.WriteFile(path, []byte(rest+"\n"), 0o644)
-		case kind == "link" && strings.HasPrefix(rest, "/"):
-			var rel string
-			rel, err = filepath.Rel(filepath.Dir(path), filepath.Join(root, rest))
-			if err == nil {
-				err = os.Symlink(rel, path)
-			}
-		default:
-			t.Fatalf("%s:%d: malformed line %q", manifest, n, line)
-		}
-		if err != nil {
-			t.Fatalf("%s:%d: %v", manifest, n, err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
 
 // vmOptions points Options at the testdata/vm fixture, resolving every path
 // to res.
@@ -87,7 +25,7 @@ func vmOptions(t *testing.T, target string, res telemetry.Resolution) Options {
 		Target:   target,
 		ProcRoot: filepath.Join("testdata", "vm", "proc"),
 		EtcRoot:  filepath.Join("testdata", "vm", "etc"),
-		SysRoot:  writeSysTree(t, filepath.Join("testdata", "vm", "sys.txt")),
+		SysRoot:  systree.Build(t, filepath.Join("testdata", "vm", "sys.txt")),
 		Resolve: func(path string) (telemetry.Resolution, error) {
 			res.Path = path
 			return res, nil

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/internal/systree"
 )
 
 // inCI is true where tests that need root and real devices must not skip.
@@ -59,64 +60,10 @@ func useFixture(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := buildSysTree(t, filepath.Join("testdata", name, "sys.txt"))
+	sys := systree.Build(t, filepath.Join("testdata", name, "sys.txt"))
 	oldSys, oldProc := sysRoot, procRoot
 	sysRoot, procRoot = sys, proc
 	t.Cleanup(func() { sysRoot, procRoot = oldSys, oldProc })
-}
-
-// buildSysTree writes a sysfs-like tree from a manifest of lines
-//
-//	file <path> <content>
-//	dir  <path>
-//	link <path> </target>   (target relative to the tree root; written as a relative link)
-//
-// Sysfs paths hold ':' (8:0, 0000:00:1f.2), which module zips reject, and
-// module zips drop symlinks, so the tree cannot live in testdata as is.
-func buildSysTree(t *testing.T, manifest string) string {
-	t.Helper()
-	f, err := os.Open(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	root := t.TempDir()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Fields(line)
-		if len(fields) < 2 {
-			t.Fatalf("%s:%d: malformed line %q", manifest, n, line)
-		}
-		path := filepath.Join(root, fields[1])
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case fields[0] == "dir":
-			err = os.MkdirAll(path, 0o755)
-		case fields[0] == "file" && len(fields) >= 3:
-			err = os.WriteFile(path, []byte(strings.Join(fields[2:], " ")+"\n"), 0o644)
-		case fields[0] == "link" && len(fields) == 3 && strings.HasPrefix(fields[2], "/"):
-			var rel string
-			rel, err = filepath.Rel(filepath.Dir(path), filepath.Join(root, fields[2]))
-			if err == nil {
-				err = os.Symlink(rel, path)
-			}
-		default:
-			t.Fatalf("%s:%d: malformed line %q", manifest, n, line)
-		}
-		if err != nil {
-			t.Fatalf("%s:%d: %v", manifest, n, err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 func TestResolveFixtures(t *testing.T) {
