@@ -55,6 +55,7 @@ type DiskRunOptions struct {
 	DestroyDataOn   string
 	EvenIfFormatted bool
 	telemetryOptions
+	scenarioRun // set by a scenario, not by flags
 }
 
 // adHocFlags are the flags that describe points; they replace a profile.
@@ -302,6 +303,7 @@ type diskRunParams struct {
 	Duration    string     `json:"duration"`
 	Ramp        string     `json:"ramp"`
 	SteadyState string     `json:"steady_state,omitempty"`
+	Label       string     `json:"label,omitempty"`
 	Fio         string     `json:"fio"`
 	FioVersion  string     `json:"fio_version"`
 	Points      []fio.Spec `json:"points"`
@@ -349,10 +351,10 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 		return nil, fmt.Errorf("opening the results store: %w", err)
 	}
 	defer store.Close()
-	run, err := store.CreateRun(ctx, "disk", "", diskRunParams{
+	run, err := store.CreateRun(ctx, "disk", opts.group, diskRunParams{
 		Profile: plan.profile, Target: opts.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
 		Engine: set.Engine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-		SteadyState: set.SteadyState, Fio: runner.Path, FioVersion: runner.Version, Points: plan.specs,
+		SteadyState: set.SteadyState, Label: opts.label, Fio: runner.Path, FioVersion: runner.Version, Points: plan.specs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)

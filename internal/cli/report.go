@@ -18,6 +18,7 @@ import (
 type ReportOptions struct {
 	Results   string
 	Runs      []string
+	Group     string
 	Labels    []string
 	Out       string
 	Overwrite bool
@@ -27,6 +28,7 @@ type ReportOptions struct {
 func (o *ReportOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	fs.StringSliceVar(&o.Runs, "run", nil, "runs to report, the first being the baseline (ids, unique prefixes or latest; repeat or comma-separate; default: the latest run)")
+	fs.StringVar(&o.Group, "group", "", "with no --run: every run of this results group (a scenario's), oldest first")
 	fs.StringArrayVar(&o.Labels, "label", nil, "name a run in the report: ID=NAME (repeatable)")
 	fs.StringVar(&o.Out, "out", "", "the HTML file to write; NAME.md and NAME-data/ (CSV, SVG) go beside it (default: RESULTS/report.html)")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "replace output files even when an earlier tierbench report did not write them")
@@ -77,7 +79,7 @@ func runReport(ctx context.Context, g *Globals, opts ReportOptions) (report.Writ
 		return report.Written{}, err
 	}
 	defer store.Close()
-	w, err := report.Write(ctx, store, report.Options{Runs: opts.Runs, Labels: labels, Out: opts.Out, Overwrite: opts.Overwrite, Version: Version})
+	w, err := report.Write(ctx, store, report.Options{Runs: opts.Runs, Group: opts.Group, Labels: labels, Out: opts.Out, Overwrite: opts.Overwrite, Version: Version})
 	switch {
 	case errors.Is(err, report.ErrNotOurs):
 		return w, usagef("%v; choose another --out, or pass --overwrite to replace it", err)

@@ -38,6 +38,16 @@ type TPCCRunOptions struct {
 	Seed           uint64
 	Target         string
 	telemetryOptions
+	scenarioRun // set by a scenario, not by flags
+}
+
+// scenarioRun ties a run to a scenario: its results group and how the
+// report names it.
+type scenarioRun struct {
+	group    string
+	label    string // the run's name in reports ("": its id)
+	instance string // the server instance, when several run side by side
+	role     string // what the instance does meanwhile, e.g. "tpcc" beside "backup"
 }
 
 // AddFlags registers the options' flags.
@@ -139,6 +149,9 @@ type tpccRunParams struct {
 	KeyingThinking bool   `json:"keying_thinking"`
 	Retry          int    `json:"retry"`
 	Seed           uint64 `json:"seed"`
+	Label          string `json:"label,omitempty"`
+	Instance       string `json:"instance,omitempty"`
+	Role           string `json:"role,omitempty"`
 }
 
 func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunOutput, error) {
@@ -172,10 +185,11 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	}
 	defer store.Close()
 	scheme, _ := engine.SchemeOf(dsn)
-	run, err := store.CreateRun(ctx, "tpcc", "", tpccRunParams{
+	run, err := store.CreateRun(ctx, "tpcc", opts.group, tpccRunParams{
 		DSN: engine.Redact(dsn), Engine: scheme, Warehouses: schema.Warehouses, VUs: cfg.Steps,
 		RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
 		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
+		Label: opts.label, Instance: opts.instance, Role: opts.role,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)

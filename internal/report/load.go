@@ -139,7 +139,21 @@ type backupStep struct {
 }
 
 // load reads the runs, in the order asked, with their steps and series.
-func load(ctx context.Context, store *results.Store, ids []string, labels map[string]string) ([]*runData, error) {
+func load(ctx context.Context, store *results.Store, ids []string, group string, labels map[string]string) ([]*runData, error) {
+	if len(ids) == 0 && group != "" {
+		all, err := store.Runs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for i := len(all) - 1; i >= 0; i-- { // oldest first: the order the group ran in
+			if all[i].Group == group {
+				ids = append(ids, all[i].ID)
+			}
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("group %s: %w", group, results.ErrNotFound)
+		}
+	}
 	if len(ids) == 0 {
 		ids = []string{"latest"}
 	}
@@ -157,6 +171,9 @@ func load(ctx context.Context, store *results.Store, ids []string, labels map[st
 		rd := &runData{Run: r, Label: r.ID, Color: len(runs), series: map[string][]results.Point{}}
 		if err := rd.read(ctx, store); err != nil {
 			return nil, err
+		}
+		if l := rd.paramString("label"); l != "" {
+			rd.Label = l
 		}
 		runs = append(runs, rd)
 	}

@@ -19,7 +19,8 @@ import (
 
 // Options say what to report and where.
 type Options struct {
-	Runs   []string          // run ids or unique prefixes, "latest"; none: the latest run
+	Runs   []string          // run ids or unique prefixes, "latest"; none: Group's runs, or the latest run
+	Group  string            // with no Runs: every run of this results group (a scenario), oldest first
 	Labels map[string]string // run id (or prefix) -> the name shown for it
 	Out    string            // the HTML file; report.md and the data directory go beside it
 	// Overwrite allows replacing files that a tierbench report did not
@@ -63,7 +64,7 @@ func Paths(out string) (md, dataDir string) {
 
 // Build reads the runs and lays out the report's document.
 func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*runData, error) {
-	runs, err := load(ctx, store, o.Runs, o.Labels)
+	runs, err := load(ctx, store, o.Runs, o.Group, o.Labels)
 	if err != nil {
 		return nil, nil, err
 	}

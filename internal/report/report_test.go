@@ -430,3 +430,27 @@ func TestEnvironmentUnknowns(t *testing.T) {
 		t.Errorf("memory: %v; want unknown", got)
 	}
 }
+
+// A group's runs are reported together, oldest first, named by the label
+// their parameters carry.
+func TestGroupAndParamLabels(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var ids []string
+	for _, label := range []string{"nvme", "sata"} {
+		r, err := f.store.CreateRun(ctx, "monitor", "paper-2-tiers", map[string]string{"label": label})
+		must(t, err)
+		ids = append(ids, r.ID)
+	}
+	doc, runs, err := Build(ctx, f.store, Options{Group: "paper-2-tiers"})
+	must(t, err)
+	if len(runs) != 2 || runs[0].ID != ids[0] || runs[1].ID != ids[1] {
+		t.Fatalf("group runs %v; want %v in that order", doc.Runs, ids)
+	}
+	if runs[0].Label != "nvme" || runs[1].Label != "sata" {
+		t.Errorf("labels %q, %q; want nvme, sata", runs[0].Label, runs[1].Label)
+	}
+	if _, _, err := Build(ctx, f.store, Options{Group: "nope"}); !errors.Is(err, results.ErrNotFound) {
+		t.Errorf("an unknown group: %v; want ErrNotFound", err)
+	}
+}
