@@ -48,6 +48,7 @@ type scenarioRun struct {
 	label    string // the run's name in reports ("": its id)
 	instance string // the server instance, when several run side by side
 	role     string // what the instance does meanwhile, e.g. "tpcc" beside "backup"
+	phase    string // which part of a side-by-side experiment, e.g. "baseline"
 }
 
 // AddFlags registers the options' flags.
@@ -152,6 +153,7 @@ type tpccRunParams struct {
 	Label          string `json:"label,omitempty"`
 	Instance       string `json:"instance,omitempty"`
 	Role           string `json:"role,omitempty"`
+	Phase          string `json:"phase,omitempty"`
 }
 
 func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunOutput, error) {
@@ -189,7 +191,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 		DSN: engine.Redact(dsn), Engine: scheme, Warehouses: schema.Warehouses, VUs: cfg.Steps,
 		RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
 		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
-		Label: opts.label, Instance: opts.instance, Role: opts.role,
+		Label: opts.label, Instance: opts.instance, Role: opts.role, Phase: opts.phase,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)

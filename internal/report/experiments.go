@@ -65,13 +65,14 @@ func backupSection(runs []*runData) *Section {
 }
 
 // neighboursSection compares TPC-C runs of several instances that ran at
-// the same time: runs of one group whose parameters name an "instance".
-// With two groups (e.g. alone, then beside backups) instances line up.
+// the same time: runs whose parameters name an "instance". Their "phase"
+// (e.g. "baseline", then "beside backups") makes the bar groups, so the same
+// instance lines up across phases.
 func neighboursSection(runs []*runData) *Section {
 	s := &Section{ID: "neighbours", Title: "Instances side by side"}
 	var group []*runData
 	for _, rd := range runs {
-		if rd.Kind == "tpcc" && rd.Group != "" && rd.paramString("instance") != "" {
+		if rd.Kind == "tpcc" && rd.paramString("instance") != "" {
 			group = append(group, rd)
 		}
 	}
@@ -86,20 +87,20 @@ func neighboursSection(runs []*runData) *Section {
 			seenC[in] = true
 			cats = append(cats, in)
 		}
-		if !seenG[rd.Group] {
-			seenG[rd.Group] = true
-			groups = append(groups, rd.Group)
+		if p := phaseOf(rd); !seenG[p] {
+			seenG[p] = true
+			groups = append(groups, p)
 		}
 	}
 	c := chart.Chart{Title: "NOPM per instance", XLabel: "instance", YLabel: "NOPM", Kind: chart.Bar, YFromZero: true, Categories: cats}
-	t := &Table{ID: "neighbours-instances", Caption: "Per instance", Header: []string{"group", "instance", "role", "VUs", "TPM", "NOPM", "NO p95 ms"},
+	t := &Table{ID: "neighbours-instances", Caption: "Per instance", Header: []string{"phase", "instance", "role", "VUs", "TPM", "NOPM", "NO p95 ms"},
 		Numeric: []bool{false, false, false, true, true, true, true}}
 	for gi, g := range groups {
 		sr := chart.Series{Name: g, Color: gi}
 		for i, in := range cats {
 			y := nan()
 			for _, rd := range group {
-				if rd.Group != g || rd.paramString("instance") != in {
+				if phaseOf(rd) != g || rd.paramString("instance") != in {
 					continue
 				}
 				if last, ok := lastStep(rd); ok {
@@ -115,4 +116,12 @@ func neighboursSection(runs []*runData) *Section {
 	s.figure(&Figure{ID: "neighbours-nopm", Chart: c})
 	s.table(t)
 	return s
+}
+
+// phaseOf is the phase a side-by-side run belongs to ("" when unnamed).
+func phaseOf(rd *runData) string {
+	if p := rd.paramString("phase"); p != "" {
+		return p
+	}
+	return orUnknown(rd.Group)
 }

@@ -454,3 +454,53 @@ func TestGroupAndParamLabels(t *testing.T) {
 		t.Errorf("an unknown group: %v; want ErrNotFound", err)
 	}
 }
+
+// Instances side by side: one bar group per phase, instances lined up.
+func TestNeighboursSection(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var ids []string
+	for _, phase := range []string{"baseline", "beside backups"} {
+		for i, inst := range []string{"db-1", "db-2"} {
+			r, err := f.store.CreateRun(ctx, "tpcc", "paper-5", map[string]string{"instance": inst, "role": "tpcc", "phase": phase})
+			must(t, err)
+			nopm := 1000.0 * float64(i+1)
+			if phase != "baseline" {
+				nopm /= 2
+			}
+			doc, _ := json.Marshal(map[string]any{"vus": 4, "tpm": 2 * nopm, "nopm": nopm})
+			must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Name: "vus=4", StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))
+			ids = append(ids, r.ID)
+		}
+	}
+	doc, _, err := Build(ctx, f.store, Options{Group: "paper-5"})
+	must(t, err)
+	var sec *Section
+	for _, s := range doc.Sections {
+		if s.ID == "neighbours" {
+			sec = s
+		}
+	}
+	if sec == nil {
+		t.Fatal("no neighbours section")
+	}
+	var fig *Figure
+	var tab *Table
+	walk(sec.Blocks, func(b Block) {
+		if b.Figure != nil {
+			fig = b.Figure
+		}
+		if b.Table != nil {
+			tab = b.Table
+		}
+	})
+	if fig == nil || len(fig.Chart.Series) != 2 || fig.Chart.Series[0].Name != "baseline" || fig.Chart.Series[1].Name != "beside backups" {
+		t.Fatalf("neighbour chart series %v; want baseline, beside backups", fig)
+	}
+	if got := fig.Chart.Series[1].Points; got[0].Y != 500 || got[1].Y != 1000 {
+		t.Errorf("beside-backups NOPM per instance %v; want 500, 1000", got)
+	}
+	if tab == nil || len(tab.Rows) != 4 || tab.Rows[0][0] != "baseline" || tab.Rows[0][1] != "db-1" {
+		t.Errorf("neighbour table %v", tab)
+	}
+}
