@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -46,6 +49,11 @@ type ServerStartOptions struct {
 	Memory  string
 	Set     []string
 	PgBin   string
+	// Throttles of the device holding the data directory; 0: none.
+	ReadIOPS, WriteIOPS int64
+	ReadMBps, WriteMBps float64 // MB = 10^6 bytes, as disk run reports
+	// NoCgroup keeps --memory to sizing the buffers: no cap, no throttle.
+	NoCgroup bool
 }
 
 // AddFlags registers the options' flags.
@@ -56,6 +64,36 @@ func (o *ServerStartOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Memory, "memory", "", "memory to size the server for, e.g. 4GiB: shared_buffers = 1/4 of it and more (default: PostgreSQL's defaults)")
 	fs.StringArrayVar(&o.Set, "set", nil, "a server setting name=value, applied last (repeatable)")
 	fs.StringVar(&o.PgBin, "pg-bin", "", "directory of initdb, pg_ctl and postgres (default: found on PATH or in /usr/lib/postgresql/*/bin)")
+	fs.Int64Var(&o.ReadIOPS, "read-iops", 0, "throttle the server's reads from the data directory's device to N IOPS (cgroup; 0: no limit)")
+	fs.Int64Var(&o.WriteIOPS, "write-iops", 0, "throttle the server's writes to the data directory's device to N IOPS (cgroup; 0: no limit)")
+	fs.Float64Var(&o.ReadMBps, "read-mbps", 0, "throttle the server's reads from the data directory's device to N MB/s (10^6 bytes; 0: no limit)")
+	fs.Float64Var(&o.WriteMBps, "write-mbps", 0, "throttle the server's writes to the data directory's device to N MB/s (10^6 bytes; 0: no limit)")
+	fs.BoolVar(&o.NoCgroup, "no-cgroup", false, "do not use cgroups: --memory only sizes the buffers, and nothing is throttled")
+}
+
+// throttle is the I/O limit the flags ask for, without its device; ok is
+// false when none is asked.
+func (o *ServerStartOptions) throttle() (cgroup.IOLimit, bool, error) {
+	switch {
+	case o.ReadIOPS < 0:
+		return cgroup.IOLimit{}, false, usagef("--read-iops %d is negative", o.ReadIOPS)
+	case o.WriteIOPS < 0:
+		return cgroup.IOLimit{}, false, usagef("--write-iops %d is negative", o.WriteIOPS)
+	case !(o.ReadMBps >= 0) || math.IsInf(o.ReadMBps, 0): // NaN fails >= too
+		return cgroup.IOLimit{}, false, usagef("--read-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.ReadMBps)
+	case !(o.WriteMBps >= 0) || math.IsInf(o.WriteMBps, 0):
+		return cgroup.IOLimit{}, false, usagef("--write-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.WriteMBps)
+	}
+	l := cgroup.IOLimit{ReadIOPS: o.ReadIOPS, WriteIOPS: o.WriteIOPS,
+		ReadBPS: int64(o.ReadMBps * 1e6), WriteBPS: int64(o.WriteMBps * 1e6)}
+	if (o.ReadMBps > 0 && l.ReadBPS == 0) || (o.WriteMBps > 0 && l.WriteBPS == 0) {
+		return l, false, usagef("--read-mbps/--write-mbps below one byte per second")
+	}
+	asked := l.ReadIOPS > 0 || l.WriteIOPS > 0 || l.ReadBPS > 0 || l.WriteBPS > 0
+	if asked && o.NoCgroup {
+		return l, false, usagef("--read-iops, --write-iops, --read-mbps and --write-mbps throttle through cgroups; drop --no-cgroup")
+	}
+	return l, asked, nil
 }
 
 // options checks the flags and turns them into server.Options; every
@@ -128,7 +166,13 @@ a random password kept in DIR/tierbench-server.json). Later starts reuse it, and
 its port and password. --memory sizes shared_buffers, effective_cache_size,
 maintenance_work_mem and work_mem from one number (see docs/server.md); --set
 overrides any setting. Durability settings are left alone unless you --set them.
-When run as root, the server runs as the system user "tierbench".`,
+When run as root, the server runs as the system user "tierbench".
+
+--memory also caps the memory of the server's processes, page cache included,
+through a cgroup; --read-iops, --write-iops, --read-mbps and --write-mbps
+throttle its I/O on the device holding the data directory (see docs/tiers.md).
+--no-cgroup keeps --memory to sizing the buffers. What could not be applied
+is said, with the reason; it is not an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.PortSet = cmd.Flags().Changed("port")
@@ -139,8 +183,19 @@ When run as root, the server runs as the system user "tierbench".`,
 	return cmd
 }
 
+// serverStartResult is the JSON of `server start`: the server's Info, plus
+// the limits when any were asked.
+type serverStartResult struct {
+	server.Info
+	Limits *cgroup.Applied `json:"limits,omitempty"`
+}
+
 func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) error {
 	so, err := opts.options()
+	if err != nil {
+		return err
+	}
+	io, wantIO, err := opts.throttle()
 	if err != nil {
 		return err
 	}
@@ -148,17 +203,111 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	if err != nil {
 		return serverError(err)
 	}
+	res := serverStartResult{Info: info}
+	asked := !opts.NoCgroup && (so.Memory > 0 || wantIO)
+	var device string
+	if asked && !info.AlreadyRunning {
+		var ap cgroup.Applied
+		if ap, device, err = applyLimits(ctx, info.DataDir, so.Memory, io, wantIO); err != nil {
+			return fmt.Errorf("PostgreSQL started in %s, but placing it under its limits failed: %w (`tierbench server stop --datadir %s` stops it)",
+				info.DataDir, err, info.DataDir)
+		}
+		res.Limits = &ap
+	}
 	if g.JSON {
-		return g.printJSON(info)
+		return g.printJSON(res)
 	}
 	verb := "started"
 	if info.AlreadyRunning {
 		verb = "was already running"
 	}
 	fmt.Fprintf(g.Stdout, "PostgreSQL %s %s in %s (pid %d, port %d)\n", info.Version, verb, info.DataDir, info.PID, info.Port)
+	switch {
+	case res.Limits != nil:
+		fmt.Fprintln(g.Stdout, limitsLine(*res.Limits, so.Memory > 0, wantIO, device))
+	case asked:
+		fmt.Fprintln(g.Stdout, "limits not applied: the server was already running (stop it, then start it with them)")
+	}
 	// The one place the password is shown: the user asked for the DSN.
 	fmt.Fprintf(g.Stdout, "dsn: %s\n", info.DSN)
 	return nil
+}
+
+// applyLimits caps and throttles the started server; the device throttled is
+// the one holding its data directory. A device that cannot be found is a
+// note, as is anything the machine's cgroups cannot do.
+func applyLimits(ctx context.Context, dataDir string, memory int64, io cgroup.IOLimit, wantIO bool) (cgroup.Applied, string, error) {
+	lim := cgroup.Limits{MemoryBytes: memory}
+	var device, ioNote string
+	if wantIO {
+		name, maj, min, err := server.DeviceFor(dataDir)
+		if err != nil {
+			ioNote = err.Error()
+		} else {
+			io.Major, io.Minor, device = maj, min, name
+			lim.IO = []cgroup.IOLimit{io}
+		}
+	}
+	var ap cgroup.Applied
+	if lim.MemoryBytes > 0 || len(lim.IO) > 0 {
+		var err error
+		if ap, err = server.ApplyLimits(ctx, dataDir, lim); err != nil {
+			return ap, device, err
+		}
+	}
+	if ioNote != "" {
+		ap.IONote = ioNote
+	}
+	return ap, device, nil
+}
+
+// limitsLine says in one line what applied and what did not, and why.
+func limitsLine(ap cgroup.Applied, wantMem, wantIO bool, device string) string {
+	var parts []string
+	if wantMem {
+		if ap.MemoryMax > 0 {
+			parts = append(parts, fmt.Sprintf("memory capped at %s through cgroup v%d (page cache included)", units.FormatSize(ap.MemoryMax), ap.Version))
+		} else {
+			parts = append(parts, "memory not capped: "+orUnknown(ap.MemoryNote)+" (buffers sized only)")
+		}
+	}
+	if wantIO {
+		var got []string
+		for _, l := range ap.IO {
+			if l.ReadIOPS > 0 {
+				got = append(got, fmt.Sprintf("read IOPS limited to %d", l.ReadIOPS))
+			}
+			if l.WriteIOPS > 0 {
+				got = append(got, fmt.Sprintf("write IOPS limited to %d", l.WriteIOPS))
+			}
+			if l.ReadBPS > 0 {
+				got = append(got, fmt.Sprintf("reads limited to %s MB/s", strconv.FormatFloat(float64(l.ReadBPS)/1e6, 'f', -1, 64)))
+			}
+			if l.WriteBPS > 0 {
+				got = append(got, fmt.Sprintf("writes limited to %s MB/s", strconv.FormatFloat(float64(l.WriteBPS)/1e6, 'f', -1, 64)))
+			}
+		}
+		note := ap.IONote
+		if len(got) > 0 {
+			s := strings.Join(got, ", ") + " on " + device
+			if note == cgroup.V1WritebackNote {
+				s += " (" + note + ")"
+				note = ""
+			}
+			parts = append(parts, s)
+		}
+		if note != "" || len(got) == 0 {
+			parts = append(parts, "I/O not fully throttled: "+orUnknown(note))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orUnknown(note string) string {
+	if note == "" {
+		return "reason unknown"
+	}
+	return note
 }
 
 // ServerStopOptions are the flags of `server stop`.
@@ -206,6 +355,10 @@ func runServerStop(ctx context.Context, g *Globals, opts ServerStopOptions) erro
 	was, err := server.Stop(ctx, dir, opts.Mode)
 	if err != nil {
 		return serverError(err)
+	}
+	// The cgroup a start with limits made; a server started without any has none.
+	if err := server.RemoveLimits(dir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
+		g.progressf("warning: removing the server's cgroup: %v\n", err)
 	}
 	res := serverStopResult{DataDir: dir, WasRunning: was}
 	if abs, err := filepath.Abs(dir); err == nil {

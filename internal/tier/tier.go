@@ -1,0 +1,391 @@
+// Package tier makes emulated storage tiers: an ext4 file system on a loop
+// device over a sparse image file, mounted for tierbench's use. Its own
+// block device (loopN) is what gives a tier its identity: the cgroup
+// throttles of internal/cgroup act on it alone, so one disk can host a
+// "NVMe-like" and a "SATA-like" tier side by side, and telemetry counts each
+// tier's I/O apart.
+//
+// The loop device runs with direct I/O where the kernel allows it, so the
+// image's blocks are not cached a second time in the host's page cache: the
+// tier's file system has one page cache, like a real disk's.
+//
+// Everything a tier is lives in DIR: tierbench-tier-NAME.img (the image),
+// tierbench-tier-NAME/ (the mount point) and tierbench-tier-NAME.img.tierbench
+// (a mark recording that tierbench made both, and their identities).
+// Nothing else is ever touched.
+package tier
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// MinSize is the smallest image: ext4 with a journal needs a few MiB, and a
+// tier smaller than this holds nothing worth measuring.
+const MinSize = 16 << 20
+
+// Image is one emulated tier.
+type Image struct {
+	Name       string `json:"name"`
+	File       string `json:"file"`        // DIR/tierbench-tier-NAME.img
+	Device     string `json:"device"`      // /dev/loopN; "" when not attached
+	MountPoint string `json:"mount_point"` // DIR/tierbench-tier-NAME
+	Mounted    bool   `json:"mounted"`
+	Size       int64  `json:"size"`
+}
+
+// ErrNotFound says Open found no tier of that name in the directory.
+var ErrNotFound = errors.New("no such emulated tier")
+
+// Where the kernel's view of loop devices and mounts is read; fixed, since
+// the tests of this package need the real thing anyway (root, losetup).
+const (
+	sysBlock  = "/sys/block"
+	mountinfo = "/proc/self/mountinfo"
+)
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+func paths(dir, name string) (file, mark, mnt string) {
+	base := filepath.Join(dir, "tierbench-tier-"+name)
+	return base + ".img", base + ".img.tierbench", base
+}
+
+// mark is the sidecar recording what tierbench made: the image file and the
+// mount point directory, by device and inode.
+type mark struct {
+	CreatedBy string `json:"created_by"`
+	Name      string `json:"name"`
+	Size      int64  `json:"size"`
+	Created   string `json:"created"`
+	ImageDev  uint64 `json:"image_dev"`
+	ImageIno  uint64 `json:"image_ino"`
+	MountDev  uint64 `json:"mount_dev"`
+	MountIno  uint64 `json:"mount_ino"`
+}
+
+// Create makes the tier NAME in dir: a sparse image of size bytes, formatted
+// ext4, attached to a free loop device (direct I/O on) and mounted at
+// dir/tierbench-tier-NAME. A tier tierbench made there before (an earlier run,
+// a crash) is brought back up as it is — attached and mounted, not
+// reformatted — when its size matches. Anything else in the way is refused.
+// It needs root, for losetup and mount.
+func Create(ctx context.Context, dir, name string, size int64) (*Image, error) {
+	if !validName.MatchString(name) {
+		return nil, fmt.Errorf("tier name %q is not valid: use up to 32 lowercase letters, digits, - and _", name)
+	}
+	if size < MinSize {
+		return nil, fmt.Errorf("tier size %d is below the minimum of %d MiB", size, MinSize>>20)
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("creating an emulated tier needs root (losetup and mount)")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, err
+	}
+	file, markFile, mnt := paths(dir, name)
+
+	if im, err := Open(dir, name); err == nil {
+		if im.Size != size {
+			return nil, fmt.Errorf("emulated tier %q exists in %s with size %d, not %d: remove it first", name, dir, im.Size, size)
+		}
+		return im, im.up(ctx)
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	for _, p := range []string{file, markFile, mnt} {
+		if _, err := os.Lstat(p); err == nil {
+			return nil, fmt.Errorf("%s is in the way and tierbench did not make it; remove it or use another name or directory", p)
+		}
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil, err
+	}
+	// The image is sparse: the blocks are taken when the tier is written. If
+	// they could run out, the tier's file system would see I/O errors.
+	if free := int64(st.Bavail) * st.Bsize; free < size {
+		return nil, fmt.Errorf("an emulated tier of %d bytes does not fit in %s (%d bytes free)", size, dir, free)
+	}
+
+	im := &Image{Name: name, File: file, MountPoint: mnt, Size: size}
+	// Undo on failure exactly what this call made, nothing else.
+	var madeDir, madeFile, madeMark, ok bool
+	defer func() {
+		if ok {
+			return
+		}
+		if madeMark {
+			im.teardown(context.WithoutCancel(ctx), markFile) // the mark says the rest is ours
+			return
+		}
+		if madeFile {
+			os.Remove(file)
+		}
+		if madeDir {
+			os.Remove(mnt)
+		}
+	}()
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		return nil, err
+	}
+	madeDir = true
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	madeFile = true
+	err = f.Truncate(size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := mark{CreatedBy: "tierbench", Name: name, Size: size, Created: time.Now().UTC().Format(time.RFC3339)}
+	if m.ImageDev, m.ImageIno, err = identity(file); err != nil {
+		return nil, err
+	}
+	if m.MountDev, m.MountIno, err = identity(mnt); err != nil {
+		return nil, err
+	}
+	if err := writeMark(markFile, m); err != nil {
+		return nil, err
+	}
+	madeMark = true
+	// lazy_itable_init=0 and lazy_journal_init=0: initialise everything now,
+	// or ext4lazyinit would write inode tables in the background during the
+	// benchmark. On a fresh sparse file mke2fs discards (punches) first and
+	// then knows the tables read as zeros, so this costs nothing.
+	if err := run(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-E", "lazy_itable_init=0,lazy_journal_init=0", file); err != nil {
+		return nil, err
+	}
+	if err := im.up(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return im, nil
+}
+
+// up attaches and mounts a tier that exists on disk, as far as it is not yet.
+func (im *Image) up(ctx context.Context) error {
+	if im.Device == "" {
+		dev, err := attach(ctx, im.File)
+		if err != nil {
+			return err
+		}
+		im.Device = dev
+	}
+	if !im.Mounted {
+		if err := run(ctx, "mount", "-t", "ext4", im.Device, im.MountPoint); err != nil {
+			return err
+		}
+		im.Mounted = true
+	}
+	return nil
+}
+
+// attach binds file to a free loop device, with direct I/O when the backing
+// file system supports it (losetup only warns when it does not).
+func attach(ctx context.Context, file string) (string, error) {
+	out, err := output(ctx, "losetup", "--find", "--show", "--direct-io=on", file)
+	if err != nil {
+		return "", err
+	}
+	dev := strings.TrimSpace(out)
+	if !strings.HasPrefix(dev, "/dev/loop") {
+		return "", fmt.Errorf("losetup printed %q, not a loop device", out)
+	}
+	return dev, nil
+}
+
+// Open finds the tier NAME that tierbench made in dir, attached or not, for
+// reuse or cleanup. Not there: ErrNotFound. Files of that name that
+// tierbench did not make: an error.
+func Open(dir, name string) (*Image, error) {
+	if !validName.MatchString(name) {
+		return nil, fmt.Errorf("tier name %q is not valid", name)
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	file, markFile, mnt := paths(dir, name)
+	b, err := os.ReadFile(markFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("emulated tier %q in %s: %w", name, dir, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m mark
+	if err := json.Unmarshal(b, &m); err != nil || m.CreatedBy != "tierbench" || m.Name != name {
+		return nil, fmt.Errorf("%s is not a mark tierbench wrote; leaving the tier %q alone", markFile, name)
+	}
+	if d, i, err := identity(file); err != nil || d != m.ImageDev || i != m.ImageIno {
+		return nil, fmt.Errorf("%s is not the image tierbench made (%v); leaving it alone", file, err)
+	}
+	im := &Image{Name: name, File: file, MountPoint: mnt, Size: m.Size}
+	im.Device = loopOf(file)
+	if im.Device != "" {
+		im.Mounted = mountedFrom(mnt, im.Device)
+	}
+	if !im.Mounted {
+		// Not mounted: the directory must still be the one we made.
+		if d, i, err := identity(mnt); err != nil || d != m.MountDev || i != m.MountIno {
+			return nil, fmt.Errorf("%s is not the mount point tierbench made (%v); leaving it alone", mnt, err)
+		}
+	}
+	return im, nil
+}
+
+// Remove unmounts the tier, detaches its loop device and deletes the image,
+// its mark and the mount point. Safe to call on a tier half made or half
+// removed.
+func (im *Image) Remove(ctx context.Context) error {
+	_, markFile, _ := paths(filepath.Dir(im.File), im.Name)
+	return im.teardown(ctx, markFile)
+}
+
+func (im *Image) teardown(ctx context.Context, markFile string) error {
+	var errs []error
+	if im.Device == "" {
+		im.Device = loopOf(im.File)
+	}
+	if im.Device != "" && mountedFrom(im.MountPoint, im.Device) {
+		if err := run(ctx, "umount", im.MountPoint); err != nil {
+			// A process still has files open there: say so, keep the rest.
+			return fmt.Errorf("%w (is something still using %s?)", err, im.MountPoint)
+		}
+	}
+	im.Mounted = false
+	if im.Device != "" && loopOf(im.File) == im.Device {
+		if err := run(ctx, "losetup", "--detach", im.Device); err != nil {
+			errs = append(errs, err)
+		} else {
+			im.Device = ""
+		}
+	}
+	for _, p := range []string{im.File, markFile} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.Remove(im.MountPoint); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// loopOf is the loop device whose backing file is file ("" if none), from
+// /sys/block/loop*/loop/backing_file.
+func loopOf(file string) string {
+	want := file
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		want = real
+	}
+	dirs, _ := filepath.Glob(filepath.Join(sysBlock, "loop*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "loop", "backing_file"))
+		if err != nil {
+			continue
+		}
+		if strings.TrimSpace(string(b)) == want {
+			return "/dev/" + filepath.Base(d)
+		}
+	}
+	return ""
+}
+
+// mountedFrom says whether dev is mounted at mnt (/proc/self/mountinfo).
+func mountedFrom(mnt, dev string) bool {
+	b, err := os.ReadFile(mountinfo)
+	if err != nil {
+		return false
+	}
+	point := escape(mnt)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[4] != point {
+			continue
+		}
+		for i := 6; i+2 < len(f); i++ {
+			if f[i] == "-" && f[i+2] == dev {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// escape writes a path as mountinfo does (\040 for space, and so on).
+func escape(p string) string {
+	return strings.NewReplacer(`\`, `\134`, " ", `\040`, "\t", `\011`, "\n", `\012`).Replace(p)
+}
+
+func identity(p string) (dev, ino uint64, err error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return 0, 0, err
+	}
+	return st.Dev, st.Ino, nil
+}
+
+func writeMark(p string, m mark) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func run(ctx context.Context, name string, args ...string) error {
+	_, err := output(ctx, name, args...)
+	return err
+}
+
+func output(ctx context.Context, name string, args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.Join(strings.Fields(stderr.String()), " ")
+		if errors.Is(err, exec.ErrNotFound) {
+			msg = "install util-linux and e2fsprogs"
+		}
+		return stdout.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, msg)
+	}
+	return stdout.String(), nil
+}
