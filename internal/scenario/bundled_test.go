@@ -1,0 +1,160 @@
+package scenario
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/fio"
+)
+
+func TestBundledScenariosValidateAtEveryScale(t *testing.T) {
+	infos := Bundled()
+	var names []string
+	for _, in := range infos {
+		names = append(names, in.Name)
+	}
+	want := []string{"paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("bundled: %v, want %v", names, want)
+	}
+	for _, in := range infos {
+		for _, scale := range []string{"", "laptop", "paper"} {
+			sc, err := Load(in.Name, scale, nil)
+			if err != nil {
+				t.Errorf("%s at scale %q:\n%v", in.Name, scale, err)
+				continue
+			}
+			if sc.Name != in.Name || sc.Title != in.Title || sc.Title == sc.Name {
+				t.Errorf("%s: name %q and title %q (the file's name must match, and it needs a title)", in.Name, sc.Name, sc.Title)
+			}
+			if last := sc.Steps[len(sc.Steps)-1]; last.Kind != KindReport {
+				t.Errorf("%s: the last step is %s, not report", in.Name, last.Kind)
+			}
+		}
+		// The defaults are the laptop scale.
+		def, err1 := Load(in.Name, "", nil)
+		lap, err2 := Load(in.Name, "laptop", nil)
+		if err1 == nil && err2 == nil {
+			lap.Scale = ""
+			if !reflect.DeepEqual(def, lap) {
+				t.Errorf("%s: the defaults differ from the laptop scale", in.Name)
+			}
+		}
+	}
+}
+
+// TestBundledLaptopBudget keeps the laptop scale within about ten minutes on
+// two cores: measured time, schema size and memory are bounded.
+func TestBundledLaptopBudget(t *testing.T) {
+	for _, in := range Bundled() {
+		sc, err := Load(in.Name, "laptop", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var timed time.Duration // ramp-ups and measured intervals; builds come on top
+		for _, st := range sc.Steps {
+			switch {
+			case st.TPCCRun != nil:
+				timed += time.Duration(len(st.TPCCRun.VUs)) * (st.TPCCRun.RampUp + st.TPCCRun.Duration)
+				if slices.Max(st.TPCCRun.VUs) > 32 {
+					t.Errorf("%s: %d VUs is a lot for 2 cores", in.Name, slices.Max(st.TPCCRun.VUs))
+				}
+			case st.Neighbours != nil:
+				timed += st.Neighbours.RampUp + st.Neighbours.Duration
+			case st.Disk != nil:
+				p, err := fio.LookupProfile(st.Disk.Profile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := p.Duration
+				if st.Disk.Duration > 0 {
+					d = st.Disk.Duration
+				}
+				timed += time.Duration(len(p.Points)) * (d + p.Ramp)
+			case st.TPCCBuild != nil:
+				if st.TPCCBuild.Warehouses > 6 {
+					t.Errorf("%s: %d warehouses take too long to build on a laptop", in.Name, st.TPCCBuild.Warehouses)
+				}
+			}
+		}
+		if timed > 7*time.Minute {
+			t.Errorf("%s: %s of timed steps at laptop scale; keep it under 7m so builds fit in ~10m", in.Name, timed)
+		}
+		var mem int64
+		for _, s := range sc.Servers {
+			mem += s.Memory * int64(s.Count)
+		}
+		if mem > 2<<30 {
+			t.Errorf("%s: the servers' memory adds up to %d MiB at laptop scale", in.Name, mem>>20)
+		}
+	}
+}
+
+// TestBundledPaperScale pins the reference method's numbers (DESIGN.md).
+func TestBundledPaperScale(t *testing.T) {
+	load := func(name string, sets map[string]string) *Scenario {
+		t.Helper()
+		sc, err := Load(name, "paper", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	fib := []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89}
+
+	sc := load("paper-1-memory", nil)
+	large, _ := sc.Server("large")
+	small, _ := sc.Server("small")
+	run := sc.Steps[1].TPCCRun
+	if sc.Steps[0].TPCCBuild.Warehouses != 1200 || large.Memory != 128<<30 || small.Memory != large.Memory/4 ||
+		!reflect.DeepEqual(run.VUs, fib) || run.RampUp != 2*time.Minute || run.Duration != 5*time.Minute {
+		t.Errorf("paper-1-memory: %+v %+v %+v", large, small, run)
+	}
+
+	sc = load("paper-2-tiers", map[string]string{"fast_path": "/mnt/nvme", "sata_path": "/mnt/sata", "slow_path": "/mnt/slow"})
+	if len(sc.Targets) != 3 || sc.Targets[0].Path != "/mnt/nvme" || sc.Targets[2].Path != "/mnt/slow" {
+		t.Errorf("paper-2-tiers targets: %+v", sc.Targets)
+	}
+	for _, tg := range sc.Targets {
+		if tg.Emulate != nil {
+			t.Errorf("paper-2-tiers at paper scale emulates %s: %+v", tg.Name, tg.Emulate)
+		}
+	}
+	lap, _ := Load("paper-2-tiers", "laptop", nil)
+	for _, tg := range lap.Targets {
+		if tg.Emulate == nil || tg.Emulate.Loop == 0 || (tg.Name != "fast") != (tg.Emulate.ReadIOPS > 0) {
+			t.Errorf("paper-2-tiers at laptop scale: %s emulates %+v", tg.Name, tg.Emulate)
+		}
+	}
+
+	sc = load("paper-3-stress", nil)
+	run = sc.Steps[1].TPCCRun
+	if sc.Steps[0].TPCCBuild.Warehouses != 2000 || !reflect.DeepEqual(run.VUs, []int{1, 2, 4, 8, 16, 32, 64, 128}) ||
+		run.RampUp != 10*time.Minute || run.Duration != 20*time.Minute {
+		t.Errorf("paper-3-stress: %+v", run)
+	}
+
+	sc = load("paper-4-backup", nil)
+	var cycles []int
+	for _, st := range sc.Steps {
+		if st.Backup != nil {
+			cycles = append(cycles, st.Backup.Cycles)
+		}
+	}
+	if !reflect.DeepEqual(cycles, []int{3, 3}) || len(sc.Targets) != 2 {
+		t.Errorf("paper-4-backup: cycles %v on %d targets", cycles, len(sc.Targets))
+	}
+
+	sc = load("paper-5-neighbours", nil)
+	base, noisy := sc.Steps[1].Neighbours, sc.Steps[2].Neighbours
+	if sc.Servers[0].Count != 12 || len(base.TPCC) != 12 || len(base.Backup) != 0 || len(noisy.TPCC) != 8 ||
+		!reflect.DeepEqual(noisy.Backup, []string{"db-9", "db-10", "db-11", "db-12"}) || noisy.Cycles != 10 || noisy.Interval != 100*time.Second {
+		t.Errorf("paper-5-neighbours: %+v %+v", base, noisy)
+	}
+	lap, _ = Load("paper-5-neighbours", "laptop", nil)
+	if n := lap.Steps[2].Neighbours; lap.Servers[0].Count != 3 || len(n.TPCC) != 2 || len(n.Backup) != 1 || n.Cycles != 2 || n.Interval != 20*time.Second {
+		t.Errorf("paper-5-neighbours at laptop scale: %+v", n)
+	}
+}

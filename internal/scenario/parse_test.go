@@ -1,0 +1,306 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBrokenFiles checks that every problem of a broken file is reported, at
+// its line and column, and nothing else.
+func TestBrokenFiles(t *testing.T) {
+	for file, want := range map[string][]string{
+		"unknown-step.yaml": {
+			`7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, report`,
+			`9:5: unknown step kind "vacuum"; known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, report`,
+		},
+		"missing-target.yaml": {
+			`5:42: server db: target "sata" is not defined; defined targets: nvme`,
+			`7:20: disk: target "ssd" is not defined; defined targets: nvme`,
+		},
+		"bad-duration.yaml": {
+			`10:15: tpcc-run: rampup: duration "5 seconds" is not understood; give a duration such as 30s, 2m or 1h30m`,
+			`11:17: tpcc-run: duration: duration "20x" is not understood; give a duration such as 30s, 2m or 1h30m`,
+		},
+		"unknown-key.yaml": {
+			`2:1: scenario: unknown key "colour"; known keys: name, title, description, scales, targets, servers, steps`,
+			`6:5: target t: unknown key "emulated" (did you mean emulate?); known keys: name, path, emulate`,
+			`8:45: server db: unknown key "memroy" (did you mean memory?); known keys: name, engine, target, count, memory, settings`,
+			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode`,
+		},
+		"undefined-var.yaml": {
+			`5:22: target t: path: ${base} is not defined; define it under scales or pass --set base=VALUE (variables: data, warehouses)`,
+			`10:33: tpcc-run: vus: ${vus} is not defined; define it under scales or pass --set vus=VALUE (variables: data, warehouses)`,
+			`10:63: tpcc-run: duration: ${duration} is not defined; define it under scales or pass --set duration=VALUE (variables: data, warehouses)`,
+		},
+		"several.yaml": {
+			`1:7: name "several problems": use letters, digits, -, _ and ., starting with a letter or digit`,
+			`9:12: target t is defined twice (first on line 8)`,
+			`11:24: server db: engine "mysql" is not supported; use postgres`,
+			`11:49: server db: count must be between 1 and 1000 (got 0)`,
+			`16:13: server pool: memory: size "12 parsecs" is not understood; give a size such as 512MiB, 1GiB, 1G or 1024MB`,
+			`18:5: tpcc-build: missing warehouses (required: server, warehouses)`,
+			`19:33: tpcc-run: vus: list entry "x" is not a count; give counts such as 1,2,4 (from ${vus})`,
+			`19:63: tpcc-run: duration must be more than 0s (got 0s)`,
+			`20:22: backup: server "nowhere" is not defined; defined servers: db, pool`,
+			`20:39: backup: cycles must be between 1 and 100000 (got -1)`,
+			`21:33: neighbours: tpcc: instance pool-3 does not exist: server pool has 2 instances, pool-1 … pool-2`,
+			`21:51: neighbours: backup: instance pool-1 is already listed (line 21); each instance runs one thing`,
+			`21:90: neighbours: duration 10s is shorter than the backups need: 2 cycles every 20s = 40s; lengthen duration or shorten interval`,
+			`22:32: disk: profile "fastest" is unknown; use one of paper, easy-run, quick (see tierbench disk profiles)`,
+		},
+		"neighbours.yaml": {
+			`20:5: neighbours: missing cycles (how many backups each backup instance runs)`,
+			`22:15: neighbours: backup: instance db-3 is already listed (line 21); each instance runs one thing`,
+			`22:15: neighbours: backup: instance db-5 does not exist: server db has 4 instances, db-1 … db-4`,
+			`22:15: neighbours: backup: db-9..12 names instances that do not exist: server db has 4 instances, db-1 … db-4`,
+			`22:15: neighbours: backup: instance "web-1" does not exist; defined instances: db-1, db-2, db-3, db-4, solo`,
+			`23:12: neighbours: vus (one count per TPC-C instance): "1,2" is not a whole number`,
+		},
+		"yaml-syntax.yaml": {
+			`3: YAML syntax: did not find expected ',' or '}'`,
+		},
+	} {
+		t.Run(file, func(t *testing.T) {
+			path := "testdata/" + file
+			sc, err := Load(path, "", nil)
+			if sc != nil {
+				t.Errorf("a broken file gave a scenario")
+			}
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error %v (%T) is not Errors", err, err)
+			}
+			var got []string
+			for _, e := range errs {
+				if e.File != path {
+					t.Errorf("error names file %q, want %q", e.File, path)
+				}
+				got = append(got, strings.TrimPrefix(e.Error(), path+":"))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if err.Error() != strings.Join(prefixAll(path+":", want), "\n") {
+				t.Errorf("Errors.Error() is not one FILE:LINE:COL line per problem:\n%s", err)
+			}
+		})
+	}
+}
+
+func prefixAll(p string, ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = p + s
+	}
+	return out
+}
+
+const scaled = `
+name: scaled
+title: "Scaled ${warehouses}"
+scales:
+  default:
+    warehouses: 2
+    vus: "1,2"
+    dir: ${data}/scaled
+    duration: 10s
+  paper:
+    warehouses: 1200
+    vus: "1,2,3,5,8"
+    duration: 5m
+targets:
+  - {name: t, path: "${dir}/t", emulate: {loop: ${loop_size}}}
+servers:
+  - {name: db, engine: postgres, target: t, memory: 1GiB, settings: {wal_level: minimal, max_wal_size: "${walsize}"}}
+steps:
+  - tpcc-build: {server: db, warehouses: ${warehouses}, build_vus: 2}
+  - tpcc-run: {server: db, vus: ${vus}, rampup: 0s, duration: ${duration}}
+  - report
+`
+
+func TestScalesAndSets(t *testing.T) {
+	base := map[string]string{"loop_size": "0", "walsize": "1GB"} // referred to, defined by no scale: --set supplies them
+	parse := func(scale string, sets map[string]string) (*Scenario, error) {
+		all := map[string]string{}
+		for k, v := range base {
+			all[k] = v
+		}
+		for k, v := range sets {
+			all[k] = v
+		}
+		return Parse("scaled.yaml", []byte(scaled), scale, all)
+	}
+
+	sc, err := parse("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := sc.Steps[1].TPCCRun
+	if sc.Title != "Scaled 2" || sc.Steps[0].TPCCBuild.Warehouses != 2 || !reflect.DeepEqual(run.VUs, []int{1, 2}) ||
+		run.Duration != 10*time.Second || run.Mode != "routines" || sc.Targets[0].Path != "./tierbench-data/scaled/t" ||
+		sc.Targets[0].Emulate != nil || sc.Servers[0].Settings["max_wal_size"] != "1GB" || sc.Steps[2].Report == nil {
+		t.Errorf("defaults: %+v %+v %+v", sc, run, sc.Targets)
+	}
+
+	sc, err = parse("paper", map[string]string{"duration": "7m", "data": "/mnt/fast", "loop_size": "1GiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = sc.Steps[1].TPCCRun
+	if sc.Scale != "paper" || sc.Steps[0].TPCCBuild.Warehouses != 1200 || !reflect.DeepEqual(run.VUs, []int{1, 2, 3, 5, 8}) ||
+		run.Duration != 7*time.Minute || sc.Targets[0].Path != "/mnt/fast/scaled/t" ||
+		sc.Targets[0].Emulate == nil || sc.Targets[0].Emulate.Loop != 1<<30 || sc.Vars["dir"] != "/mnt/fast/scaled" {
+		t.Errorf("paper with --set: %+v %+v %+v", sc, run, sc.Targets[0].Emulate)
+	}
+
+	_, err = parse("huge", map[string]string{"wharehouses": "3", "nothing": "1"})
+	want := []string{
+		`scaled.yaml: --scale huge: not defined in this file; its scales: default, paper`,
+		`scaled.yaml: --set nothing: the scenario has no variable nothing; its variables: data, dir, duration, loop_size, vus, walsize, warehouses`,
+		`scaled.yaml: --set wharehouses: the scenario has no variable wharehouses (did you mean warehouses?); its variables: data, dir, duration, loop_size, vus, walsize, warehouses`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("bad --scale and --set:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+
+	// A bad value from --set is reported where it is used, naming the variable.
+	_, err = parse("", map[string]string{"vus": "1,,2"})
+	if err == nil || !strings.Contains(err.Error(), `scaled.yaml:20:33: tpcc-run: vus: list "1,,2" has an empty entry; give counts such as 1,2,4 (from ${vus})`) {
+		t.Errorf("bad --set value: %v", err)
+	}
+}
+
+func TestVariableReferences(t *testing.T) {
+	src := `name: refs
+scales:
+  default: {a: "${b}/x", b: "${c}", c: "${a}", d: "${nope}", e: "${bad", f: 1}
+steps:
+  - report: {title: "${f}${f}", out: "${g} ${h}"}
+`
+	_, err := Parse("refs.yaml", []byte(src), "", nil)
+	want := []string{
+		`refs.yaml:3:40: variable c: variables refer to each other in a cycle: a -> b -> c -> a`,
+		`refs.yaml:3:51: variable d: ${nope} is not defined`,
+		`refs.yaml:3:65: variable e: malformed variable reference in "${bad"; write ${name} with a name of letters, digits and _`,
+		`refs.yaml:5:39: report: out: ${g} is not defined; define it under scales or pass --set g=VALUE (variables: a, b, c, d, data, e, f)`,
+		`refs.yaml:5:44: report: out: ${h} is not defined; define it under scales or pass --set h=VALUE (variables: a, b, c, d, data, e, f)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("got:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
+func TestStepShapes(t *testing.T) {
+	src := `name: shapes
+targets:
+  - name: fast
+    path: /tmp/fast
+    emulate: {loop: 1GiB, read_iops: 100, write_iops: 0, read_mbps: 1.5, write_mbps: 0}
+  - {name: slow, path: /tmp/slow, emulate: {loop: 0, read_iops: 0}}
+servers:
+  - {name: db, engine: postgres, target: fast, count: 4}
+  - {name: one, engine: postgres, target: slow}
+steps:
+  - disk: {target: slow, profile: paper, duration: 30s, size: 1GiB}
+  - backup: {server: db, cycles: 2, interval: 1m, logical: yes}
+  - backup: {server: one, target: fast}
+  - neighbours: {tpcc: "db-1..db-2, one", backup: [db-3..4], vus: 3, rampup: 1s, duration: 2m, cycles: 2, interval: 1m, mode: statements}
+  - check: {server: db, all: true}
+  - report:
+`
+	sc, err := Parse("shapes.yaml", []byte(src), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := sc.Targets[0].Emulate; e == nil || *e != (Emulate{Loop: 1 << 30, ReadIOPS: 100, ReadMBps: 1.5}) {
+		t.Errorf("emulate: %+v", e)
+	}
+	if sc.Targets[1].Emulate != nil {
+		t.Errorf("an all-zero emulate block should be nil: %+v", sc.Targets[1].Emulate)
+	}
+	if got := sc.Servers[0].Instances(); !reflect.DeepEqual(got, []string{"db-1", "db-2", "db-3", "db-4"}) {
+		t.Errorf("instances: %v", got)
+	}
+	if d := sc.Steps[0].Disk; *d != (DiskStep{Target: "slow", Profile: "paper", Duration: 30 * time.Second, Size: 1 << 30}) {
+		t.Errorf("disk: %+v", d)
+	}
+	if b := sc.Steps[1].Backup; b.Target != "fast" || b.Cycles != 2 || b.Interval != time.Minute || !b.Logical || len(b.Instances) != 4 {
+		t.Errorf("backup: %+v", b)
+	}
+	if b := sc.Steps[2].Backup; b.Target != "fast" || b.Cycles != 1 || b.Logical || !reflect.DeepEqual(b.Instances, []string{"one"}) {
+		t.Errorf("backup of one: %+v", b)
+	}
+	n := sc.Steps[3].Neighbours
+	if !reflect.DeepEqual(n.TPCC, []string{"db-1", "db-2", "one"}) || !reflect.DeepEqual(n.Backup, []string{"db-3", "db-4"}) ||
+		!reflect.DeepEqual(n.Servers, []string{"db", "one"}) || n.VUs != 3 || n.Mode != "statements" || n.Cycles != 2 {
+		t.Errorf("neighbours: %+v", n)
+	}
+	if !reflect.DeepEqual(sc.Steps[3].Servers(), []string{"db", "one"}) || sc.Steps[0].Servers() != nil {
+		t.Errorf("Servers(): %v %v", sc.Steps[3].Servers(), sc.Steps[0].Servers())
+	}
+	if c := sc.Steps[4].Check; !c.All || len(c.Instances) != 4 {
+		t.Errorf("check: %+v", c)
+	}
+	if sc.Steps[5].Report == nil || sc.Steps[5].Line != 16 {
+		t.Errorf("report: %+v", sc.Steps[5])
+	}
+}
+
+func TestDocumentProblems(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"", "x.yaml: the file is empty; a scenario needs at least a name and steps"},
+		{"# only a comment\n", "x.yaml: the file is empty; a scenario needs at least a name and steps"},
+		{"- a\n- b\n", "x.yaml:1:1: a scenario is a mapping with the keys name, title, description, scales, targets, servers, steps; this is a list"},
+		{"name: a\nsteps: [report]\n---\nname: b\n", "x.yaml:3: a scenario file holds one YAML document; remove this second one (and the --- before it)"},
+		{"name: a\nname: b\nsteps: [report]\n", "x.yaml:2:1: scenario: name is given twice (first on line 1)"},
+		{"title: t\n", "x.yaml:1:1: missing name: give the scenario a name (letters, digits, -, _ and .)\n" +
+			"x.yaml:1:1: missing steps: a scenario needs a list of steps (disk, tpcc-build, tpcc-run, backup, neighbours, check, report)"},
+		{"name: a\nsteps: []\n", "x.yaml:2:1: steps is empty; add at least one step (disk, tpcc-build, tpcc-run, backup, neighbours, check, report)"},
+		{"name: a\nsteps:\n  - report: {}\n    check: {}\n", "x.yaml:3:5: a step has one key, its kind; this one has 2 (report, check): is a field indented too little?"},
+		{"name: a\nsteps:\n  - report: [1]\n", "x.yaml:3:13: report: the fields must be a mapping such as {server: db}, not a list"},
+		{"name: a\nsteps:\n  - check\n", "x.yaml:3:5: check: missing server (required: server)"},
+		{"name: a\nsteps: [report]\nscales: {paper: {vus: [1, 2]}}\n", "x.yaml:3:23: scale paper: variable vus must be a single value, not a list (write a list of counts as \"1,2,4\")"},
+		{"name: a\nsteps: [report]\nservers:\n  - {name: db, engine: postgres, target: t}\n",
+			"x.yaml:4:42: server db: target \"t\" is not defined; no targets are defined"},
+		{"name: a\ntargets: [{name: t, path: /t}]\nservers:\n  - {name: db, engine: postgres, target: t, count: 2}\n  - {name: db-2, engine: postgres, target: t}\nsteps: [report]\n",
+			"x.yaml:5:12: server db-2: its instance db-2 has the name of an instance of server db; rename one of them"},
+		{"name: a\ntargets: [{name: t, path: /t}]\nservers:\n  - {name: db, engine: postgres, target: t, memory: 1MiB}\nsteps: [report]\n",
+			"x.yaml:4:53: server db: memory 1MiB is too small for the server; give 64MiB or more"},
+		{"name: a\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - neighbours: {tpcc: db, backup: [], vus: 1, rampup: 1s, duration: 1m, cycles: 2}\n",
+			"x.yaml:5:74: neighbours: cycles applies to backup instances, and backup names none"},
+		{"name: a\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - neighbours: {tpcc: [], vus: 1, rampup: 1s, duration: 1m}\n",
+			"x.yaml:5:24: neighbours: tpcc names no instance; name instances (db-1), servers (db) or ranges (db-1..4)"},
+	} {
+		_, err := Parse("x.yaml", []byte(c.src), "", nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q:\n got %v\nwant %s", c.src, err, c.want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	sc, err := Load("quick", "laptop", nil)
+	if err != nil || sc.Name != "quick" || !sc.Bundled || sc.Source != "scenarios/quick.yaml" {
+		t.Fatalf("Load(quick): %+v, %v", sc, err)
+	}
+	_, err = Load("no-such-scenario", "", nil)
+	if err == nil || !strings.Contains(err.Error(), "no-such-scenario: no such file, and no bundled scenario of that name; bundled scenarios: paper-1-memory, paper-2-tiers") {
+		t.Errorf("unknown name: %v", err)
+	}
+	_, err = Load("testdata/nothing-here.yml", "", nil)
+	if err == nil || err.Error() != "testdata/nothing-here.yml: cannot read the scenario file: no such file or directory" {
+		t.Errorf("missing file: %v", err)
+	}
+	// A file that exists is read as a file whatever its name.
+	path := t.TempDir() + "/quick"
+	if err := os.WriteFile(path, []byte("name: mine\nsteps: [report]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sc, err := Load(path, "", nil); err != nil || sc.Name != "mine" || sc.Bundled {
+		t.Errorf("a file named like a bundled scenario: %+v, %v", sc, err)
+	}
+}

@@ -1,0 +1,326 @@
+// Package scenario reads scenario files — YAML that names the targets (storage
+// to test), the managed servers on them and the steps to run — validates them
+// with every problem reported at once at its line, applies a scale and --set
+// overrides, and runs the steps in order over an Executor.
+//
+// The bundled scenarios (quick and the white paper's five experiments) are
+// embedded from the repository's scenarios/ directory.
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/scenarios"
+)
+
+// Scenario is a parsed and validated scenario, with variables substituted and
+// references (targets, servers, instances) checked.
+type Scenario struct {
+	Name    string            `json:"name"`
+	Title   string            `json:"title"`
+	Source  string            `json:"source"`  // the file, or scenarios/NAME.yaml for a bundled one
+	Bundled bool              `json:"bundled"` // Source names an embedded file
+	Scale   string            `json:"scale"`   // the scale applied; "" = the file's defaults
+	Vars    map[string]string `json:"vars"`    // every variable's value after the scale and --set
+	Targets []Target          `json:"targets"`
+	Servers []Server          `json:"servers"`
+	Steps   []Step            `json:"steps"`
+}
+
+// Target is a place to put data: a directory, optionally made its own device
+// (a loop-backed image) and throttled to emulate a slower tier.
+type Target struct {
+	Name    string   `json:"name"`
+	Path    string   `json:"path"` // created if missing; relative paths are relative to the working directory
+	Emulate *Emulate `json:"emulate,omitempty"`
+	Line    int      `json:"line"`
+}
+
+// Emulate are the limits of an emulated tier, enforced with cgroup block-I/O
+// throttles. A zero field is no limit; Loop > 0 puts the target on a
+// loop-backed ext4 image of that many bytes, so the throttles apply to a
+// device of its own.
+type Emulate struct {
+	Loop      int64   `json:"loop,omitempty"`
+	ReadIOPS  int64   `json:"read_iops,omitempty"`
+	WriteIOPS int64   `json:"write_iops,omitempty"`
+	ReadMBps  float64 `json:"read_mbps,omitempty"`
+	WriteMBps float64 `json:"write_mbps,omitempty"`
+}
+
+// Server is a managed database server whose data directory lives on a
+// target. Count > 1 makes that many instances cloned from one built schema.
+type Server struct {
+	Name     string            `json:"name"`
+	Engine   string            `json:"engine"`
+	Target   string            `json:"target"`
+	Count    int               `json:"count"`
+	Memory   int64             `json:"memory,omitempty"`   // bytes: buffers sized from it and a cgroup cap; 0 = engine defaults
+	Settings map[string]string `json:"settings,omitempty"` // extra server settings (name = value)
+	Line     int               `json:"line"`
+}
+
+// Instances names the server's instances: the server's own name when Count is
+// 1, else NAME-1 … NAME-Count.
+func (s Server) Instances() []string {
+	if s.Count <= 1 {
+		return []string{s.Name}
+	}
+	out := make([]string, s.Count)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", s.Name, i+1)
+	}
+	return out
+}
+
+// Step is one step: Kind says which of the pointers is set.
+type Step struct {
+	Kind       string          `json:"kind"`
+	Line       int             `json:"line"`
+	Disk       *DiskStep       `json:"disk,omitempty"`
+	TPCCBuild  *TPCCBuildStep  `json:"tpcc_build,omitempty"`
+	TPCCRun    *TPCCRunStep    `json:"tpcc_run,omitempty"`
+	Backup     *BackupStep     `json:"backup,omitempty"`
+	Neighbours *NeighboursStep `json:"neighbours,omitempty"`
+	Check      *CheckStep      `json:"check,omitempty"`
+	Report     *ReportStep     `json:"report,omitempty"`
+}
+
+// The step kinds, in the order the documentation lists them.
+const (
+	KindDisk       = "disk"
+	KindTPCCBuild  = "tpcc-build"
+	KindTPCCRun    = "tpcc-run"
+	KindBackup     = "backup"
+	KindNeighbours = "neighbours"
+	KindCheck      = "check"
+	KindReport     = "report"
+)
+
+// Kinds lists every step kind.
+var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindBackup, KindNeighbours, KindCheck, KindReport}
+
+// DiskStep runs a storage profile (fio) on a target.
+type DiskStep struct {
+	Target   string        `json:"target"`
+	Profile  string        `json:"profile"`            // a bundled profile (tierbench disk profiles); default quick
+	Duration time.Duration `json:"duration,omitempty"` // per point; 0 = the profile's
+	Size     int64         `json:"size,omitempty"`     // test file bytes; 0 = the profile's
+}
+
+// TPCCBuildStep builds the TPC-C schema on a server (on a server of several
+// instances: once, then cloned to the others).
+type TPCCBuildStep struct {
+	Server     string   `json:"server"`
+	Instances  []string `json:"instances"`
+	Warehouses int      `json:"warehouses"`
+	BuildVUs   int      `json:"build_vus,omitempty"` // loader connections; 0 = one per core
+}
+
+// TPCCRunStep runs TPC-C in steps of virtual users on every instance of a
+// server at once (VUs per instance).
+type TPCCRunStep struct {
+	Server    string        `json:"server"`
+	Instances []string      `json:"instances"`
+	VUs       []int         `json:"vus"`
+	RampUp    time.Duration `json:"rampup"`
+	Duration  time.Duration `json:"duration"`
+	Mode      string        `json:"mode"` // routines or statements
+}
+
+// BackupStep runs backup cycles on each instance of a server: a cycle is a
+// backup and then a restore of it, Cycles of them, one starting every
+// Interval (0: back to back).
+type BackupStep struct {
+	Server    string        `json:"server"`
+	Instances []string      `json:"instances"`
+	Target    string        `json:"target"` // where backups are written; default the server's target
+	Cycles    int           `json:"cycles"`
+	Interval  time.Duration `json:"interval,omitempty"`
+	Logical   bool          `json:"logical"` // a logical dump rather than a physical base backup
+}
+
+// NeighboursStep runs TPC-C on some instances while others run backup
+// cycles; with no backup instances it is a baseline of TPC-C on all of them.
+type NeighboursStep struct {
+	TPCC     []string      `json:"tpcc"`               // instances running TPC-C
+	Backup   []string      `json:"backup,omitempty"`   // instances running backup cycles
+	Servers  []string      `json:"servers"`            // the servers those instances belong to
+	VUs      int           `json:"vus"`                // per TPC-C instance
+	RampUp   time.Duration `json:"rampup"`             // before measuring and before the first backup
+	Duration time.Duration `json:"duration"`           // measured
+	Cycles   int           `json:"cycles,omitempty"`   // backup cycles per backup instance
+	Interval time.Duration `json:"interval,omitempty"` // between backup cycle starts
+	Target   string        `json:"target,omitempty"`   // where backups are written; "" = each instance's own target
+	Logical  bool          `json:"logical,omitempty"`
+	Mode     string        `json:"mode"`
+}
+
+// CheckStep runs the TPC-C consistency conditions on every instance of a
+// server.
+type CheckStep struct {
+	Server    string   `json:"server"`
+	Instances []string `json:"instances"`
+	All       bool     `json:"all,omitempty"` // the expensive conditions on every warehouse, not a sample
+}
+
+// ReportStep writes the report of the scenario's runs so far.
+type ReportStep struct {
+	Out   string `json:"out,omitempty"` // the HTML file; "" = RESULTS/report.html
+	Title string `json:"title,omitempty"`
+}
+
+// Servers names the servers a step needs running, in order.
+func (s Step) Servers() []string {
+	switch {
+	case s.TPCCBuild != nil:
+		return []string{s.TPCCBuild.Server}
+	case s.TPCCRun != nil:
+		return []string{s.TPCCRun.Server}
+	case s.Backup != nil:
+		return []string{s.Backup.Server}
+	case s.Neighbours != nil:
+		return s.Neighbours.Servers
+	case s.Check != nil:
+		return []string{s.Check.Server}
+	}
+	return nil
+}
+
+// String describes a step in a few words, for progress lines.
+func (s Step) String() string {
+	switch {
+	case s.Disk != nil:
+		return fmt.Sprintf("disk %s on %s", s.Disk.Profile, s.Disk.Target)
+	case s.TPCCBuild != nil:
+		return fmt.Sprintf("tpcc-build %d warehouses on %s", s.TPCCBuild.Warehouses, s.TPCCBuild.Server)
+	case s.TPCCRun != nil:
+		return fmt.Sprintf("tpcc-run on %s, VUs %s, %s ramp-up + %s each", s.TPCCRun.Server, joinInts(s.TPCCRun.VUs),
+			s.TPCCRun.RampUp, s.TPCCRun.Duration)
+	case s.Backup != nil:
+		return fmt.Sprintf("backup %s, %d cycles", s.Backup.Server, s.Backup.Cycles)
+	case s.Neighbours != nil:
+		n := s.Neighbours
+		if len(n.Backup) == 0 {
+			return fmt.Sprintf("neighbours: TPC-C on %s", strings.Join(n.TPCC, ", "))
+		}
+		return fmt.Sprintf("neighbours: TPC-C on %s, backups on %s", strings.Join(n.TPCC, ", "), strings.Join(n.Backup, ", "))
+	case s.Check != nil:
+		return fmt.Sprintf("check %s", s.Check.Server)
+	case s.Report != nil:
+		return "report"
+	}
+	return s.Kind
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// Target finds a target by name.
+func (sc *Scenario) Target(name string) (Target, bool) {
+	for _, t := range sc.Targets {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+// Server finds a server by name.
+func (sc *Scenario) Server(name string) (Server, bool) {
+	for _, s := range sc.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// Info names a bundled scenario.
+type Info struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+}
+
+// Bundled lists the embedded scenarios, sorted by name.
+func Bundled() []Info {
+	var out []Info
+	for _, name := range bundledNames() {
+		info := Info{Name: name}
+		if data, ok := BundledSource(name); ok {
+			if sc, err := Parse(bundledPath(name), data, "", nil); err == nil {
+				info.Title = sc.Title
+			} else {
+				info.Title = "(invalid: " + strings.SplitN(err.Error(), "\n", 2)[0] + ")"
+			}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// BundledSource returns the YAML of a bundled scenario, e.g. to copy it.
+func BundledSource(name string) ([]byte, bool) {
+	if !fs.ValidPath(name) || strings.Contains(name, "/") {
+		return nil, false
+	}
+	data, err := fs.ReadFile(scenarios.FS, name+".yaml")
+	return data, err == nil
+}
+
+func bundledNames() []string {
+	entries, _ := fs.Glob(scenarios.FS, "*.yaml")
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e, ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// bundledPath is how errors name a bundled file: its place in the repository.
+func bundledPath(name string) string { return "scenarios/" + name + ".yaml" }
+
+// Load reads a scenario from a file — when nameOrFile exists or ends in .yaml
+// or .yml — or else a bundled scenario of that name, and parses it with
+// Parse. Every problem, including an unreadable file or an unknown name, comes
+// back as Errors.
+func Load(nameOrFile string, scale string, sets map[string]string) (*Scenario, error) {
+	ext := strings.ToLower(path.Ext(nameOrFile))
+	_, statErr := os.Stat(nameOrFile)
+	if statErr == nil || ext == ".yaml" || ext == ".yml" {
+		data, err := os.ReadFile(nameOrFile)
+		if err != nil {
+			msg := err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				msg = pe.Err.Error()
+			}
+			return nil, Errors{{File: nameOrFile, Msg: "cannot read the scenario file: " + msg}}
+		}
+		return Parse(nameOrFile, data, scale, sets)
+	}
+	data, ok := BundledSource(nameOrFile)
+	if !ok {
+		return nil, Errors{{File: nameOrFile, Msg: fmt.Sprintf(
+			"no such file, and no bundled scenario of that name; bundled scenarios: %s (a file name must exist or end in .yaml)",
+			strings.Join(bundledNames(), ", "))}}
+	}
+	sc, err := Parse(bundledPath(nameOrFile), data, scale, sets)
+	if sc != nil {
+		sc.Bundled = true
+	}
+	return sc, err
+}
