@@ -319,7 +319,7 @@ func (g *Globals) endRun(ctx context.Context, e runEnd) error {
 	}
 	switch {
 	case e.status == results.StatusInterrupted:
-		return &ExitError{Code: 130, Msg: fmt.Sprintf("interrupted; %s kept in run %s", e.kept, e.runID)}
+		return &ExitError{Code: ExitInterrupted, Msg: fmt.Sprintf("interrupted; %s kept in run %s", e.kept, e.runID)}
 	case e.runErr != nil:
 		return fmt.Errorf("run %s failed after %s: %w", e.runID, e.done, e.runErr)
 	case storeErr != nil:

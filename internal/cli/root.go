@@ -21,6 +21,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // a runtime failure, or a check that did not pass
 	ExitUsage   = 2 // bad input or usage
+	// ExitInterrupted is a run stopped by Ctrl-C, keeping what it measured
+	// (128 + SIGINT, as shells report it).
+	ExitInterrupted = 130
 )
 
 // UsageError marks bad input: it maps to exit code 2.
@@ -120,6 +123,8 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newDiskCommand(g),
 		newMonitorCommand(g),
 		newReportCommand(g),
+		newScenarioCommand(g),
+		newBackupCommand(g),
 	)
 	return root
 }

@@ -84,10 +84,14 @@ func writeFileAs(path string, data []byte, perm os.FileMode, a account) error {
 	return werr
 }
 
-// hbaConf accepts password (SCRAM) logins only, locally and from 127.0.0.1.
-const hbaConf = `# Written by tierbench: password (SCRAM) logins only, on the local socket and 127.0.0.1.
+// hbaConf accepts password (SCRAM) logins only, locally and from 127.0.0.1;
+// replication connections too, so pg_basebackup can copy the server.
+const hbaConf = `# Written by tierbench on every start: password (SCRAM) logins only, on the local socket and 127.0.0.1,
+# for databases and for replication (pg_basebackup).
 local all all scram-sha-256
 host all all 127.0.0.1/32 scram-sha-256
+local replication all scram-sha-256
+host replication all 127.0.0.1/32 scram-sha-256
 `
 
 // includeLine is appended to postgresql.conf at initdb, so tierbench.conf,

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // EnginePostgres is the only engine a managed server runs so far.
@@ -44,6 +45,13 @@ type Options struct {
 	// PgBin is the directory of initdb/pg_ctl/postgres; empty finds them
 	// (FindBinaries), or reuses those of the last start.
 	PgBin string
+	// NewPort picks a free port instead of keeping the last one: a restored
+	// or cloned copy of a data directory must not collide with its source,
+	// which may still be running. Port, when given, wins.
+	NewPort bool
+	// StartTimeout is how long to wait for the server to accept connections
+	// (default 60s). A restored copy may have much WAL to replay first.
+	StartTimeout time.Duration
 }
 
 // Info describes a started server; it is the JSON of `server start`.
@@ -215,7 +223,13 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 
 	st.Engine, st.User, st.PgBin, st.Version = EnginePostgres, DBUser, bins.Dir, bins.Version
 	st.Memory, st.Settings = opts.Memory, opts.Settings
-	if err := configure(dir, &st, opts.Port, acct); err != nil {
+	port := opts.Port
+	if port == 0 && opts.NewPort {
+		if port, err = freePort(); err != nil {
+			return Info{}, err
+		}
+	}
+	if err := configure(dir, &st, port, acct); err != nil {
 		if kind != dirManaged {
 			emptyDir(dir) // no half-made cluster that a retry would refuse as foreign
 		}
@@ -223,7 +237,11 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	}
 
 	logPath := filepath.Join(dir, LogFile)
-	cmd := acct.command(ctx, bins.PgCtl, "start", "-w", "-t", "60", "-s", "-D", dir, "-l", logPath)
+	wait := 60
+	if opts.StartTimeout > 0 {
+		wait = int(max(opts.StartTimeout.Round(time.Second), time.Second) / time.Second)
+	}
+	cmd := acct.command(ctx, bins.PgCtl, "start", "-w", "-t", strconv.Itoa(wait), "-s", "-D", dir, "-l", logPath)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		msg := lastLines(string(out), 5)
 		if msg != "" {
@@ -240,8 +258,10 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
 }
 
-// configure picks the port and socket directory and writes tierbench.conf
-// and the state file.
+// configure picks the port and socket directory and writes pg_hba.conf,
+// tierbench.conf and the state file. pg_hba.conf is tierbench's own in a
+// managed directory: rewriting it on every start brings directories made by
+// an older tierbench up to date.
 func configure(dir string, st *state, port int, acct account) error {
 	switch {
 	case port != 0:
@@ -258,6 +278,9 @@ func configure(dir string, st *state, port int, acct account) error {
 		if err := ensureSocketDir(st.SocketDir, acct); err != nil {
 			return err
 		}
+	}
+	if err := writeFileAs(filepath.Join(dir, "pg_hba.conf"), []byte(hbaConf), 0o600, acct); err != nil {
+		return err
 	}
 	conf := configFile(st.Port, st.SocketDir, st.Memory, st.Settings)
 	if err := writeFileAs(filepath.Join(dir, ConfFile), []byte(conf), 0o600, acct); err != nil {
@@ -342,9 +365,7 @@ func initialize(ctx context.Context, dir string, kind dirKind, acct account, bin
 			emptyDir(dir)
 		}
 	}()
-	if err := writeFileAs(filepath.Join(dir, "pg_hba.conf"), []byte(hbaConf), 0o600, acct); err != nil {
-		return st, err
-	}
+	// pg_hba.conf is written by configure, on this and every later start.
 	f, err := os.OpenFile(filepath.Join(dir, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return st, err

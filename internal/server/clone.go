@@ -1,0 +1,283 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// copyBuffer is the size of one read and one write while cloning.
+const copyBuffer = 1 << 20
+
+// Clone copies the stopped managed data directory src to dst, so that
+// Start(Options{DataDir: dst, NewPort: true}) runs a second server from the
+// same data. It refuses a running src, a src that is not a managed data
+// directory, and a dst that exists and is not an empty directory.
+//
+// Modes, ownership (when tierbench runs as root) and symlinks are kept;
+// postmaster.pid, the server's log and sockets are not copied. The copy is
+// made with read and write, never copy_file_range: on XFS or btrfs that
+// would share the blocks (a reflink) and a restore would measure metadata,
+// not the storage. Files are streamed, and everything is on stable storage
+// (fsync) when Clone returns. On any error, ctx's included, what was copied
+// is removed again.
+func Clone(ctx context.Context, src, dst string) (err error) {
+	src, err = absDir(src)
+	if err != nil {
+		return err
+	}
+	if dst, err = absDir(dst); err != nil {
+		return err
+	}
+	if kind, _ := classify(src); kind != dirManaged {
+		return &DataDirError{Dir: src, Problem: "is not a tierbench-managed data directory (it has no PG_VERSION and " + StateFile + "); there is nothing to clone"}
+	}
+	if _, _, ok := running(src); ok {
+		return &DataDirError{Dir: src, Problem: "belongs to a running server; stop it before cloning (a running server's files are not a consistent copy)"}
+	}
+	if src == dst || strings.HasPrefix(dst, src+string(filepath.Separator)) {
+		return &DataDirError{Dir: dst, Problem: "is inside the data directory it would be cloned from; give a directory outside " + src}
+	}
+	srcInfo, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	made, err := cloneTarget(dst, srcInfo)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		if made {
+			os.RemoveAll(dst)
+		} else {
+			emptyDir(dst)
+		}
+	}()
+
+	buf := make([]byte, copyBuffer)
+	var synced []string // what to fsync once everything is written
+	type dirAttrs struct {
+		path string
+		fi   fs.FileInfo
+	}
+	dirs := []dirAttrs{{dst, srcInfo}}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, werr error) error {
+		if werr != nil {
+			return werr
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			synced = append(synced, dst)
+			return nil
+		}
+		if skipInClone(rel, d) {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch mode := fi.Mode(); {
+		case mode.IsDir():
+			if err := os.Mkdir(to, 0o700); err != nil {
+				return err
+			}
+			synced = append(synced, to)
+			dirs = append(dirs, dirAttrs{to, fi})
+			return nil
+		case mode&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, to); err != nil {
+				return err
+			}
+		case mode.IsRegular():
+			if err := copyFile(ctx, p, to, buf); err != nil {
+				return err
+			}
+			synced = append(synced, to)
+		default:
+			return fmt.Errorf("%s is neither a file, a directory nor a symlink (%v); tierbench does not clone it", p, mode.Type())
+		}
+		return keepAttrs(to, fi)
+	})
+	if err != nil {
+		return fmt.Errorf("cloning %s to %s: %w", src, dst, err)
+	}
+	// Directory modes last, deepest first: a 0500 directory given its mode
+	// early would refuse its own entries.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := keepAttrs(dirs[i].path, dirs[i].fi); err != nil {
+			return fmt.Errorf("cloning %s to %s: %w", src, dst, err)
+		}
+	}
+	// Files first, their directories after (the order they were listed in
+	// is parents first, so go backwards).
+	for i := len(synced) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fsyncPath(synced[i]); err != nil {
+			return fmt.Errorf("cloning %s to %s: %w", src, dst, err)
+		}
+	}
+	return fsyncPath(filepath.Dir(dst))
+}
+
+// cloneTarget makes dst (or accepts an empty directory there) and reports
+// whether Clone created it.
+func cloneTarget(dst string, like fs.FileInfo) (made bool, err error) {
+	fi, err := os.Lstat(dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return false, err
+		}
+		if err := os.Mkdir(dst, 0o700); err != nil {
+			return false, err
+		}
+		return true, nil
+	case err != nil:
+		return false, err
+	case !fi.IsDir():
+		return false, &DataDirError{Dir: dst, Problem: "exists and is not a directory; give a new or empty directory to clone into"}
+	}
+	entries, err := os.ReadDir(dst)
+	if err != nil {
+		return false, err
+	}
+	if len(entries) > 0 {
+		return false, &DataDirError{Dir: dst, Problem: "is not empty; give a new or empty directory to clone into"}
+	}
+	return false, nil
+}
+
+// skipInClone leaves out what belongs to the source's run, not to its data:
+// the pid file, the server's log, and sockets (with their lock files).
+func skipInClone(rel string, d fs.DirEntry) bool {
+	switch rel {
+	case "postmaster.pid", "postmaster.opts", LogFile:
+		return true
+	}
+	if d.Type()&fs.ModeSocket != 0 {
+		return true
+	}
+	return !strings.Contains(rel, string(filepath.Separator)) && strings.HasPrefix(rel, ".s.PGSQL.")
+}
+
+// copyFile streams src into a new file dst, in copyBuffer pieces, checking
+// ctx between them, and starts the written data's writeback so the fsync at
+// the end has less to wait for.
+func copyFile(ctx context.Context, src, dst string, buf []byte) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Plain reads and writes: io.Copy between two *os.File would use
+		// copy_file_range (see Clone).
+		n, rerr := in.Read(buf)
+		if n > 0 {
+			if _, err := out.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+	// A hint, as PostgreSQL's pg_flush_data: failure only costs speed.
+	_ = unix.SyncFileRange(int(out.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+	return out.Close()
+}
+
+// keepAttrs gives path the mode and, when tierbench runs as root, the owner
+// of fi.
+func keepAttrs(path string, fi fs.FileInfo) error {
+	if os.Geteuid() == 0 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if err := os.Lchown(path, int(st.Uid), int(st.Gid)); err != nil {
+				return err
+			}
+		}
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil // a symlink's own mode means nothing on Linux
+	}
+	return os.Chmod(path, fi.Mode().Perm()|fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+}
+
+func fsyncPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ChownToManaged gives everything under dir to the owner of the managed data
+// directory likeDir, when tierbench runs as root and likeDir belongs to the
+// unprivileged user that runs its server: e.g. a backup that root's
+// pg_basebackup wrote, so that a copy of it starts without a chown of its
+// own. Otherwise it does nothing.
+func ChownToManaged(dir, likeDir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	acct, err := ownerAccount(likeDir)
+	if err != nil {
+		return err
+	}
+	return acct.chownTree(dir)
+}
+
+// CheckReachable says whether the user that runs the managed server in
+// likeDir can walk down to dir (every existing parent searchable), so that
+// a copy of it placed at dir can start. A *DataDirError when not.
+func CheckReachable(dir, likeDir string) error {
+	acct, err := ownerAccount(likeDir)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	return acct.checkReachable(abs)
+}
