@@ -304,6 +304,7 @@ type diskRunParams struct {
 	Ramp        string     `json:"ramp"`
 	SteadyState string     `json:"steady_state,omitempty"`
 	Label       string     `json:"label,omitempty"`
+	Tier        string     `json:"tier,omitempty"`
 	Fio         string     `json:"fio"`
 	FioVersion  string     `json:"fio_version"`
 	Points      []fio.Spec `json:"points"`
@@ -354,7 +355,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	run, err := store.CreateRun(ctx, "disk", opts.group, diskRunParams{
 		Profile: plan.profile, Target: opts.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
 		Engine: set.Engine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-		SteadyState: set.SteadyState, Label: opts.label, Fio: runner.Path, FioVersion: runner.Version, Points: plan.specs,
+		SteadyState: set.SteadyState, Label: opts.label, Tier: opts.tier, Fio: runner.Path, FioVersion: runner.Version, Points: plan.specs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)

@@ -112,35 +112,8 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return err
 	}
 	defer db.Close()
-	// Reuse a schema that is complete and of the asked size; otherwise
-	// (re)build it. Dropping is safe: this is tierbench's own server.
-	existing, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
-	switch {
-	case err == nil && existing.Warehouses == opts.Warehouses:
-		g.progressf("reusing the %d-warehouse TPC-C schema already built there\n", existing.Warehouses)
-	case err == nil || errors.Is(err, engine.ErrNoSchema):
-		bar := newProgressBar(g.Stderr, fmt.Sprintf("building %d warehouses with %d loader connections", opts.Warehouses, opts.BuildVUs))
-		sum.Build, err = db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: opts.Warehouses, Workers: opts.BuildVUs,
-			Drop: true, Progress: bar.update, Version: Version})
-		bar.finish()
-		if err != nil {
-			return fmt.Errorf("building the TPC-C schema: %w", err)
-		}
-		if !g.JSON {
-			printBuildResult(g.Stdout, sum.Build)
-			fmt.Fprintln(g.Stdout)
-		}
-	default:
+	if sum.Build, err = ensureSchema(ctx, g, db, opts.Warehouses, opts.BuildVUs); err != nil {
 		return err
-	}
-	if sum.Build != nil {
-		if c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1}); err != nil || !c.OK {
-			if err == nil {
-				printCheckResult(g.Stderr, c)
-				err = fmt.Errorf("the freshly built schema fails its consistency check")
-			}
-			return err
-		}
 	}
 	// The run prints its steps as they finish; with --json everything goes
 	// into the one document printed at the end.
@@ -180,4 +153,39 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return &ExitError{Code: ExitFailure}
 	}
 	return nil
+}
+
+// ensureSchema reuses a TPC-C schema that is complete and of the asked size,
+// and otherwise (re)builds and checks it; dropping is safe on tierbench's own
+// servers only, which is where this is called. The build result is nil when
+// the schema was reused.
+func ensureSchema(ctx context.Context, g *Globals, db engine.DB, warehouses, buildVUs int) (*tpcc.BuildResult, error) {
+	existing, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
+	switch {
+	case err == nil && existing.Warehouses == warehouses:
+		g.progressf("reusing the %d-warehouse TPC-C schema already built there\n", existing.Warehouses)
+		return nil, nil
+	case err != nil && !errors.Is(err, engine.ErrNoSchema):
+		return nil, err
+	}
+	bar := newProgressBar(g.Stderr, fmt.Sprintf("building %d warehouses with %d loader connections", warehouses, buildVUs))
+	build, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: warehouses, Workers: buildVUs,
+		Drop: true, Progress: bar.update, Version: Version})
+	bar.finish()
+	if err != nil {
+		return nil, fmt.Errorf("building the TPC-C schema: %w", err)
+	}
+	if !g.JSON {
+		printBuildResult(g.Stdout, build)
+		fmt.Fprintln(g.Stdout)
+	}
+	c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
+	if err != nil {
+		return build, err
+	}
+	if !c.OK {
+		printCheckResult(g.Stderr, c)
+		return build, fmt.Errorf("the freshly built schema fails its consistency check")
+	}
+	return build, nil
 }

@@ -3,11 +3,527 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/scenario"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/tier"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
-// runScenario runs `scenario run`: a stub until the executor lands (its
-// author replaces this file). opts.load() reads the scenario, with --data
-// applied; reportScenarioErrors prints its problems, one line each, exit 2.
-func runScenario(_ context.Context, _ *Globals, _ ScenarioRunOptions) error {
-	return errors.New("scenario run: not implemented yet")
+// runScenario runs `scenario run`: the scenario's steps over the executor
+// below, every run in one results group that its report shows together.
+func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error {
+	sc, err := opts.load()
+	if err != nil {
+		var errs scenario.Errors
+		if errors.As(err, &errs) {
+			return reportScenarioErrors(g, errs)
+		}
+		return err
+	}
+	ex := &scenarioExec{
+		g: g, sc: sc, results: opts.Results,
+		group:   sc.Name + "-" + time.Now().UTC().Format("20060102-150405"),
+		targets: map[string]*execTarget{}, instances: map[string]*instance{}, lastRun: map[string]string{},
+	}
+	scale := sc.Scale
+	if scale == "" {
+		scale = "default"
+	}
+	g.progressf("scenario %s (%s scale): %s; results group %s\n", sc.Name, scale, sc.Title, ex.group)
+	err = scenario.Run(ctx, sc, ex, func(i, n int, st scenario.Step) {
+		g.progressf("\n== step %d/%d: %s\n", i+1, n, st)
+	})
+	if err == nil && ex.failedChecks > 0 {
+		return &ExitError{Code: ExitFailure, Msg: fmt.Sprintf("%d consistency checks failed (see above)", ex.failedChecks)}
+	}
+	if err != nil && ctx.Err() != nil {
+		g.progressf("scenario %s interrupted; its finished runs are in group %s\n", sc.Name, ex.group)
+		return &ExitError{Code: ExitInterrupted}
+	}
+	return err
+}
+
+// scenarioExec carries out a scenario's steps with tierbench's own
+// commands, in-process: targets (loop images for emulated tiers), managed
+// servers (capped, throttled, cloned), disk, tpcc, backup and report.
+type scenarioExec struct {
+	g            *Globals
+	sc           *scenario.Scenario
+	results      string
+	group        string
+	targets      map[string]*execTarget
+	instances    map[string]*instance
+	lastRun      map[string]string // instance -> its latest tpcc run, which a check is stored with
+	failedChecks int
+}
+
+type execTarget struct {
+	scenario.Target
+	path  string
+	image *tier.Image
+}
+
+// emulated describes the tier's limits ("" when it is not emulated).
+func (t *execTarget) emulated() string {
+	e := t.Emulate
+	if e == nil || (e.ReadIOPS == 0 && e.WriteIOPS == 0 && e.ReadMBps == 0 && e.WriteMBps == 0) {
+		return ""
+	}
+	var parts []string
+	if e.ReadIOPS > 0 || e.WriteIOPS > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s IOPS", limitText(float64(e.ReadIOPS)), limitText(float64(e.WriteIOPS))))
+	}
+	if e.ReadMBps > 0 || e.WriteMBps > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s MB/s", limitText(e.ReadMBps), limitText(e.WriteMBps)))
+	}
+	return "emulated: read/write " + strings.Join(parts, ", ")
+}
+
+func limitText(v float64) string {
+	if v <= 0 {
+		return "∞"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+type instance struct {
+	name    string
+	server  scenario.Server
+	target  *execTarget
+	dataDir string
+	dsn     string
+	started bool
+}
+
+// label is how reports name the instance's runs.
+func (in *instance) label() string {
+	if in.target.emulated() != "" {
+		return in.name + " (emulated)"
+	}
+	return in.name
+}
+
+var _ scenario.Executor = (*scenarioExec)(nil)
+
+func (e *scenarioExec) PrepareTarget(ctx context.Context, t scenario.Target) (string, error) {
+	path, err := filepath.Abs(t.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return "", fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	et := &execTarget{Target: t, path: path}
+	if t.Emulate != nil && t.Emulate.Loop > 0 {
+		im, err := tier.Create(ctx, path, t.Name, t.Emulate.Loop)
+		if err != nil {
+			return "", fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		et.image, et.path = im, im.MountPoint
+		e.g.progressf("target %s: a %s loop-backed ext4 image on %s, mounted at %s\n", t.Name, units.FormatSize(t.Emulate.Loop), im.Device, im.MountPoint)
+	} else {
+		e.g.progressf("target %s: %s\n", t.Name, path)
+	}
+	if d := et.emulated(); d != "" {
+		e.g.progressf("target %s is an emulated tier (%s)\n", t.Name, strings.TrimPrefix(d, "emulated: "))
+	}
+	e.targets[t.Name] = et
+	return et.path, nil
+}
+
+// StartServers starts a server's instances whose data exist; the first is
+// always started (a new data directory is initialised), the others of a
+// multi-instance server are cloned from it by its tpcc-build step.
+func (e *scenarioExec) StartServers(ctx context.Context, s scenario.Server, _ scenario.Target, names []string) error {
+	t := e.targets[s.Target]
+	for i, name := range names {
+		in := &instance{name: name, server: s, target: t, dataDir: filepath.Join(t.path, name)}
+		e.instances[name] = in
+		if i > 0 {
+			if _, err := server.Status(ctx, in.dataDir); err != nil {
+				continue // cloned when the schema is built
+			}
+		}
+		if err := e.start(ctx, in, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start starts an instance and applies its memory cap and its target's
+// throttles.
+func (e *scenarioExec) start(ctx context.Context, in *instance, newPort bool) error {
+	info, err := server.Start(ctx, server.Options{DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
+	if err != nil {
+		return fmt.Errorf("server %s: %w", in.name, serverError(err))
+	}
+	in.dsn, in.started = info.DSN, true
+	e.g.progressf("server %s: %s %s on 127.0.0.1:%d, data in %s\n", in.name, info.Engine, info.Version, info.Port, info.DataDir)
+	var io cgroup.IOLimit
+	wantIO := false
+	if em := in.target.Emulate; em != nil {
+		io = cgroup.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
+		wantIO = io.ReadIOPS > 0 || io.WriteIOPS > 0 || io.ReadBPS > 0 || io.WriteBPS > 0
+	}
+	if in.server.Memory > 0 || wantIO {
+		ap, device, err := applyLimits(ctx, in.dataDir, in.server.Memory, io, wantIO)
+		if err != nil {
+			return fmt.Errorf("server %s: %w", in.name, err)
+		}
+		e.g.progressf("server %s: %s\n", in.name, limitsLine(ap, in.server.Memory > 0, wantIO, device))
+	}
+	return nil
+}
+
+func (e *scenarioExec) instance(name string) (*instance, error) {
+	in, ok := e.instances[name]
+	if !ok || !in.started {
+		return nil, fmt.Errorf("instance %s is not running: its server's tpcc-build step must come first", name)
+	}
+	return in, nil
+}
+
+// forEach runs f on each instance at once; with one, in the foreground.
+func (e *scenarioExec) forEach(ctx context.Context, names []string, f func(ctx context.Context, g *Globals, in *instance) error) error {
+	if len(names) == 1 {
+		in, err := e.instance(names[0])
+		if err != nil {
+			return err
+		}
+		return f(ctx, e.g, in)
+	}
+	grp, gctx := errgroup.WithContext(ctx)
+	for _, name := range names {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		grp.Go(func() error { return f(gctx, e.quiet(), in) })
+	}
+	return grp.Wait()
+}
+
+// quiet is the output of work running beside other work: progress only
+// through the scenario's own lines.
+func (e *scenarioExec) quiet() *Globals {
+	return &Globals{Stdout: io.Discard, Stderr: io.Discard, JSON: true}
+}
+
+func (e *scenarioExec) Disk(ctx context.Context, st *scenario.DiskStep) error {
+	t := e.targets[st.Target]
+	args := []string{"--target", t.path, "--results", e.results}
+	if st.Profile != "" {
+		args = append(args, "--profile", st.Profile)
+	}
+	if st.Duration > 0 {
+		args = append(args, "--duration", st.Duration.String())
+	}
+	if st.Size > 0 {
+		args = append(args, "--size", strconv.FormatInt(st.Size, 10))
+	}
+	var o DiskRunOptions
+	fs := pflag.NewFlagSet("disk run", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	label := t.Name
+	if d := t.emulated(); d != "" {
+		label += " (emulated)"
+	}
+	o.scenarioRun = scenarioRun{group: e.group, label: label, tier: t.emulated()}
+	_, err := runDiskRun(ctx, e.g, o, fs)
+	return err
+}
+
+// TPCCBuild builds (or reuses) the schema on the server's first instance;
+// the other instances are copies of its stopped, checked data directory.
+func (e *scenarioExec) TPCCBuild(ctx context.Context, st *scenario.TPCCBuildStep) error {
+	first, err := e.instance(st.Instances[0])
+	if err != nil {
+		return err
+	}
+	db, err := all.Open(ctx, first.dsn)
+	if err != nil {
+		return err
+	}
+	vus := st.BuildVUs
+	if vus == 0 {
+		vus = runtime.NumCPU()
+	}
+	build, err := ensureSchema(ctx, e.g, db, st.Warehouses, vus)
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("server %s: %w", first.name, err)
+	}
+	rest := st.Instances[1:]
+	if len(rest) == 0 {
+		return nil
+	}
+	if build == nil { // reused: copies made from it before are still good, if there
+		missing := false
+		for _, name := range rest {
+			if in := e.instances[name]; !in.started {
+				missing = true
+			}
+		}
+		if !missing {
+			return nil
+		}
+	}
+	if _, err := server.Stop(ctx, first.dataDir, "fast"); err != nil {
+		return err
+	}
+	first.started = false
+	for _, name := range rest {
+		in := e.instances[name]
+		if in.started {
+			if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+				return err
+			}
+			in.started = false
+		}
+		if _, err := server.Status(ctx, in.dataDir); err == nil {
+			// A copy tierbench made before, now stale.
+			if err := os.RemoveAll(in.dataDir); err != nil {
+				return err
+			}
+		}
+		e.g.progressf("cloning %s into %s\n", first.dataDir, in.dataDir)
+		if err := server.Clone(ctx, first.dataDir, in.dataDir); err != nil {
+			return fmt.Errorf("server %s: %w", in.name, err)
+		}
+	}
+	if err := e.start(ctx, first, false); err != nil {
+		return err
+	}
+	for _, name := range rest {
+		if err := e.start(ctx, e.instances[name], true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tpccRun runs TPC-C on one instance, as a run of the scenario's group.
+func (e *scenarioExec) tpccRun(ctx context.Context, g *Globals, in *instance, vus []int, rampup, duration time.Duration,
+	mode, role, phase string) error {
+	o := TPCCRunOptions{VUs: joinInts(vus), RampUp: rampup.String(), Duration: duration.String(), Results: e.results, Mode: mode,
+		telemetryOptions: telemetryOptions{Interval: "1s", BlockTrace: true}}
+	if mode == "" {
+		o.Mode = engine.ModeRoutines
+	}
+	o.DSN = in.dsn
+	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: role, phase: phase, tier: in.target.emulated()}
+	out, err := runTPCCRun(ctx, g, o)
+	if out != nil {
+		e.setLastRun(in.name, out.RunID)
+	}
+	return err
+}
+
+var lastRunMu sync.Mutex
+
+func (e *scenarioExec) setLastRun(instance, runID string) {
+	lastRunMu.Lock()
+	defer lastRunMu.Unlock()
+	e.lastRun[instance] = runID
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func (e *scenarioExec) TPCCRun(ctx context.Context, st *scenario.TPCCRunStep) error {
+	role := ""
+	if len(st.Instances) > 1 {
+		role = "tpcc"
+	}
+	return e.forEach(ctx, st.Instances, func(ctx context.Context, g *Globals, in *instance) error {
+		return e.tpccRun(ctx, g, in, st.VUs, st.RampUp, st.Duration, st.Mode, role, "")
+	})
+}
+
+// backupRun runs backup cycles of one instance into DIR/backups-INSTANCE
+// on the step's target (default the instance's own).
+func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, target string, cycles int, interval time.Duration,
+	logical bool) error {
+	t := in.target
+	if target != "" {
+		t = e.targets[target]
+	}
+	args := []string{"--target", filepath.Join(t.path, "backups-"+in.name), "--cycles", strconv.Itoa(cycles),
+		"--interval", interval.String(), "--results", e.results, "--datadir", in.dataDir}
+	if logical {
+		args = append(args, "--logical")
+	}
+	var o BackupRunOptions
+	fs := pflag.NewFlagSet("backup run", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.DSN = in.dsn
+	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: "backup", tier: t.emulated()}
+	_, err := runBackupRun(ctx, g, o)
+	return err
+}
+
+func (e *scenarioExec) Backup(ctx context.Context, st *scenario.BackupStep) error {
+	return e.forEach(ctx, st.Instances, func(ctx context.Context, g *Globals, in *instance) error {
+		return e.backupRun(ctx, g, in, st.Target, st.Cycles, st.Interval, st.Logical)
+	})
+}
+
+// Neighbours runs TPC-C on some instances while others run backup cycles,
+// the first backup starting when the TPC-C ramp-up ends, so the backups
+// fall in the measured interval.
+func (e *scenarioExec) Neighbours(ctx context.Context, st *scenario.NeighboursStep) error {
+	phase := "baseline"
+	if len(st.Backup) > 0 {
+		phase = "beside backups"
+	}
+	grp, gctx := errgroup.WithContext(ctx)
+	for _, name := range st.TPCC {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		grp.Go(func() error {
+			return e.tpccRun(gctx, e.quiet(), in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase)
+		})
+	}
+	for _, name := range st.Backup {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		grp.Go(func() error {
+			if err := sleepUntil(gctx, time.Now().Add(st.RampUp)); err != nil {
+				return err
+			}
+			return e.backupRun(gctx, e.quiet(), in, st.Target, st.Cycles, st.Interval, st.Logical)
+		})
+	}
+	e.g.progressf("%s: TPC-C with %d VUs on %s%s; %s ramp-up, %s measured\n", phase, st.VUs, strings.Join(st.TPCC, ", "),
+		backupText(st), st.RampUp, st.Duration)
+	if err := grp.Wait(); err != nil {
+		return err
+	}
+	return e.printNeighbours(ctx, st.TPCC)
+}
+
+func backupText(st *scenario.NeighboursStep) string {
+	if len(st.Backup) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d backup cycles every %s on %s", st.Cycles, st.Interval, strings.Join(st.Backup, ", "))
+}
+
+// printNeighbours prints each TPC-C instance's result of a side-by-side
+// step, from the store.
+func (e *scenarioExec) printNeighbours(ctx context.Context, names []string) error {
+	store, err := results.OpenReadOnly(e.results)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	for _, name := range names {
+		steps, err := store.Steps(ctx, e.lastRun[name])
+		if err != nil || len(steps) == 0 {
+			continue
+		}
+		if m, ok := tpccMetrics(steps[len(steps)-1]); ok {
+			fmt.Fprintf(e.g.Stdout, "%-12s %3.0f VUs  %8.0f TPM  %8.0f NOPM  NO p95 %.2f ms\n", name, m.VUs, m.TPM, m.NOPM, m.Txn["new_order"].P95Ms)
+		}
+	}
+	return nil
+}
+
+// Check runs the consistency conditions on each instance and keeps the
+// result with the instance's latest TPC-C run. A failure is reported at the
+// end; the scenario goes on to its report.
+func (e *scenarioExec) Check(ctx context.Context, st *scenario.CheckStep) error {
+	for _, name := range st.Instances {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		db, err := all.Open(ctx, in.dsn)
+		if err != nil {
+			return err
+		}
+		c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1, All: st.All})
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("server %s: %w", name, err)
+		}
+		fmt.Fprintf(e.g.Stdout, "consistency of %s:\n", name)
+		printCheckResult(e.g.Stdout, c)
+		if !c.OK {
+			e.failedChecks++
+		}
+		if run := e.lastRun[name]; run != "" {
+			if err := storeCheck(ctx, e.results, run, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *scenarioExec) Report(ctx context.Context, st *scenario.ReportStep) error {
+	w, err := runReport(ctx, &Globals{Stdout: io.Discard, Stderr: e.g.Stderr}, ReportOptions{Results: e.results, Group: e.group, Out: st.Out})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.g.Stdout, "report: %s\n", w.HTML)
+	return nil
+}
+
+// Cleanup stops the servers the scenario started, lifts their limits and
+// removes its loop images (the data on them goes too). Data directories on
+// real targets stay, so a later run can reuse their schema.
+func (e *scenarioExec) Cleanup(ctx context.Context) error {
+	var errs []error
+	for _, in := range e.instances {
+		if in.started {
+			if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+				errs = append(errs, fmt.Errorf("stopping %s: %w", in.name, err))
+			}
+		}
+		if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	for _, t := range e.targets {
+		if t.image != nil {
+			if err := t.image.Remove(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("removing the image of target %s: %w", t.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -49,6 +49,7 @@ type scenarioRun struct {
 	instance string // the server instance, when several run side by side
 	role     string // what the instance does meanwhile, e.g. "tpcc" beside "backup"
 	phase    string // which part of a side-by-side experiment, e.g. "baseline"
+	tier     string // an emulated tier's limits ("": a real one)
 }
 
 // AddFlags registers the options' flags.
@@ -154,6 +155,7 @@ type tpccRunParams struct {
 	Instance       string `json:"instance,omitempty"`
 	Role           string `json:"role,omitempty"`
 	Phase          string `json:"phase,omitempty"`
+	Tier           string `json:"tier,omitempty"`
 }
 
 func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunOutput, error) {
@@ -191,7 +193,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 		DSN: engine.Redact(dsn), Engine: scheme, Warehouses: schema.Warehouses, VUs: cfg.Steps,
 		RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
 		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
-		Label: opts.label, Instance: opts.instance, Role: opts.role, Phase: opts.phase,
+		Label: opts.label, Instance: opts.instance, Role: opts.role, Phase: opts.phase, Tier: opts.tier,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)
