@@ -319,6 +319,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	if err != nil {
 		return nil, err
 	}
+	runner.CgroupProcs = opts.cgroupProcs
 	target, err := fio.PrepareTarget(opts.Target, plan.target)
 	if err != nil {
 		if errors.Is(err, fio.ErrRefused) {

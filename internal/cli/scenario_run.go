@@ -48,7 +48,7 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 	}
 	g.progressf("scenario %s (%s scale): %s; results group %s\n", sc.Name, scale, sc.Title, ex.group)
 	err = scenario.Run(ctx, sc, ex, func(i, n int, st scenario.Step) {
-		g.progressf("\n== step %d/%d: %s\n", i+1, n, st)
+		g.progressf("\n== step %d/%d: %s\n", i, n, st)
 	})
 	if err == nil && ex.failedChecks > 0 {
 		return &ExitError{Code: ExitFailure, Msg: fmt.Sprintf("%d consistency checks failed (see above)", ex.failedChecks)}
@@ -82,10 +82,10 @@ type execTarget struct {
 
 // emulated describes the tier's limits ("" when it is not emulated).
 func (t *execTarget) emulated() string {
-	e := t.Emulate
-	if e == nil || (e.ReadIOPS == 0 && e.WriteIOPS == 0 && e.ReadMBps == 0 && e.WriteMBps == 0) {
+	if _, ok := t.throttle(); !ok {
 		return ""
 	}
+	e := t.Emulate
 	var parts []string
 	if e.ReadIOPS > 0 || e.WriteIOPS > 0 {
 		parts = append(parts, fmt.Sprintf("%s/%s IOPS", limitText(float64(e.ReadIOPS)), limitText(float64(e.WriteIOPS))))
@@ -177,12 +177,7 @@ func (e *scenarioExec) start(ctx context.Context, in *instance, newPort bool) er
 	}
 	in.dsn, in.started = info.DSN, true
 	e.g.progressf("server %s: %s %s on 127.0.0.1:%d, data in %s\n", in.name, info.Engine, info.Version, info.Port, info.DataDir)
-	var io cgroup.IOLimit
-	wantIO := false
-	if em := in.target.Emulate; em != nil {
-		io = cgroup.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
-		wantIO = io.ReadIOPS > 0 || io.WriteIOPS > 0 || io.ReadBPS > 0 || io.WriteBPS > 0
-	}
+	io, wantIO := in.target.throttle()
 	if in.server.Memory > 0 || wantIO {
 		ap, device, err := applyLimits(ctx, in.dataDir, in.server.Memory, io, wantIO)
 		if err != nil {
@@ -250,8 +245,54 @@ func (e *scenarioExec) Disk(ctx context.Context, st *scenario.DiskStep) error {
 		label += " (emulated)"
 	}
 	o.scenarioRun = scenarioRun{group: e.group, label: label, tier: t.emulated()}
+	if io, ok := t.throttle(); ok {
+		// fio runs in a group of its own with the tier's throttles, so the
+		// profile shows the tier as the database will see it.
+		grp, note, err := tierGroup(t, io)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			e.g.progressf("target %s: %s\n", t.Name, note)
+		}
+		if grp != nil {
+			defer grp.Remove()
+			for _, d := range grp.Dirs() {
+				o.cgroupProcs = append(o.cgroupProcs, filepath.Join(d, "cgroup.procs"))
+			}
+		}
+	}
 	_, err := runDiskRun(ctx, e.g, o, fs)
 	return err
+}
+
+// throttle is the target's emulated I/O limit (ok false when none).
+func (t *execTarget) throttle() (cgroup.IOLimit, bool) {
+	em := t.Emulate
+	if em == nil {
+		return cgroup.IOLimit{}, false
+	}
+	io := cgroup.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
+	return io, io.ReadIOPS > 0 || io.WriteIOPS > 0 || io.ReadBPS > 0 || io.WriteBPS > 0
+}
+
+// tierGroup makes the cgroup that throttles a workload on the target's
+// device. A machine that cannot throttle gives no group and a note.
+func tierGroup(t *execTarget, io cgroup.IOLimit) (*cgroup.Group, string, error) {
+	name, maj, min, err := server.DeviceFor(t.path)
+	if err != nil {
+		return nil, "not throttled: " + err.Error(), nil
+	}
+	io.Major, io.Minor = maj, min
+	grp, ap, err := cgroup.Create("tier-"+t.Name, cgroup.Limits{IO: []cgroup.IOLimit{io}})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(ap.IO) == 0 {
+		grp.Remove()
+		return nil, "the storage profile is not throttled: " + orUnknown(ap.IONote), nil
+	}
+	return grp, fmt.Sprintf("the storage profile runs throttled on %s like the tier's servers", name), nil
 }
 
 // TPCCBuild builds (or reuses) the schema on the server's first instance;

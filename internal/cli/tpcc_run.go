@@ -50,6 +50,9 @@ type scenarioRun struct {
 	role     string // what the instance does meanwhile, e.g. "tpcc" beside "backup"
 	phase    string // which part of a side-by-side experiment, e.g. "baseline"
 	tier     string // an emulated tier's limits ("": a real one)
+	// cgroupProcs put the workload's own processes (fio) into an emulated
+	// tier's throttling cgroup.
+	cgroupProcs []string
 }
 
 // AddFlags registers the options' flags.

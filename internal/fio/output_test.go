@@ -315,3 +315,33 @@ func TestOutputRealFioRounding(t *testing.T) {
 	}
 	sameReadPercentiles(t, data, r.Read.Hist)
 }
+
+// With CgroupProcs, fio starts already inside the groups: the process that
+// becomes fio wrote its own PID into each cgroup.procs (plain files here)
+// before exec'ing fio.
+func TestRunnerCgroupProcs(t *testing.T) {
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("fio is not installed, and CI=true (make setup installs it)")
+		}
+		t.Skip("fio is not installed")
+	}
+	dir := t.TempDir()
+	procs := []string{filepath.Join(dir, "blkio procs"), filepath.Join(dir, "it's memory")}
+	r := &Runner{Path: bin, CgroupProcs: procs}
+	cmd := r.command(context.Background(), "--version")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "fio-") {
+		t.Errorf("output %q; want fio's version", out)
+	}
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
+			t.Errorf("%s holds %q (%v); want fio's PID %d", p, b, err, cmd.Process.Pid)
+		}
+	}
+}

@@ -29,7 +29,28 @@ var Engines = []string{"io_uring", "libaio", "psync"}
 type Runner struct {
 	Path    string // the fio binary
 	Version string // as fio prints it, e.g. "fio-3.33"
+	// CgroupProcs are cgroup.procs files fio is moved into before it starts
+	// (by a shell that writes its own PID there and then execs fio), so its
+	// I/O obeys that group's throttles from the first request: an emulated
+	// tier measured as the database will see it.
+	CgroupProcs []string
 }
+
+// command is fio with args, inside r.CgroupProcs' groups when there are any.
+func (r *Runner) command(ctx context.Context, args ...string) *exec.Cmd {
+	if len(r.CgroupProcs) == 0 {
+		return exec.CommandContext(ctx, r.Path, args...)
+	}
+	var script strings.Builder
+	for _, f := range r.CgroupProcs {
+		script.WriteString("echo $$ > " + shellQuote(f) + " && ")
+	}
+	script.WriteString(`exec "$@"`)
+	return exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script.String(), "sh", r.Path}, args...)...)
+}
+
+// shellQuote quotes s for sh: single quotes, with embedded ones escaped.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Find locates fio (path, or "fio" in $PATH when path is empty) and checks
 // its version. Its errors say how to install fio.
@@ -157,7 +178,7 @@ func (r *Runner) Run(ctx context.Context, index int, spec Spec, set Settings, wo
 		return nil, err
 	}
 	outFile := base + ".json"
-	cmd := exec.CommandContext(ctx, r.Path, "--output-format=json+", "--output="+outFile, base+".fio")
+	cmd := r.command(ctx, "--output-format=json+", "--output="+outFile, base+".fio")
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
 	var stderr bytes.Buffer
