@@ -1,0 +1,166 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// groupRuns returns the runs of the store's only scenario group, oldest
+// first.
+func groupRuns(t *testing.T, res string) []results.Run {
+	t.Helper()
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	runs, err := store.Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := ""
+	var out []results.Run
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if group == "" {
+			group = r.Group
+		}
+		if r.Group != group || group == "" {
+			t.Fatalf("run %s is in group %q; want every run in the scenario's one group %q", r.ID, r.Group, group)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func param(r results.Run, key string) string {
+	var m map[string]any
+	json.Unmarshal(r.Params, &m)
+	s, _ := m[key].(string)
+	return s
+}
+
+func stepMetrics(t *testing.T, res, runID string) []map[string]any {
+	t.Helper()
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	steps, err := store.Steps(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, st := range steps {
+		var m map[string]any
+		if err := json.Unmarshal(st.Metrics, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// A shortened paper-4-backup: on a plain and an emulated tier (loop images,
+// the second throttled), a 1-warehouse schema is backed up and restored;
+// the restored server passes the checks, MB/s > 0, and the report shows
+// the backup section with both tiers.
+func TestScenarioBackup(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	dir := pgtest.TempDir(t)
+	res := filepath.Join(dir, "results")
+	code, out, errOut := runTierbench(t, "scenario", "run", "paper-4-backup", "--data", filepath.Join(dir, "data"), "--results", res,
+		"--set", "warehouses=1", "--set", "cycles=1", "--set", "loop=1GiB", "--set", "memory=256MiB")
+	if code != 0 {
+		t.Fatalf("scenario run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var backups []results.Run
+	for _, r := range groupRuns(t, res) {
+		if r.Kind == "backup" {
+			backups = append(backups, r)
+		}
+	}
+	if len(backups) != 2 || param(backups[0], "label") != "db-fast" || param(backups[1], "label") != "db-sata (emulated)" {
+		t.Fatalf("backup runs %v; want db-fast, then db-sata (emulated)", backups)
+	}
+	for _, r := range backups {
+		steps := stepMetrics(t, res, r.ID)
+		if len(steps) != 2 || steps[0]["phase"] != "backup" || steps[1]["phase"] != "restore" {
+			t.Fatalf("run %s steps %v; want a backup and a restore", r.ID, steps)
+		}
+		for _, st := range steps {
+			if mbps, _ := st["mbps"].(float64); mbps <= 0 {
+				t.Errorf("%s %s: %v MB/s", param(r, "label"), st["phase"], st["mbps"])
+			}
+		}
+		if v, _ := steps[1]["verified"].(bool); !v {
+			t.Errorf("%s: the restored database was not verified: %v", param(r, "label"), steps[1])
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<section id="backup">`, "Backup and restore times", "db-sata (emulated)"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the scenario's report lacks %q", want)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "data", "paper-4-backup", "sata")); len(entries) != 0 {
+		t.Errorf("the emulated tier's image is still there after the scenario: %v", entries)
+	}
+}
+
+// A shortened paper-5-neighbours with 3 instances cloned from one schema:
+// a baseline of TPC-C on all three, then TPC-C on two while the third runs
+// a backup loop; every instance has its results and the report lines them
+// up.
+func TestScenarioNeighbours(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	dir := pgtest.TempDir(t)
+	res := filepath.Join(dir, "results")
+	code, out, errOut := runTierbench(t, "scenario", "run", "paper-5-neighbours", "--data", filepath.Join(dir, "data"), "--results", res,
+		"--set", "warehouses=1", "--set", "vus=1", "--set", "rampup=2s", "--set", "baseline=5s", "--set", "duration=12s",
+		"--set", "cycles=1", "--set", "interval=10s")
+	if code != 0 {
+		t.Fatalf("scenario run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	count := map[string]int{}
+	for _, r := range groupRuns(t, res) {
+		key := r.Kind + " " + param(r, "instance") + " " + param(r, "phase")
+		count[key]++
+		if r.Status != results.StatusComplete {
+			t.Errorf("run %s (%s) is %s", r.ID, key, r.Status)
+		}
+		if r.Kind == "tpcc" {
+			steps := stepMetrics(t, res, r.ID)
+			if nopm, _ := steps[0]["nopm"].(float64); len(steps) != 1 || nopm <= 0 {
+				t.Errorf("%s: steps %v; want one step with NOPM > 0", key, steps)
+			}
+		}
+	}
+	want := []string{"tpcc db-1 baseline", "tpcc db-2 baseline", "tpcc db-3 baseline",
+		"tpcc db-1 beside backups", "tpcc db-2 beside backups", "backup db-3 "}
+	for _, k := range want {
+		if count[k] != 1 {
+			t.Errorf("%d runs of %q; want 1 (all: %v)", count[k], k, count)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`<section id="neighbours">`, "NOPM per instance", `<section id="backup">`} {
+		if !strings.Contains(string(html), s) {
+			t.Errorf("the report lacks %q", s)
+		}
+	}
+}
