@@ -160,11 +160,7 @@ type backupRunParams struct {
 	Jobs       int    `json:"jobs,omitempty"`
 	Verify     bool   `json:"verify"`
 	Keep       bool   `json:"keep"`
-	Label      string `json:"label,omitempty"`
-	Instance   string `json:"instance,omitempty"`
-	Role       string `json:"role,omitempty"`
-	Phase      string `json:"phase,omitempty"`
-	Tier       string `json:"tier,omitempty"`
+	scenarioParams
 }
 
 func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*backupRunOutput, error) {
@@ -223,7 +219,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*back
 	scheme, _ := engine.SchemeOf(dsn)
 	params := backupRunParams{DSN: engine.Redact(dsn), Engine: scheme, Warehouses: warehouses, Target: opts.Target,
 		DataDir: dataDir, Cycles: opts.Cycles, Interval: plan.interval.String(), Method: bo.Method(), Verify: opts.Verify, Keep: opts.Keep,
-		Label: opts.label, Instance: opts.instance, Role: opts.role, Phase: opts.phase, Tier: opts.tier}
+		scenarioParams: opts.params()}
 	if opts.Logical {
 		params.Jobs = opts.Jobs
 	}

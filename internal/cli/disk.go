@@ -293,21 +293,20 @@ type diskRunOutput struct {
 }
 
 type diskRunParams struct {
-	Profile     string     `json:"profile"`
-	Target      string     `json:"target"`
-	TargetKind  string     `json:"target_kind"`
-	File        string     `json:"file"`
-	Size        int64      `json:"size"`
-	Engine      string     `json:"engine"`
-	Direct      bool       `json:"direct"`
-	Duration    string     `json:"duration"`
-	Ramp        string     `json:"ramp"`
-	SteadyState string     `json:"steady_state,omitempty"`
-	Label       string     `json:"label,omitempty"`
-	Tier        string     `json:"tier,omitempty"`
-	Fio         string     `json:"fio"`
-	FioVersion  string     `json:"fio_version"`
-	Points      []fio.Spec `json:"points"`
+	Profile     string `json:"profile"`
+	Target      string `json:"target"`
+	TargetKind  string `json:"target_kind"`
+	File        string `json:"file"`
+	Size        int64  `json:"size"`
+	Engine      string `json:"engine"`
+	Direct      bool   `json:"direct"`
+	Duration    string `json:"duration"`
+	Ramp        string `json:"ramp"`
+	SteadyState string `json:"steady_state,omitempty"`
+	scenarioParams
+	Fio        string     `json:"fio"`
+	FioVersion string     `json:"fio_version"`
+	Points     []fio.Spec `json:"points"`
 }
 
 func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.FlagSet) (*diskRunOutput, error) {
@@ -356,7 +355,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	run, err := store.CreateRun(ctx, "disk", opts.group, diskRunParams{
 		Profile: plan.profile, Target: opts.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
 		Engine: set.Engine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-		SteadyState: set.SteadyState, Label: opts.label, Tier: opts.tier, Fio: runner.Path, FioVersion: runner.Version, Points: plan.specs,
+		SteadyState: set.SteadyState, scenarioParams: opts.params(), Fio: runner.Path, FioVersion: runner.Version, Points: plan.specs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)

@@ -110,6 +110,7 @@ type instance struct {
 	dataDir string
 	dsn     string
 	started bool
+	limits  *cgroup.Applied // what its start applied, for the runs' parameters
 }
 
 // label is how reports name the instance's runs.
@@ -183,6 +184,7 @@ func (e *scenarioExec) start(ctx context.Context, in *instance, newPort bool) er
 		if err != nil {
 			return fmt.Errorf("server %s: %w", in.name, err)
 		}
+		in.limits = &ap
 		e.g.progressf("server %s: %s\n", in.name, limitsLine(ap, in.server.Memory > 0, wantIO, device))
 	}
 	return nil
@@ -373,7 +375,8 @@ func (e *scenarioExec) tpccRun(ctx context.Context, g *Globals, in *instance, vu
 		o.Mode = engine.ModeRoutines
 	}
 	o.DSN = in.dsn
-	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: role, phase: phase, tier: in.target.emulated()}
+	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: role, phase: phase, tier: in.target.emulated(),
+		limits: in.limits}
 	out, err := runTPCCRun(ctx, g, o)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)

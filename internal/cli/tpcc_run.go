@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
@@ -53,6 +54,22 @@ type scenarioRun struct {
 	// cgroupProcs put the workload's own processes (fio) into an emulated
 	// tier's throttling cgroup.
 	cgroupProcs []string
+	limits      *cgroup.Applied // the server's memory cap and throttles, as read back
+}
+
+// scenarioParams is what a run's stored parameters say of the scenario it
+// ran in; the report reads them.
+type scenarioParams struct {
+	Label    string          `json:"label,omitempty"`
+	Instance string          `json:"instance,omitempty"`
+	Role     string          `json:"role,omitempty"`
+	Phase    string          `json:"phase,omitempty"`
+	Tier     string          `json:"tier,omitempty"`
+	Limits   *cgroup.Applied `json:"limits,omitempty"`
+}
+
+func (s scenarioRun) params() scenarioParams {
+	return scenarioParams{Label: s.label, Instance: s.instance, Role: s.role, Phase: s.phase, Tier: s.tier, Limits: s.limits}
 }
 
 // AddFlags registers the options' flags.
@@ -154,11 +171,7 @@ type tpccRunParams struct {
 	KeyingThinking bool   `json:"keying_thinking"`
 	Retry          int    `json:"retry"`
 	Seed           uint64 `json:"seed"`
-	Label          string `json:"label,omitempty"`
-	Instance       string `json:"instance,omitempty"`
-	Role           string `json:"role,omitempty"`
-	Phase          string `json:"phase,omitempty"`
-	Tier           string `json:"tier,omitempty"`
+	scenarioParams
 }
 
 func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunOutput, error) {
@@ -196,7 +209,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 		DSN: engine.Redact(dsn), Engine: scheme, Warehouses: schema.Warehouses, VUs: cfg.Steps,
 		RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
 		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
-		Label: opts.label, Instance: opts.instance, Role: opts.role, Phase: opts.phase, Tier: opts.tier,
+		scenarioParams: opts.params(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)

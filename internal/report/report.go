@@ -148,9 +148,17 @@ func runParams(rd *runData) string {
 		keys = []string{"target", "duration"}
 	}
 	var parts []string
-	for _, k := range keys {
+	for _, k := range append(keys, "tier") {
 		if v := rd.paramString(k); v != "" {
 			parts = append(parts, k+"="+v)
+		}
+	}
+	// What the server's cgroup really applied (a scenario's servers).
+	if lim, ok := rd.Params["limits"].(map[string]any); ok {
+		if m, ok := lim["memory_max_bytes"].(float64); ok && m > 0 {
+			parts = append(parts, fmt.Sprintf("memory cap=%s (cgroup v%v, page cache included)", bytesText(int64(m)), lim["cgroup_version"]))
+		} else if note, ok := lim["memory_note"].(string); ok && note != "" {
+			parts = append(parts, "memory not capped: "+note)
 		}
 	}
 	if len(parts) == 0 {

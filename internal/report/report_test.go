@@ -504,3 +504,19 @@ func TestNeighboursSection(t *testing.T) {
 		t.Errorf("neighbour table %v", tab)
 	}
 }
+
+// The runs table says what a scenario's server really had: its memory cap
+// and whether its tier was emulated.
+func TestRunParamsLimits(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"warehouses": 2, "tier": "emulated: read/write 400/400 IOPS",
+		"limits": map[string]any{"cgroup_version": 1, "memory_max_bytes": 256 << 20}})
+	must(t, err)
+	doc, _, err := Build(ctx, f.store, Options{Runs: []string{r.ID}})
+	must(t, err)
+	row := doc.Sections[0].Blocks[0].Table.Rows[0]
+	if p := row[len(row)-1]; !strings.Contains(p, "memory cap=256MiB (cgroup v1") || !strings.Contains(p, "tier=emulated: read/write 400/400 IOPS") {
+		t.Errorf("parameters %q; want the memory cap and the emulated tier", p)
+	}
+}
