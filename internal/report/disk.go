@@ -121,10 +121,8 @@ func pointBars(runs []*runData, names []string, id, title, ylabel string, v func
 		s := chart.Series{Name: rd.Label, Color: rd.Color}
 		for i, name := range names {
 			y := math.NaN()
-			for _, d := range rd.Disk {
-				if d.Name == name {
-					y = v(d)
-				}
+			if d, ok := rd.point(name); ok {
+				y = v(d)
 			}
 			s.Points = append(s.Points, chart.Point{X: float64(i), Y: y})
 		}
@@ -160,18 +158,10 @@ func diskRatios(runs []*runData, names []string) *Table {
 	t := &Table{ID: "storage-ratios", Caption: fmt.Sprintf("Ratios against the baseline %s (above 1: more throughput, or more latency)", base.Label),
 		Header:  []string{"run", "point", "IOPS ratio", "MB/s ratio", "avg latency ratio", "p99 ratio"},
 		Numeric: []bool{false, false, true, true, true, true}}
-	find := func(rd *runData, name string) (diskStep, bool) {
-		for _, d := range rd.Disk {
-			if d.Name == name {
-				return d, true
-			}
-		}
-		return diskStep{}, false
-	}
 	for _, rd := range runs[1:] {
 		for _, name := range names {
-			b, ok1 := find(base, name)
-			d, ok2 := find(rd, name)
+			b, ok1 := base.point(name)
+			d, ok2 := rd.point(name)
 			if !ok1 || !ok2 {
 				continue
 			}
@@ -187,10 +177,7 @@ func diskRatios(runs []*runData, names []string) *Table {
 func diskTrace(runs []*runData, name, id, title, ylabel, metric string) *Figure {
 	c := chart.Chart{Title: title, XLabel: "time in the measured interval (s)", YLabel: ylabel, Kind: chart.Line, YFromZero: true}
 	for _, rd := range runs {
-		for _, d := range rd.Disk {
-			if d.Name != name {
-				continue
-			}
+		if d, ok := rd.point(name); ok {
 			t0 := rd.measureStart(d.Index)
 			for di, dir := range []string{"read", "write"} {
 				pts := rd.points(dir+"."+metric, d.Index)

@@ -116,6 +116,17 @@ func (d *dirStats) get() dirStats {
 	return *d
 }
 
+// point returns the run's storage point of this name (names are unique
+// within a run).
+func (rd *runData) point(name string) (diskStep, bool) {
+	for _, d := range rd.Disk {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return diskStep{}, false
+}
+
 // random says whether the point is random access.
 func (d diskStep) random() bool { return strings.HasPrefix(d.RW, "rand") }
 

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+
+	"github.com/tierbench/tierbench/internal/results"
 )
 
 // kindTitles names run kinds in the report, in the order their telemetry
@@ -42,14 +44,14 @@ func telemetrySection(runs []*runData) *Section {
 			continue
 		}
 		for _, tc := range telemetryCharts {
-			s.figure(timelineFigure(group, slug("telemetry", k.kind, tc.id), fmt.Sprintf("%s of the %s run", tc.title, k.title),
-				tc.ylabel, tc.refs))
+			s.figure(timeline(group, slug("telemetry", k.kind, tc.id), fmt.Sprintf("%s of the %s run", tc.title, k.title),
+				tc.ylabel, tc.refs, results.AllSteps))
 		}
 		// One step at a time: steps of the same index overlay across runs.
 		for _, st := range group[0].Steps {
 			var blocks []Block
 			for _, tc := range telemetryCharts {
-				f := timelineOf(group, slug("telemetry", k.kind, tc.id, fmt.Sprint(st.Index)),
+				f := timeline(group, slug("telemetry", k.kind, tc.id, fmt.Sprint(st.Index)),
 					fmt.Sprintf("%s, %s step %s", tc.title, k.title, stepLabel(group[0], st)), tc.ylabel, tc.refs, st.Index)
 				if !f.Chart.Empty() {
 					blocks = append(blocks, figureBlock(f))

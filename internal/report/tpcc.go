@@ -12,17 +12,17 @@ import (
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
-// metric is one number of a step, drawn as a series per run.
-type metric[S any] struct {
+// metric is one number of a TPC-C step, drawn as a series per run.
+type metric struct {
 	name   string
 	dashed bool
-	get    func(S) float64
+	get    func(tpccStep) float64
 }
 
-// seriesSet builds the series of a chart from runs and metrics. With one
-// run, metrics get the colours; with several, runs do and a second metric is
-// dashed.
-func seriesSet[S any](runs []*runData, steps func(*runData) []S, x func(S) float64, label func(S) string, ms []metric[S]) []chart.Series {
+// vusSeries builds the series of a by-virtual-users chart. With one run,
+// metrics get the colours; with several, runs do and a second metric is
+// dashed. Steps without the number are left out.
+func vusSeries(runs []*runData, ms []metric) []chart.Series {
 	var out []chart.Series
 	for _, rd := range runs {
 		for mi, m := range ms {
@@ -33,13 +33,9 @@ func seriesSet[S any](runs []*runData, steps func(*runData) []S, x func(S) float
 			if len(runs) == 1 {
 				s.Name, s.Color, s.Dashed = m.name, mi, false
 			}
-			for _, st := range steps(rd) {
-				p := chart.Point{X: x(st), Y: m.get(st)}
-				if label != nil {
-					p.Label = label(st)
-				}
-				if !math.IsNaN(p.Y) {
-					s.Points = append(s.Points, p)
+			for _, st := range rd.TPCC {
+				if y := m.get(st); !math.IsNaN(y) {
+					s.Points = append(s.Points, chart.Point{X: float64(st.VUs), Y: y})
 				}
 			}
 			if len(s.Points) > 0 {
@@ -49,9 +45,6 @@ func seriesSet[S any](runs []*runData, steps func(*runData) []S, x func(S) float
 	}
 	return out
 }
-
-func tpccSteps(rd *runData) []tpccStep { return rd.TPCC }
-func stepVUs(s tpccStep) float64       { return float64(s.VUs) }
 
 // deviceAwait is the step's device wait per I/O, reads and writes together.
 func deviceAwait(dev map[string]float64) float64 {
@@ -69,22 +62,22 @@ func tpccSection(runs []*runData) *Section {
 	s := &Section{ID: "tpcc", Title: "TPC-C"}
 	s.text("TPM is the database's commits and rollbacks per minute (comparable with HammerDB's TPM); NOPM is New-Orders per minute from the growth of sum(d_next_o_id). " +
 		"Every number is taken over each step's measured interval; ramp-up is excluded.")
-	vus := func(title, ylabel string, ms []metric[tpccStep]) *Figure {
+	vus := func(title, ylabel string, ms []metric) *Figure {
 		return &Figure{ID: slug("tpcc", title), Chart: chart.Chart{Title: title, XLabel: "virtual users", YLabel: ylabel,
-			Kind: chart.Line, YFromZero: true, XInteger: true, Series: seriesSet(runs, tpccSteps, stepVUs, nil, ms)}}
+			Kind: chart.Line, YFromZero: true, XInteger: true, Series: vusSeries(runs, ms)}}
 	}
-	s.figure(vus("TPM and NOPM by virtual users", "transactions per minute", []metric[tpccStep]{
+	s.figure(vus("TPM and NOPM by virtual users", "transactions per minute", []metric{
 		{"TPM", false, func(x tpccStep) float64 { return x.TPM }},
 		{"NOPM", true, func(x tpccStep) float64 { return x.NOPM }},
 	}))
-	s.figure(vus("TPM per virtual user", "TPM per user", []metric[tpccStep]{
+	s.figure(vus("TPM per virtual user", "TPM per user", []metric{
 		{"TPM per user", false, func(x tpccStep) float64 { return x.TPM / float64(max(x.VUs, 1)) }},
 	}))
-	s.figure(vus("CPU idle and iowait by virtual users", "% of all cores", []metric[tpccStep]{
+	s.figure(vus("CPU idle and iowait by virtual users", "% of all cores", []metric{
 		{"idle", false, func(x tpccStep) float64 { return get(x.Host, "cpu_idle_pct") }},
 		{"iowait", true, func(x tpccStep) float64 { return get(x.Host, "cpu_iowait_pct") }},
 	}))
-	s.figure(vus("New-Order latency by virtual users", "latency (ms)", []metric[tpccStep]{
+	s.figure(vus("New-Order latency by virtual users", "latency (ms)", []metric{
 		{"average", false, func(x tpccStep) float64 {
 			return txnStat(x, "new_order", func(m metrics.Summary) float64 { return m.MeanMs })
 		}},
@@ -92,16 +85,16 @@ func tpccSection(runs []*runData) *Section {
 			return txnStat(x, "new_order", func(m metrics.Summary) float64 { return m.P99Ms })
 		}},
 	}))
-	s.figure(vus("Device latency by virtual users", "latency (ms)", []metric[tpccStep]{
+	s.figure(vus("Device latency by virtual users", "latency (ms)", []metric{
 		{"average (await)", false, func(x tpccStep) float64 { return deviceAwait(x.Device) }},
 		{"p99", true, func(x tpccStep) float64 { return get(x.Device, "p99_ms") }},
 	}))
-	s.figure(vus("Device IOPS by virtual users", "I/O per second", []metric[tpccStep]{
+	s.figure(vus("Device IOPS by virtual users", "I/O per second", []metric{
 		{"reads", false, func(x tpccStep) float64 { return get(x.Device, "r_iops") }},
 		{"writes", true, func(x tpccStep) float64 { return get(x.Device, "w_iops") }},
 	}))
-	s.figure(timelineFigure(runs, "tpcc-timeline", "TPM and NOPM per second, with step boundaries", "transactions per minute",
-		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}))
+	s.figure(timeline(runs, "tpcc-timeline", "TPM and NOPM per second, with step boundaries", "transactions per minute",
+		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}, results.AllSteps))
 	s.table(tpccStepsTable(runs))
 	s.figure(txnPercentileFigure(runs))
 	s.table(txnPercentileTable(runs))
@@ -288,14 +281,10 @@ type seriesRef struct {
 	dashed       bool
 }
 
-// timelineFigure draws stored per-second series of every run over time
-// since each run's start, with the first run's step boundaries marked.
-func timelineFigure(runs []*runData, id, title, ylabel string, refs []seriesRef) *Figure {
-	return timelineOf(runs, id, title, ylabel, refs, results.AllSteps)
-}
-
-// timelineOf is timelineFigure for one step (or AllSteps).
-func timelineOf(runs []*runData, id, title, ylabel string, refs []seriesRef, step int) *Figure {
+// timeline draws stored per-second series of every run over time: for
+// results.AllSteps since each run's start, with the first run's step
+// boundaries marked; for one step, since that step's start.
+func timeline(runs []*runData, id, title, ylabel string, refs []seriesRef, step int) *Figure {
 	c := chart.Chart{Title: title, XLabel: "time since the run started (s)", YLabel: ylabel, Kind: chart.Line, YFromZero: true}
 	if step != results.AllSteps {
 		c.XLabel = "time since the step started (s)"
