@@ -70,6 +70,7 @@ type scenarioExec struct {
 	group        string
 	targets      map[string]*execTarget
 	instances    map[string]*instance
+	lastRunMu    sync.Mutex
 	lastRun      map[string]string // instance -> its latest tpcc run, which a check is stored with
 	failedChecks int
 }
@@ -237,9 +238,8 @@ func (e *scenarioExec) Disk(ctx context.Context, st *scenario.DiskStep) error {
 		args = append(args, "--size", strconv.FormatInt(st.Size, 10))
 	}
 	var o DiskRunOptions
-	fs := pflag.NewFlagSet("disk run", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	fs, err := stepFlags("disk run", o.AddFlags, args)
+	if err != nil {
 		return err
 	}
 	label := t.Name
@@ -264,7 +264,7 @@ func (e *scenarioExec) Disk(ctx context.Context, st *scenario.DiskStep) error {
 			}
 		}
 	}
-	_, err := runDiskRun(ctx, e.g, o, fs)
+	_, err = runDiskRun(ctx, e.g, o, fs)
 	return err
 }
 
@@ -369,12 +369,15 @@ func (e *scenarioExec) TPCCBuild(ctx context.Context, st *scenario.TPCCBuildStep
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *scenarioExec) tpccRun(ctx context.Context, g *Globals, in *instance, vus []int, rampup, duration time.Duration,
 	mode, role, phase string) error {
-	o := TPCCRunOptions{VUs: joinInts(vus), RampUp: rampup.String(), Duration: duration.String(), Results: e.results, Mode: mode,
-		telemetryOptions: telemetryOptions{Interval: "1s", BlockTrace: true}}
-	if mode == "" {
-		o.Mode = engine.ModeRoutines
+	args := []string{"--vus", joinInts(vus), "--rampup", rampup.String(), "--duration", duration.String(), "--results", e.results}
+	if mode != "" {
+		args = append(args, "--mode", mode)
 	}
-	o.DSN = in.dsn
+	var o TPCCRunOptions
+	if _, err := stepFlags("tpcc run", o.AddFlags, args); err != nil {
+		return err
+	}
+	o.DSN = in.dsn // not an argument: it holds the server's password
 	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: role, phase: phase, tier: in.target.emulated(),
 		limits: in.limits}
 	out, err := runTPCCRun(ctx, g, o)
@@ -384,12 +387,21 @@ func (e *scenarioExec) tpccRun(ctx context.Context, g *Globals, in *instance, vu
 	return err
 }
 
-var lastRunMu sync.Mutex
-
 func (e *scenarioExec) setLastRun(instance, runID string) {
-	lastRunMu.Lock()
-	defer lastRunMu.Unlock()
+	e.lastRunMu.Lock()
+	defer e.lastRunMu.Unlock()
 	e.lastRun[instance] = runID
+}
+
+// stepFlags fills a command's options from arguments, so a scenario step
+// gets exactly the defaults and checks the command itself has.
+func stepFlags(name string, addFlags func(*pflag.FlagSet), args []string) (*pflag.FlagSet, error) {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	addFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return fs, nil
 }
 
 func joinInts(xs []int) string {
@@ -424,9 +436,7 @@ func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, 
 		args = append(args, "--logical")
 	}
 	var o BackupRunOptions
-	fs := pflag.NewFlagSet("backup run", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := stepFlags("backup run", o.AddFlags, args); err != nil {
 		return err
 	}
 	o.DSN = in.dsn
