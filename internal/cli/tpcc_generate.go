@@ -93,11 +93,12 @@ func runTPCCGenerate(ctx context.Context, g *Globals, opts TPCCGenerateOptions) 
 		work <- i
 	}
 	close(work)
-	cload := tpcc.NewLoadC(tpcc.NewRand(uint64(start.UnixNano())))
+	seeds := tpcc.NewRand(uint64(start.UnixNano()))
+	cload := tpcc.NewLoadC(seeds.Child())
 	eg, ctx := errgroup.WithContext(ctx)
-	for k := range opts.Workers {
+	for range opts.Workers {
+		gen := tpcc.NewGen(seeds.Child(), cload, start)
 		eg.Go(func() error {
-			gen := tpcc.NewGen(tpcc.NewRand(uint64(start.UnixNano())+uint64(k+1)*0x9e3779b97f4a7c15), cload, start)
 			for i := range work {
 				t := tasks[i]
 				var pairs []string

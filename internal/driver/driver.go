@@ -37,6 +37,11 @@ type Config struct {
 	OnTick func(Tick)
 	// OnStep is called when a step's measured interval is complete.
 	OnStep func(*StepResult)
+	// OnNewOrder, when set, is called by each virtual user's goroutine
+	// (concurrently) for every New-Order the database acknowledged,
+	// committed or rolled back, in or outside the measured interval: the
+	// success log of the durability test (3.5.4).
+	OnNewOrder func(in *tpcc.NewOrderInput, out tpcc.NewOrderOutput)
 }
 
 // Tick is one second of a step, for the live line and the per-second series.
@@ -212,12 +217,13 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 			}
 		}
 	}()
+	seeds := tpcc.NewRand(seed)
 	for i := range vus {
 		w, err := cfg.Runner.NewWorker(ctx, cfg.Mode)
 		if err != nil {
 			return nil, fmt.Errorf("connecting virtual user %d: %w", i+1, err)
 		}
-		r := tpcc.NewRand(seed + uint64(i+1)*0x9e3779b97f4a7c15)
+		r := seeds.Child()
 		vus[i] = &vu{
 			cfg: cfg, st: st, worker: w, r: r,
 			// A VU per warehouse first, as terminals are (10 per warehouse),

@@ -171,6 +171,9 @@ func (v *vu) once(ctx context.Context, kind tpcc.Kind) (bool, error) {
 	switch kind {
 	case tpcc.NewOrder:
 		out, err := v.worker.NewOrder(ctx, &v.no)
+		if err == nil && v.cfg.OnNewOrder != nil {
+			v.cfg.OnNewOrder(&v.no, out)
+		}
 		return out.RolledBack, err
 	case tpcc.Payment:
 		_, err := v.worker.Payment(ctx, &v.pay)

@@ -14,6 +14,14 @@ type Rand struct{ s uint64 }
 // NewRand returns a generator seeded with seed.
 func NewRand(seed uint64) *Rand { return &Rand{s: seed} }
 
+// Child returns a generator seeded with r's next output, for a worker of
+// its own. Seeds spaced by splitmix64's increment (seed, seed+γ, seed+2γ …)
+// would give every worker the same stream shifted by a draw or two —
+// virtual users sending the same customers and items a moment apart — while
+// a seed drawn from the output is unrelated to r's state and to r's other
+// children.
+func (r *Rand) Child() *Rand { return NewRand(r.Uint64()) }
+
 // Uint64 returns 64 random bits.
 func (r *Rand) Uint64() uint64 {
 	r.s += 0x9e3779b97f4a7c15

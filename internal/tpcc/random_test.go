@@ -154,3 +154,36 @@ func TestAppendFixed(t *testing.T) {
 		}
 	}
 }
+
+// Generators seeded seed and seed+γ share one stream shifted by a draw —
+// the way virtual users were once seeded, sending the same orders a moment
+// apart; Child's generators share nothing.
+func TestChildStreamsIndependent(t *testing.T) {
+	const n = 100000
+	seen := func(r *Rand) map[uint64]bool {
+		m := make(map[uint64]bool, n)
+		for range n {
+			m[r.Uint64()] = true
+		}
+		return m
+	}
+	overlap := func(m map[uint64]bool, r *Rand) int {
+		k := 0
+		for range n {
+			if m[r.Uint64()] {
+				k++
+			}
+		}
+		return k
+	}
+	if k := overlap(seen(NewRand(42)), NewRand(42+0x9e3779b97f4a7c15)); k < n-1 {
+		t.Fatalf("seeds one increment apart share %d of %d draws; the shifted-stream hazard Child avoids is gone?", k, n)
+	}
+	parent := NewRand(42)
+	a := parent.Child()
+	for i := range 8 {
+		if k := overlap(seen(a), parent.Child()); k != 0 {
+			t.Fatalf("child %d shares %d of %d draws with the first", i+2, k, n)
+		}
+	}
+}

@@ -198,14 +198,16 @@ func (db *DB) load(ctx context.Context, warehouses, workers int, seed uint64, cl
 	close(tasks)
 	now := time.Now()
 	eg, ctx := errgroup.WithContext(ctx)
-	for i := range workers {
+	seeds := tpcc.NewRand(seed)
+	for range workers {
+		r := seeds.Child()
 		eg.Go(func() error {
 			conn, err := db.connect(ctx)
 			if err != nil {
 				return err
 			}
 			defer conn.Close(context.Background())
-			g := tpcc.NewGen(tpcc.NewRand(seed+uint64(i+1)*0x9e3779b97f4a7c15), cload, now)
+			g := tpcc.NewGen(r, cload, now)
 			for t := range tasks {
 				if err := copyTask(ctx, conn, g, t, lc); err != nil {
 					return err
