@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,10 +92,32 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// before any command starts: they are usage errors too.
 		code = ExitUsage
 	}
-	if msg := oneLine(err.Error()); msg != "" {
+	if msg := oneLine(scrubPasswords(err.Error(), args)); msg != "" {
 		fmt.Fprintf(stderr, "tierbench: %s\n", msg)
 	}
 	return code
+}
+
+// scrubPasswords removes from an error message the password of any DSN
+// among the arguments or in $TIERBENCH_DSN. The engines redact their own
+// errors; this catches the rest, e.g. cobra quoting a DSN given without
+// --dsn ("unknown command \"postgres://…\"").
+func scrubPasswords(msg string, args []string) string {
+	for _, a := range append([]string{os.Getenv("TIERBENCH_DSN")}, args...) {
+		if i := strings.IndexByte(a, '='); strings.HasPrefix(a, "-") && i > 0 {
+			a = a[i+1:] // --dsn=DSN
+		}
+		pw := engine.PasswordOf(a)
+		if pw == "" {
+			continue
+		}
+		red := engine.Redact(a)
+		quoted := strconv.Quote(a)
+		msg = strings.ReplaceAll(msg, a, red)
+		msg = strings.ReplaceAll(msg, quoted[1:len(quoted)-1], red)
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	}
+	return msg
 }
 
 // oneLine folds a multi-line message so an error is always one line.
@@ -125,6 +148,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newReportCommand(g),
 		newScenarioCommand(g),
 		newBackupCommand(g),
+		newDurabilityCommand(g),
 	)
 	return root
 }

@@ -85,26 +85,32 @@ func SchemeOf(dsn string) (string, error) {
 	}
 }
 
-// Redact returns dsn with any password replaced by "xxxxx", for messages.
+// Redact returns dsn with any password replaced by "xxxxx", for messages:
+// the URL's userinfo password, and a password parameter in the URL's query
+// or in a keyword/value DSN (host=… password=…).
 func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil || u.User == nil {
 		if start, end, ok := userinfoSpan(dsn); ok {
 			// Unparseable but shaped like scheme://user:pass@host: cut the userinfo.
-			return dsn[:start] + "xxxxx" + dsn[end:]
+			return redactParams(dsn[:start] + "xxxxx" + dsn[end:])
 		}
-		return dsn
+		return redactParams(dsn)
 	}
 	if _, has := u.User.Password(); has {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
-	return u.String()
+	return redactParams(u.String())
 }
 
 // PasswordOf returns the password a DSN carries, or "" (also when the DSN
 // does not parse: then from between the first ':' after the scheme and the
-// last '@'), so that messages can be scrubbed of it.
+// last '@'), so that messages can be scrubbed of it. A password parameter
+// wins over the userinfo, as in pgx and libpq.
 func PasswordOf(dsn string) string {
+	if p := paramPassword(dsn); p != "" {
+		return p
+	}
 	if u, err := url.Parse(dsn); err == nil && u.User != nil {
 		p, _ := u.User.Password()
 		return p
@@ -190,6 +196,15 @@ type Runner interface {
 	Counters(ctx context.Context) (Counters, error)
 	// InstallRoutines (re)creates the stored routines of ModeRoutines.
 	InstallRoutines(ctx context.Context) error
+}
+
+// OrderVerifier is a database that can look up acknowledged New-Orders,
+// for the durability test (3.5.4).
+type OrderVerifier interface {
+	// VerifyOrders returns the acknowledged New-Orders the database
+	// contradicts: committed ones whose ORDER row is missing (or is not the
+	// acknowledged order), and rolled-back ones whose order is there.
+	VerifyOrders(ctx context.Context, acks []tpcc.Ack) (violations []tpcc.Ack, err error)
 }
 
 // Stats is one reading of a database server's own counters (cumulative since

@@ -30,7 +30,9 @@ type runData struct {
 	TPCC   []tpccStep
 	Disk   []diskStep
 	Backup []backupStep
-	Params map[string]any
+	// Durability: the fault cycles of a durability run.
+	Durability []durabilityCycle
+	Params     map[string]any
 
 	seriesNames []string
 	series      map[string][]results.Point
@@ -233,6 +235,12 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 				return err
 			}
 			rd.Backup = append(rd.Backup, s)
+		case "durability":
+			s, err := decodeStep[durabilityCycle](rd, st)
+			if err != nil {
+				return err
+			}
+			rd.Durability = append(rd.Durability, s)
 		}
 	}
 	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {

@@ -103,7 +103,7 @@ func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*
 	if tp := byKind("tpcc"); len(tp) > 0 {
 		sections = append(sections, tpccSection(tp), neighboursSection(tp))
 	}
-	sections = append(sections, backupSection(runs), telemetrySection(runs))
+	sections = append(sections, backupSection(runs), durabilitySection(runs), telemetrySection(runs))
 	for _, s := range sections {
 		if !s.empty() {
 			doc.Sections = append(doc.Sections, s)

@@ -94,6 +94,7 @@ func testTransactions(t *testing.T, mode string) {
 	t.Run("stock", func(t *testing.T) { e.t = t; testStock(e) })
 	t.Run("delivery", func(t *testing.T) { e.t = t; testDelivery(e) })
 	t.Run("burst", func(t *testing.T) { e.t = t; testBurst(e) })
+	t.Run("verify-orders", func(t *testing.T) { e.t = t; testVerifyOrders(e) })
 	if mode == engine.ModeRoutines {
 		t.Run("routines-missing", func(t *testing.T) { e.t = t; testRoutinesMissing(e) })
 	}
@@ -819,4 +820,71 @@ func BenchmarkWorker(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N/workers*workers), "cpu-µs/op")
 		})
 	}
+}
+
+// testVerifyOrders: acknowledged New-Orders are checked against ORDER and
+// ORDER-LINE by their key, customer, line count and first item.
+func testVerifyOrders(e *txnEnv) {
+	t, ctx := e.t, e.ctx
+	w := e.newWorker()
+	defer w.Close()
+	newOrder := func(d, c int, rollback bool) tpcc.Ack {
+		in := &tpcc.NewOrderInput{W: 1, D: d, C: c, Lines: lines(1, 6, 2000+c), Rollback: rollback, AllLocal: true}
+		if rollback {
+			in.Lines[len(in.Lines)-1].ItemID = tpcc.UnusedItemID
+		}
+		out, err := w.NewOrder(ctx, in)
+		if err != nil || out.RolledBack != rollback {
+			t.Fatalf("New-Order: %+v, %v", out, err)
+		}
+		return tpcc.NewAck(in, out)
+	}
+	committed := newOrder(3, 11, false)
+	rolledBack := newOrder(4, 12, true)
+	next := newOrder(4, 13, false) // takes the rolled-back order's number
+	if next.OID != rolledBack.OID {
+		t.Fatalf("the order after a rollback got O_ID %d, want %d", next.OID, rolledBack.OID)
+	}
+	verify := func(acks ...tpcc.Ack) []tpcc.Ack {
+		t.Helper()
+		bad, err := e.db.VerifyOrders(ctx, acks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bad
+	}
+	if bad := verify(committed, rolledBack, next); len(bad) != 0 {
+		t.Fatalf("acknowledged orders as stored are reported: %+v", bad)
+	}
+	otherCustomer := committed
+	otherCustomer.Customer++
+	claimed := committed
+	claimed.RolledBack = true // a rollback whose order is there after all
+	missing := committed
+	missing.OID = e.nextOID(1, 3) + 5
+	bad := verify(committed, otherCustomer, claimed, missing, rolledBack)
+	if want := []tpcc.Ack{otherCustomer, claimed, missing}; len(bad) != 3 || !slicesEqualAcks(bad, want) {
+		t.Fatalf("violations %+v, want %+v", bad, want)
+	}
+	e.exec(`DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = $1`, committed.OID)
+	if bad := verify(committed); len(bad) != 1 || bad[0] != committed {
+		t.Fatalf("an order whose lines are gone: violations %+v, want the order", bad)
+	}
+}
+
+// slicesEqualAcks compares as sets (VerifyOrders orders by key).
+func slicesEqualAcks(a, b []tpcc.Ack) bool {
+	seen := map[tpcc.Ack]int{}
+	for _, x := range a {
+		seen[x]++
+	}
+	for _, x := range b {
+		seen[x]--
+	}
+	for _, n := range seen {
+		if n != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }

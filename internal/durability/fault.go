@@ -1,0 +1,112 @@
+package durability
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/server"
+)
+
+// The faults a durability test can cause.
+const (
+	FaultKill    = "kill"    // SIGKILL of the server's postmaster: a crash
+	FaultStop    = "stop"    // immediate shutdown: no checkpoint, recovery from the WAL
+	FaultRestart = "restart" // fast, clean shutdown and start
+	FaultCommand = "command" // the user's command, e.g. a remote power cut
+)
+
+// Faults lists the fault kinds.
+var Faults = []string{FaultKill, FaultStop, FaultRestart, FaultCommand}
+
+// signals are the postmaster signals of the faults on a server tierbench
+// does not manage (PostgreSQL's own meanings: SIGQUIT is an immediate
+// shutdown, SIGINT a fast one).
+var signals = map[string]syscall.Signal{FaultKill: syscall.SIGKILL, FaultStop: syscall.SIGQUIT, FaultRestart: syscall.SIGINT}
+
+// ManagedFault causes a fault on a managed server and recovers by starting
+// it again as it last ran (or by RecoverCommand first, when given).
+type ManagedFault struct {
+	DataDir        string
+	Kind           string
+	Command        string // for FaultCommand
+	RecoverCommand string
+	StartTimeout   time.Duration // for the start, crash recovery included
+	Output         io.Writer     // the commands' output
+}
+
+// Cause implements Fault.
+func (f *ManagedFault) Cause(ctx context.Context) error {
+	switch f.Kind {
+	case FaultKill:
+		_, err := server.Signal(ctx, f.DataDir, syscall.SIGKILL)
+		return err
+	case FaultStop:
+		_, err := server.Stop(ctx, f.DataDir, "immediate")
+		return err
+	case FaultRestart:
+		_, err := server.Stop(ctx, f.DataDir, "fast")
+		return err
+	case FaultCommand:
+		return runCommand(ctx, "--fault-command", f.Command, f.Output)
+	}
+	return fmt.Errorf("unknown fault %q", f.Kind)
+}
+
+// Recover implements Fault.
+func (f *ManagedFault) Recover(ctx context.Context) error {
+	if f.RecoverCommand != "" {
+		if err := runCommand(ctx, "--recover-command", f.RecoverCommand, f.Output); err != nil {
+			return err
+		}
+	}
+	_, err := server.Restart(ctx, f.DataDir, f.StartTimeout) // a running server is left as it is
+	return err
+}
+
+// ServerFault causes a fault on a server tierbench does not manage: a
+// signal to its postmaster when it runs on this host (DataDir, read from
+// the server), or the user's command. It recovers with RecoverCommand, or
+// by waiting for whatever supervises the server to bring it back.
+type ServerFault struct {
+	DataDir        string // "" when the server is not on this host
+	Kind           string
+	Command        string
+	RecoverCommand string
+	Output         io.Writer
+}
+
+// Cause implements Fault.
+func (f *ServerFault) Cause(ctx context.Context) error {
+	if f.Kind == FaultCommand {
+		return runCommand(ctx, "--fault-command", f.Command, f.Output)
+	}
+	sig, ok := signals[f.Kind]
+	if !ok {
+		return fmt.Errorf("unknown fault %q", f.Kind)
+	}
+	_, err := server.Signal(ctx, f.DataDir, sig)
+	return err
+}
+
+// Recover implements Fault.
+func (f *ServerFault) Recover(ctx context.Context) error {
+	if f.RecoverCommand == "" {
+		return nil
+	}
+	return runCommand(ctx, "--recover-command", f.RecoverCommand, f.Output)
+}
+
+// runCommand runs a user's shell command; its output goes to out. The
+// command line itself is never echoed: it may hold a secret.
+func runCommand(ctx context.Context, flag, command string, out io.Writer) error {
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("the %s failed: %v", flag, err)
+	}
+	return nil
+}

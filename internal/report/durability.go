@@ -1,0 +1,70 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// durabilityCycle is what `durability` stores per cycle
+// (durability.CycleResult's JSON).
+type durabilityCycle struct {
+	Cycle           int      `json:"cycle"`
+	Acknowledged    int64    `json:"acknowledged"`
+	Committed       int64    `json:"committed"`
+	RolledBack      int64    `json:"rolled_back"`
+	Found           int64    `json:"found"`
+	Lost            int64    `json:"lost"`
+	RolledBackFound int64    `json:"rolled_back_found"`
+	Excess          int64    `json:"excess"`
+	ExcessBound     int64    `json:"excess_bound"`
+	Consistency     bool     `json:"consistency"`
+	Failed          []string `json:"failed_conditions"`
+	RanSeconds      float64  `json:"ran_seconds"`
+	RecoverySeconds float64  `json:"recovery_seconds"`
+	OK              bool     `json:"ok"`
+	Problems        []string `json:"problems"`
+}
+
+// durabilitySection shows durability tests: runs of kind "durability", a
+// row per fault cycle, with the verdict of clause 3.5.4.
+func durabilitySection(runs []*runData) *Section {
+	s := &Section{ID: "durability", Title: "Durability"}
+	var lost, cycles, failed int64
+	t := &Table{ID: "durability-cycles", Caption: "Fault cycles: acknowledged New-Orders and what recovery kept",
+		Header:  []string{"run", "fault", "cycle", "TPC-C s", "acknowledged", "committed", "found", "lost", "rolled back, found", "excess (bound)", "recovery s", "consistency", "verdict"},
+		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, false, false}}
+	for _, rd := range runs {
+		fault, _ := rd.Params["fault"].(string)
+		for _, c := range rd.Durability {
+			cycles++
+			lost += c.Lost
+			verdict := "ok"
+			if !c.OK {
+				failed++
+				verdict = "FAILED: " + strings.Join(c.Problems, "; ")
+			}
+			consistency := "hold"
+			if !c.Consistency {
+				consistency = "fail " + strings.Join(c.Failed, ", ")
+			}
+			t.Rows = append(t.Rows, []string{rd.Label, orUnknown(fault), strconv.Itoa(c.Cycle), num(c.RanSeconds),
+				thousands(c.Acknowledged), thousands(c.Committed), thousands(c.Found), thousands(c.Lost), thousands(c.RolledBackFound),
+				fmt.Sprintf("%d (%d)", c.Excess, c.ExcessBound), num(c.RecoverySeconds), consistency, verdict})
+		}
+	}
+	if cycles == 0 {
+		return s
+	}
+	s.text("Each cycle runs TPC-C, logs every New-Order the database acknowledged, causes the fault while transactions are in flight, " +
+		"recovers and verifies (TPC-C clause 3.5.4): every committed New-Order must have its order, no rolled-back one may, " +
+		"sum(D_NEXT_O_ID) must have grown by at least the committed ones and by at most one more per virtual user " +
+		"(orders committed but not yet acknowledged when the fault hit), and the consistency conditions must hold.")
+	if failed == 0 {
+		s.text(fmt.Sprintf("All %d cycles passed: no acknowledged New-Order was lost.", cycles))
+	} else {
+		s.text(fmt.Sprintf("%d of %d cycles FAILED; %d committed New-Orders were lost.", failed, cycles, lost))
+	}
+	s.table(t)
+	return s
+}

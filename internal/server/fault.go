@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// Signal sends sig to the PostgreSQL postmaster whose data directory is
+// dataDir (any server on this host whose postmaster.pid tierbench can read,
+// managed or not) and waits until it and the processes it had started are
+// gone. It is how the durability test causes its faults: SIGKILL is a crash
+// (no shutdown at all), SIGQUIT an immediate shutdown (no checkpoint: the
+// next start recovers from the WAL), SIGINT a fast, clean shutdown.
+//
+// A killed postmaster's backends notice its death and exit by themselves;
+// any still there after a grace period get SIGKILL too, or the next start
+// would find their shared memory in use. Signal returns the postmaster's PID.
+func Signal(ctx context.Context, dataDir string, sig syscall.Signal) (int, error) {
+	dir, err := absDir(dataDir)
+	if err != nil {
+		return 0, err
+	}
+	pid, _, ok := running(dir)
+	if !ok {
+		return 0, fmt.Errorf("no PostgreSQL server runs in %s (no live postmaster.pid)", dir)
+	}
+	tree, err := processTree("/proc", pid)
+	if err != nil {
+		return pid, err
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return pid, fmt.Errorf("signalling PostgreSQL's postmaster (pid %d): %w", pid, err)
+	}
+	grace := 10 * time.Second
+	if sig == syscall.SIGINT {
+		grace = 10 * time.Minute // a fast shutdown writes a checkpoint first
+	}
+	if !waitFor(ctx, tree, liveProcess, grace) {
+		if sig != syscall.SIGKILL {
+			return pid, fmt.Errorf("PostgreSQL in %s did not stop within %s of %s", dir, grace, sig)
+		}
+		for _, p := range tree {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+	// Dead processes stay zombies until their parent (init, for a
+	// daemonized postmaster) reaps them, and PostgreSQL refuses to start
+	// while the PID in postmaster.pid exists at all.
+	if !waitFor(ctx, tree, processExists, time.Minute) {
+		return pid, fmt.Errorf("processes of the stopped PostgreSQL in %s are still there (or not reaped) after a minute", dir)
+	}
+	return pid, nil
+}
+
+// waitFor waits until alive is false for every pid, limit passes or ctx
+// ends, and reports whether they all went.
+func waitFor(ctx context.Context, pids []int, alive func(int) bool, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if !slices.ContainsFunc(pids, alive) {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processExists says whether pid exists, zombie or not.
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// liveProcess says whether pid exists and is not a zombie.
+func liveProcess(pid int) bool {
+	if !processExists(pid) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name's closing parenthesis.
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' {
+			return i+2 >= len(b) || b[i+2] != 'Z'
+		}
+	}
+	return true
+}
+
+// Restart starts the stopped (or crashed) managed server in dataDir again as
+// it last ran: same port, memory and settings, and meant to keep running
+// when its last start meant it to. The start includes crash recovery, so
+// timeout should allow for replaying the WAL.
+func Restart(ctx context.Context, dataDir string, timeout time.Duration) (Info, error) {
+	dir, st, err := managed(dataDir)
+	if err != nil {
+		return Info{}, err
+	}
+	keep := st.StartedBy != nil && st.StartedBy.KeepRunning
+	return Start(ctx, Options{DataDir: dir, Memory: st.Memory, Settings: st.Settings, StartTimeout: timeout, KeepRunning: keep})
+}
