@@ -104,6 +104,9 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
 	if o.Target == "" {
 		return nil, usagef("no --target given; name a directory, a file or a block device to test")
 	}
+	if err := fio.CheckPath(o.Target); err != nil {
+		return nil, usagef("--target: %v", err)
+	}
 	var adHoc []string
 	for _, f := range adHocFlags {
 		if fs.Changed(f) {
@@ -161,6 +164,9 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
 	if _, err := o.interval(); err != nil {
 		return nil, err
 	}
+	if err := checkResultsDir(o.Results); err != nil {
+		return nil, err
+	}
 	if o.Steady != "" {
 		if !steadyRE.MatchString(o.Steady) {
 			return nil, usagef("--steady-state %q is not understood; give iops, iops_slope, bw or bw_slope, a colon and a percentage, e.g. iops_slope:2%%", o.Steady)
@@ -213,6 +219,19 @@ func (o *DiskRunOptions) sweep() ([]fio.Spec, error) {
 	jobs, err := units.ParseCountList(o.Jobs)
 	if err != nil {
 		return nil, usagef("--jobs: %v", err)
+	}
+	// Spec.Validate checks these too, but its message cannot name the flag.
+	switch {
+	case slices.Max(depth) > 4096:
+		return nil, usagef("--iodepth %d is deeper than fio goes here; give 1 to 4096", slices.Max(depth))
+	case slices.Max(jobs) > 256:
+		return nil, usagef("--jobs %d is more than tierbench runs; give 1 to 256", slices.Max(jobs))
+	case o.RateIOPS < 0:
+		return nil, usagef("--rate-iops %d is negative; give 0 (no cap) or more", o.RateIOPS)
+	case o.Compress < 0 || o.Compress > 100:
+		return nil, usagef("--compress-pct %d is not a percentage; give 0 to 100", o.Compress)
+	case o.Dedupe < 0 || o.Dedupe > 100:
+		return nil, usagef("--dedupe-pct %d is not a percentage; give 0 to 100", o.Dedupe)
 	}
 	base := fio.Spec{RateIOPS: o.RateIOPS, CompressPc: o.Compress, DedupePc: o.Dedupe}
 	specs := fio.Sweep(base, bs, rw, mix, jobs, depth)
@@ -388,6 +407,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 			}
 			out.Points = append(out.Points, po)
 			table.row(po)
+			_ = series.Flush(bg) // the point's telemetry before the point: a kill keeps both (Close reports a failure)
 			if err := storeDiskPoint(bg, store, run.ID, p, po); err != nil && storeErr == nil {
 				storeErr = err
 			}
@@ -425,15 +445,12 @@ func pointOutput(p *fio.Point) diskPointOutput {
 	}
 }
 
-// storeDiskPoint stores a point as a step of the run: its numbers and job
-// file, per-second series and merged latency histograms.
+// storeDiskPoint stores a point as a step of the run — its numbers and job
+// file, per-second series and merged latency histograms — in one
+// transaction.
 func storeDiskPoint(ctx context.Context, store *results.Store, runID string, p *fio.Point, po diskPointOutput) error {
 	doc, err := json.Marshal(diskStepMetrics{diskPointOutput: po, JobFile: p.JobFile})
 	if err != nil {
-		return err
-	}
-	if err := store.AddStep(ctx, results.Step{RunID: runID, Index: p.Index, Name: p.Spec.Name,
-		StartedAt: p.Started, MeasureStart: p.MeasureStart, MeasureEnd: p.MeasureEnd, Metrics: doc}); err != nil {
 		return err
 	}
 	var pts []results.Point
@@ -451,11 +468,7 @@ func storeDiskPoint(ctx context.Context, store *results.Store, runID string, p *
 		add("read", s.Read, t)
 		add("write", s.Write, t)
 	}
-	if len(pts) > 0 {
-		if err := store.AddPoints(ctx, runID, pts); err != nil {
-			return err
-		}
-	}
+	hists := map[string][]byte{}
 	for dir, d := range map[string]*fio.DirStats{"read": p.Result.Read, "write": p.Result.Write} {
 		if d == nil || d.Hist == nil {
 			continue
@@ -464,11 +477,11 @@ func storeDiskPoint(ctx context.Context, store *results.Store, runID string, p *
 		if err != nil {
 			return err
 		}
-		if err := store.AddHistogram(ctx, runID, p.Index, dir+".clat_ns", data); err != nil {
-			return err
-		}
+		hists[dir+".clat_ns"] = data
 	}
-	return nil
+	return store.AddStep(ctx, results.Step{RunID: runID, Index: p.Index, Name: p.Spec.Name,
+		StartedAt: p.Started, MeasureStart: p.MeasureStart, MeasureEnd: p.MeasureEnd, Metrics: doc,
+		Points: pts, Histograms: hists})
 }
 
 // diskTable prints points as they finish, in fixed-width columns (not with

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -90,15 +92,22 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	if opts.Warehouses < 1 {
 		return usagef("--warehouses must be 1 or more (got %d)", opts.Warehouses)
 	}
-	if opts.BuildVUs < 1 {
-		return usagef("--build-vus must be 1 or more (got %d)", opts.BuildVUs)
+	if opts.BuildVUs < 1 || opts.BuildVUs > 1024 {
+		return usagef("--build-vus must be between 1 and 1024 (got %d)", opts.BuildVUs)
+	}
+	if fi, err := os.Stat(opts.DataDir); err == nil && !fi.IsDir() {
+		return usagef("--datadir %s is a file, not a directory; give a new or empty directory, or a managed server's", opts.DataDir)
+	}
+	if ext := filepath.Ext(opts.Report); opts.Report != "" && ext != ".html" && ext != ".htm" {
+		// Checked now, not after the run when the report is written.
+		return usagef("--report %s: give an .html file name (the Markdown and data directory are named after it)", opts.Report)
 	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
 		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions}
 	if _, err := runOpts.validate(); err != nil {
 		return err
 	}
-	info, err := server.Start(ctx, server.Options{DataDir: opts.DataDir})
+	info, err := server.Start(ctx, server.Options{DataDir: opts.DataDir, KeepRunning: true}) // it keeps running afterwards
 	if err != nil {
 		return serverError(err)
 	}

@@ -71,6 +71,10 @@ func (o *ServerStartOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.NoCgroup, "no-cgroup", false, "do not use cgroups: --memory only sizes the buffers, and nothing is throttled")
 }
 
+// maxMBps bounds --read-mbps and --write-mbps (1 PB/s): far above any
+// device, and far below where bytes per second overflow an int64.
+const maxMBps = 1e9
+
 // throttle is the I/O limit the flags ask for, without its device; ok is
 // false when none is asked.
 func (o *ServerStartOptions) throttle() (cgroup.IOLimit, bool, error) {
@@ -79,9 +83,9 @@ func (o *ServerStartOptions) throttle() (cgroup.IOLimit, bool, error) {
 		return cgroup.IOLimit{}, false, usagef("--read-iops %d is negative", o.ReadIOPS)
 	case o.WriteIOPS < 0:
 		return cgroup.IOLimit{}, false, usagef("--write-iops %d is negative", o.WriteIOPS)
-	case !(o.ReadMBps >= 0) || math.IsInf(o.ReadMBps, 0): // NaN fails >= too
+	case !(o.ReadMBps >= 0) || math.IsInf(o.ReadMBps, 0) || o.ReadMBps > maxMBps: // NaN fails >= too
 		return cgroup.IOLimit{}, false, usagef("--read-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.ReadMBps)
-	case !(o.WriteMBps >= 0) || math.IsInf(o.WriteMBps, 0):
+	case !(o.WriteMBps >= 0) || math.IsInf(o.WriteMBps, 0) || o.WriteMBps > maxMBps:
 		return cgroup.IOLimit{}, false, usagef("--write-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.WriteMBps)
 	}
 	l := cgroup.IOLimit{ReadIOPS: o.ReadIOPS, WriteIOPS: o.WriteIOPS,
@@ -144,6 +148,7 @@ func (o *ServerStartOptions) options() (server.Options, error) {
 		so.Settings[name] = value // a later --set of the same name wins
 	}
 	so.PgBin = o.PgBin
+	so.KeepRunning = true // it is meant to outlive this command: not an orphan once it exits
 	return so, nil
 }
 
@@ -314,19 +319,21 @@ func orUnknown(note string) string {
 type ServerStopOptions struct {
 	DataDir string
 	Mode    string
+	All     bool
 }
 
 // AddFlags registers the options' flags.
 func (o *ServerStopOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DataDir, "datadir", "", "data directory of the managed server")
 	fs.StringVar(&o.Mode, "mode", "fast", "shutdown mode: fast (roll back sessions, checkpoint) or immediate (no checkpoint; the next start recovers, as after a crash)")
+	fs.BoolVar(&o.All, "all", false, "stop every managed server running on this host (those `server status` lists)")
 }
 
 func newServerStopCommand(g *Globals) *cobra.Command {
 	var opts ServerStopOptions
 	cmd := &cobra.Command{
 		Use:   "stop",
-		Short: "Stop the managed server in --datadir (not an error if it is stopped already)",
+		Short: "Stop the managed server in --datadir, or with --all every one on this host (not an error if stopped already)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServerStop(cmd.Context(), g, opts)
@@ -341,20 +348,72 @@ type serverStopResult struct {
 	WasRunning bool   `json:"was_running"`
 }
 
+// serverStopAllResult is the JSON of `server stop --all`.
+type serverStopAllResult struct {
+	Servers []serverStopResult `json:"servers"`
+}
+
 func runServerStop(ctx context.Context, g *Globals, opts ServerStopOptions) error {
-	dir, err := dataDirFlag(opts.DataDir, "server stop")
-	if err != nil {
-		return err
-	}
 	if opts.Mode == "" {
 		opts.Mode = "fast"
 	}
 	if opts.Mode != "fast" && opts.Mode != "immediate" {
 		return usagef("--mode %q is not a shutdown mode; use fast or immediate", opts.Mode)
 	}
-	was, err := server.Stop(ctx, dir, opts.Mode)
+	if opts.All {
+		if opts.DataDir != "" {
+			return usagef("--all stops every managed server; drop --datadir, or --all to stop one")
+		}
+		return runServerStopAll(ctx, g, opts.Mode)
+	}
+	if strings.TrimSpace(opts.DataDir) == "" {
+		return usagef("server stop needs --datadir DIR (the server's data directory), or --all")
+	}
+	res, err := stopServer(ctx, g, opts.DataDir, opts.Mode)
 	if err != nil {
-		return serverError(err)
+		return err
+	}
+	if g.JSON {
+		return g.printJSON(res)
+	}
+	printStopped(g, res, opts.Mode)
+	return nil
+}
+
+// runServerStopAll stops every managed server `server status` finds; one
+// that fails does not keep the others running.
+func runServerStopAll(ctx context.Context, g *Globals, mode string) error {
+	found, err := server.Running(ctx)
+	if err != nil {
+		return err
+	}
+	out := serverStopAllResult{Servers: []serverStopResult{}}
+	var errs []error
+	for _, rs := range found {
+		res, err := stopServer(ctx, g, rs.DataDir, mode)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", rs.DataDir, err))
+			continue
+		}
+		out.Servers = append(out.Servers, res)
+		if !g.JSON {
+			printStopped(g, res, mode)
+		}
+	}
+	if g.JSON {
+		if err := g.printJSON(out); err != nil {
+			return err
+		}
+	} else if len(found) == 0 {
+		fmt.Fprintln(g.Stdout, "no managed server is running on this host")
+	}
+	return errors.Join(errs...)
+}
+
+func stopServer(ctx context.Context, g *Globals, dir, mode string) (serverStopResult, error) {
+	was, err := server.Stop(ctx, dir, mode)
+	if err != nil {
+		return serverStopResult{}, serverError(err)
 	}
 	// The cgroup a start with limits made; a server started without any has none.
 	if err := server.RemoveLimits(dir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
@@ -364,15 +423,15 @@ func runServerStop(ctx context.Context, g *Globals, opts ServerStopOptions) erro
 	if abs, err := filepath.Abs(dir); err == nil {
 		res.DataDir = abs
 	}
-	if g.JSON {
-		return g.printJSON(res)
-	}
-	if was {
-		fmt.Fprintf(g.Stdout, "stopped PostgreSQL in %s (%s)\n", res.DataDir, opts.Mode)
+	return res, nil
+}
+
+func printStopped(g *Globals, res serverStopResult, mode string) {
+	if res.WasRunning {
+		fmt.Fprintf(g.Stdout, "stopped PostgreSQL in %s (%s)\n", res.DataDir, mode)
 	} else {
 		fmt.Fprintf(g.Stdout, "PostgreSQL in %s was not running\n", res.DataDir)
 	}
-	return nil
 }
 
 // ServerStatusOptions are the flags of `server status`.
@@ -382,15 +441,23 @@ type ServerStatusOptions struct {
 
 // AddFlags registers the options' flags.
 func (o *ServerStatusOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DataDir, "datadir", "", "data directory of the managed server")
+	fs.StringVar(&o.DataDir, "datadir", "", "data directory of the managed server (default: list every managed server running on this host)")
 }
 
 func newServerStatusCommand(g *Globals) *cobra.Command {
 	var opts ServerStatusOptions
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Say whether the managed server in --datadir runs, and where (--json includes its DSN)",
-		Args:  cobra.NoArgs,
+		Short: "Say whether the managed server in --datadir runs, and where (--json includes its DSN); without --datadir, list every one running here",
+		Long: `Say whether the managed server in --datadir runs, and where; --json includes its DSN.
+
+Without --datadir, list every managed server running on this host — PostgreSQL
+postmasters whose data directory tierbench created — one line each: data
+directory, pid, port, since when, and who started it. A server whose tierbench
+was killed before it could stop it is "orphaned"; stop it with
+tierbench server stop --datadir DIR (or every one with server stop --all).
+--json prints {"servers":[…]}, without DSNs.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServerStatus(cmd.Context(), g, opts)
 		},
@@ -400,6 +467,9 @@ func newServerStatusCommand(g *Globals) *cobra.Command {
 }
 
 func runServerStatus(ctx context.Context, g *Globals, opts ServerStatusOptions) error {
+	if opts.DataDir == "" {
+		return runServerStatusAll(ctx, g)
+	}
 	dir, err := dataDirFlag(opts.DataDir, "server status")
 	if err != nil {
 		return err
@@ -417,4 +487,49 @@ func runServerStatus(ctx context.Context, g *Globals, opts ServerStatusOptions) 
 		fmt.Fprintf(g.Stdout, "PostgreSQL %s in %s: stopped (port %d at the last start)\n", st.Version, st.DataDir, st.Port)
 	}
 	return nil
+}
+
+// serverStatusAllResult is the JSON of `server status` without --datadir.
+type serverStatusAllResult struct {
+	Servers []server.RunningServer `json:"servers"`
+}
+
+func runServerStatusAll(ctx context.Context, g *Globals) error {
+	found, err := server.Running(ctx)
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return g.printJSON(serverStatusAllResult{Servers: found})
+	}
+	if len(found) == 0 {
+		fmt.Fprintln(g.Stdout, "no managed server is running on this host")
+		return nil
+	}
+	for _, rs := range found {
+		fmt.Fprintln(g.Stdout, runningLine(rs))
+	}
+	return nil
+}
+
+// runningLine is one server of `server status` without --datadir.
+func runningLine(rs server.RunningServer) string {
+	since := "since an unknown time"
+	if !rs.Since.IsZero() {
+		since = "up since " + localTime(rs.Since)
+	}
+	line := fmt.Sprintf("%s: PostgreSQL %s, pid %d, port %d, %s; ", rs.DataDir, rs.Version, rs.PID, rs.Port, since)
+	by := rs.StartedBy
+	switch {
+	case by == nil:
+		return line + "started by a tierbench that did not record itself"
+	case rs.Orphaned:
+		return line + fmt.Sprintf("started by %s; orphaned: its tierbench (pid %d) is gone; stop it with: tierbench server stop --datadir %s",
+			by.Command, by.PID, rs.DataDir)
+	case by.Alive:
+		return line + fmt.Sprintf("started by %s (pid %d), still running", by.Command, by.PID)
+	default:
+		return line + fmt.Sprintf("started by %s (pid %d), meant to keep running; stop it with: tierbench server stop --datadir %s",
+			by.Command, by.PID, rs.DataDir)
+	}
 }

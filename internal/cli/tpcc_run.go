@@ -17,7 +17,6 @@ import (
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
@@ -126,6 +125,9 @@ func (o *TPCCRunOptions) validate() (driver.Config, error) {
 	if _, err := o.interval(); err != nil {
 		return cfg, err
 	}
+	if err := checkResultsDir(o.Results); err != nil {
+		return cfg, err
+	}
 	cfg.Steps, cfg.Mode, cfg.Retry, cfg.Seed = steps, o.Mode, o.Retry, o.Seed
 	cfg.AllWarehouses, cfg.KeyingThinking = o.AllWarehouses, o.KeyingThinking
 	return cfg, nil
@@ -183,7 +185,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	if err != nil {
 		return nil, err
 	}
-	db, err := all.Open(ctx, dsn)
+	db, err := openDSN(ctx, dsn, opts.flag())
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +247,10 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 			s.Host, s.Device, s.DB = a.Host, a.Device, a.DB
 		}
 		printStep(g.Stdout, g.JSON, s)
-		// A finished step is stored at once, so an interrupted or killed
-		// run keeps it.
+		// A finished step is stored at once, its per-second series first,
+		// so an interrupted or killed run keeps both. A failed flush keeps
+		// its points for the next one, and Close reports it.
+		_ = series.Flush(context.WithoutCancel(ctx))
 		if err := storeStep(context.WithoutCancel(ctx), store, run.ID, s); err != nil && storeErr == nil {
 			storeErr = err
 		}
@@ -274,25 +278,22 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 		runErr: runErr, storeErr: storeErr})
 }
 
+// storeStep stores a step with its histograms, in one transaction.
 func storeStep(ctx context.Context, store *results.Store, runID string, s *driver.StepResult) error {
 	doc, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	if err := store.AddStep(ctx, results.Step{RunID: runID, Index: s.Index, Name: fmt.Sprintf("vus=%d", s.VUs),
-		StartedAt: s.StartedAt, MeasureStart: s.MeasureStart, MeasureEnd: s.MeasureEnd, Metrics: doc}); err != nil {
-		return err
-	}
+	hists := map[string][]byte{}
 	for k, h := range s.Histograms {
 		data, err := h.Encode(hdr.V2CompressedEncodingCookieBase) // readable by every HdrHistogram library
 		if err != nil {
 			return err
 		}
-		if err := store.AddHistogram(ctx, runID, s.Index, tpcc.Kind(k).String(), data); err != nil {
-			return err
-		}
+		hists[tpcc.Kind(k).String()] = data
 	}
-	return nil
+	return store.AddStep(ctx, results.Step{RunID: runID, Index: s.Index, Name: fmt.Sprintf("vus=%d", s.VUs),
+		StartedAt: s.StartedAt, MeasureStart: s.MeasureStart, MeasureEnd: s.MeasureEnd, Metrics: doc, Histograms: hists})
 }
 
 // liveLine shows the last second on stderr: redrawn in place on a terminal,

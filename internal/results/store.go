@@ -260,6 +260,11 @@ type Step struct {
 	MeasureStart time.Time       `json:"measure_start"`
 	MeasureEnd   time.Time       `json:"measure_end"`
 	Metrics      json.RawMessage `json:"metrics"`
+
+	// What AddStep stores with the step, in the same transaction (Steps
+	// does not read them back: see Points and Histogram).
+	Points     []Point           `json:"-"` // of this run; each names its step
+	Histograms map[string][]byte `json:"-"` // by name, of this step
 }
 
 // Point is one sample of a named series. Step is the step it belongs to, or
@@ -378,7 +383,9 @@ func rid(ctx context.Context, q queryer, runID string) (int64, error) {
 	return id, nil
 }
 
-// AddStep records a finished step. Metrics must be a JSON document (empty:
+// AddStep records a finished step, with its Points and Histograms, in one
+// transaction: a kill (or a failure) leaves the step whole or absent, never
+// a step without its histograms. Metrics must be a JSON document (empty:
 // {}). A step index is written once; writing it again is an error.
 func (s *Store) AddStep(ctx context.Context, st Step) error {
 	metrics := st.Metrics
@@ -391,14 +398,41 @@ func (s *Store) AddStep(ctx context.Context, st Step) error {
 	if st.Index < 0 {
 		return fmt.Errorf("results: step index %d of run %s is negative", st.Index, st.RunID)
 	}
-	id, err := rid(ctx, s.db, st.RunID)
+	for name := range st.Histograms {
+		if name == "" {
+			return fmt.Errorf("results: step %d of run %s: a histogram has no name", st.Index, st.RunID)
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("results: step %d of run %s: %w", st.Index, st.RunID, err)
+	}
+	defer tx.Rollback()
+	id, err := rid(ctx, tx, st.RunID)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO steps (rid, idx, name, started_us, measure_start_us, measure_end_us, metrics)
+	_, err = tx.ExecContext(ctx, `INSERT INTO steps (rid, idx, name, started_us, measure_start_us, measure_end_us, metrics)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, st.Index, st.Name, micros(st.StartedAt), micros(st.MeasureStart), micros(st.MeasureEnd), string(metrics))
 	if err != nil {
+		return fmt.Errorf("results: step %d of run %s: %w", st.Index, st.RunID, err)
+	}
+	if len(st.Points) > 0 {
+		if err := addPoints(ctx, tx, st.RunID, st.Points); err != nil {
+			return fmt.Errorf("results: step %d of run %s: %w", st.Index, st.RunID, err)
+		}
+	}
+	for name, data := range st.Histograms {
+		if data == nil {
+			data = []byte{}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO histograms (rid, step, name, data) VALUES (?, ?, ?, ?)`,
+			id, st.Index, name, data); err != nil {
+			return fmt.Errorf("results: histogram %s of step %d of run %s: %w", name, st.Index, st.RunID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: step %d of run %s: %w", st.Index, st.RunID, err)
 	}
 	return nil

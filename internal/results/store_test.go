@@ -405,6 +405,10 @@ func TestHelperProcess(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
+	if os.Getenv(helperLoopEnv) != "" {
+		fmt.Println(r.ID)
+		writeStepsForever(ctx, s, r.ID, fail)
+	}
 	now := time.Now()
 	if err := s.AddStep(ctx, Step{RunID: r.ID, Index: 0, Name: "vus=1", StartedAt: now, MeasureStart: now, MeasureEnd: now,
 		Metrics: json.RawMessage(`{"vus":1,"nopm":42}`)}); err != nil {
@@ -473,6 +477,133 @@ func TestStoreAfterSIGKILL(t *testing.T) {
 			t.Errorf("%s: %d points, %v; want 100", name, len(pts), err)
 		}
 		s.Close()
+	}
+}
+
+// helperLoopEnv makes TestHelperProcess write steps without end, each
+// with points and histograms, so the kill lands in the middle of a write.
+const helperLoopEnv = "TIERBENCH_RESULTS_HELPER_LOOP"
+
+func writeStepsForever(ctx context.Context, s *Store, runID string, fail func(error)) {
+	for i := 0; ; i++ {
+		now := time.Now()
+		st := Step{RunID: runID, Index: i, Name: fmt.Sprintf("step %d", i), StartedAt: now, MeasureStart: now, MeasureEnd: now,
+			Metrics:    json.RawMessage(fmt.Sprintf(`{"step":%d}`, i)),
+			Histograms: map[string][]byte{"a": make([]byte, 4096), "b": {byte(i)}}}
+		for k := range 200 {
+			st.Points = append(st.Points, Point{Name: "tpm", Step: i, T: now.Add(time.Duration(k) * time.Millisecond), Value: float64(k)})
+		}
+		if err := s.AddStep(ctx, st); err != nil {
+			fail(err)
+		}
+	}
+}
+
+// SIGKILL while steps are being written: the store opens and passes
+// SQLite's integrity check, and every step there is whole — its histograms
+// and points came in its transaction — and they run 0, 1, … without a gap.
+func TestStoreKilledMidWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+dir, helperLoopEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Scan()
+		lines <- sc.Text()
+	}()
+	var runID string
+	select {
+	case runID = <-lines:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("helper did not report a run in a minute")
+	}
+	time.Sleep(700 * time.Millisecond) // some steps in, one under way
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	s, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatalf("OpenReadOnly after SIGKILL: %v", err)
+	}
+	defer s.Close()
+	var check string
+	if err := s.db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check: %q, %v", check, err)
+	}
+	ctx := context.Background()
+	if r, err := s.Run(ctx, runID); err != nil || r.Status != StatusIncomplete {
+		t.Fatalf("run %+v, %v; want incomplete", r, err)
+	}
+	steps, err := s.Steps(ctx, runID)
+	if err != nil || len(steps) == 0 {
+		t.Fatalf("%d steps, %v; want some", len(steps), err)
+	}
+	for i, st := range steps {
+		if st.Index != i {
+			t.Fatalf("step %d has index %d: a gap", i, st.Index)
+		}
+		for _, h := range []string{"a", "b"} {
+			if data, err := s.Histogram(ctx, runID, i, h); err != nil || len(data) == 0 {
+				t.Errorf("step %d: histogram %s: %d bytes, %v", i, h, len(data), err)
+			}
+		}
+		if pts, err := s.Points(ctx, runID, "tpm", i); err != nil || len(pts) != 200 {
+			t.Errorf("step %d: %d points, %v; want 200", i, len(pts), err)
+		}
+	}
+	// Nothing of a step that did not commit.
+	if pts, err := s.Points(ctx, runID, "tpm", AllSteps); err != nil || len(pts) != 200*len(steps) {
+		t.Errorf("%d points in all, %v; want %d", len(pts), err, 200*len(steps))
+	}
+	t.Logf("%d whole steps after the kill", len(steps))
+}
+
+// A step that cannot be stored whole is not stored at all.
+func TestStoreAddStepAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	r, err := s.CreateRun(ctx, "disk", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	bad := Step{RunID: r.ID, Index: 0, Name: "p", StartedAt: now, MeasureStart: now, MeasureEnd: now,
+		Points:     []Point{{Name: "read.iops", Step: 0, T: now, Value: 1}, {Name: "", Step: 0, T: now, Value: 2}},
+		Histograms: map[string][]byte{"read.clat_ns": {1}}}
+	if err := s.AddStep(ctx, bad); err == nil {
+		t.Fatal("AddStep with a nameless point succeeded")
+	}
+	if steps, err := s.Steps(ctx, r.ID); err != nil || len(steps) != 0 {
+		t.Errorf("steps after a failed AddStep: %v, %v", steps, err)
+	}
+	if names, err := s.SeriesNames(ctx, r.ID); err != nil || len(names) != 0 {
+		t.Errorf("series after a failed AddStep: %v, %v", names, err)
+	}
+	if _, err := s.Histogram(ctx, r.ID, 0, "read.clat_ns"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("histogram after a failed AddStep: %v; want ErrNotFound", err)
+	}
+	good := bad
+	good.Points = bad.Points[:1]
+	if err := s.AddStep(ctx, good); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := s.Histogram(ctx, r.ID, 0, "read.clat_ns"); err != nil || len(h) != 1 {
+		t.Errorf("histogram: %v, %v", h, err)
+	}
+	if pts, err := s.Points(ctx, r.ID, "read.iops", 0); err != nil || len(pts) != 1 {
+		t.Errorf("points: %v, %v", pts, err)
 	}
 }
 

@@ -33,6 +33,10 @@ type state struct {
 	PgBin     string            `json:"pg_bin"`
 	SocketDir string            `json:"socket_dir"`
 	Version   string            `json:"version"`
+	// StartedBy is the process that last started the server, so that
+	// `server status` can tell a server whose tierbench was killed (absent:
+	// a start by a tierbench that did not record it).
+	StartedBy *starter `json:"started_by,omitempty"`
 }
 
 func readState(dir string) (state, error) {
@@ -137,9 +141,11 @@ func writeSorted(b *strings.Builder, m map[string]string) {
 	}
 }
 
-// quoteConf writes a value as a postgresql.conf string literal.
+// quoteConf writes a value as a postgresql.conf string literal, on one line:
+// PostgreSQL's lexer refuses a raw newline in a string, and reads \n and \r
+// back as the characters (a --set value cannot end the line early).
 func quoteConf(v string) string {
-	return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", "''", "\n", `\n`, "\r", `\r`).Replace(v) + "'"
 }
 
 // ValidSettingName reports whether name can be a PostgreSQL setting name

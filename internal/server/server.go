@@ -52,6 +52,11 @@ type Options struct {
 	// StartTimeout is how long to wait for the server to accept connections
 	// (default 60s). A restored copy may have much WAL to replay first.
 	StartTimeout time.Duration
+	// KeepRunning says the server is meant to outlive the process starting
+	// it (`server start`, `tierbench run`). Otherwise the starter stops it
+	// when done, and once the starter is gone without doing so (killed),
+	// `server status` calls the server orphaned.
+	KeepRunning bool
 }
 
 // Info describes a started server; it is the JSON of `server start`.
@@ -223,6 +228,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 
 	st.Engine, st.User, st.PgBin, st.Version = EnginePostgres, DBUser, bins.Dir, bins.Version
 	st.Memory, st.Settings = opts.Memory, opts.Settings
+	st.StartedBy = thisProcess(opts.KeepRunning)
 	port := opts.Port
 	if port == 0 && opts.NewPort {
 		if port, err = freePort(); err != nil {
@@ -460,7 +466,7 @@ func running(dir string) (pid, port int, ok bool) {
 	if len(lines) > 3 {
 		port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !liveProcess(pid) { // a killed postmaster may linger as a zombie
 		return 0, 0, false
 	}
 	// A stale pid file after a crash may name a PID reused by another program.
