@@ -22,11 +22,13 @@ vet:
 	$(GO) vet ./...
 
 # Installs like setup, plus Chromium for the browser check of the HTML report;
-# then vet, then every test.
+# then vet, every test, and a brief run of every fuzz target (FUZZTIME each,
+# default 3s: scripts/fuzz.sh).
 test:
 	@scripts/setup.sh --test
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 25m ./...
+	@scripts/fuzz.sh
 
 run: setup build
 	./$(BIN) run

@@ -379,18 +379,25 @@ var pgxOnly = []string{"statement_cache_capacity", "description_cache_capacity",
 // /proc), and the password, which goes to them as PGPASSWORD.
 func clientConn(dsn string) (conn, password string, err error) {
 	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", "", engine.InputErrorf("DSN %s is not a URL: %s", engine.Redact(dsn), redact(err.Error(), dsn))
+	if err == nil && (u.Scheme == "" || u.Opaque != "") {
+		err = errors.New("no scheme://")
 	}
+	if err != nil {
+		return "", "", engine.InputErrorf("DSN %q is not a URL: %s", engine.Redact(dsn), redact(err.Error(), dsn))
+	}
+	// The userinfo's password, or a password parameter's, which wins (in
+	// libpq too).
+	password = engine.PasswordOf(dsn)
 	if u.User != nil {
-		password, _ = u.User.Password()
 		u.User = url.User(u.User.Username())
 	}
 	q := u.Query()
+	q.Del("password")
 	for _, k := range pgxOnly {
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()
+	u.Fragment, u.RawFragment = "", "" // no client reads it, and it could hold anything
 	return u.String(), password, nil
 }
 

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -102,8 +103,13 @@ func readOwn(file string) (map[string]string, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return parseOwn(f)
+}
+
+// parseOwn is readOwn's parser.
+func parseOwn(r io.Reader) (map[string]string, error) {
 	own := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		id, rest, ok := strings.Cut(sc.Text(), ":")
 		if !ok {

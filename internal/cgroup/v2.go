@@ -211,7 +211,7 @@ func parseIOMax(s string) ([]IOLimit, error) {
 			n := int64(0)
 			if v != "max" {
 				var err error
-				if n, err = strconv.ParseInt(v, 10, 64); err != nil {
+				if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 					return out, fmt.Errorf("io.max: malformed line %q", line)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -97,7 +98,36 @@ func (o *BackupRunOptions) validate() (backupPlan, error) {
 	if p.every != 0 && p.every < 100*time.Millisecond {
 		return p, usagef("--sample-interval %s is too short; give at least 100ms (or 0 for no telemetry)", o.telemetryOptions.Interval)
 	}
-	return p, nil
+	if fi, err := os.Stat(o.Target); err == nil && !fi.IsDir() {
+		return p, usagef("--target %s is a file; give a new or empty directory for the backups", o.Target)
+	}
+	if err := checkResultsDir(o.Results); err != nil {
+		return p, err
+	}
+	return p, o.checkPgBin()
+}
+
+// checkPgBin makes sure a given --pg-bin holds the tools the method needs,
+// before anything connects (without it, they are looked for later).
+func (o *BackupRunOptions) checkPgBin() error {
+	if o.PgBin == "" {
+		return nil
+	}
+	tools := []string{backup.MethodBasebackup}
+	if o.Logical {
+		tools = []string{backup.MethodDump, backup.MethodRestore}
+	}
+	const install = "install the PostgreSQL client tools (apt-get install postgresql-client) and leave --pg-bin out, or give the directory that holds them"
+	if fi, err := os.Stat(o.PgBin); err != nil || !fi.IsDir() {
+		return usagef("--pg-bin %s is not a directory holding %s; %s", o.PgBin, strings.Join(tools, " and "), install)
+	}
+	for _, t := range tools {
+		fi, err := os.Stat(filepath.Join(o.PgBin, t))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			return usagef("--pg-bin %s has no %s; %s", o.PgBin, t, install)
+		}
+	}
+	return nil
 }
 
 func newBackupRunCommand(g *Globals) *cobra.Command {
@@ -172,7 +202,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*back
 	if err != nil {
 		return nil, err
 	}
-	db, err := all.Open(ctx, dsn)
+	db, err := openDSN(ctx, dsn, opts.flag())
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/units"
@@ -76,9 +75,12 @@ func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 	if every == 0 {
 		return usagef("--interval 0 would sample nothing; give an interval such as 1s")
 	}
+	if err := checkResultsDir(opts.Results); err != nil {
+		return err
+	}
 	var db engine.DB
 	if opts.DSN != "" {
-		if db, err = all.Open(ctx, opts.DSN); err != nil {
+		if db, err = openDSN(ctx, opts.DSN, "--dsn"); err != nil {
 			return err
 		}
 		defer db.Close()

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -75,11 +77,34 @@ func newResultsShowCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
+// checkResultsDir refuses a --results that can never be a store's
+// directory (a file, or a path through one), before anything starts: the
+// store is otherwise opened only once a run has begun.
+func checkResultsDir(dir string) error {
+	if strings.TrimSpace(dir) == "" {
+		return usagef("--results is empty; give the results store's directory, e.g. --results %s", defaultResultsDir)
+	}
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil {
+			if !fi.IsDir() {
+				return usagef("--results %s: %s is a file, not a directory; give the results store's directory (created when missing)", dir, p)
+			}
+			return nil
+		}
+		if parent := filepath.Dir(p); parent == p {
+			return nil
+		}
+	}
+}
+
 // openResults opens an existing store read-only: listing must not create one.
 func openResults(dir string) (*results.Store, error) {
+	if err := checkResultsDir(dir); err != nil {
+		return nil, err
+	}
 	s, err := results.OpenReadOnly(dir)
 	if errors.Is(err, results.ErrNoStore) {
-		return nil, usagef("no results store in %s; run a benchmark first (e.g. tierbench run)", dir)
+		return nil, usagef("no results store in %s; run a benchmark first (e.g. tierbench run), or point --results at one", dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the results store: %w", err)

@@ -29,6 +29,9 @@ import (
 // runScenario runs `scenario run`: the scenario's steps over the executor
 // below, every run in one results group that its report shows together.
 func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error {
+	if err := checkResultsDir(opts.Results); err != nil {
+		return err
+	}
 	sc, err := opts.load()
 	if err != nil {
 		var errs scenario.Errors

@@ -45,9 +45,28 @@ func (o *dsnOption) resolve() (string, error) {
 		return "", usagef("no database given; pass --dsn postgres://user:password@host:port/dbname or set TIERBENCH_DSN")
 	}
 	if _, err := engine.SchemeOf(dsn); err != nil {
-		return "", err
+		return "", &UsageError{Msg: o.flag() + ": " + err.Error()}
 	}
 	return dsn, nil
+}
+
+// flag names where the DSN came from, for messages.
+func (o *dsnOption) flag() string {
+	if o.DSN == "" {
+		return "$TIERBENCH_DSN"
+	}
+	return "--dsn"
+}
+
+// openDSN opens the database a user's DSN names: a DSN that does not parse
+// is bad input, said naming flag (where the DSN came from), and found
+// before any connection is tried.
+func openDSN(ctx context.Context, dsn, flag string) (engine.DB, error) {
+	db, err := all.Open(ctx, dsn)
+	if errors.Is(err, engine.ErrBadInput) && !errors.Is(err, engine.ErrNoSchema) {
+		return nil, &UsageError{Msg: flag + ": " + err.Error()}
+	}
+	return db, err
 }
 
 // TPCCBuildOptions are the flags of `tpcc build`.
@@ -96,7 +115,7 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 	if opts.BuildVUs < 1 || opts.BuildVUs > 1024 {
 		return usagef("--build-vus must be between 1 and 1024 (got %d)", opts.BuildVUs)
 	}
-	db, err := all.Open(ctx, dsn)
+	db, err := openDSN(ctx, dsn, opts.flag())
 	if err != nil {
 		return err
 	}
@@ -124,7 +143,7 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 }
 
 func installRoutines(ctx context.Context, g *Globals, dsn string) error {
-	db, err := all.Open(ctx, dsn)
+	db, err := openDSN(ctx, dsn, "--dsn")
 	if err != nil {
 		return err
 	}
@@ -234,7 +253,7 @@ func runTPCCCheck(ctx context.Context, g *Globals, opts TPCCCheckOptions) error 
 	if err != nil {
 		return err
 	}
-	db, err := all.Open(ctx, dsn)
+	db, err := openDSN(ctx, dsn, opts.flag())
 	if err != nil {
 		return err
 	}

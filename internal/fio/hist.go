@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"math/bits"
 	"slices"
 )
 
@@ -135,9 +136,14 @@ func (h *Hist) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("hist: %w", err)
 	}
 	h.bins = nil
+	var total uint64
 	for _, b := range in.Bins {
 		if b[0] > math.MaxInt64 {
 			return fmt.Errorf("hist: bin %d ns out of range", b[0])
+		}
+		var carry uint64
+		if total, carry = bits.Add64(total, b[1], 0); carry != 0 {
+			return fmt.Errorf("hist: the counts add up to more than a histogram holds")
 		}
 		h.Add(int64(b[0]), b[1])
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -126,6 +127,11 @@ func JobFile(s Spec, set Settings) (string, error) {
 	if err := s.Validate(); err != nil {
 		return "", err
 	}
+	for _, p := range []string{set.File, set.LogPrefix} {
+		if err := CheckPath(p); err != nil {
+			return "", err
+		}
+	}
 	region := jobRegion(set.Size, s)
 	if region < s.BS || region < 1<<20 {
 		return "", fmt.Errorf("a %s test file is too small for %d jobs of %s blocks; give a larger --size", units.FormatSize(set.Size), s.Jobs, FormatBS(s.BS))
@@ -144,7 +150,7 @@ func JobFile(s Spec, set Settings) (string, error) {
 	if set.Direct {
 		direct = 1
 	}
-	fmt.Fprintf(&b, "[global]\nioengine=%s\ndirect=%d\nfilename=%s\n", set.Engine, direct, set.File)
+	fmt.Fprintf(&b, "[global]\nioengine=%s\ndirect=%d\nfilename=%s\n", set.Engine, direct, filenameValue(set.File))
 	fmt.Fprintf(&b, "time_based=1\nruntime=%s\n", fioSeconds(set.Duration))
 	if set.Ramp > 0 {
 		fmt.Fprintf(&b, "ramp_time=%s\n", fioSeconds(set.Ramp))
@@ -179,6 +185,24 @@ func JobFile(s Spec, set Settings) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// CheckPath refuses a path that a fio job file cannot carry as a value: fio
+// reads a line up to a ';' or '#' (a comment), drops the spaces and control
+// characters around it, and a newline would end the line. Such a path
+// would have fio open another file than the one tierbench checked.
+func CheckPath(p string) error {
+	if i := strings.IndexAny(p, ";#\n\r"); i >= 0 {
+		return fmt.Errorf("fio cannot be given %q: its job files end a value at %q; use a path without ';', '#' or line breaks", p, p[i])
+	}
+	if strings.TrimSpace(p) != p || strings.ContainsFunc(p, unicode.IsControl) {
+		return fmt.Errorf("fio cannot be given %q: its job files drop spaces at either end and control characters; use another path", p)
+	}
+	return nil
+}
+
+// filenameValue writes a path as the value of fio's filename option, which
+// splits at ':' (a list of files) unless the colon is escaped as '\:'.
+func filenameValue(p string) string { return strings.ReplaceAll(p, ":", `\:`) }
 
 // fioSeconds writes a duration in fio's time syntax, whole milliseconds.
 func fioSeconds(d time.Duration) string {

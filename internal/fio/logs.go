@@ -2,8 +2,9 @@ package fio
 
 import (
 	"bufio"
-	"errors"
+	"cmp"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -162,6 +163,13 @@ func findLogs(prefix string) (map[int]*[logKinds]string, error) {
 	return jobs, nil
 }
 
+// Bounds of a log line's time (ms; ten years) and value (IOs/s, KiB/s or ns),
+// far beyond any real log, so sums of them stay finite.
+const (
+	maxLogMs    = 10 * 365 * 24 * 3600 * 1000
+	maxLogValue = 1e18
+)
+
 // readLog reads one log with lines "time_ms, value, direction, bs, offset[, prio]".
 // Each sample goes to second round(time/1000): fio closes its 1000 ms windows
 // at times like 1000, 2001, 2999. Trim (direction 2) is ignored. When one
@@ -173,9 +181,14 @@ func readLog(path string) (series, error) {
 		return nil, fmt.Errorf("fio logs: %w", err)
 	}
 	defer f.Close()
+	return parseLog(path, f)
+}
+
+// parseLog is readLog's parser; path names the log in errors.
+func parseLog(path string, r io.Reader) (series, error) {
 	var sum, length series = series{}, series{}
 	var last [2]float64 // previous sample's time per direction: its window's start
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" {
@@ -188,8 +201,14 @@ func readLog(path string) (series, error) {
 		t, err1 := strconv.ParseFloat(strings.TrimSpace(fields[0]), 64)
 		v, err2 := strconv.ParseFloat(strings.TrimSpace(fields[1]), 64)
 		dir, err3 := strconv.Atoi(strings.TrimSpace(fields[2]))
-		if err := errors.Join(err1, err2, err3); err != nil {
+		// The first failure only: errors.Join would make a message of several lines.
+		if err := cmp.Or(err1, err2, err3); err != nil {
 			return nil, fmt.Errorf("fio logs: %s:%d: %w", path, line, err)
+		}
+		// fio writes milliseconds since the job started and counts that are
+		// not negative; "inf", "nan" or 1e300 would poison the sums.
+		if !(t >= 0 && t <= maxLogMs && v >= 0 && v <= maxLogValue) {
+			return nil, fmt.Errorf("fio logs: %s:%d: time or value out of range: %q", path, line, text)
 		}
 		if dir != 0 && dir != 1 {
 			continue

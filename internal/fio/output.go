@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 )
 
@@ -123,6 +124,11 @@ func jsonStart(data []byte) int {
 func mergeJobs(version string, jobs []fioJob) (*Result, error) {
 	r := &Result{FioVersion: version, Jobs: len(jobs)}
 	var ss *SteadyState
+	for i, j := range jobs {
+		if !(j.RuntimeMs >= 0 && j.UsrCPU >= 0 && j.SysCPU >= 0 && j.RuntimeMs+j.UsrCPU+j.SysCPU < 1e15) {
+			return nil, fmt.Errorf("fio output: job %d (%q): job_runtime, usr_cpu or sys_cpu is negative or out of range", i+1, j.Name)
+		}
+	}
 	for _, j := range jobs {
 		r.RuntimeS = math.Max(r.RuntimeS, j.RuntimeMs/1000)
 		r.UsrCPUPct += j.UsrCPU
@@ -159,7 +165,7 @@ func mergeJobs(version string, jobs []fioJob) (*Result, error) {
 func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats, error) {
 	s := &DirStats{Hist: &Hist{}}
 	var weighted float64 // sum of mean*N, ns
-	var n uint64
+	var n, binned uint64
 	for i := range jobs {
 		d := dir(&jobs[i])
 		s.IOPS += d.IOPS
@@ -170,8 +176,16 @@ func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats,
 		s.MaxMs = math.Max(s.MaxMs, float64(d.Clat.Max)/1e6)
 		for k, c := range d.Clat.Bins {
 			ns, err := strconv.ParseInt(k, 10, 64)
+			if err == nil && ns < 0 {
+				err = errors.New("a negative latency")
+			}
 			if err != nil {
 				return nil, fmt.Errorf("fio output: job %d (%q): %s clat_ns bin %q: %w", i+1, jobs[i].Name, name, k, err)
+			}
+			// Count and Percentile sum the bins in a uint64.
+			var carry uint64
+			if binned, carry = bits.Add64(binned, c, 0); carry != 0 {
+				return nil, fmt.Errorf("fio output: job %d (%q): %s clat_ns bins count more IOs than a histogram holds", i+1, jobs[i].Name, name)
 			}
 			s.Hist.Add(ns, c)
 		}
@@ -186,5 +200,12 @@ func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats,
 	s.P95Ms = float64(s.Hist.Percentile(95)) / 1e6
 	s.P99Ms = float64(s.Hist.Percentile(99)) / 1e6
 	s.P999Ms = float64(s.Hist.Percentile(99.9)) / 1e6
+	// Numbers fio never writes (1e308 IOPS, negative bandwidth) would make
+	// NaN or ±Inf that no JSON document can store: refuse them here.
+	for _, v := range []float64{s.IOPS, s.MBps, s.MeanMs, s.MaxMs} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return nil, fmt.Errorf("fio output: %s: iops, bw_bytes, clat_ns mean or max is negative or out of range", name)
+		}
+	}
 	return s, nil
 }

@@ -37,16 +37,21 @@ type Runner struct {
 }
 
 // command is fio with args, inside r.CgroupProcs' groups when there are any.
+// fio dies with tierbench: a killed tierbench must not leave it writing.
 func (r *Runner) command(ctx context.Context, args ...string) *exec.Cmd {
+	var cmd *exec.Cmd
 	if len(r.CgroupProcs) == 0 {
-		return exec.CommandContext(ctx, r.Path, args...)
+		cmd = exec.CommandContext(ctx, r.Path, args...)
+	} else {
+		var script strings.Builder
+		for _, f := range r.CgroupProcs {
+			script.WriteString("echo $$ > " + shellQuote(f) + " && ")
+		}
+		script.WriteString(`exec "$@"`)
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script.String(), "sh", r.Path}, args...)...)
 	}
-	var script strings.Builder
-	for _, f := range r.CgroupProcs {
-		script.WriteString("echo $$ > " + shellQuote(f) + " && ")
-	}
-	script.WriteString(`exec "$@"`)
-	return exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script.String(), "sh", r.Path}, args...)...)
+	dieWithParent(cmd)
+	return cmd
 }
 
 // shellQuote quotes s for sh: single quotes, with embedded ones escaped.
@@ -91,8 +96,11 @@ func parseVersion(v string) (major, minor int, ok bool) {
 	if m == nil {
 		return 0, 0, false
 	}
-	major, _ = strconv.Atoi(m[1])
-	minor, _ = strconv.Atoi(m[2])
+	major, err1 := strconv.Atoi(m[1])
+	minor, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil { // too many digits for an int: not a version fio prints
+		return 0, 0, false
+	}
 	return major, minor, true
 }
 
@@ -133,7 +141,7 @@ func (r *Runner) probe(ctx context.Context, file, engine string, direct bool) er
 	if direct {
 		d = "1"
 	}
-	cmd := exec.CommandContext(ctx, r.Path, "--name=tierbench-probe", "--filename="+file, "--ioengine="+engine,
+	cmd := exec.CommandContext(ctx, r.Path, "--name=tierbench-probe", "--filename="+filenameValue(file), "--ioengine="+engine,
 		"--direct="+d, "--rw=read", "--bs=4k", "--size=1m", "--io_size=64k", "--output-format=json")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -80,6 +80,9 @@ func PrepareTarget(path string, o TargetOptions) (*Target, error) {
 	if o.Size < 0 {
 		return nil, refusef("--size %d is negative; give a size such as 1GiB", o.Size)
 	}
+	if err := CheckPath(path); err != nil {
+		return nil, &refusal{"--target: " + err.Error()}
+	}
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return prepareNewFile(path, o)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,11 +51,12 @@ type cpuInfo struct {
 // model's key differs by architecture: "model name" (x86), "Processor"
 // (older ARM kernels), "cpu" (POWER); the first found in that order wins.
 func readCPUInfo(path string) cpuInfo {
+	b, _ := os.ReadFile(path) // unreadable: nothing known
+	return parseCPUInfo(b)
+}
+
+func parseCPUInfo(b []byte) cpuInfo {
 	c := cpuInfo{physicalIDs: map[string]bool{}}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return c
-	}
 	models := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -100,8 +102,10 @@ func hasWord(s, word string) bool {
 
 // onlineCPUs counts the CPUs of a cpu list such as "0-3,6,8-9"; 0 when the
 // list cannot be read or parsed.
-func onlineCPUs(path string) int {
-	list := readTrim(path)
+func onlineCPUs(path string) int { return countCPUs(readTrim(path)) }
+
+// countCPUs counts the CPUs of a cpu list; 0 when it cannot be parsed.
+func countCPUs(list string) int {
 	if list == "" {
 		return 0
 	}
@@ -109,7 +113,7 @@ func onlineCPUs(path string) int {
 	for _, part := range strings.Split(list, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil {
+		if err != nil || a < 0 {
 			return 0
 		}
 		b := a
@@ -118,17 +122,26 @@ func onlineCPUs(path string) int {
 				return 0
 			}
 		}
+		// No kernel has more than maxCPUs: a larger count (or an
+		// overflowing sum) is not a cpu list.
+		if b-a >= maxCPUs || n+b-a >= maxCPUs {
+			return 0
+		}
 		n += b - a + 1
 	}
 	return n
 }
 
+// maxCPUs bounds onlineCPUs: Linux's NR_CPUS is at most 8192 today.
+const maxCPUs = 1 << 20
+
 // memTotal reads MemTotal ("MemTotal:  16384000 kB") in bytes.
 func memTotal(path string) int64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
+	b, _ := os.ReadFile(path) // unreadable: unknown
+	return parseMemTotal(b)
+}
+
+func parseMemTotal(b []byte) int64 {
 	for _, line := range strings.Split(string(b), "\n") {
 		rest, ok := strings.CutPrefix(line, "MemTotal:")
 		if !ok {
@@ -139,10 +152,13 @@ func memTotal(path string) int64 {
 			return 0
 		}
 		n, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
+		if err != nil || n < 0 {
 			return 0
 		}
 		if len(f) > 1 && strings.EqualFold(f[1], "kB") {
+			if n > math.MaxInt64/1024 {
+				return 0
+			}
 			n *= 1024
 		}
 		return n
@@ -168,6 +184,10 @@ func readOSRelease(path string) map[string]string {
 	if err != nil {
 		return nil
 	}
+	return parseOSRelease(b)
+}
+
+func parseOSRelease(b []byte) map[string]string {
 	vars := map[string]string{}
 	for _, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
@@ -175,17 +195,33 @@ func readOSRelease(path string) map[string]string {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok {
+		if !ok || k == "" {
 			continue
 		}
-		if u, err := strconv.Unquote(v); err == nil {
-			v = u
-		} else {
-			v = strings.Trim(v, `"'`)
-		}
-		vars[k] = v
+		vars[k] = unquoteOSRelease(v)
 	}
 	return vars
+}
+
+// unquoteOSRelease reads a value as os-release(5) quotes it, like a shell:
+// '…' as it is, "…" with the escapes \" \\ \$ and \` (Go's own, such as
+// \x0A, are not os-release's and would let a value span lines).
+func unquoteOSRelease(v string) string {
+	if len(v) < 2 || v[0] != v[len(v)-1] || (v[0] != '"' && v[0] != '\'') {
+		return strings.Trim(v, `"'`)
+	}
+	inner := v[1 : len(v)-1]
+	if v[0] == '\'' {
+		return inner
+	}
+	var b strings.Builder
+	for i := 0; i < len(inner); i++ {
+		if inner[i] == '\\' && i+1 < len(inner) && strings.IndexByte("\"\\$`", inner[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(inner[i])
+	}
+	return b.String()
 }
 
 // architecture is the machine as uname -m says it (x86_64, aarch64):
@@ -260,7 +296,7 @@ func detectVirt(ctx context.Context) (string, bool) {
 
 func parseDetectVirt(out string, err error) (string, bool) {
 	out = strings.TrimSpace(out)
-	if out == "" || strings.ContainsAny(out, " \n\t") {
+	if len(strings.Fields(out)) != 1 { // one word, or it is not the answer
 		return "", false
 	}
 	var exit *exec.ExitError

@@ -73,6 +73,7 @@ type parser struct {
 	lines []string // the protected source, to place a ${name} exactly
 	errs  Errors
 	vars  map[string]string
+	set   map[string]bool // variables given by --set
 
 	sc         *Scenario
 	targets    map[string]int    // name -> index in sc.Targets
@@ -94,7 +95,11 @@ func (p *parser) bad(n *yaml.Node, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	var refs []string
 	for _, m := range markedRE.FindAllStringSubmatch(n.Value, -1) {
-		refs = append(refs, "${"+m[1]+"}")
+		ref := "${" + m[1] + "}"
+		if p.set[m[1]] {
+			ref += ", given by --set " + m[1]
+		}
+		refs = append(refs, ref)
 	}
 	if len(refs) > 0 {
 		msg += " (from " + strings.Join(refs, ", ") + ")"
@@ -414,6 +419,10 @@ func (p *parser) variables(f field, scale string, sets map[string]string, refs m
 			continue
 		}
 		vals[k] = def{string(protectRefs([]byte(sets[k]))), nil}
+		if p.set == nil {
+			p.set = map[string]bool{}
+		}
+		p.set[k] = true
 	}
 
 	// Resolve ${name} inside values, depth first, refusing cycles.

@@ -169,7 +169,7 @@ func TestScalesAndSets(t *testing.T) {
 
 	// A bad value from --set is reported where it is used, naming the variable.
 	_, err = parse("", map[string]string{"vus": "1,,2"})
-	if err == nil || !strings.Contains(err.Error(), `scaled.yaml:20:33: tpcc-run: vus: list "1,,2" has an empty entry; give counts such as 1,2,4 (from ${vus})`) {
+	if err == nil || !strings.Contains(err.Error(), `scaled.yaml:20:33: tpcc-run: vus: list "1,,2" has an empty entry; give counts such as 1,2,4 (from ${vus}, given by --set vus)`) {
 		t.Errorf("bad --set value: %v", err)
 	}
 }

@@ -24,17 +24,18 @@ var mixKeys = map[string]Kind{"no": NewOrder, "p": Payment, "os": OrderStatus, "
 // add up to 100). Unless unchecked, it must meet the spec's minimums.
 func ParseMix(s string, unchecked bool) (Mix, error) {
 	var m Mix
-	seen := map[string]bool{}
+	var seen [NumKinds]bool // by kind: "no" and " NO" are the same key
 	for _, part := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		kind, known := mixKeys[strings.ToLower(strings.TrimSpace(k))]
+		k = strings.ToLower(strings.TrimSpace(k))
+		kind, known := mixKeys[k]
 		if !ok || !known {
 			return m, fmt.Errorf("mix entry %q: give key=percent with keys no, p, os, d, sl (e.g. no=45,p=43,os=4,d=4,sl=4)", part)
 		}
-		if seen[k] {
+		if seen[kind] {
 			return m, fmt.Errorf("mix names %q twice", k)
 		}
-		seen[k] = true
+		seen[kind] = true
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 0 || n > 100 {
 			return m, fmt.Errorf("mix entry %q: the percent must be a whole number 0..100", part)

@@ -3,6 +3,7 @@
 package units
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,16 +38,32 @@ func ParseSize(s string) (int64, error) {
 			break
 		}
 	}
+	// Plain decimals only: ParseFloat alone would also take "inf", "nan",
+	// hex floats (0x1p4) and underscores.
+	if num == "" || strings.Trim(num, "0123456789.E+-") != "" {
+		return 0, fmt.Errorf("size %q is not understood; give a size such as 512MiB, 1GiB, 1G or 1024MB", s)
+	}
+	// A whole number is exact; float64 would round one above 2^53.
+	if n, err := strconv.ParseInt(num, 10, 64); err == nil && n >= 0 {
+		if n > maxSize/mult {
+			return 0, fmt.Errorf("size %q is too large; give at most 4194304TiB", s)
+		}
+		return n * mult, nil
+	}
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f < 0 || f != f {
+	if err != nil && !errors.Is(err, strconv.ErrRange) || f < 0 || f != f {
 		return 0, fmt.Errorf("size %q is not understood; give a size such as 512MiB, 1GiB, 1G or 1024MB", s)
 	}
 	v := f * float64(mult)
-	if v > 1<<62 {
-		return 0, fmt.Errorf("size %q is too large", s)
+	if v > maxSize {
+		return 0, fmt.Errorf("size %q is too large; give at most 4194304TiB", s)
 	}
 	return int64(v), nil
 }
+
+// maxSize is the largest size ParseSize returns (4 EiB), far above any disk
+// and far enough below 2^63 that sums of a few sizes cannot overflow.
+const maxSize = 1 << 62
 
 // FormatSize prints n bytes with a binary suffix, e.g. 1.5GiB.
 func FormatSize(n int64) string {
@@ -78,6 +95,11 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// maxCountList bounds a list's length, ranges expanded: far more steps or
+// points than any run has, and little enough memory that a typo such as
+// 1-99999999 is an error rather than a stall.
+const maxCountList = 100000
+
 // ParseCountList reads a comma-separated list of positive counts such as
 // "1,2,4" or "1-3,5" (a range a-b expands to every count from a to b).
 func ParseCountList(s string) ([]int, error) {
@@ -102,11 +124,11 @@ func ParseCountList(s string) ([]int, error) {
 		if b < a {
 			return nil, fmt.Errorf("range %q runs backwards; write it low-high", part)
 		}
-		if b-a > 100000 {
-			return nil, fmt.Errorf("range %q is too long", part)
+		if b-a >= maxCountList || len(out)+b-a >= maxCountList {
+			return nil, fmt.Errorf("list %q has more than %d entries", s, maxCountList)
 		}
-		for v := a; v <= b; v++ {
-			out = append(out, v)
+		for i := range b - a + 1 { // v <= b would never end for b = MaxInt
+			out = append(out, a+i)
 		}
 	}
 	return out, nil

@@ -88,7 +88,14 @@ func (db *DB) connectErrText(err error) string {
 	var opErr *net.OpError
 	switch {
 	case errors.As(err, &pgErr):
-		return "the server said: " + redactErr(pgErr, db.password)
+		hint := ""
+		switch pgErr.Code {
+		case "28P01", "28000": // invalid_password, invalid_authorization_specification
+			hint = " (check the user and password in the DSN; `tierbench server status --datadir DIR --json` shows a managed server's)"
+		case "3D000": // invalid_catalog_name
+			hint = " (check the database name in the DSN, or create the database)"
+		}
+		return "the server said: " + redactErr(pgErr, db.password) + hint
 	case errors.As(err, &opErr):
 		return redactErr(opErr, db.password) + " (is the server running? `tierbench server start` starts one)"
 	}

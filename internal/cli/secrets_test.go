@@ -1,0 +1,691 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// Issue 8's promise about secrets: a password given in a DSN appears in no
+// stdout, stderr, log file, results store row or report, whatever command
+// takes it and however it fails. Managed servers accept password logins on
+// 127.0.0.1 (and the local socket) only, and the files tierbench creates
+// that hold a secret are readable by their owner only.
+//
+// The one deliberate exception is the managed server's own password: `server
+// start` and `server status --json` print the server's DSN with it, because
+// that is how a user gets the DSN (docs/server.md), and the data directory's
+// tierbench-server.json keeps it (mode 0600) — also in a physical backup's
+// copy of the data directory. The password of the DSN the user gives has no
+// exception at all.
+func TestSecrets(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	// Connections without a password must not find one elsewhere.
+	t.Setenv("PGPASSWORD", "")
+	t.Setenv("TIERBENCH_DSN", "")
+	base := pgtest.TempDir(t)
+	t.Setenv("PGPASSFILE", filepath.Join(base, "no-pgpass"))
+
+	// A managed server of the test's own, so its files and log are ours to
+	// read. It lives in DATA/db: the scenario at the end, with --data DATA,
+	// takes it as its server "db".
+	dataDir := filepath.Join(base, "data", "db")
+	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
+	code, out, errOut := runTierbench(t, "server", "start", "--json", "--datadir", dataDir)
+	if code != 0 {
+		t.Fatalf("server start: exit %d: %s", code, errOut)
+	}
+	var started struct {
+		DSN  string `json:"dsn"`
+		Port int    `json:"port"`
+	}
+	if err := json.Unmarshal([]byte(out), &started); err != nil || started.DSN == "" {
+		t.Fatalf("server start --json: %v\n%s", err, out)
+	}
+	u, err := url.Parse(started.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	managedPW, _ := u.User.Password()
+	if len(managedPW) < 16 {
+		t.Fatalf("the managed server's password %q is short", managedPW)
+	}
+
+	// The user's secrets: the password of a role made for the test, and a
+	// wrong one (a wrong password is a secret too, often a near miss). Both
+	// hold characters that need escaping in a URL, in a keyword/value DSN,
+	// in Go and JSON strings and in HTML; each has two random 8-character
+	// runs, so any fragment of it that survives a half-done redaction shows.
+	pw, pwRuns := distinctivePassword(t)
+	wrongPW, wrongRuns := distinctivePassword(t)
+	scan := &leakScan{t: t}
+	scan.add("the DSN's password", pw, pwRuns...)
+	scan.add("the wrong password", wrongPW, wrongRuns...)
+	scan.add(managedSecret, managedPW, managedPW[:8], managedPW[8:16], managedPW[16:])
+	// The scan must see a secret however it is written, and half of one.
+	for _, control := range []string{pw, url.QueryEscape(wrongPW), html.EscapeString(pw), pw[:10], pw[len(pw)-9:], managedPW[6:20]} {
+		if len(scan.leaks([]byte("…"+control+"…"), nil)) != 1 {
+			t.Fatalf("the scan misses %q", control)
+		}
+	}
+	scan.check("server start --json: stdout", out, managedSecret) // the documented exception
+	scan.check("server start --json: stderr", errOut)
+	code, out, errOut = runTierbench(t, "server", "start", "--datadir", dataDir) // already running: prints the DSN again
+	if code != 0 || !strings.Contains(out, "dsn: ") {
+		t.Errorf("server start (running): exit %d\n%s%s", code, out, errOut)
+	}
+	scan.check("server start: stdout", out, managedSecret)
+	scan.check("server start: stderr", errOut)
+
+	checkManagedServer(ctx, t, dataDir, started.DSN, started.Port)
+
+	const role, dbName = "tb_secret_user", "tb_secrets"
+	admin(ctx, t, started.DSN,
+		fmt.Sprintf("CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s'", role, strings.ReplaceAll(pw, "'", "''")),
+		fmt.Sprintf("CREATE DATABASE %s OWNER %s", dbName, role))
+	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(started.Port))
+	dsnURL := func(password, host, query string) string {
+		return (&url.URL{Scheme: "postgres", User: url.UserPassword(role, password), Host: host, Path: "/" + dbName, RawQuery: query}).String()
+	}
+	var (
+		dsn      = dsnURL(pw, host, "sslmode=disable")
+		queryDSN = "postgres://" + role + "@" + host + "/" + dbName + "?sslmode=disable&password=" + queryEscape(pw)
+		kvDSN    = fmt.Sprintf("host=127.0.0.1 port=%d user=%s password='%s' dbname=%s", started.Port, role, kvQuote(pw), dbName)
+		wrongDSN = dsnURL(wrongPW, host, "sslmode=disable")
+		downDSN  = dsnURL(pw, "127.0.0.1:1", "sslmode=disable")                // nothing listens on port 1
+		rawDSN   = "postgres://" + role + ":" + pw + "@" + host + "/" + dbName // the password pasted unescaped
+	)
+	res := filepath.Join(base, "results")
+	physical, logical := filepath.Join(base, "backup-physical"), filepath.Join(base, "backup-logical")
+	tpccRun := func(more ...string) []string {
+		return append([]string{"tpcc", "run", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, more...)
+	}
+	// The fault is a no-op command: the durability test runs through, and
+	// the server stays up for the commands after it.
+	durability := func(more ...string) []string {
+		return append([]string{"durability", "--cycles", "1", "--vus", "1", "--run-before-fault", "2s",
+			"--fault", "command", "--fault-command", "true", "--recover-timeout", "30s", "--results", res}, more...)
+	}
+
+	// Every command that takes a DSN, with the DSN in each form tierbench
+	// accepts (URL, password as a URL parameter, $TIERBENCH_DSN), with and
+	// without --json, and failing: wrong password, nothing listening, a DSN
+	// that does not parse, bad flags beside a good DSN, a DSN given where no
+	// argument belongs. ok: the command must succeed (so it really ran).
+	type call struct {
+		args []string
+		env  string // $TIERBENCH_DSN
+		ok   bool
+	}
+	calls := []call{
+		{args: []string{"tpcc", "build", "--dsn", dsn, "--warehouses", "1", "--build-vus", "2"}, ok: true},
+		{args: []string{"tpcc", "build", "--json", "--dsn", queryDSN, "--routines-only"}, ok: true},
+		{args: []string{"tpcc", "build", "--dsn", dsn, "--warehouses", "1"}},     // a schema is there: no --drop
+		{args: []string{"tpcc", "build", "--dsn", dsn, "--warehouses", "0"}},     // bad flag
+		{args: []string{"tpcc", "build", "--dsn", downDSN, "--warehouses", "1"}}, // nothing listening
+		{args: []string{"tpcc", "build", "--json", "--dsn", wrongDSN, "--routines-only"}},
+		{args: []string{"tpcc", "check", "--dsn", dsn}, ok: true},
+		{args: []string{"tpcc", "check", "--json"}, env: dsn, ok: true},
+		{args: []string{"tpcc", "check", "--dsn", queryDSN}, ok: true},
+		{args: []string{"tpcc", "check", "--dsn", wrongDSN}},
+		{args: []string{"tpcc", "check", "--json"}, env: wrongDSN},
+		{args: []string{"tpcc", "check", "--dsn", kvDSN}},  // keyword/value: refused (no scheme)
+		{args: []string{"tpcc", "check", "--dsn", rawDSN}}, // does not parse
+		{args: []string{"tpcc", "check", "--dsn", dsnURL(pw, host, "sslmode=bogus")}},
+		{args: []string{"tpcc", "check", "--dsn", dsnURL(pw, "127.0.0.1:99999", "")}},
+		{args: []string{"tpcc", "check", "--dsn", strings.Replace(dsn, "postgres://", "mysql://", 1)}},
+		{args: []string{"tpcc", "check", dsn}},                       // the DSN without --dsn
+		{args: []string{"tpcc", "check", "--dsn=" + dsn, "--bogus"}}, // an unknown flag beside it
+		{args: []string{"tpcc", "chekc", "--dsn", dsn}},              // a mistyped command
+		{args: tpccRun("--dsn", dsn), ok: true},
+		{args: tpccRun("--json", "--dsn", queryDSN, "--mode", "statements"), ok: true},
+		{args: tpccRun("--json"), env: dsn, ok: true},
+		{args: tpccRun("--dsn", wrongDSN)},
+		{args: tpccRun("--json", "--dsn", downDSN)},
+		{args: tpccRun("--dsn", dsn, "--duration", "0s")},
+		{args: tpccRun("--dsn", dsn, "--mix", "no=200")},
+		{args: []string{"monitor", "--target", base, "--duration", "2s", "--dsn", dsn, "--results", res}, ok: true},
+		{args: []string{"monitor", "--json", "--target", base, "--duration", "2s", "--dsn", queryDSN, "--results", res}, ok: true},
+		{args: []string{"monitor", "--target", base, "--duration", "1s", "--dsn", wrongDSN, "--results", res}},
+		{args: []string{"monitor", "--json", "--target", base, "--duration", "1s", "--dsn", downDSN, "--results", res}},
+		{args: []string{"monitor", "--dsn", dsn, "--results", res}}, // no --target
+		{args: []string{"monitor", "--target", base, "--interval", "10ms", "--dsn", dsn, "--results", res}},
+		{args: []string{"backup", "run", "--json", "--dsn", dsn, "--target", physical, "--cycles", "1", "--keep", "--results", res}, ok: true},
+		{args: []string{"backup", "run", "--dsn", queryDSN, "--target", logical, "--logical", "--jobs", "1", "--cycles", "1", "--keep",
+			"--results", res}, ok: true},
+		{args: []string{"backup", "run", "--json", "--dsn", wrongDSN, "--target", filepath.Join(base, "backup-x"), "--results", res}},
+		{args: []string{"backup", "run", "--dsn", downDSN, "--target", filepath.Join(base, "backup-x"), "--results", res}},
+		{args: []string{"backup", "run", "--dsn", dsn, "--target", base, "--results", res}}, // a target that is not tierbench's
+		{args: []string{"backup", "run", "--dsn", dsn, "--target", filepath.Join(base, "backup-x"), "--cycles", "0", "--results", res}},
+		{args: []string{"backup", "run", "--dsn", dsn, "--target", filepath.Join(base, "backup-x"), "--datadir", base, "--results", res}},
+		{args: durability("--json", "--dsn", dsn), ok: true},
+		{args: durability("--dsn", wrongDSN)},
+		{args: durability("--dsn", dsn, "--managed", dataDir)},
+		{args: durability("--dsn", dsn, "--fault", "bogus")},
+	}
+	for _, c := range calls {
+		name := redactArgs(c.args)
+		os.Setenv("TIERBENCH_DSN", c.env)
+		if c.env != "" {
+			name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
+		}
+		start := time.Now()
+		code, out, errOut := runTierbench(t, c.args...)
+		os.Setenv("TIERBENCH_DSN", "")
+		t.Logf("exit %d in %v: %s", code, time.Since(start).Round(time.Millisecond), name)
+		switch {
+		case c.ok && code != 0:
+			t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
+		case !c.ok && code == 0:
+			t.Errorf("%s: exit 0, want a failure", name)
+		}
+		scan.check(name+": stdout", out)
+		scan.check(name+": stderr", errOut)
+	}
+
+	// The commands that hold the managed server's DSN without taking one:
+	// the main job, on the running server, and a scenario (last: it stops
+	// the server it used). Then the commands that read what was stored.
+	for _, args := range [][]string{
+		{"run", "--datadir", dataDir, "--warehouses", "1", "--build-vus", "2", "--vus", "1", "--rampup", "0s", "--duration", "2s",
+			"--results", res},
+		{"server", "status", "--datadir", dataDir},
+	} {
+		code, out, errOut := runTierbench(t, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+		}
+		scan.check(strings.Join(args, " ")+": stdout", out)
+		scan.check(strings.Join(args, " ")+": stderr", errOut)
+	}
+	code, out, errOut = runTierbench(t, "server", "status", "--json", "--datadir", dataDir)
+	if code != 0 || !strings.Contains(out, `"dsn"`) {
+		t.Errorf("server status --json: exit %d\n%s%s", code, out, errOut)
+	}
+	scan.check("server status --json: stdout", out, managedSecret) // the documented exception
+	scan.check("server status --json: stderr", errOut)
+
+	scenarioFile := filepath.Join(base, "secrets.yaml")
+	if err := os.WriteFile(scenarioFile, []byte(secretsScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runTierbench(t, "scenario", "run", scenarioFile, "--data", filepath.Join(base, "data"), "--results", res)
+	if code != 0 {
+		t.Errorf("scenario run: exit %d\n%s", code, errOut)
+	}
+	scan.check("scenario run: stdout", out)
+	scan.check("scenario run: stderr", errOut)
+
+	runs := storedRuns(ctx, t, res)
+	if len(runs) < 10 {
+		t.Errorf("%d runs stored, want one per successful tpcc run, monitor, backup run, durability, run and scenario step", len(runs))
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+		code, out, errOut := runTierbench(t, "results", "show", "--json", "--results", res, r.ID)
+		if code != 0 {
+			t.Errorf("results show %s: exit %d\n%s", r.ID, code, errOut)
+		}
+		scan.check("results show "+r.ID, out+errOut)
+	}
+	reportOut := filepath.Join(base, "report", "all.html")
+	for _, args := range [][]string{
+		{"results", "list", "--results", res},
+		{"results", "list", "--json", "--results", res},
+		{"report", "--json", "--results", res, "--run", strings.Join(ids, ","), "--out", reportOut},
+		{"report", "--results", res, "--out", filepath.Join(base, "report", "latest.html")},
+	} {
+		code, out, errOut := runTierbench(t, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+		}
+		scan.check(strings.Join(args, " "), out+errOut)
+	}
+
+	// Everything written: the results directory (the store's files byte by
+	// byte, the reports of run and scenario, the durability test's logs),
+	// the store's rows read back, the reports, the backup targets, the
+	// managed server's log and configuration.
+	scan.tree(res)
+	scan.store(ctx, res)
+	scan.tree(filepath.Join(base, "report"))
+	for _, target := range []string{physical, logical} { // --keep: the backups are there
+		if _, err := os.Stat(filepath.Join(target, "cycle-1")); err != nil {
+			t.Errorf("backup target %s: %v", target, err)
+		}
+		scan.tree(target)
+	}
+	// The physical backup is a copy of the data directory: its state file
+	// holds the server's password (a restore starts the copy with it), at
+	// mode 0600 like the original.
+	if fi, err := os.Stat(filepath.Join(physical, "cycle-1", server.StateFile)); err != nil {
+		t.Errorf("the physical backup has no %s: %v", server.StateFile, err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the physical backup's %s has mode %04o, want 0600", server.StateFile, fi.Mode().Perm())
+	}
+	for _, f := range []string{server.LogFile, server.ConfFile, "pg_hba.conf", "postgresql.conf", "postgresql.auto.conf"} {
+		b, err := os.ReadFile(filepath.Join(dataDir, f))
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		scan.check(filepath.Join(dataDir, f), string(b))
+	}
+	if b, err := os.ReadFile(filepath.Join(dataDir, server.StateFile)); err != nil || !strings.Contains(string(b), managedPW) {
+		t.Errorf("%s does not hold the server's password (%v): the scan would miss its copies", server.StateFile, err)
+	}
+	t.Logf("scanned %d outputs and %d files (%d MB) for %d secrets in %d forms each", scan.outputs, scan.files, scan.bytes>>20,
+		len(scan.secrets), len(scan.secrets[0].forms))
+}
+
+// managedSecret names the managed server's password among a leakScan's
+// secrets: the one allowed where the documentation promises it.
+const managedSecret = "the managed server's password"
+
+// secretsScenario is a scenario as small as it gets: the server "db" on
+// the target DATA (the test's managed server), TPC-C, a check, a logical
+// backup and the report.
+const secretsScenario = `name: secrets
+targets:
+  - name: local
+    path: ${data}
+servers:
+  - name: db
+    engine: postgres
+    target: local
+steps:
+  - tpcc-build: {server: db, warehouses: 1, build_vus: 2}
+  - tpcc-run: {server: db, vus: "1", rampup: 0s, duration: 2s}
+  - check: {server: db}
+  - backup: {server: db, cycles: 1, logical: true}
+  - report: {}
+`
+
+// checkManagedServer checks what a managed server promises: it listens on
+// 127.0.0.1 only, takes SCRAM password logins only (over 127.0.0.1 and the
+// local socket), and the files that hold its password or its access rules
+// are its owner's alone.
+func checkManagedServer(ctx context.Context, t *testing.T, dataDir, dsn string, port int) {
+	t.Helper()
+	modes := map[string]os.FileMode{
+		dataDir:                                     0o700,
+		filepath.Join(dataDir, server.StateFile):    0o600,
+		filepath.Join(dataDir, "pg_hba.conf"):       0o600,
+		filepath.Join(dataDir, server.ConfFile):     0o600,
+		filepath.Join(dataDir, server.LogFile):      0o600,
+		filepath.Join(dataDir, "postgresql.conf"):   0o600,
+		filepath.Join(dataDir, "postmaster.opts"):   0o600,
+		filepath.Join(dataDir, "global/pg_control"): 0o600,
+	}
+	for path, want := range modes {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if got := fi.Mode().Perm(); got&0o077 != 0 || got != want {
+			t.Errorf("%s has mode %04o, want %04o (readable by its owner only)", path, got, want)
+		}
+	}
+
+	hba, err := os.ReadFile(filepath.Join(dataDir, "pg_hba.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules int
+	for _, line := range strings.Split(string(hba), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rules++
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 4 && f[0] == "local" && f[3] == "scram-sha-256":
+		case len(f) == 5 && f[0] == "host" && f[3] == "127.0.0.1/32" && f[4] == "scram-sha-256":
+		default:
+			t.Errorf("pg_hba.conf line %q: want only local or host 127.0.0.1/32 lines with scram-sha-256", line)
+		}
+	}
+	if rules == 0 {
+		t.Error("pg_hba.conf has no rule")
+	}
+
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("a password login over 127.0.0.1 failed: %v", err)
+	}
+	for setting, want := range map[string]string{"listen_addresses": "127.0.0.1", "password_encryption": "scram-sha-256"} {
+		var got string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", setting).Scan(&got); err != nil || got != want {
+			t.Errorf("%s = %q (%v), want %q", setting, got, err, want)
+		}
+	}
+	conn.Close(ctx)
+
+	var st struct {
+		SocketDir string `json:"socket_dir"`
+	}
+	b, err := os.ReadFile(filepath.Join(dataDir, server.StateFile))
+	if err != nil || json.Unmarshal(b, &st) != nil || st.SocketDir == "" {
+		t.Fatalf("reading the socket directory from %s: %v", server.StateFile, err)
+	}
+	u, _ := url.Parse(dsn)
+	refused := map[string]string{
+		"no password over 127.0.0.1":     (&url.URL{Scheme: "postgres", User: url.User(u.User.Username()), Host: u.Host, Path: u.Path, RawQuery: u.RawQuery}).String(),
+		"a wrong password":               (&url.URL{Scheme: "postgres", User: url.UserPassword(u.User.Username(), "wrong"), Host: u.Host, Path: u.Path, RawQuery: u.RawQuery}).String(),
+		"no password on the socket":      fmt.Sprintf("host=%s port=%d user=%s dbname=postgres", st.SocketDir, port, u.User.Username()),
+		"a wrong password on the socket": fmt.Sprintf("host=%s port=%d user=%s password=wrong dbname=postgres", st.SocketDir, port, u.User.Username()),
+	}
+	for what, dsn := range refused {
+		if c, err := pgx.Connect(ctx, dsn); err == nil {
+			c.Close(ctx)
+			t.Errorf("the managed server let in a login with %s", what)
+		}
+	}
+	// 127.0.0.2 is loopback too: a server on 0.0.0.0 would answer there.
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(port)), 2*time.Second); err == nil {
+		c.Close()
+		t.Errorf("the managed server answers on 127.0.0.2:%d; it must listen on 127.0.0.1 only", port)
+	}
+}
+
+// admin runs statements as the managed server's superuser.
+func admin(ctx context.Context, t *testing.T, dsn string, stmts ...string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", strings.Fields(s)[:2], err)
+		}
+	}
+}
+
+// distinctivePassword is two random runs of 8 letters and digits around
+// the characters that URLs, keyword/value DSNs, Go and JSON strings and
+// HTML escape; it returns the runs too.
+func distinctivePassword(t *testing.T) (string, []string) {
+	t.Helper()
+	const alnum = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	run := func() string {
+		b := make([]byte, 8)
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		for i := range b {
+			b[i] = alnum[int(b[i])%len(alnum)]
+		}
+		return string(b)
+	}
+	a, b := run(), run()
+	return a + `@:/%?#&=+ '"\<` + b, []string{a, b}
+}
+
+// kvQuote escapes a value for a quoted keyword/value DSN field.
+func kvQuote(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `'`, `\'`)
+}
+
+// queryEscape escapes a URL query value as pgx and libpq decode it: a space
+// is %20 ('+' would stay '+').
+func queryEscape(s string) string {
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+}
+
+// redactArgs is a command line fit for the test log.
+func redactArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = engine.Redact(a)
+	}
+	return "tierbench " + strings.Join(out, " ")
+}
+
+func storedRuns(ctx context.Context, t *testing.T, dir string) []results.Run {
+	t.Helper()
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	runs, err := store.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// leakScan looks for secrets, in every form they could be written in,
+// in outputs and files.
+type leakScan struct {
+	t                     *testing.T
+	secrets               []secret
+	outputs, files, bytes int
+}
+
+type secret struct {
+	name  string
+	forms map[string]string // how it is written (raw, URL-escaped, …) → the text
+}
+
+func (s *leakScan) add(name, value string, fragments ...string) {
+	quoted := strconv.Quote(value)
+	js, _ := json.Marshal(value)
+	forms := map[string]string{
+		"raw":                     value,
+		"URL-escaped (userinfo)":  strings.TrimPrefix(url.UserPassword("u", value).String(), "u:"),
+		"URL-escaped (query)":     url.QueryEscape(value),
+		"URL-escaped (DSN query)": queryEscape(value),
+		"URL-escaped (path)":      url.PathEscape(value),
+		"Go-quoted":               quoted[1 : len(quoted)-1],
+		"JSON-escaped":            string(js[1 : len(js)-1]),
+		"HTML-escaped":            html.EscapeString(value),
+		"keyword/value-escaped":   kvQuote(value),
+		"base64":                  base64.StdEncoding.EncodeToString([]byte(value)),
+		"base64 (unpadded)":       base64.RawStdEncoding.EncodeToString([]byte(value)),
+		"base64url":               base64.URLEncoding.EncodeToString([]byte(value)),
+		"base64url (unpadded)":    base64.RawURLEncoding.EncodeToString([]byte(value)),
+	}
+	for i, f := range fragments {
+		forms[fmt.Sprintf("fragment %d", i+1)] = f
+	}
+	s.secrets = append(s.secrets, secret{name: name, forms: forms})
+}
+
+// check reports every secret, but the allowed ones, found in data.
+func (s *leakScan) check(where, data string, allowed ...string) {
+	s.t.Helper()
+	s.outputs++
+	s.find(where, []byte(data), allowed)
+}
+
+func (s *leakScan) find(where string, data []byte, allowed []string) {
+	s.t.Helper()
+	for _, leak := range s.leaks(data, allowed) {
+		s.t.Errorf("%s holds %s", where, leak)
+	}
+}
+
+// leaks names the secrets, but the allowed ones, found in data, each with
+// the first form it was found in.
+func (s *leakScan) leaks(data []byte, allowed []string) []string {
+	var found []string
+	for _, sec := range s.secrets {
+		if contains(allowed, sec.name) {
+			continue
+		}
+		for form, text := range sec.forms {
+			if text != "" && bytes.Contains(data, []byte(text)) {
+				found = append(found, fmt.Sprintf("%s (%s)", sec.name, form))
+				break
+			}
+		}
+	}
+	return found
+}
+
+// tree scans every file under dir. Copies of a managed data directory (a
+// physical backup) keep the server's password in their state file, as the
+// original does: allowed there, and only at mode 0600.
+func (s *leakScan) tree(dir string) {
+	s.t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		s.files++
+		s.bytes += len(b)
+		var allowed []string
+		if d.Name() == server.StateFile {
+			allowed = []string{managedSecret}
+			if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				s.t.Errorf("%s holds the managed server's password at mode %04o; want 0600", path, fi.Mode().Perm())
+			}
+		}
+		s.find(path, b, allowed)
+		return nil
+	})
+	if err != nil {
+		s.t.Errorf("scanning %s: %v", dir, err)
+	}
+}
+
+// store reads the results store back: every run's parameters, summary,
+// steps and documents through the results package, JSON strings decoded
+// (a byte scan could miss an escaped form), and every row of every table
+// through SQL.
+func (s *leakScan) store(ctx context.Context, dir string) {
+	s.t.Helper()
+	st, err := results.OpenReadOnly(dir)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, r := range runs {
+		docs := map[string]json.RawMessage{"params": r.Params, "summary": r.Summary}
+		steps, err := st.Steps(ctx, r.ID)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, step := range steps {
+			docs["step "+step.Name] = step.Metrics
+		}
+		for _, name := range []string{results.DocEnvironment, results.DocCheck} {
+			if d, err := st.Document(ctx, r.ID, name); err == nil {
+				docs["document "+name] = d
+			}
+		}
+		for what, raw := range docs {
+			s.check(fmt.Sprintf("results store: run %s (%s) %s", r.ID, r.Kind, what), string(raw)+"\n"+jsonStrings(raw))
+		}
+	}
+
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, results.FileName)+"?mode=ro")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer db.Close()
+	tables, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var names []string
+	for tables.Next() {
+		var n string
+		if err := tables.Scan(&n); err != nil {
+			s.t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	tables.Close()
+	for _, table := range names {
+		rows, err := db.QueryContext(ctx, "SELECT * FROM "+strconv.Quote(table))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		var b strings.Builder
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				s.t.Fatal(err)
+			}
+			for _, v := range vals {
+				if bs, ok := v.([]byte); ok {
+					b.Write(bs)
+				} else {
+					fmt.Fprint(&b, v)
+				}
+				b.WriteByte('\n')
+			}
+		}
+		rows.Close()
+		s.check("results store: table "+table, b.String())
+	}
+}
+
+// jsonStrings is every key and string value of a JSON document, decoded.
+func jsonStrings(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x + "\n")
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range x {
+				b.WriteString(k + "\n")
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}
