@@ -165,7 +165,7 @@ func runDurability(ctx context.Context, g *Globals, opts DurabilityOptions) erro
 		return err
 	}
 	open := func(ctx context.Context) (engine.DB, error) { return all.Open(ctx, dsn) }
-	db, err := open(ctx)
+	db, err := openDSN(ctx, dsn, opts.flag())
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func durabilityTarget(ctx context.Context, g *Globals, opts DurabilityOptions, d
 	}
 	// A signal needs the postmaster's PID: postmaster.pid in the data
 	// directory the server names, readable here.
-	db, err := all.Open(ctx, dsn)
+	db, err := openDSN(ctx, dsn, opts.flag())
 	if err != nil {
 		return "", nil, err
 	}
