@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
@@ -132,17 +131,7 @@ func TestCompareCounts(t *testing.T) {
 // startSource starts a managed server with a table of about 100 MB.
 func startSource(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	t.Helper()
-	pgtest.RequireBinaries(t)
-	dataDir = filepath.Join(pgtest.TempDir(t), "data")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		server.Stop(ctx, dataDir, "immediate")
-	})
-	info, err := server.Start(ctx, server.Options{DataDir: dataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := pgtest.StartManaged(t, ctx)
 	conn, err := pgx.Connect(ctx, info.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +140,7 @@ func startSource(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	if _, err := conn.Exec(ctx, `CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 24) AS pad FROM generate_series(1, 100000) g`); err != nil {
 		t.Fatal(err)
 	}
-	return dataDir, info.DSN
+	return info.DataDir, info.DSN
 }
 
 func countBig(ctx context.Context, dsn string) (int64, error) {

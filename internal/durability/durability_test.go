@@ -3,7 +3,6 @@ package durability_test
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,17 +22,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // with a 1-warehouse schema.
 func managedServer(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	t.Helper()
-	pgtest.RequireBinaries(t)
-	dataDir = filepath.Join(pgtest.TempDir(t), "data")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		server.Stop(ctx, dataDir, "immediate")
-	})
-	info, err := server.Start(ctx, server.Options{DataDir: dataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := pgtest.StartManaged(t, ctx)
 	db, err := all.Open(ctx, info.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +31,7 @@ func managedServer(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	if _, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
-	return dataDir, info.DSN
+	return info.DataDir, info.DSN
 }
 
 func config(t *testing.T, dataDir, dsn string, kind string, cycles int) durability.Config {

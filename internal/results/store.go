@@ -199,7 +199,8 @@ func (s *Store) migrate(ctx context.Context) error {
 		s.version = v
 		return nil
 	case s.readOnly:
-		return fmt.Errorf("schema version %d: not a tierbench results store, or one never written", v)
+		// Empty: another tierbench may be creating it this moment.
+		return fmt.Errorf("%w yet: %s is empty (schema version %d), or not a tierbench results store", ErrNoStore, s.path, v)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

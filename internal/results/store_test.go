@@ -348,6 +348,14 @@ func TestStoreOpenReadOnlyCreatesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(empty, FileName)); !os.IsNotExist(err) {
 		t.Errorf("OpenReadOnly created the store file")
 	}
+	// A store file another tierbench has created but not yet written: no
+	// store yet, which a reader polling for one waits out.
+	if err := os.WriteFile(filepath.Join(empty, FileName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenReadOnly(empty); !errors.Is(err, ErrNoStore) {
+		t.Errorf("OpenReadOnly of an empty store file: %v; want ErrNoStore", err)
+	}
 }
 
 func TestStoreRefusesNewerSchema(t *testing.T) {

@@ -82,6 +82,25 @@ func TempDir(t testing.TB) string {
 	return dir
 }
 
+// StartManaged starts a managed server of the test's own in a new data
+// directory (DIR/data of a TempDir), stopped when the test ends; for tests
+// that stop, kill or copy their server.
+func StartManaged(t testing.TB, ctx context.Context) server.Info {
+	t.Helper()
+	RequireBinaries(t)
+	dataDir := filepath.Join(TempDir(t), "data")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		server.Stop(ctx, dataDir, "immediate")
+	})
+	info, err := server.Start(ctx, server.Options{DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
 func worldDir(prefix string) (string, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
