@@ -67,6 +67,17 @@ func TestDurabilityManagedKill(t *testing.T) {
 	if st, err := server.Status(context.Background(), dataDir); err != nil || !st.Running {
 		t.Fatalf("the managed server is not running after the test: %+v, %v", st, err)
 	}
+	// Restarted after each kill, it is the user's again, not an orphan.
+	code, out, _ = runTierbench(t, "server", "status")
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, dataDir+":") {
+			line = l
+		}
+	}
+	if code != 0 || line == "" || strings.Contains(line, "orphaned") {
+		t.Fatalf("server status after the durability run: exit %d, its line %q\n%s", code, line, out)
+	}
 
 	code, out, errOut = runTierbench(t, "results", "show", doc.RunID, "--results", res, "--json")
 	if code != 0 || strings.Count(out, `"cycle=`) != 3 {

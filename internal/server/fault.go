@@ -97,14 +97,15 @@ func liveProcess(pid int) bool {
 }
 
 // Restart starts the stopped (or crashed) managed server in dataDir again as
-// it last ran: same port, memory and settings, and meant to keep running
-// when its last start meant it to. The start includes crash recovery, so
-// timeout should allow for replaying the WAL.
+// it last ran: same port, memory and settings. The start includes crash
+// recovery, so timeout should allow for replaying the WAL. The restarted
+// server is meant to keep running: the process that crashed it (the
+// durability test) hands it back, and `server status` must not call it
+// orphaned once that process ends.
 func Restart(ctx context.Context, dataDir string, timeout time.Duration) (Info, error) {
 	dir, st, err := managed(dataDir)
 	if err != nil {
 		return Info{}, err
 	}
-	keep := st.StartedBy != nil && st.StartedBy.KeepRunning
-	return Start(ctx, Options{DataDir: dir, Memory: st.Memory, Settings: st.Settings, StartTimeout: timeout, KeepRunning: keep})
+	return Start(ctx, Options{DataDir: dir, Memory: st.Memory, Settings: st.Settings, StartTimeout: timeout, KeepRunning: true})
 }
