@@ -198,11 +198,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*back
 	if err != nil {
 		return nil, err
 	}
-	dsn, err := opts.resolve()
-	if err != nil {
-		return nil, err
-	}
-	db, err := openDSN(ctx, dsn, opts.flag())
+	dsn, db, err := opts.open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -160,7 +160,7 @@ func runDurability(ctx context.Context, g *Globals, opts DurabilityOptions) erro
 	if err != nil {
 		return err
 	}
-	dsn, fault, err := durabilityTarget(ctx, g, opts, dc)
+	dsn, dataDir, err := durabilityDSN(ctx, g, opts)
 	if err != nil {
 		return err
 	}
@@ -170,6 +170,10 @@ func runDurability(ctx context.Context, g *Globals, opts DurabilityOptions) erro
 		return err
 	}
 	defer db.Close()
+	fault, err := durabilityFault(ctx, g, opts, dc, db, dataDir)
+	if err != nil {
+		return err
+	}
 	schema, err := durabilitySchema(ctx, g, db, opts)
 	if err != nil {
 		return err
@@ -253,49 +257,48 @@ func runDurability(ctx context.Context, g *Globals, opts DurabilityOptions) erro
 	return err
 }
 
-// durabilityTarget returns the DSN to test and the fault to cause: on a
-// managed server (started if it is not running), or on the server a DSN
-// names, which a signal can reach only when it runs on this host.
-func durabilityTarget(ctx context.Context, g *Globals, opts DurabilityOptions, dc durabilityConfig) (string, durability.Fault, error) {
-	if opts.Managed != "" {
-		// The server is the user's to keep, as `tierbench run`'s is.
-		info, err := server.Start(ctx, server.Options{DataDir: opts.Managed, KeepRunning: true})
-		if err != nil {
-			return "", nil, serverError(err)
-		}
-		g.progressf("server: %s %s on 127.0.0.1:%d, data in %s\n", info.Engine, info.Version, info.Port, info.DataDir)
-		return info.DSN, &durability.ManagedFault{DataDir: info.DataDir, Kind: opts.Fault, Command: opts.FaultCommand,
-			RecoverCommand: opts.RecoverCommand, StartTimeout: dc.recoverTimeout, Output: g.Stderr}, nil
+// durabilityDSN returns the DSN to test: a managed server's (started if
+// it is not running, with its data directory) or the user's.
+func durabilityDSN(ctx context.Context, g *Globals, opts DurabilityOptions) (dsn, managedDir string, err error) {
+	if opts.Managed == "" {
+		dsn, err = opts.resolve()
+		return dsn, "", err
 	}
-	dsn, err := opts.resolve()
+	// The server is the user's to keep, as `tierbench run`'s is.
+	info, err := server.Start(ctx, server.Options{DataDir: opts.Managed, KeepRunning: true})
 	if err != nil {
-		return "", nil, err
+		return "", "", serverError(err)
+	}
+	g.progressf("server: %s %s on 127.0.0.1:%d, data in %s\n", info.Engine, info.Version, info.Port, info.DataDir)
+	return info.DSN, info.DataDir, nil
+}
+
+// durabilityFault returns the fault to cause: on a managed server, or on
+// the server db is, which a signal can reach only when it runs on this
+// host.
+func durabilityFault(ctx context.Context, g *Globals, opts DurabilityOptions, dc durabilityConfig, db engine.DB, managedDir string) (durability.Fault, error) {
+	if managedDir != "" {
+		return &durability.ManagedFault{DataDir: managedDir, Kind: opts.Fault, Command: opts.FaultCommand,
+			RecoverCommand: opts.RecoverCommand, StartTimeout: dc.recoverTimeout, Output: g.Stderr}, nil
 	}
 	fault := &durability.ServerFault{Kind: opts.Fault, Command: opts.FaultCommand, RecoverCommand: opts.RecoverCommand, Output: g.Stderr}
 	if opts.Fault == durability.FaultCommand {
-		return dsn, fault, nil
+		return fault, nil
 	}
 	// A signal needs the postmaster's PID: postmaster.pid in the data
 	// directory the server names, readable here.
-	db, err := openDSN(ctx, dsn, opts.flag())
-	if err != nil {
-		return "", nil, err
-	}
-	defer db.Close()
-	var dataDir string
 	if sr, ok := db.(engine.StatsReader); ok {
-		dataDir, _, _ = sr.ServerInfo(ctx)
+		fault.DataDir, _, _ = sr.ServerInfo(ctx)
 	}
-	if _, err := os.Stat(filepath.Join(dataDir, "postmaster.pid")); dataDir == "" || err != nil {
-		return "", nil, usagef("--fault %s signals the server's postmaster, which needs the server on this host and its data directory readable "+
+	if _, err := os.Stat(filepath.Join(fault.DataDir, "postmaster.pid")); fault.DataDir == "" || err != nil {
+		return nil, usagef("--fault %s signals the server's postmaster, which needs the server on this host and its data directory readable "+
 			"(the server did not name one, or postmaster.pid is not readable there); use --fault command --fault-command CMD instead", opts.Fault)
 	}
 	if opts.RecoverCommand == "" {
 		g.progressf("no --recover-command: after each %s, tierbench waits up to %s for the server to come back by itself\n",
 			opts.Fault, dc.recoverTimeout)
 	}
-	fault.DataDir = dataDir
-	return dsn, fault, nil
+	return fault, nil
 }
 
 // durabilitySchema returns the TPC-C schema to run on: the one there, or

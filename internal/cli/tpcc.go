@@ -58,6 +58,16 @@ func (o *dsnOption) flag() string {
 	return "--dsn"
 }
 
+// open resolves the DSN and opens its database (see openDSN).
+func (o *dsnOption) open(ctx context.Context) (string, engine.DB, error) {
+	dsn, err := o.resolve()
+	if err != nil {
+		return "", nil, err
+	}
+	db, err := openDSN(ctx, dsn, o.flag())
+	return dsn, db, err
+}
+
 // openDSN opens the database a user's DSN names: a DSN that does not parse
 // is bad input, said naming flag (where the DSN came from), and found
 // before any connection is tried.
@@ -249,11 +259,7 @@ func newTPCCCheckCommand(g *Globals) *cobra.Command {
 }
 
 func runTPCCCheck(ctx context.Context, g *Globals, opts TPCCCheckOptions) error {
-	dsn, err := opts.resolve()
-	if err != nil {
-		return err
-	}
-	db, err := openDSN(ctx, dsn, opts.flag())
+	_, db, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}

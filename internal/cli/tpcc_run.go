@@ -181,11 +181,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunO
 	if err != nil {
 		return nil, err
 	}
-	dsn, err := opts.resolve()
-	if err != nil {
-		return nil, err
-	}
-	db, err := openDSN(ctx, dsn, opts.flag())
+	dsn, db, err := opts.open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -161,16 +161,12 @@ func runCycle(ctx context.Context, cfg *Config, cycle int, seed uint64) (*CycleR
 	if err := cfg.Fault.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("recovering: %w", err)
 	}
-	db, err = waitForDatabase(ctx, cfg)
+	db, c2, err := waitForDatabase(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	res.RecoverySeconds = time.Since(recovered).Seconds()
-	c2, err := db.(engine.Runner).Counters(ctx)
-	if err != nil {
-		return nil, err
-	}
 	res.Count2 = c2.SumNextOID
 	acks, err := ReadLog(res.Log)
 	if err != nil {
@@ -249,21 +245,23 @@ func runUntilFault(ctx context.Context, cfg *Config, cycle int, seed uint64, run
 
 // waitForDatabase opens the database and reads its counters until both
 // work, cfg.RecoverTimeout passes, or ctx ends.
-func waitForDatabase(ctx context.Context, cfg *Config) (engine.DB, error) {
+func waitForDatabase(ctx context.Context, cfg *Config) (engine.DB, engine.Counters, error) {
 	deadline := time.Now().Add(cfg.RecoverTimeout)
 	for {
 		db, err := cfg.Open(ctx)
 		if err == nil {
-			if _, err = db.(engine.Runner).Counters(ctx); err == nil {
-				return db, nil
+			c, cerr := db.(engine.Runner).Counters(ctx)
+			if cerr == nil {
+				return db, c, nil
 			}
+			err = cerr
 			db.Close()
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, engine.Counters{}, ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the database did not answer within %s of recovery (last error: %v); "+
+			return nil, engine.Counters{}, fmt.Errorf("the database did not answer within %s of recovery (last error: %v); "+
 				"give a --recover-command that restarts it, or a longer --recover-timeout", cfg.RecoverTimeout, err)
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -433,10 +433,12 @@ func TestHelperProcess(t *testing.T) {
 	select {} // wait for SIGKILL, store open and mid-run
 }
 
-func TestStoreAfterSIGKILL(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "results")
+// startHelper starts TestHelperProcess with env added and returns it with
+// the run id it reports on its first line.
+func startHelper(t *testing.T, env ...string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -458,13 +460,27 @@ func TestStoreAfterSIGKILL(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("helper did not report a run in a minute")
 	}
+	if runID == "" {
+		killHelper(t, cmd)
+		t.Fatal("helper exited without a run id")
+	}
+	return cmd, runID
+}
+
+// killHelper SIGKILLs the helper and reaps it: a zombie's PID still
+// answers signal 0.
+func killHelper(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait() // reap it: a zombie's PID still answers signal 0
-	if runID == "" {
-		t.Fatal("helper exited without a run id")
-	}
+	cmd.Wait()
+}
+
+func TestStoreAfterSIGKILL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	cmd, runID := startHelper(t, helperEnv+"="+dir)
+	killHelper(t, cmd)
 
 	for name, open := range map[string]func(string) (*Store, error){"OpenReadOnly": OpenReadOnly, "Open": Open} {
 		s, err := open(dir)
@@ -512,34 +528,9 @@ func writeStepsForever(ctx context.Context, s *Store, runID string, fail func(er
 // and points came in its transaction — and they run 0, 1, … without a gap.
 func TestStoreKilledMidWrite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+dir, helperLoopEnv+"=1")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Scan()
-		lines <- sc.Text()
-	}()
-	var runID string
-	select {
-	case runID = <-lines:
-	case <-time.After(time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("helper did not report a run in a minute")
-	}
+	cmd, runID := startHelper(t, helperEnv+"="+dir, helperLoopEnv+"=1")
 	time.Sleep(700 * time.Millisecond) // some steps in, one under way
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killHelper(t, cmd)
 
 	s, err := OpenReadOnly(dir)
 	if err != nil {

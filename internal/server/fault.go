@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Signal sends sig to the PostgreSQL postmaster whose data directory is
@@ -80,20 +81,11 @@ func processExists(pid int) bool {
 
 // liveProcess says whether pid exists and is not a zombie.
 func liveProcess(pid int) bool {
-	if !processExists(pid) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	pfs, err := procfs.NewDefaultFS()
 	if err != nil {
-		return false
+		return processExists(pid) // no /proc: a zombie reads as alive
 	}
-	// The state follows the command name's closing parenthesis.
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == ')' {
-			return i+2 >= len(b) || b[i+2] != 'Z'
-		}
-	}
-	return true
+	return processRuns(pfs, pid, 0)
 }
 
 // Restart starts the stopped (or crashed) managed server in dataDir again as

@@ -199,16 +199,16 @@ func managedServer(pfs procfs.FS, pid int, dir string) (RunningServer, bool) {
 	}
 	if s := st.StartedBy; s != nil {
 		rs.StartedBy = &Starter{PID: s.PID, Command: s.Command, KeepRunning: s.KeepRunning,
-			Alive: starterAlive(pfs, s.PID, s.StartTicks)}
+			Alive: processRuns(pfs, s.PID, s.StartTicks)}
 		rs.Orphaned = !rs.StartedBy.Alive && !s.KeepRunning
 	}
 	return rs, true
 }
 
-// starterAlive reports whether pid still runs and, when startTicks is
+// processRuns reports whether pid still runs and, when startTicks is
 // known, is the same process (not a later one given the same PID). A
 // zombie is gone: it only waits for its parent to read its exit status.
-func starterAlive(pfs procfs.FS, pid int, startTicks uint64) bool {
+func processRuns(pfs procfs.FS, pid int, startTicks uint64) bool {
 	if pid <= 0 {
 		return false
 	}

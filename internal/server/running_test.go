@@ -163,10 +163,10 @@ func TestThisProcessAlive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !starterAlive(pfs, s.PID, s.StartTicks) {
+	if !processRuns(pfs, s.PID, s.StartTicks) {
 		t.Error("this process reads as gone")
 	}
-	if starterAlive(pfs, s.PID, s.StartTicks+1) {
+	if processRuns(pfs, s.PID, s.StartTicks+1) {
 		t.Error("another start time reads as the same process")
 	}
 }
