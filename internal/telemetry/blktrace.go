@@ -124,6 +124,7 @@ func StartBlockTracer(devices []string) (*BlockTracer, error) {
 	}
 	filter := strings.Join(terms, " || ")
 
+	removeStaleInstances(filepath.Join(tracefs, "instances"))
 	dir, err := makeInstance(filepath.Join(tracefs, "instances"))
 	if err != nil {
 		return nil, err
@@ -189,6 +190,47 @@ func traceDevNumber(name string) (uint32, uint32, error) {
 // kernelDev is the kernel's internal dev_t (MINORBITS = 20), which the
 // tracepoint filter compares against, not the userspace encoding.
 func kernelDev(major, minor uint32) uint32 { return major<<20 | minor }
+
+// removeStaleInstances removes the instances of tierbench processes that
+// are gone. A tierbench killed with SIGKILL cannot remove its own, and a
+// leaked instance keeps its events enabled: every block request on the host
+// then pays for a trace record that nobody reads. An instance whose process
+// lives (or whose PID was reused) is left alone, as is one still open.
+func removeStaleInstances(instances string) {
+	entries, err := os.ReadDir(instances)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, ok := instancePID(e.Name())
+		if !ok || pid == os.Getpid() || exists(filepath.Join(procRoot, strconv.Itoa(pid))) {
+			continue
+		}
+		dir := filepath.Join(instances, e.Name())
+		writeTraceFile(filepath.Join(dir, "tracing_on"), "0")
+		for _, ev := range blockEvents {
+			writeTraceFile(filepath.Join(dir, "events", "block", ev, "enable"), "0")
+		}
+		os.Remove(dir)
+	}
+}
+
+// instancePID reads the PID out of an instance name tierbench-<pid>-<n>.
+func instancePID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "tierbench-")
+	if !ok {
+		return 0, false
+	}
+	p, n, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	if _, nerr := strconv.Atoi(n); err != nil || nerr != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
+}
 
 func makeInstance(instances string) (string, error) {
 	pid := os.Getpid()

@@ -2,8 +2,10 @@ package telemetry
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -272,5 +274,56 @@ func TestTracerStartErrors(t *testing.T) {
 	requireRoot(t)
 	if _, err := StartBlockTracer([]string{"no-such-disk"}); err == nil {
 		t.Error("unknown device: want an error")
+	}
+}
+
+// A tierbench killed with SIGKILL leaves its tracefs instance behind with the
+// block events enabled; the next tracer removes it, and leaves alone the
+// instance of a process that still runs.
+func TestTracerRemovesStaleInstances(t *testing.T) {
+	requireRoot(t)
+	_, res := realDiskDir(t)
+	tracefs, err := findTracefs()
+	if err != nil {
+		skipOrFail(t, "%v", err)
+	}
+	instances := filepath.Join(tracefs, "instances")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(instances, fmt.Sprintf("tierbench-%d-7", dead.Process.Pid))
+	alive := filepath.Join(instances, fmt.Sprintf("tierbench-%d-7", os.Getppid()))
+	for _, d := range []string{stale, alive} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			skipOrFail(t, "creating a tracefs instance: %v", err)
+		}
+		t.Cleanup(func() { os.Remove(d) })
+		if err := writeTraceFile(filepath.Join(d, "events", "block", "block_rq_issue", "enable"), "1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := StartBlockTracer(res.Leaves)
+	if err != nil {
+		skipOrFail(t, "%v", err)
+	}
+	defer tr.Close()
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("instance of the dead process %d still there: %v", dead.Process.Pid, err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("instance of the live process %d removed: %v", os.Getppid(), err)
+	}
+}
+
+func TestInstancePID(t *testing.T) {
+	for name, want := range map[string]int{
+		"tierbench-123-0": 123, "tierbench-9-12": 9, "tierbench-x-0": 0, "tierbench-12": 0,
+		"other-12-0": 0, "tierbench--0": 0, "tierbench-0-0": 0, "tierbench-5-x": 0,
+	} {
+		got, ok := instancePID(name)
+		if ok != (want != 0) || got != want {
+			t.Errorf("instancePID(%q) = %d, %v; want %d", name, got, ok, want)
+		}
 	}
 }
