@@ -1,6 +1,6 @@
-// Package metrics holds latency histograms (HDR) and their summaries. Each
-// worker records into histograms of its own; an aggregator swaps them out
-// once a second and merges them, so the hot path takes no shared lock.
+// Package metrics holds latency histograms (HDR) and their summaries.
+// Workers record into a double-buffered Set; an aggregator swaps it out once
+// a second and merges it, so a recording never waits for the merge.
 package metrics
 
 import (
@@ -56,10 +56,10 @@ func Summarize(h *hdr.Histogram) Summary {
 	}
 }
 
-// Set is one worker's histograms, one per slot (e.g. per transaction type),
-// double-buffered: the worker records into the current set under its own
-// (almost never contended) lock, and Swap hands the filled set to the
-// aggregator in exchange for an empty one.
+// Set is a group of histograms, one per slot (e.g. per transaction type),
+// double-buffered: workers record into the current set under a lock held
+// for one RecordValue, and MergeInto hands the filled set to the aggregator
+// in exchange for an empty one.
 type Set struct {
 	mu    sync.Mutex
 	cur   []*hdr.Histogram

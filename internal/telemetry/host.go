@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/prometheus/procfs"
@@ -104,18 +108,89 @@ func (r *HostReader) Memory() (Memory, error) {
 }
 
 // ProcTreeCPU returns the CPU seconds (utime and stime, user and system
-// separately) used so far by pid and all its live descendants, found through
-// each /proc/N/stat's ppid. Processes that vanish while it reads are skipped;
-// children that already exited are not counted (their time moved to the
-// parent's cutime/cstime, which only counts once the parent reaps them).
+// separately) used so far by pid and all its live descendants. Processes
+// that vanish while it reads are skipped; children that already exited are
+// not counted (their time moved to the parent's cutime/cstime, which only
+// counts once the parent reaps them).
+//
+// The descendants come from /proc/N/task/T/children, which costs a read per
+// process of the tree; where the kernel has no such files, from every
+// process's ppid, which costs a read per process on the host (a few
+// milliseconds a second on a busy one).
 func ProcTreeCPU(procRoot string, pid int) (user, system float64, err error) {
 	pfs, err := procfs.NewFS(procRoot)
 	if err != nil {
 		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
 	}
+	var ticksU, ticksS uint64
+	add := func(st procfs.ProcStat) {
+		ticksU += uint64(st.UTime)
+		ticksS += uint64(st.STime)
+	}
+	if tree, ok := procChildren(procRoot, pid); ok {
+		for i, p := range tree {
+			proc, err := pfs.Proc(p)
+			var st procfs.ProcStat
+			if err == nil {
+				st, err = proc.Stat()
+			}
+			switch {
+			case err == nil:
+				add(st)
+			case i == 0:
+				return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", pid, err)
+			case !procVanished(err):
+				return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
+			}
+		}
+	} else {
+		stats, err := procTreeScan(pfs, procRoot, pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, st := range stats {
+			add(st)
+		}
+	}
+	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
+}
+
+// procChildren lists pid and its descendants through the children files of
+// their threads, or reports false when pid has none to read.
+func procChildren(procRoot string, pid int) ([]int, bool) {
+	tree := []int{pid}
+	seen := map[int]bool{}
+	for i := 0; i < len(tree); i++ {
+		p := tree[i]
+		if seen[p] { // a pid reused while we read could otherwise loop
+			continue
+		}
+		seen[p] = true
+		files, _ := filepath.Glob(filepath.Join(procRoot, strconv.Itoa(p), "task", "*", "children"))
+		if i == 0 && len(files) == 0 {
+			return nil, false
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue // the thread or process is gone
+			}
+			for _, field := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(field); err == nil {
+					tree = append(tree, c)
+				}
+			}
+		}
+	}
+	return tree, true
+}
+
+// procTreeScan returns the stat of pid and of its descendants, found
+// through every process's ppid.
+func procTreeScan(pfs procfs.FS, procRoot string, pid int) ([]procfs.ProcStat, error) {
 	procs, err := pfs.AllProcs()
 	if err != nil {
-		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
+		return nil, fmt.Errorf("process tree cpu: %w", err)
 	}
 	stats := make(map[int]procfs.ProcStat, len(procs))
 	children := make(map[int][]int)
@@ -125,15 +200,15 @@ func ProcTreeCPU(procRoot string, pid int) (user, system float64, err error) {
 			if procVanished(err) {
 				continue
 			}
-			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p.PID, err)
+			return nil, fmt.Errorf("process tree cpu: pid %d: %w", p.PID, err)
 		}
 		stats[p.PID] = st
 		children[st.PPID] = append(children[st.PPID], p.PID)
 	}
 	if _, ok := stats[pid]; !ok {
-		return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s", pid, procRoot)
+		return nil, fmt.Errorf("process tree cpu: pid %d not found under %s", pid, procRoot)
 	}
-	var ticksU, ticksS uint64
+	var tree []procfs.ProcStat
 	seen := map[int]bool{}
 	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
 		p := queue[0]
@@ -141,11 +216,10 @@ func ProcTreeCPU(procRoot string, pid int) (user, system float64, err error) {
 			continue
 		}
 		seen[p] = true
-		ticksU += uint64(stats[p].UTime)
-		ticksS += uint64(stats[p].STime)
+		tree = append(tree, stats[p])
 		queue = append(queue, children[p]...)
 	}
-	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
+	return tree, nil
 }
 
 // procVanished reports whether err means the process exited while we read it.

@@ -3,8 +3,12 @@ package telemetry
 import (
 	"math"
 	"os"
+	"os/exec"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // hostNear compares floats that went through /100 and sums: exact up to
@@ -115,5 +119,52 @@ func TestProcTreeCPUSelf(t *testing.T) {
 	}
 	if u+s <= 0 {
 		t.Errorf("ProcTreeCPU(self) = %v user + %v system, want > 0", u, s)
+	}
+}
+
+// The children files and the ppid scan find the same tree: a shell with a
+// child that has burnt CPU of its own.
+func TestProcTreeCPUChildrenMatchScan(t *testing.T) {
+	if _, ok := procChildren("/proc", os.Getpid()); !ok {
+		skipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
+	}
+	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 30 & wait`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var tree []int
+	for deadline := time.Now().Add(20 * time.Second); len(tree) < 2 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		tree, _ = procChildren("/proc", cmd.Process.Pid)
+	}
+	if len(tree) < 2 {
+		t.Fatalf("the shell's child (sleep) not found: tree %v", tree)
+	}
+	pfs, err := procfs.NewFS("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := procTreeScan(pfs, "/proc", cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scanned []int
+	var ticks uint64
+	for _, st := range stats {
+		scanned = append(scanned, st.PID)
+		ticks += uint64(st.UTime + st.STime)
+	}
+	slices.Sort(scanned)
+	slices.Sort(tree)
+	if !slices.Equal(scanned, tree) {
+		t.Errorf("children files give %v, the ppid scan %v", tree, scanned)
+	}
+	u, s, err := ProcTreeCPU("/proc", cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (u + s) * procUserHZ; got+0.5 < float64(ticks) || ticks == 0 {
+		t.Errorf("ProcTreeCPU = %v ticks, the scan's stats %d (want equal, and > 0)", got, ticks)
 	}
 }
