@@ -8,6 +8,13 @@
 # `tpcc run --vus $VUS --rampup $RAMPUP --duration $DURATION` per mode. Prints
 # NOPM and TPM (from the database) and tierbench's own CPU (user + system,
 # from its rusage over the measured interval) per completed transaction.
+#
+# As a yardstick for the client's cost, each warehouse count also runs a
+# New-Order/Payment half-and-half mix twice on the same routines: through
+# tierbench (`--mix no=50,p=50 --mix-unchecked`) and through pgbench, the C
+# client on libpq that ships with PostgreSQL, with $VUS clients on one thread.
+# pgbench's CPU is its user + system time over the whole run (connections
+# included). PGBENCH=0 skips it.
 set -euo pipefail
 WAREHOUSES=${WAREHOUSES:-"2 4"}
 MODES=${MODES:-routines}
@@ -27,7 +34,43 @@ cleanup() {
 trap cleanup EXIT
 field() { sed -n "s/^ *\"$1\": \([0-9.]*\),\{0,1\}$/\1/p" | head -1; }
 
-printf '%-10s %-11s %4s %9s %9s %10s %16s\n' warehouses mode VUs NOPM TPM client_NOPM "client µs/txn"
+# pgbench_run W: New-Order and Payment, half each, through pgbench on the
+# routines tierbench installed, for as long as a tierbench step measures.
+pgbench_run() {
+	local w=$1 pgbench
+	pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
+	[ -x "$pgbench" ] || { echo "pgbench not found: skipped"; return; }
+	{
+		echo "\\set w random(1, $w)"; echo '\set d random(1, 10)'; echo '\set c random(1, 3000)'
+		for i in $(seq 10); do echo "\\set i$i random(1, 100000)"; done
+		echo 'SELECT * FROM tpcc_new_order(:w::int, :d::int, :c::int, 1,'
+		echo '  ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10]::int[],'
+		echo '  ARRAY[:w, :w, :w, :w, :w, :w, :w, :w, :w, :w]::int[], ARRAY[5, 5, 5, 5, 5, 5, 5, 5, 5, 5]);'
+	} >"$work/no.sql"
+	printf '%s\n' "\\set w random(1, $w)" '\set d random(1, 10)' '\set c random(1, 3000)' \
+		"SELECT tpcc_payment(:w::int, :d::int, :w::int, :d::int, :c::int, ''::text, 1000::bigint);" >"$work/pay.sql"
+	# The password goes by the environment, not the command line.
+	local pw uri secs
+	pw=$(printf '%s' "$TIERBENCH_DSN" | sed -n 's|^postgres://[^:]*:\([^@]*\)@.*|\1|p')
+	uri=$(printf '%s' "$TIERBENCH_DSN" | sed 's|^\(postgres://[^:]*\):[^@]*@|\1@|')
+	case $DURATION in
+	*m) secs=$(( ${DURATION%m} * 60 )) ;;
+	*s) secs=${DURATION%s} ;;
+	*) secs=$DURATION ;;
+	esac
+	local TIMEFORMAT='%U %S' cpu
+	cpu=$( { time PGPASSWORD=$pw "$pgbench" -n -M prepared -c "$VUS" -j 1 -T "$secs" \
+		-f "$work/no.sql@50" -f "$work/pay.sql@50" "$uri" >"$work/pgbench.out" 2>&1; } 2>&1 )
+	awk -v w="$w" -v vus="$VUS" -v cpu="$cpu" -v secs="$secs" '
+		/^number of transactions actually processed/ { n = $NF }
+		END {
+			split(cpu, c, " ")
+			if (n == 0) { print "pgbench ran no transactions: see its output"; exit }
+			printf "%-10s %-12s %4s %9d %9s %10s %16.1f\n", w, "no+p/pgbench", vus, n / 2 / secs * 60, "-", "-", (c[1] + c[2]) * 1e6 / n
+		}' "$work/pgbench.out"
+}
+
+printf '%-10s %-12s %4s %9s %9s %10s %16s\n' warehouses mode VUs NOPM TPM client_NOPM "client µs/txn"
 for w in $WAREHOUSES; do
 	"$TB" server stop --datadir "$work/data" >/dev/null 2>&1 || true
 	rm -rf "$work/data"
@@ -37,8 +80,15 @@ for w in $WAREHOUSES; do
 	for mode in $MODES; do
 		out=$("$TB" tpcc run --json --block-trace=false --mode "$mode" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" \
 			--results "$work/results" 2>/dev/null)
-		printf '%-10s %-11s %4s %9s %9s %10s %16.1f\n' "$w" "$mode" "$VUS" \
+		printf '%-10s %-12s %4s %9s %9s %10s %16.1f\n' "$w" "$mode" "$VUS" \
 			"$(echo "$out" | field nopm)" "$(echo "$out" | field tpm)" "$(echo "$out" | field client_nopm)" \
 			"$(echo "$out" | field client_cpu_us_per_txn)"
 	done
+	[ "${PGBENCH:-1}" = 0 ] && continue
+	out=$("$TB" tpcc run --json --block-trace=false --mix no=50,p=50 --mix-unchecked --vus "$VUS" --rampup "$RAMPUP" \
+		--duration "$DURATION" --results "$work/results" 2>/dev/null)
+	printf '%-10s %-12s %4s %9s %9s %10s %16.1f\n' "$w" "no+p/tb" "$VUS" \
+		"$(echo "$out" | field nopm)" "$(echo "$out" | field tpm)" "$(echo "$out" | field client_nopm)" \
+		"$(echo "$out" | field client_cpu_us_per_txn)"
+	pgbench_run "$w"
 done
