@@ -188,5 +188,11 @@ func telemetryLine(host, dev, db map[string]float64) string {
 	if v, ok := db["cache_hit_pct"]; ok {
 		s += fmt.Sprintf("; cache hit %.1f%%", v)
 	}
+	if v, ok := db["read_latency_ms"]; ok {
+		s += fmt.Sprintf(", DB read %.2f ms", v)
+	}
+	if v, ok := db["wal_sync_latency_ms"]; ok {
+		s += fmt.Sprintf(", WAL sync %.2f ms", v)
+	}
 	return s
 }

@@ -92,7 +92,7 @@ func (f *fixture) tpccRun(t *testing.T, scale float64) string {
 			"txn": txn, "audit": audit.Judge(4), "measured_seconds": 10, "nopm_check": map[string]bool{"ok": true},
 			"host":   map[string]float64{"cpu_idle_pct": 60 - 10*float64(i), "cpu_iowait_pct": (1 - scale) * 20},
 			"device": map[string]float64{"r_iops": 100 * scale, "w_iops": 900 * scale, "r_await_ms": 0.5 / scale, "w_await_ms": 1 / scale, "p99_ms": 4 / scale},
-			"db":     map[string]float64{"cache_hit_pct": 99.5}}
+			"db":     map[string]float64{"cache_hit_pct": 99.5, "read_latency_ms": 0.2 / scale, "wal_sync_latency_ms": 0.5 / scale}}
 		doc, err := json.Marshal(m)
 		must(t, err)
 		must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: start,

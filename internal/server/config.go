@@ -102,9 +102,10 @@ host replication all 127.0.0.1/32 scram-sha-256
 // read last, wins over everything above it.
 const includeLine = "\n# tierbench: its settings live in tierbench.conf, rewritten on every start.\ninclude_if_exists = 'tierbench.conf'\n"
 
-// configFile is tierbench.conf: the fixed settings, the memory-derived ones
-// and the user's --set overrides, in that order (later lines win).
-func configFile(port int, socketDir string, memory int64, settings map[string]string) string {
+// configFile is tierbench.conf for a server of the given major version: the
+// fixed settings, the memory-derived ones and the user's --set overrides, in
+// that order (later lines win).
+func configFile(port int, socketDir string, memory int64, major int, settings map[string]string) string {
 	var b strings.Builder
 	b.WriteString("# Written by tierbench on every start; change it with `tierbench server start --set name=value`.\n")
 	b.WriteString("listen_addresses = '127.0.0.1'\n")
@@ -119,6 +120,12 @@ func configFile(port int, socketDir string, memory int64, settings map[string]st
 	b.WriteString("logging_collector = off\n")
 	b.WriteString("log_destination = 'stderr'\n")
 	b.WriteString("log_line_prefix = '%m [%p] '\n")
+	b.WriteString("# The server's own I/O latencies (a block read, a WAL sync) for telemetry: they include\n")
+	b.WriteString("# waits above the device, such as an emulated tier's throttle, that device await misses.\n")
+	b.WriteString("track_io_timing = on\n")
+	if major >= 14 {
+		b.WriteString("track_wal_io_timing = on\n")
+	}
 	if mem := MemorySettings(memory); mem != nil {
 		fmt.Fprintf(&b, "# Sized from --memory %d bytes (see MemorySettings).\n", memory)
 		writeSorted(&b, mem)

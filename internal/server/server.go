@@ -235,7 +235,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 			return Info{}, err
 		}
 	}
-	if err := configure(dir, &st, port, acct); err != nil {
+	if err := configure(dir, &st, port, bins.Major, acct); err != nil {
 		if kind != dirManaged {
 			emptyDir(dir) // no half-made cluster that a retry would refuse as foreign
 		}
@@ -268,7 +268,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 // tierbench.conf and the state file. pg_hba.conf is tierbench's own in a
 // managed directory: rewriting it on every start brings directories made by
 // an older tierbench up to date.
-func configure(dir string, st *state, port int, acct account) error {
+func configure(dir string, st *state, port, major int, acct account) error {
 	switch {
 	case port != 0:
 		st.Port = port
@@ -288,7 +288,7 @@ func configure(dir string, st *state, port int, acct account) error {
 	if err := writeFileAs(filepath.Join(dir, "pg_hba.conf"), []byte(hbaConf), 0o600, acct); err != nil {
 		return err
 	}
-	conf := configFile(st.Port, st.SocketDir, st.Memory, st.Settings)
+	conf := configFile(st.Port, st.SocketDir, st.Memory, major, st.Settings)
 	if err := writeFileAs(filepath.Join(dir, ConfFile), []byte(conf), 0o600, acct); err != nil {
 		return err
 	}

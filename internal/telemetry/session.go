@@ -288,11 +288,25 @@ func dbRates(prev map[string]float64, st engine.Stats, secs float64) map[string]
 			out[k+"_per_s"] = (v - p) / secs
 		}
 	}
-	read, hit := out["blocks_read_per_s"], out["blocks_hit_per_s"]
-	if read+hit > 0 {
-		out["cache_hit_pct"] = hit / (read + hit) * 100
-	}
+	dbRatios(out)
 	return out
+}
+
+// dbRatios adds to rates (NAME_per_s) what is derived from two of them: the
+// cache hit ratio, and the server's own I/O latencies where it times I/O (a
+// data block read, a WAL sync, in ms). These latencies include every wait
+// above the device, an emulated tier's throttle among them, which device
+// await does not.
+func dbRatios(rates map[string]float64) {
+	if read, hit := rates["blocks_read_per_s"], rates["blocks_hit_per_s"]; read+hit > 0 {
+		rates["cache_hit_pct"] = hit / (read + hit) * 100
+	}
+	if ms, ok := rates["block_read_ms_per_s"]; ok && rates["blocks_read_per_s"] > 0 {
+		rates["read_latency_ms"] = ms / rates["blocks_read_per_s"]
+	}
+	if ms, ok := rates["wal_sync_ms_per_s"]; ok && rates["wal_syncs_per_s"] > 0 {
+		rates["wal_sync_latency_ms"] = ms / rates["wal_syncs_per_s"]
+	}
 }
 
 func sparse(h *hdrhistogram.Histogram) []bar {
@@ -382,10 +396,8 @@ func Summarize(samples []Sample) Aggregate {
 		for k, v := range dbSum {
 			a.DB[k] = v / dbN[k]
 		}
-		// The hit ratio of the whole step, not the mean of per-second ratios.
-		if r, h := a.DB["blocks_read_per_s"], a.DB["blocks_hit_per_s"]; r+h > 0 {
-			a.DB["cache_hit_pct"] = h / (r + h) * 100
-		}
+		// The ratios of the whole step, not the means of per-second ratios.
+		dbRatios(a.DB)
 	}
 	return a
 }

@@ -49,6 +49,16 @@ func TestDBRates(t *testing.T) {
 	if r := dbRates(nil, st, 2); len(r) != 1 {
 		t.Errorf("first reading gives rates: %v", r)
 	}
+	if _, ok := r["read_latency_ms"]; ok {
+		t.Errorf("a server that does not time I/O gets a read latency: %v", r)
+	}
+	// Timed I/O: 20 block reads took 50 ms, 40 WAL syncs 10 ms.
+	prev["block_read_ms"], prev["wal_sync_ms"], prev["wal_syncs"] = 1000, 500, 100
+	st.Counters["block_read_ms"], st.Counters["wal_sync_ms"], st.Counters["wal_syncs"] = 1050, 510, 140
+	r = dbRates(prev, st, 2)
+	if r["read_latency_ms"] != 2.5 || r["wal_sync_latency_ms"] != 0.25 {
+		t.Errorf("read latency %v ms (want 2.5), WAL sync %v ms (want 0.25)", r["read_latency_ms"], r["wal_sync_latency_ms"])
+	}
 }
 
 // A live session on this host: samples arrive each interval with CPU

@@ -25,6 +25,12 @@ const (
 	StatBuffersCheckpoint = "buffers_checkpoint"
 	StatBuffersBgwriter   = "buffers_bgwriter"
 	StatBuffersBackend    = "buffers_backend"
+	// I/O time as the server saw it, when it times I/O (track_io_timing,
+	// track_wal_io_timing): milliseconds spent reading data blocks, and
+	// syncing WAL, with the number of syncs. Absent when not timed.
+	StatBlockReadMs = "block_read_ms"
+	StatWALSyncMs   = "wal_sync_ms"
+	StatWALSyncs    = "wal_syncs"
 	// Gauges: active sessions by what they wait on ("CPU" when not
 	// waiting), as "active.<wait_event_type>".
 	StatActivePrefix = "active."
@@ -34,10 +40,11 @@ const (
 // database, WAL bytes (pg_stat_wal from PostgreSQL 14) and the checkpoint
 // counters (pg_stat_bgwriter up to 16, pg_stat_checkpointer from 17, where
 // backend writes moved to pg_stat_io).
-const statsDatabase = `SELECT xact_commit, xact_rollback, blks_read, blks_hit, temp_bytes
+const statsDatabase = `SELECT xact_commit, xact_rollback, blks_read, blks_hit, temp_bytes,
+	blk_read_time, current_setting('track_io_timing')::bool, current_setting('server_version_num')::int
 	FROM pg_stat_database WHERE datname = current_database()`
 
-const statsWAL = `SELECT wal_bytes FROM pg_stat_wal`
+const statsWAL = `SELECT wal_bytes, wal_sync, wal_sync_time, current_setting('track_wal_io_timing')::bool FROM pg_stat_wal`
 
 const statsBgwriter16 = `SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_clean, buffers_backend
 	FROM pg_stat_bgwriter`
@@ -69,19 +76,29 @@ func readStats(ctx context.Context, conn *pgx.Conn) (engine.Stats, error) {
 	st := engine.Stats{Counters: map[string]float64{}, Gauges: map[string]float64{}}
 	c := st.Counters
 	var commits, rollbacks, read, hit, temp int64
-	if err := conn.QueryRow(ctx, statsDatabase).Scan(&commits, &rollbacks, &read, &hit, &temp); err != nil {
+	var readMs float64
+	var ioTiming bool
+	// server_version_num is not among the parameters a server reports to
+	// the client before PostgreSQL 16, so it is asked for.
+	var version int
+	if err := conn.QueryRow(ctx, statsDatabase).Scan(&commits, &rollbacks, &read, &hit, &temp, &readMs, &ioTiming, &version); err != nil {
 		return st, err
 	}
 	c[StatCommits], c[StatRollbacks], c[StatBlocksRead], c[StatBlocksHit], c[StatTempBytes] =
 		float64(commits), float64(rollbacks), float64(read), float64(hit), float64(temp)
-	version := 0
-	fmt.Sscan(conn.PgConn().ParameterStatus("server_version_num"), &version)
+	if ioTiming {
+		c[StatBlockReadMs] = readMs
+	}
 	if version >= 140000 {
-		var wal float64
-		if err := conn.QueryRow(ctx, statsWAL).Scan(&wal); err != nil {
+		var wal, syncs, syncMs float64
+		var walTiming bool
+		if err := conn.QueryRow(ctx, statsWAL).Scan(&wal, &syncs, &syncMs, &walTiming); err != nil {
 			return st, err
 		}
 		c[StatWALBytes] = wal
+		if walTiming {
+			c[StatWALSyncMs], c[StatWALSyncs] = syncMs, syncs
+		}
 	}
 	q := statsBgwriter16
 	if version >= 170000 {
