@@ -75,6 +75,12 @@ type Options struct {
 	// Verify, when set, is called on the restored database; its verdict is
 	// Phase.Verified.
 	Verify func(ctx context.Context, dsn string) error
+	// KeepCache leaves the page cache as it is. By default what a phase
+	// reads is dropped from it first (the source's data directory before a
+	// backup, the backup before a restore), so that it reads from the
+	// storage as the backup of a database larger than memory does, not
+	// from memory as a small test database would.
+	KeepCache bool
 }
 
 // Phase is one timed backup or restore.
@@ -90,6 +96,9 @@ type Phase struct {
 	Ended   time.Time `json:"-"`
 	// Verified says Verify passed on the restored database (restore only).
 	Verified bool `json:"verified,omitempty"`
+	// ColdCache says what the phase reads was dropped from the page cache
+	// before it started (see Options.KeepCache).
+	ColdCache bool `json:"cold_cache"`
 }
 
 func (p *Phase) finish(bytes int64) {
@@ -198,6 +207,7 @@ func Backup(ctx context.Context, o Options, cycle int) (Phase, string, error) {
 		args = []string{"--pgdata=" + dir, "--format=plain", "--wal-method=stream", "--checkpoint=fast",
 			"--no-password", "--dbname=" + conn}
 	}
+	ph.ColdCache = o.dropCache(o.DataDir)
 	ph.Started = time.Now()
 	err = runTool(ctx, tool, args, password)
 	ph.Ended = time.Now()
@@ -252,6 +262,7 @@ func restorePhysical(ctx context.Context, o Options, cycle int, backupDir string
 	removeRestored(bg, dir) // an earlier run's, killed before its cleanup
 	defer removeRestored(bg, dir)
 
+	ph.ColdCache = o.dropCache(backupDir)
 	ph.Started = time.Now()
 	err = server.Clone(ctx, backupDir, dir)
 	var info server.Info
@@ -321,6 +332,7 @@ func restoreLogical(ctx context.Context, o Options, cycle int, backupDir string)
 	// not a superuser restores too.
 	args := []string{"--jobs=" + strconv.Itoa(o.jobs()), "--exit-on-error", "--no-owner", "--no-password",
 		"--dbname=" + conn, backupDir}
+	ph.ColdCache = o.dropCache(backupDir)
 	ph.Started = time.Now()
 	err = runTool(ctx, tool, args, password)
 	ph.Ended = time.Now()
