@@ -225,6 +225,18 @@ func (v *vu) interrupt() {
 	}
 }
 
+// publishStats has the VU's connection publish its transaction counters
+// (engine.Worker.PublishStats); the driver calls it at the edges of the
+// measured interval, when the VU is held between transactions or stopped.
+func (v *vu) publishStats(ctx context.Context) (bool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.worker == nil {
+		return false, nil
+	}
+	return v.worker.PublishStats(ctx)
+}
+
 // swapWorker replaces the worker under the lock interrupt takes, and
 // returns the old one. Only the VU's own goroutine writes v.worker, so it
 // reads it without the lock.

@@ -154,6 +154,12 @@ type Worker interface {
 	// unusable afterwards except for Close. Drivers use it instead of
 	// cancellable contexts, which cost a watcher per query.
 	Interrupt()
+	// PublishStats makes the database count this connection's finished
+	// transactions in its shared counters now, where it would otherwise
+	// do so later (PostgreSQL 15 and later: up to 10 s after a backend goes
+	// idle). It reports whether it ran a transaction of its own to do so,
+	// which the counters then include. Only called between transactions.
+	PublishStats(ctx context.Context) (bool, error)
 	Close()
 }
 
