@@ -11,6 +11,15 @@
 // only do so when our cgroup may delegate the controllers (it holds no
 // processes), which is rare, so v2 groups usually sit under the root.
 //
+// Groups may share one I/O budget (Limits.IOGroup): the servers of one
+// emulated storage tier draw from the tier's IOPS and bandwidth together, as
+// the databases on one datastore do, while each keeps its own memory cap.
+// v1 puts each process in tierbench/NAME of the memory hierarchy and in the
+// shared tierbench/IOGROUP of the blkio one, which holds the throttles. v2,
+// one hierarchy, nests the group: tierbench/IOGROUP holds io.max (io.max
+// limits a subtree as a whole) and tierbench/IOGROUP/NAME the memory cap and
+// the processes.
+//
 // A limit the machine cannot apply is not an error: Applied says why in its
 // notes, so a benchmark can run and report that it ran uncapped.
 package cgroup
@@ -35,6 +44,13 @@ type Limits struct {
 	// (v2 memory.max, v1 memory.limit_in_bytes); 0: no cap.
 	MemoryBytes int64
 	IO          []IOLimit
+	// IOGroup, when set, names the group whose I/O budget this one shares:
+	// IO is written to tierbench/IOGROUP, not to the group itself, and every
+	// group naming IOGROUP draws from that one budget (they must all give
+	// the same IO; the last Create's is what holds). It needs IO. The shared
+	// group outlives its members: remove it with Open(IOGROUP).Remove once
+	// they are gone.
+	IOGroup string
 }
 
 // IOLimit throttles one block device. It must be a whole disk, a dm or a loop
@@ -58,12 +74,18 @@ func (l IOLimit) unlimited() bool {
 // Applied is what really took effect, read back from the cgroup files after
 // writing them.
 type Applied struct {
-	Version    int       `json:"cgroup_version"` // 1, 2, or 0 when none was usable
-	Path       string    `json:"path,omitempty"` // the group's directory (v1: the memory hierarchy's, else the blkio one's)
-	MemoryMax  int64     `json:"memory_max_bytes,omitempty"`
-	IO         []IOLimit `json:"io,omitempty"`
-	MemoryNote string    `json:"memory_note,omitempty"` // why a memory cap was not applied ("" when applied or not asked)
-	IONote     string    `json:"io_note,omitempty"`     // why an I/O limit was not applied, and v1's caveat
+	Version   int       `json:"cgroup_version"` // 1, 2, or 0 when none was usable
+	Path      string    `json:"path,omitempty"` // the group's directory (v1: the memory hierarchy's, else the blkio one's)
+	MemoryMax int64     `json:"memory_max_bytes,omitempty"`
+	IO        []IOLimit `json:"io,omitempty"`
+	// IOPath is the directory whose files hold IO, when it is not Path (v1's
+	// blkio group; a shared I/O group).
+	IOPath string `json:"io_path,omitempty"`
+	// IOShared says IO is a budget shared with every group of the same
+	// Limits.IOGroup, not this group's alone.
+	IOShared   bool   `json:"io_shared,omitempty"`
+	MemoryNote string `json:"memory_note,omitempty"` // why a memory cap was not applied ("" when applied or not asked)
+	IONote     string `json:"io_note,omitempty"`     // why an I/O limit was not applied, and v1's caveat
 }
 
 // V1WritebackNote is Applied.IONote's caveat on cgroup v1: blkio charges a
@@ -132,13 +154,20 @@ type Group struct {
 	members []member
 }
 
-// member is the group's directory in one hierarchy.
+// member is the group's directory in one hierarchy, or the shared I/O group
+// it draws from.
 type member struct {
-	dir   string // MOUNT/…/tierbench/NAME
-	mount string // the hierarchy's mount point: the last resort for processes left at Remove
-	mem   bool   // memory files live here
-	io    bool   // blkio/io files live here
+	dir    string // BASE/tierbench/NAME, or BASE/tierbench/IOGROUP[/NAME] (v2)
+	base   string // the cgroup holding tierbench/: where processes go back at Remove
+	mount  string // the hierarchy's mount point: the last resort for processes left at Remove
+	mem    bool   // memory files live here
+	io     bool   // blkio/io files live here
+	shared bool   // the shared I/O group (Limits.IOGroup), which Remove leaves
 }
+
+// holdsProcs says whether the group's processes are placed in the member:
+// not in a v2 shared group, whose processes are its children's.
+func (g *Group) holdsProcs(m member) bool { return !(m.shared && g.version == 2) }
 
 // Name is the group's name (without tierbench/).
 func (g *Group) Name() string { return g.name }
@@ -151,11 +180,14 @@ func (g *Group) Version() int {
 	return g.version
 }
 
-// Dirs are the group's directories, one per hierarchy.
+// Dirs are the directories a process of the group is placed in, one per
+// hierarchy (v1 with an IOGroup: the memory group and the shared blkio one).
 func (g *Group) Dirs() []string {
-	dirs := make([]string, len(g.members))
-	for i, m := range g.members {
-		dirs[i] = m.dir
+	var dirs []string
+	for _, m := range g.members {
+		if g.holdsProcs(m) {
+			dirs = append(dirs, m.dir)
+		}
 	}
 	return dirs
 }
@@ -184,6 +216,14 @@ func (lim Limits) validate() error {
 		}
 		seen[l.Device()] = true
 	}
+	if lim.IOGroup != "" {
+		if err := checkName(lim.IOGroup); err != nil {
+			errs = append(errs, fmt.Errorf("I/O group: %w", err))
+		}
+		if len(lim.IO) == 0 {
+			errs = append(errs, fmt.Errorf("I/O group %s: no I/O limit to share", lim.IOGroup))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -201,6 +241,9 @@ func (h Host) Create(name string, lim Limits) (*Group, Applied, error) {
 	}
 	if err := lim.validate(); err != nil {
 		return g, Applied{}, err
+	}
+	if lim.IOGroup == name {
+		return g, Applied{}, fmt.Errorf("cgroup %s cannot share the I/O budget of itself", name)
 	}
 	hs, err := h.Hierarchies()
 	if err != nil {
@@ -325,15 +368,32 @@ func (h Host) mkdirs(parent, name string) (string, error) {
 	return dir, nil
 }
 
-// existing returns parent/tierbench/NAME of the first candidate that has it.
+// existing returns parent/tierbench/NAME, or parent/tierbench/IOGROUP/NAME
+// (v2's groups sharing an I/O budget), of the first candidate that has it.
 func existing(hy Hierarchy, name string) string {
 	for _, c := range hy.candidates() {
-		dir := filepath.Join(c, "tierbench", name)
-		if isDir(dir) {
+		top := filepath.Join(c, "tierbench")
+		if dir := filepath.Join(top, name); isDir(dir) {
 			return dir
+		}
+		entries, _ := os.ReadDir(top)
+		for _, e := range entries {
+			if dir := filepath.Join(top, e.Name(), name); e.IsDir() && isDir(dir) {
+				return dir
+			}
 		}
 	}
 	return ""
+}
+
+// baseOf is the cgroup holding the tierbench/ above dir: dir is
+// BASE/tierbench/NAME or BASE/tierbench/IOGROUP/NAME.
+func baseOf(dir string) string {
+	up := filepath.Dir(dir)
+	if filepath.Base(up) != "tierbench" && filepath.Base(filepath.Dir(up)) == "tierbench" {
+		return filepath.Dir(filepath.Dir(up))
+	}
+	return filepath.Dir(up)
 }
 
 func isDir(p string) bool {
@@ -345,6 +405,9 @@ func isDir(p string) bool {
 // their process, and children forked later are born in the group.
 func (g *Group) Add(pids ...int) error {
 	for _, m := range g.members {
+		if !g.holdsProcs(m) {
+			continue
+		}
 		for _, pid := range pids {
 			if err := g.host.ops.write(filepath.Join(m.dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 				return fmt.Errorf("moving process %d into %s: %w", pid, m.dir, err)
@@ -358,9 +421,12 @@ func (g *Group) Add(pids ...int) error {
 func (g *Group) Read() (Applied, error) {
 	ap := Applied{Version: g.Version()}
 	for _, m := range g.members {
-		if ap.Path == "" || m.mem {
+		if !m.shared && (ap.Path == "" || m.mem) {
 			ap.Path = m.dir
 		}
+	}
+	if ap.Path == "" && len(g.members) > 0 {
+		ap.Path = g.members[0].dir
 	}
 	var errs []error
 	for _, m := range g.members {
@@ -376,7 +442,10 @@ func (g *Group) Read() (Applied, error) {
 			if err != nil {
 				errs = append(errs, err)
 			}
-			ap.IO = io
+			ap.IO, ap.IOShared = io, m.shared
+			if m.dir != ap.Path && (len(io) > 0 || m.shared) {
+				ap.IOPath = m.dir
+			}
 		}
 	}
 	if g.version == 1 && len(ap.IO) > 0 {
@@ -387,11 +456,26 @@ func (g *Group) Read() (Applied, error) {
 
 // Remove moves the processes still in the group to the parent it was made
 // under (or, where the parent may not hold processes, the hierarchy's root)
-// and removes the group, and tierbench/ when it is left empty.
+// and removes the group, and tierbench/ when it is left empty. A shared I/O
+// group stays, with the other groups' processes: only this group's own
+// leave it.
 func (g *Group) Remove() error {
+	var own []int
+	for _, m := range g.members {
+		if !m.shared {
+			pids, _ := readProcs(filepath.Join(m.dir, "cgroup.procs"))
+			own = append(own, pids...)
+		}
+	}
 	var errs []error
 	for _, m := range g.members {
-		if err := g.host.remove(m); err != nil {
+		var err error
+		if m.shared {
+			err = g.host.leave(m, own)
+		} else {
+			err = g.host.remove(m)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -399,8 +483,41 @@ func (g *Group) Remove() error {
 	return errors.Join(errs...)
 }
 
+// leave moves the processes of pids that are in the shared group m to the
+// cgroup it was made under (the hierarchy's root where that fails).
+func (h Host) leave(m member, pids []int) error {
+	in, err := readProcs(filepath.Join(m.dir, "cgroup.procs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("leaving cgroup %s: %w", m.dir, err)
+	}
+	for _, pid := range in {
+		if slices.Contains(pids, pid) {
+			h.moveOut(m, pid)
+		}
+	}
+	return nil
+}
+
+// moveOut moves a process to the member's base cgroup, or its hierarchy's
+// root when the base refuses it.
+func (h Host) moveOut(m member, pid int) {
+	parent := m.base
+	if parent == "" {
+		parent = baseOf(m.dir)
+	}
+	if err := h.ops.write(filepath.Join(parent, "cgroup.procs"), strconv.Itoa(pid)); err != nil && parent != m.mount {
+		h.ops.write(filepath.Join(m.mount, "cgroup.procs"), strconv.Itoa(pid))
+	}
+}
+
 func (h Host) remove(m member) error {
-	parent := filepath.Dir(filepath.Dir(m.dir))
+	parent := m.base
+	if parent == "" {
+		parent = baseOf(m.dir)
+	}
 	var err error
 	// A process may fork while we move it; the child lands in the group, so
 	// go round until the group is empty.
@@ -414,9 +531,7 @@ func (h Host) remove(m member) error {
 			break
 		}
 		for _, pid := range pids {
-			if e := h.ops.write(filepath.Join(parent, "cgroup.procs"), strconv.Itoa(pid)); e != nil && parent != m.mount {
-				h.ops.write(filepath.Join(m.mount, "cgroup.procs"), strconv.Itoa(pid))
-			}
+			h.moveOut(m, pid)
 		}
 	}
 	if err != nil {
@@ -433,7 +548,9 @@ func (h Host) remove(m member) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	h.ops.rmdir(filepath.Dir(m.dir)) // tierbench/, when no other group is left in it
+	// tierbench/, when no other group is left in it (a shared I/O group
+	// holding this one stays: its owner removes it).
+	h.ops.rmdir(filepath.Join(parent, "tierbench"))
 	return nil
 }
 
@@ -458,9 +575,17 @@ func (h Host) Open(name string) (*Group, error) {
 		if dir == "" {
 			dir = search(hy.Mount, name)
 		}
-		if dir != "" {
-			g.members = append(g.members, member{dir: dir, mount: hy.Mount, mem: mem, io: io})
+		if dir == "" {
+			return
 		}
+		base := baseOf(dir)
+		if up := filepath.Dir(dir); hy.Version == 2 && filepath.Base(up) != "tierbench" {
+			// Nested in a shared I/O group, which holds its io.max.
+			g.members = append(g.members, member{dir: dir, base: base, mount: hy.Mount, mem: mem},
+				member{dir: up, base: base, mount: hy.Mount, io: io, shared: true})
+			return
+		}
+		g.members = append(g.members, member{dir: dir, base: base, mount: hy.Mount, mem: mem, io: io})
 	}
 	find(v2, true, true)
 	if len(g.members) > 0 {
@@ -477,7 +602,7 @@ func (h Host) Open(name string) (*Group, error) {
 }
 
 // search walks a hierarchy (a few levels deep: groups live near the top) for
-// a directory tierbench/NAME.
+// a directory tierbench/NAME or tierbench/IOGROUP/NAME.
 func search(mount, name string) string {
 	const maxDepth = 8
 	var found string
@@ -489,7 +614,8 @@ func search(mount, name string) string {
 		if strings.Count(p, string(filepath.Separator))-base > maxDepth {
 			return filepath.SkipDir
 		}
-		if d.Name() == name && filepath.Base(filepath.Dir(p)) == "tierbench" {
+		up := filepath.Dir(p)
+		if d.Name() == name && (filepath.Base(up) == "tierbench" || filepath.Base(filepath.Dir(up)) == "tierbench") {
 			found = p
 			return filepath.SkipAll
 		}

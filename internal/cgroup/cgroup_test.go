@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,7 +100,7 @@ func TestCreateV1(t *testing.T) {
 	blkDir := cg + "/blkio/tierbench/server-1"
 	want := Applied{Version: 1, Path: memDir, MemoryMax: 256 * mib, // rounded down to pages
 		IO:     []IOLimit{{Major: 254, Minor: 0, ReadIOPS: 100, WriteBPS: 50e6}},
-		IONote: V1WritebackNote}
+		IOPath: blkDir, IONote: V1WritebackNote}
 	if !reflect.DeepEqual(ap, want) {
 		t.Errorf("Create = %+v\nwant %+v", ap, want)
 	}
@@ -130,7 +131,7 @@ func TestCreateV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = Applied{Version: 1, Path: memDir, IO: []IOLimit{{Major: 7, Minor: 0, WriteIOPS: 30}}, IONote: V1WritebackNote}
+	want = Applied{Version: 1, Path: memDir, IO: []IOLimit{{Major: 7, Minor: 0, WriteIOPS: 30}}, IOPath: blkDir, IONote: V1WritebackNote}
 	if !reflect.DeepEqual(ap, want) {
 		t.Errorf("Create again = %+v\nwant %+v", ap, want)
 	}
@@ -354,4 +355,202 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// tierIO is the shared budget of the tests below: one emulated tier's device.
+var tierIO = []IOLimit{{Major: 254, Minor: 0, ReadIOPS: 3000, WriteIOPS: 3000, WriteBPS: 200e6}}
+
+// Two servers on one tier, v1: each in its own memory group with its own
+// cap, both in the tier's one blkio group holding the throttle.
+func TestCreateV1SharedIO(t *testing.T) {
+	h, _ := fixture(t, "hybrid", hybridFiles())
+	cg := filepath.Join(h.root, "sys/fs/cgroup")
+	memTop := cg + "/memory/process_api/abc/tierbench"
+	tierDir := cg + "/blkio/tierbench/tier-slow"
+
+	a, apA, err := h.Create("server-a", Limits{MemoryBytes: 256 * mib, IO: tierIO, IOGroup: "tier-slow"})
+	must(t, err)
+	b, apB, err := h.Create("server-b", Limits{MemoryBytes: 512 * mib, IO: tierIO, IOGroup: "tier-slow"})
+	must(t, err)
+	for _, c := range []struct {
+		ap    Applied
+		dir   string
+		limit int64
+	}{{apA, memTop + "/server-a", 256 * mib}, {apB, memTop + "/server-b", 512 * mib}} {
+		want := Applied{Version: 1, Path: c.dir, MemoryMax: c.limit, IO: tierIO, IOPath: tierDir, IOShared: true, IONote: V1WritebackNote}
+		if !reflect.DeepEqual(c.ap, want) {
+			t.Errorf("Create = %+v\nwant %+v", c.ap, want)
+		}
+		if got := readString(t, c.dir+"/"+v1MemoryLimit); got != strconv.FormatInt(c.limit, 10)+"\n" {
+			t.Errorf("%s/%s = %q", c.dir, v1MemoryLimit, got)
+		}
+	}
+	for file, want := range map[string]string{v1ReadIOPS: "254:0 3000\n", v1WriteIOPS: "254:0 3000\n", v1WriteBPS: "254:0 200000000\n", v1ReadBPS: "\n"} {
+		if got := readString(t, tierDir+"/"+file); got != want {
+			t.Errorf("%s/%s = %q; want %q", tierDir, file, got, want)
+		}
+	}
+	if exists(cg+"/blkio/tierbench/server-a") || exists(cg+"/blkio/tierbench/server-b") {
+		t.Error("a server got a blkio group of its own beside the tier's")
+	}
+	if got := a.Dirs(); !reflect.DeepEqual(got, []string{memTop + "/server-a", tierDir}) {
+		t.Errorf("Dirs = %v", got)
+	}
+
+	must(t, a.Add(4242))
+	must(t, b.Add(4343))
+	for dir, want := range map[string]string{memTop + "/server-a": "4242\n", memTop + "/server-b": "4343\n", tierDir: "4242\n4343\n"} {
+		if got := readString(t, dir+"/cgroup.procs"); got != want {
+			t.Errorf("%s/cgroup.procs = %q; want %q", dir, got, want)
+		}
+	}
+
+	// One server goes: its processes leave the tier, the other's stay.
+	must(t, a.Remove())
+	if exists(memTop + "/server-a") {
+		t.Error("server-a's memory group survived Remove")
+	}
+	if got := readString(t, tierDir+"/cgroup.procs"); got != "4343\n" {
+		t.Errorf("the tier's cgroup.procs after server-a left = %q; want 4343 alone", got)
+	}
+	if got := readString(t, cg+"/blkio/cgroup.procs"); !strings.Contains(got, "4242") {
+		t.Errorf("server-a's process is not back in the blkio root: %q", got)
+	}
+	if ap, err := b.Read(); err != nil || !reflect.DeepEqual(ap.IO, tierIO) || !ap.IOShared {
+		t.Errorf("server-b after server-a left: %+v, %v; want the tier's limits", ap, err)
+	}
+
+	// Open (server stop, another process) finds server-b's own group; the
+	// tier is the scenario's to remove.
+	o, err := h.Open("server-b")
+	must(t, err)
+	must(t, o.Remove())
+	if !exists(tierDir) {
+		t.Fatal("removing the servers removed the tier's group")
+	}
+	tier, err := h.Open("tier-slow")
+	must(t, err)
+	must(t, tier.Remove())
+	for _, dir := range []string{tierDir, cg + "/blkio/tierbench", memTop} {
+		if exists(dir) {
+			t.Errorf("%s still exists after every group was removed", dir)
+		}
+	}
+	if got := readString(t, cg+"/blkio/cgroup.procs"); !strings.Contains(got, "4343") {
+		t.Errorf("server-b's process is not back in the blkio root: %q", got)
+	}
+}
+
+// Two servers on one tier, v2: tierbench/tier-slow holds io.max and passes
+// memory on; each server is a child of it with its own memory.max.
+func TestCreateV2SharedIO(t *testing.T) {
+	h, _ := fixture(t, "v2", v2Files("cpuset cpu io memory pids"))
+	cg := filepath.Join(h.root, "sys/fs/cgroup")
+	tierDir := cg + "/tierbench/tier-slow"
+
+	a, apA, err := h.Create("server-a", Limits{MemoryBytes: 256 * mib, IO: tierIO, IOGroup: "tier-slow"})
+	must(t, err)
+	b, apB, err := h.Create("server-b", Limits{MemoryBytes: 512 * mib, IO: tierIO, IOGroup: "tier-slow"})
+	must(t, err)
+	for _, c := range []struct {
+		ap    Applied
+		name  string
+		limit int64
+	}{{apA, "server-a", 256 * mib}, {apB, "server-b", 512 * mib}} {
+		dir := tierDir + "/" + c.name
+		want := Applied{Version: 2, Path: dir, MemoryMax: c.limit, IO: tierIO, IOPath: tierDir, IOShared: true}
+		if !reflect.DeepEqual(c.ap, want) {
+			t.Errorf("Create = %+v\nwant %+v", c.ap, want)
+		}
+		if got := readString(t, dir+"/memory.max"); got != strconv.FormatInt(c.limit, 10)+"\n" {
+			t.Errorf("%s/memory.max = %q", dir, got)
+		}
+		if exists(dir + "/io.max") {
+			t.Errorf("%s has an io.max of its own; the budget is the tier's", dir)
+		}
+	}
+	if got := readString(t, tierDir+"/io.max"); got != "254:0 rbps=max wbps=200000000 riops=3000 wiops=3000\n" {
+		t.Errorf("the tier's io.max = %q", got)
+	}
+	if got := strings.Fields(readString(t, tierDir+"/cgroup.subtree_control")); !reflect.DeepEqual(got, []string{"memory"}) {
+		t.Errorf("the tier's cgroup.subtree_control = %v; want memory alone", got)
+	}
+	if got := a.Dirs(); !reflect.DeepEqual(got, []string{tierDir + "/server-a"}) {
+		t.Errorf("Dirs = %v; want the leaf alone (the tier may hold no process)", got)
+	}
+	must(t, a.Add(4242))
+	must(t, b.Add(4343))
+	for dir, want := range map[string]string{tierDir + "/server-a": "4242\n", tierDir + "/server-b": "4343\n", tierDir: ""} {
+		if got := readString(t, dir+"/cgroup.procs"); got != want {
+			t.Errorf("%s/cgroup.procs = %q; want %q", dir, got, want)
+		}
+	}
+
+	// Open finds the nested group and reads the tier's limits through it.
+	o, err := h.Open("server-a")
+	must(t, err)
+	if ap, err := o.Read(); err != nil || !reflect.DeepEqual(ap, apA) {
+		t.Errorf("Open(server-a).Read = %+v, %v; want %+v", ap, err, apA)
+	}
+	must(t, o.Remove())
+	if exists(tierDir+"/server-a") || !exists(tierDir+"/server-b") {
+		t.Error("Remove of server-a removed the wrong groups")
+	}
+	if got := readString(t, cg+"/cgroup.procs"); !strings.Contains(got, "4242") {
+		t.Errorf("server-a's process is not back in the root: %q", got)
+	}
+	must(t, b.Remove())
+	if !exists(tierDir) {
+		t.Fatal("removing the servers removed the tier's group")
+	}
+	tier, err := h.Open("tier-slow")
+	must(t, err)
+	must(t, tier.Remove())
+	if exists(cg + "/tierbench") {
+		t.Error("tierbench/ survived the removal of every group")
+	}
+}
+
+// A group made without an I/O group and then with one (or the reverse) moves
+// to where it now belongs.
+func TestCreateV2MovesIntoIOGroup(t *testing.T) {
+	h, _ := fixture(t, "v2", v2Files("cpuset cpu io memory pids"))
+	cg := filepath.Join(h.root, "sys/fs/cgroup")
+	g, _, err := h.Create("server-a", Limits{MemoryBytes: 256 * mib})
+	must(t, err)
+	must(t, g.Add(4242))
+	g, ap, err := h.Create("server-a", Limits{MemoryBytes: 256 * mib, IO: tierIO, IOGroup: "tier-slow"})
+	must(t, err)
+	must(t, g.Add(4242))
+	if ap.Path != cg+"/tierbench/tier-slow/server-a" || exists(cg+"/tierbench/server-a") || ap.MemoryMax != 256*mib || !ap.IOShared {
+		t.Errorf("Create into the I/O group = %+v", ap)
+	}
+	g, ap, err = h.Create("server-a", Limits{MemoryBytes: 128 * mib})
+	must(t, err)
+	if ap.Path != cg+"/tierbench/server-a" || exists(cg+"/tierbench/tier-slow/server-a") || ap.IOShared || len(ap.IO) != 0 {
+		t.Errorf("Create out of the I/O group = %+v", ap)
+	}
+	must(t, g.Remove())
+}
+
+func TestCreateIOGroupRefusesBadInput(t *testing.T) {
+	h, _ := fixture(t, "hybrid", hybridFiles())
+	for _, lim := range []Limits{
+		{MemoryBytes: mib, IOGroup: "tier-x"}, // nothing to share
+		{IO: tierIO, IOGroup: "../x"},         // a bad name
+		{IO: tierIO, IOGroup: "server-1"},     // itself
+	} {
+		if _, _, err := h.Create("server-1", lim); err == nil {
+			t.Errorf("Create(server-1, %+v) succeeded", lim)
+		} else {
+			t.Logf("%+v: %v", lim, err)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -42,7 +42,8 @@ var v1Throttles = []struct {
 
 // createV1 makes the group in the memory and blkio hierarchies that exist
 // (both always, so a reused group loses the limits it no longer has) and
-// writes the limits.
+// writes the limits. With lim.IOGroup, the blkio group is the shared
+// tierbench/IOGROUP.
 func (h Host) createV1(g *Group, mem, blk *Hierarchy, lim Limits, n *notes) {
 	wantMem, wantIO := lim.MemoryBytes > 0, len(lim.IO) > 0
 	if mem == nil && wantMem {
@@ -58,7 +59,7 @@ func (h Host) createV1(g *Group, mem, blk *Hierarchy, lim Limits, n *notes) {
 				n.memf("cannot create the memory cgroup: %v%s", err, rootHint(err))
 			}
 		} else {
-			g.members = append(g.members, member{dir: dir, mount: mem.Mount, mem: true})
+			g.members = append(g.members, member{dir: dir, base: baseOf(dir), mount: mem.Mount, mem: true})
 			v := "-1" // no cap
 			if wantMem {
 				v = strconv.FormatInt(lim.MemoryBytes, 10)
@@ -69,14 +70,20 @@ func (h Host) createV1(g *Group, mem, blk *Hierarchy, lim Limits, n *notes) {
 		}
 	}
 	if blk != nil {
-		dir, err := h.place(*blk, g.name)
+		// A shared I/O budget is one blkio group that every member's
+		// processes join; the memory groups stay apart.
+		name, shared := g.name, lim.IOGroup != ""
+		if shared {
+			name = lim.IOGroup
+		}
+		dir, err := h.place(*blk, name)
 		if err != nil {
 			if wantIO {
 				n.iof("cannot create the blkio cgroup: %v%s", err, rootHint(err))
 			}
 			return
 		}
-		g.members = append(g.members, member{dir: dir, mount: blk.Mount, io: true})
+		g.members = append(g.members, member{dir: dir, base: baseOf(dir), mount: blk.Mount, io: true, shared: shared})
 		h.throttleV1(dir, lim.IO, n)
 	}
 }

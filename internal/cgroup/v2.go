@@ -17,6 +17,10 @@ import (
 // not enable any (the "no internal processes" rule; the root is exempt). So
 // the parent is this process's cgroup only when it can delegate the
 // controllers (already does, or holds no process), else the root.
+//
+// With lim.IOGroup the group is tierbench/IOGROUP/NAME: the shared
+// tierbench/IOGROUP holds io.max, which limits its children together, and
+// passes the memory controller down to them; it holds no process itself.
 func (h Host) createV2(g *Group, hy Hierarchy, lim Limits, n *notes) {
 	wantMem, wantIO := lim.MemoryBytes > 0, len(lim.IO) > 0
 	var want []string
@@ -35,11 +39,29 @@ func (h Host) createV2(g *Group, hy Hierarchy, lim Limits, n *notes) {
 		}
 	}
 
+	shared := lim.IOGroup != ""
+	home := "tierbench" // the directory the group belongs in
+	if shared {
+		home = lim.IOGroup
+	}
 	dir := existing(hy, g.name)
+	if dir != "" && filepath.Base(filepath.Dir(dir)) != home {
+		// Made before in another I/O group, or in none: start afresh here
+		// (the caller's Add puts the processes back).
+		if err := h.remove(member{dir: dir, base: baseOf(dir), mount: hy.Mount}); err != nil {
+			n.memf("cannot move cgroup %s to %s: %v", dir, home, err)
+			n.iof("cannot move cgroup %s to %s: %v", dir, home, err)
+			return
+		}
+		dir = ""
+	}
 	var parent string
-	if dir != "" {
-		parent = filepath.Dir(filepath.Dir(dir))
-	} else {
+	switch {
+	case dir != "":
+		parent = baseOf(dir)
+	case shared && existing(hy, lim.IOGroup) != "":
+		parent = baseOf(existing(hy, lim.IOGroup))
+	default:
 		parent = hy.Mount
 		for _, c := range hy.candidates() {
 			if c == hy.Mount || canDelegate(c, want) {
@@ -77,17 +99,41 @@ func (h Host) createV2(g *Group, hy Hierarchy, lim Limits, n *notes) {
 			delete(enabled, c)
 		}
 	}
-	if dir == "" {
-		dir = filepath.Join(top, g.name)
-		if err := h.ops.mkdir(dir); err != nil && !errors.Is(err, os.ErrExist) {
-			n.memf("cannot create cgroup %s: %v%s", dir, err, rootHint(err))
-			n.iof("cannot create cgroup %s: %v%s", dir, err, rootHint(err))
+	above := top // the group's parent directory
+	if shared {
+		above = filepath.Join(top, lim.IOGroup)
+		if err := h.ops.mkdir(above); err != nil && !errors.Is(err, os.ErrExist) {
+			n.memf("cannot create cgroup %s: %v%s", above, err, rootHint(err))
+			n.iof("cannot create cgroup %s: %v%s", above, err, rootHint(err))
 			h.ops.rmdir(top) // only if empty
 			return
 		}
+		// Only memory goes further down: io.max is the shared group's.
+		if enabled["memory"] {
+			if err := h.enable(above, "memory"); err != nil {
+				n.memf("enabling the memory controller in %s failed: %v", filepath.Join(above, "cgroup.subtree_control"), errText(err))
+				delete(enabled, "memory")
+			}
+		}
 	}
-	g.members = append(g.members, member{dir: dir, mount: hy.Mount,
-		mem: exists(filepath.Join(dir, "memory.max")), io: exists(filepath.Join(dir, "io.max"))})
+	if dir == "" {
+		dir = filepath.Join(above, g.name)
+		if err := h.ops.mkdir(dir); err != nil && !errors.Is(err, os.ErrExist) {
+			n.memf("cannot create cgroup %s: %v%s", dir, err, rootHint(err))
+			n.iof("cannot create cgroup %s: %v%s", dir, err, rootHint(err))
+			h.ops.rmdir(above) // only if empty
+			h.ops.rmdir(top)
+			return
+		}
+	}
+	ioDir := dir
+	g.members = append(g.members, member{dir: dir, base: parent, mount: hy.Mount,
+		mem: exists(filepath.Join(dir, "memory.max")), io: !shared && exists(filepath.Join(dir, "io.max"))})
+	if shared {
+		ioDir = above
+		g.members = append(g.members, member{dir: above, base: parent, mount: hy.Mount,
+			io: exists(filepath.Join(above, "io.max")), shared: true})
+	}
 
 	// memory.max: the cap, or "max" to lift an earlier one.
 	if exists(filepath.Join(dir, "memory.max")) {
@@ -102,21 +148,26 @@ func (h Host) createV2(g *Group, hy Hierarchy, lim Limits, n *notes) {
 		n.memf("%s has no memory.max although the memory controller is enabled above it", dir)
 	}
 
-	if exists(filepath.Join(dir, "io.max")) {
-		limits := lim.IO
-		old, _ := readIO(dir, 2)
-		for _, o := range old {
-			if !hasDevice(limits, o.Major, o.Minor) {
-				limits = append(limits, IOLimit{Major: o.Major, Minor: o.Minor})
-			}
-		}
-		for _, l := range limits {
-			if err := h.ops.write(filepath.Join(dir, "io.max"), ioMaxLine(l)); err != nil && !l.unlimited() {
-				n.iof("I/O limit on %s not applied: io.max refused it: %v%s", l.Device(), errText(err), deviceHint(err))
-			}
-		}
+	if exists(filepath.Join(ioDir, "io.max")) {
+		h.writeIOMax(ioDir, lim.IO, n)
 	} else if wantIO && enabled["io"] {
-		n.iof("%s has no io.max although the io controller is enabled above it", dir)
+		n.iof("%s has no io.max although the io controller is enabled above it", ioDir)
+	}
+}
+
+// writeIOMax writes every device's io.max line, and lifts the limits of
+// devices no longer limited.
+func (h Host) writeIOMax(dir string, limits []IOLimit, n *notes) {
+	old, _ := readIO(dir, 2)
+	for _, o := range old {
+		if !hasDevice(limits, o.Major, o.Minor) {
+			limits = append(limits, IOLimit{Major: o.Major, Minor: o.Minor})
+		}
+	}
+	for _, l := range limits {
+		if err := h.ops.write(filepath.Join(dir, "io.max"), ioMaxLine(l)); err != nil && !l.unlimited() {
+			n.iof("I/O limit on %s not applied: io.max refused it: %v%s", l.Device(), errText(err), deviceHint(err))
+		}
 	}
 }
 

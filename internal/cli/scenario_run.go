@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +149,7 @@ func (e *scenarioExec) PrepareTarget(ctx context.Context, t scenario.Target) (st
 		e.g.progressf("target %s: %s\n", t.Name, path)
 	}
 	if d := et.emulated(); d != "" {
-		e.g.progressf("target %s is an emulated tier (%s)\n", t.Name, strings.TrimPrefix(d, "emulated: "))
+		e.g.progressf("target %s is an emulated tier (%s: one budget, shared by every server on it)\n", t.Name, strings.TrimPrefix(d, "emulated: "))
 	}
 	e.targets[t.Name] = et
 	return et.path, nil
@@ -174,7 +176,8 @@ func (e *scenarioExec) StartServers(ctx context.Context, s scenario.Server, _ sc
 }
 
 // start starts an instance and applies its memory cap and its target's
-// throttles.
+// throttles: one I/O budget per emulated tier (the tier's cgroup), which
+// every instance on it shares, as the databases on one datastore do.
 func (e *scenarioExec) start(ctx context.Context, in *instance, newPort bool) error {
 	info, err := server.Start(ctx, server.Options{DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
 	if err != nil {
@@ -184,12 +187,12 @@ func (e *scenarioExec) start(ctx context.Context, in *instance, newPort bool) er
 	e.g.progressf("server %s: %s %s on 127.0.0.1:%d, data in %s\n", in.name, info.Engine, info.Version, info.Port, info.DataDir)
 	io, wantIO := in.target.throttle()
 	if in.server.Memory > 0 || wantIO {
-		ap, device, err := applyLimits(ctx, in.dataDir, in.server.Memory, io, wantIO)
+		ap, device, err := applyLimits(ctx, in.dataDir, in.server.Memory, io, wantIO, in.target.groupName())
 		if err != nil {
 			return fmt.Errorf("server %s: %w", in.name, err)
 		}
 		in.limits = &ap
-		e.g.progressf("server %s: %s\n", in.name, limitsLine(ap, in.server.Memory > 0, wantIO, device))
+		e.g.progressf("server %s: %s\n", in.name, limitsLine(ap, in.server.Memory > 0, wantIO, device, in.target.Name))
 	}
 	return nil
 }
@@ -249,10 +252,10 @@ func (e *scenarioExec) Disk(ctx context.Context, st *scenario.DiskStep) error {
 	if d := t.emulated(); d != "" {
 		label += " (emulated)"
 	}
-	o.scenarioRun = scenarioRun{group: e.group, label: label, tier: t.emulated()}
+	o.scenarioRun = scenarioRun{group: e.group, label: label, target: t.Name, tier: t.emulated()}
 	if io, ok := t.throttle(); ok {
-		// fio runs in a group of its own with the tier's throttles, so the
-		// profile shows the tier as the database will see it.
+		// fio runs within the tier's I/O budget, so the profile shows the
+		// tier as the database will see it.
 		grp, note, err := tierGroup(t, io)
 		if err != nil {
 			return err
@@ -281,15 +284,30 @@ func (t *execTarget) throttle() (cgroup.IOLimit, bool) {
 	return io, io.ReadIOPS > 0 || io.WriteIOPS > 0 || io.ReadBPS > 0 || io.WriteBPS > 0
 }
 
-// tierGroup makes the cgroup that throttles a workload on the target's
-// device. A machine that cannot throttle gives no group and a note.
+// groupName is the cgroup of the target's I/O budget ("" when the target is
+// not throttled): every server on the target, and the storage profile, draw
+// from it. tier-NAME-HASH, the hash of the target's path, so that the
+// targets of one name of two scenarios (paper-2's and paper-5's "slow")
+// never share a budget, nor remove each other's.
+func (t *execTarget) groupName() string {
+	if _, ok := t.throttle(); !ok {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(t.path))
+	return "tier-" + t.Name[:min(len(t.Name), 80)] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// tierGroup makes the cgroup that runs a workload (fio) within the target's
+// I/O budget, the one its servers share. A machine that cannot throttle
+// gives no group and a note.
 func tierGroup(t *execTarget, io cgroup.IOLimit) (*cgroup.Group, string, error) {
 	name, maj, min, err := server.DeviceFor(t.path)
 	if err != nil {
 		return nil, "not throttled: " + err.Error(), nil
 	}
 	io.Major, io.Minor = maj, min
-	grp, ap, err := cgroup.Create("tier-"+t.Name, cgroup.Limits{IO: []cgroup.IOLimit{io}})
+	tierName := t.groupName()
+	grp, ap, err := cgroup.Create("disk-"+strings.TrimPrefix(tierName, "tier-"), cgroup.Limits{IO: []cgroup.IOLimit{io}, IOGroup: tierName})
 	if err != nil {
 		return nil, "", err
 	}
@@ -297,7 +315,7 @@ func tierGroup(t *execTarget, io cgroup.IOLimit) (*cgroup.Group, string, error) 
 		grp.Remove()
 		return nil, "the storage profile is not throttled: " + orUnknown(ap.IONote), nil
 	}
-	return grp, fmt.Sprintf("the storage profile runs throttled on %s like the tier's servers", name), nil
+	return grp, fmt.Sprintf("the storage profile runs throttled on %s, within the I/O budget the tier's servers share", name), nil
 }
 
 // TPCCBuild builds (or reuses) the schema on the server's first instance;
@@ -381,8 +399,8 @@ func (e *scenarioExec) tpccRun(ctx context.Context, g *Globals, in *instance, vu
 		return err
 	}
 	o.DSN = in.dsn // not an argument: it holds the server's password
-	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: role, phase: phase, tier: in.target.emulated(),
-		limits: in.limits}
+	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: role, phase: phase, target: in.target.Name,
+		tier: in.target.emulated(), limits: in.limits}
 	out, err := runTPCCRun(ctx, g, o)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)
@@ -443,7 +461,7 @@ func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, 
 		return err
 	}
 	o.DSN = in.dsn
-	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: "backup", tier: t.emulated()}
+	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: "backup", target: in.target.Name, tier: t.emulated()}
 	_, err := runBackupRun(ctx, g, o)
 	return err
 }
@@ -560,9 +578,10 @@ func (e *scenarioExec) Report(ctx context.Context, st *scenario.ReportStep) erro
 	return nil
 }
 
-// Cleanup stops the servers the scenario started, lifts their limits and
-// removes its loop images (the data on them goes too). Data directories on
-// real targets stay, so a later run can reuse their schema.
+// Cleanup stops the servers the scenario started, lifts their limits (the
+// servers' cgroups, then the tiers' shared ones) and removes its loop images
+// (the data on them goes too). Data directories on real targets stay, so a
+// later run can reuse their schema.
 func (e *scenarioExec) Cleanup(ctx context.Context) error {
 	var errs []error
 	for _, in := range e.instances {
@@ -576,6 +595,15 @@ func (e *scenarioExec) Cleanup(ctx context.Context) error {
 		}
 	}
 	for _, t := range e.targets {
+		if name := t.groupName(); name != "" {
+			if g, err := cgroup.Open(name); err == nil {
+				if err := g.Remove(); err != nil {
+					errs = append(errs, fmt.Errorf("removing the I/O budget of target %s: %w", t.Name, err))
+				}
+			} else if !errors.Is(err, cgroup.ErrNotFound) {
+				errs = append(errs, err)
+			}
+		}
 		if t.image != nil {
 			if err := t.image.Remove(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("removing the image of target %s: %w", t.Name, err))

@@ -78,7 +78,7 @@ func TestScenarioBackup(t *testing.T) {
 	dir := pgtest.TempDir(t)
 	res := filepath.Join(dir, "results")
 	code, out, errOut := runTierbench(t, "scenario", "run", "paper-4-backup", "--data", filepath.Join(dir, "data"), "--results", res,
-		"--set", "warehouses=1", "--set", "cycles=1", "--set", "loop=1GiB", "--set", "memory=256MiB")
+		"--set", "warehouses=1", "--set", "cycles=1", "--set", "memory=256MiB")
 	if code != 0 {
 		t.Fatalf("scenario run: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -119,10 +119,13 @@ func TestScenarioBackup(t *testing.T) {
 	}
 }
 
-// A shortened paper-5-neighbours with 3 instances cloned from one schema:
-// a baseline of TPC-C on all three, then TPC-C on two while the third runs
-// a backup loop; every instance has its results and the report lines them
-// up.
+// A shortened paper-5-neighbours on its two loop-backed tiers (fast, and
+// slow throttled), 3 instances each cloned from one schema: a baseline of
+// TPC-C on all three, then TPC-C on two while the third runs a backup loop.
+// Every instance has its results, named with its tier; the slow tier's
+// servers drew from one shared I/O budget, whose cgroup is gone afterwards;
+// the report lines the instances up and compares each tier with its
+// baseline.
 func TestScenarioNeighbours(t *testing.T) {
 	pgtest.RequireBinaries(t)
 	dir := pgtest.TempDir(t)
@@ -134,31 +137,73 @@ func TestScenarioNeighbours(t *testing.T) {
 		t.Fatalf("scenario run: exit %d\n%s\n%s", code, out, errOut)
 	}
 	count := map[string]int{}
+	ioPaths := map[string]bool{}
 	for _, r := range groupRuns(t, res) {
 		key := r.Kind + " " + param(r, "instance") + " " + param(r, "phase")
 		count[key]++
 		if r.Status != results.StatusComplete {
 			t.Errorf("run %s (%s) is %s", r.ID, key, r.Status)
 		}
+		if r.Kind == "disk" {
+			continue
+		}
+		tier := strings.SplitN(param(r, "instance"), "-", 2)[0]
+		if got := param(r, "scenario_target"); got != tier {
+			t.Errorf("%s: scenario_target %q; want %q", key, got, tier)
+		}
 		if r.Kind == "tpcc" {
 			steps := stepMetrics(t, res, r.ID)
 			if nopm, _ := steps[0]["nopm"].(float64); len(steps) != 1 || nopm <= 0 {
 				t.Errorf("%s: steps %v; want one step with NOPM > 0", key, steps)
 			}
+			var p struct {
+				Limits struct {
+					MemoryMax int64  `json:"memory_max_bytes"`
+					IOShared  bool   `json:"io_shared"`
+					IOPath    string `json:"io_path"`
+					IO        []any  `json:"io"`
+				} `json:"limits"`
+			}
+			json.Unmarshal(r.Params, &p)
+			if p.Limits.MemoryMax <= 0 {
+				t.Errorf("%s: limits %+v; want the instance's memory cap", key, p.Limits)
+			}
+			if shared := tier == "slow"; p.Limits.IOShared != shared || (len(p.Limits.IO) > 0) != shared {
+				t.Errorf("%s: limits %+v; want a shared I/O limit on slow alone", key, p.Limits)
+			}
+			if p.Limits.IOShared {
+				ioPaths[p.Limits.IOPath] = true
+			}
 		}
 	}
-	want := []string{"tpcc db-1 baseline", "tpcc db-2 baseline", "tpcc db-3 baseline",
-		"tpcc db-1 beside backups", "tpcc db-2 beside backups", "backup db-3 "}
+	var want []string
+	for _, tier := range []string{"fast", "slow"} {
+		want = append(want, "tpcc "+tier+"-1 baseline", "tpcc "+tier+"-2 baseline", "tpcc "+tier+"-3 baseline",
+			"tpcc "+tier+"-1 beside backups", "tpcc "+tier+"-2 beside backups", "backup "+tier+"-3 ")
+	}
 	for _, k := range want {
 		if count[k] != 1 {
 			t.Errorf("%d runs of %q; want 1 (all: %v)", count[k], k, count)
+		}
+	}
+	// One I/O group for the whole slow tier, removed with the scenario.
+	if len(ioPaths) != 1 {
+		t.Errorf("the slow tier's instances were throttled in %v; want one shared group", ioPaths)
+	}
+	for p := range ioPaths {
+		if !strings.Contains(p, "/tierbench/tier-slow-") {
+			t.Errorf("I/O group %s is not the slow tier's", p)
+		}
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the tier's I/O group %s is still there after the scenario: %v", p, err)
 		}
 	}
 	html, err := os.ReadFile(filepath.Join(res, "report.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`<section id="neighbours">`, "NOPM per instance", `<section id="backup">`} {
+	for _, s := range []string{`<section id="neighbours">`, "NOPM per instance", `<section id="backup">`,
+		"On fast: TPC-C instances beside backups kept", "On slow: TPC-C instances beside backups kept", "against its own baseline"} {
 		if !strings.Contains(string(html), s) {
 			t.Errorf("the report lacks %q", s)
 		}

@@ -213,7 +213,7 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	var device string
 	if asked && !info.AlreadyRunning {
 		var ap cgroup.Applied
-		if ap, device, err = applyLimits(ctx, info.DataDir, so.Memory, io, wantIO); err != nil {
+		if ap, device, err = applyLimits(ctx, info.DataDir, so.Memory, io, wantIO, ""); err != nil {
 			return fmt.Errorf("PostgreSQL started in %s, but placing it under its limits failed: %w (`tierbench server stop --datadir %s` stops it)",
 				info.DataDir, err, info.DataDir)
 		}
@@ -229,7 +229,7 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	fmt.Fprintf(g.Stdout, "PostgreSQL %s %s in %s (pid %d, port %d)\n", info.Version, verb, info.DataDir, info.PID, info.Port)
 	switch {
 	case res.Limits != nil:
-		fmt.Fprintln(g.Stdout, limitsLine(*res.Limits, so.Memory > 0, wantIO, device))
+		fmt.Fprintln(g.Stdout, limitsLine(*res.Limits, so.Memory > 0, wantIO, device, ""))
 	case asked:
 		fmt.Fprintln(g.Stdout, "limits not applied: the server was already running (stop it, then start it with them)")
 	}
@@ -239,9 +239,12 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 }
 
 // applyLimits caps and throttles the started server; the device throttled is
-// the one holding its data directory. A device that cannot be found is a
-// note, as is anything the machine's cgroups cannot do.
-func applyLimits(ctx context.Context, dataDir string, memory int64, io cgroup.IOLimit, wantIO bool) (cgroup.Applied, string, error) {
+// the one holding its data directory. With ioGroup (an emulated tier's
+// cgroup), the throttle is that group's budget, shared with every other
+// server and workload in it; the memory cap stays the server's own. A device
+// that cannot be found is a note, as is anything the machine's cgroups
+// cannot do.
+func applyLimits(ctx context.Context, dataDir string, memory int64, io cgroup.IOLimit, wantIO bool, ioGroup string) (cgroup.Applied, string, error) {
 	lim := cgroup.Limits{MemoryBytes: memory}
 	var device, ioNote string
 	if wantIO {
@@ -250,7 +253,7 @@ func applyLimits(ctx context.Context, dataDir string, memory int64, io cgroup.IO
 			ioNote = err.Error()
 		} else {
 			io.Major, io.Minor, device = maj, min, name
-			lim.IO = []cgroup.IOLimit{io}
+			lim.IO, lim.IOGroup = []cgroup.IOLimit{io}, ioGroup
 		}
 	}
 	var ap cgroup.Applied
@@ -266,8 +269,9 @@ func applyLimits(ctx context.Context, dataDir string, memory int64, io cgroup.IO
 	return ap, device, nil
 }
 
-// limitsLine says in one line what applied and what did not, and why.
-func limitsLine(ap cgroup.Applied, wantMem, wantIO bool, device string) string {
+// limitsLine says in one line what applied and what did not, and why;
+// target names the scenario target whose servers share the I/O limits.
+func limitsLine(ap cgroup.Applied, wantMem, wantIO bool, device, target string) string {
 	var parts []string
 	if wantMem {
 		if ap.MemoryMax > 0 {
@@ -295,6 +299,12 @@ func limitsLine(ap cgroup.Applied, wantMem, wantIO bool, device string) string {
 		note := ap.IONote
 		if len(got) > 0 {
 			s := strings.Join(got, ", ") + " on " + device
+			switch {
+			case ap.IOShared && target != "":
+				s += ", shared by every server on target " + target
+			case ap.IOShared:
+				s += ", shared by every server in " + ap.IOPath
+			}
 			if note == cgroup.V1WritebackNote {
 				s += " (" + note + ")"
 				note = ""

@@ -49,6 +49,7 @@ type scenarioRun struct {
 	instance string // the server instance, when several run side by side
 	role     string // what the instance does meanwhile, e.g. "tpcc" beside "backup"
 	phase    string // which part of a side-by-side experiment, e.g. "baseline"
+	target   string // the scenario target the instance runs on
 	tier     string // an emulated tier's limits ("": a real one)
 	// cgroupProcs put the workload's own processes (fio) into an emulated
 	// tier's throttling cgroup.
@@ -57,18 +58,21 @@ type scenarioRun struct {
 }
 
 // scenarioParams is what a run's stored parameters say of the scenario it
-// ran in; the report reads them.
+// ran in; the report reads them. Target is the name of the scenario target
+// (the tier) the instance runs on, under its own key: backup and disk runs
+// use "target" for a path.
 type scenarioParams struct {
 	Label    string          `json:"label,omitempty"`
 	Instance string          `json:"instance,omitempty"`
 	Role     string          `json:"role,omitempty"`
 	Phase    string          `json:"phase,omitempty"`
+	Target   string          `json:"scenario_target,omitempty"`
 	Tier     string          `json:"tier,omitempty"`
 	Limits   *cgroup.Applied `json:"limits,omitempty"`
 }
 
 func (s scenarioRun) params() scenarioParams {
-	return scenarioParams{Label: s.label, Instance: s.instance, Role: s.role, Phase: s.phase, Tier: s.tier, Limits: s.limits}
+	return scenarioParams{Label: s.label, Instance: s.instance, Role: s.role, Phase: s.phase, Target: s.target, Tier: s.tier, Limits: s.limits}
 }
 
 // AddFlags registers the options' flags.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/tierbench/tierbench/internal/report/chart"
@@ -67,7 +68,9 @@ func backupSection(runs []*runData) *Section {
 // neighboursSection compares TPC-C runs of several instances that ran at
 // the same time: runs whose parameters name an "instance". Their "phase"
 // (e.g. "baseline", then "beside backups") makes the bar groups, so the same
-// instance lines up across phases.
+// instance lines up across phases; their "scenario_target" is the tier the
+// instance runs on. Each instance that ran a baseline is then compared with
+// it, and each tier summed up in a sentence.
 func neighboursSection(runs []*runData) *Section {
 	s := &Section{ID: "neighbours", Title: "Instances side by side"}
 	var group []*runData
@@ -93,8 +96,8 @@ func neighboursSection(runs []*runData) *Section {
 		}
 	}
 	c := chart.Chart{Title: "NOPM per instance", XLabel: "instance", YLabel: "NOPM", Kind: chart.Bar, YFromZero: true, Categories: cats}
-	t := &Table{ID: "neighbours-instances", Caption: "Per instance", Header: []string{"phase", "instance", "role", "VUs", "TPM", "NOPM", "NO p95 ms"},
-		Numeric: []bool{false, false, false, true, true, true, true}}
+	t := &Table{ID: "neighbours-instances", Caption: "Per instance", Header: []string{"phase", "instance", "target", "role", "VUs", "TPM", "NOPM", "NO p95 ms"},
+		Numeric: []bool{false, false, false, false, true, true, true, true}}
 	for gi, g := range groups {
 		sr := chart.Series{Name: g, Color: gi}
 		for i, in := range cats {
@@ -105,7 +108,7 @@ func neighboursSection(runs []*runData) *Section {
 				}
 				if last, ok := lastStep(rd); ok {
 					y = last.NOPM
-					t.Rows = append(t.Rows, []string{g, in, orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs), num(last.TPM),
+					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs), num(last.TPM),
 						num(last.NOPM), num(last.Txn["new_order"].P95Ms)})
 				}
 			}
@@ -115,7 +118,145 @@ func neighboursSection(runs []*runData) *Section {
 	}
 	s.figure(&Figure{ID: "neighbours-nopm", Chart: c})
 	s.table(t)
+	s.Blocks = append(s.Blocks, neighboursRatios(group)...)
 	return s
+}
+
+// phaseBaseline is the phase of a neighbours step without backups, which
+// the other phases are compared with.
+const phaseBaseline = "baseline"
+
+// neighboursRatios compares each TPC-C instance's largest step in every
+// other phase with its largest step in the baseline: a table of the NOPM
+// and New-Order p95 ratios, and per target and phase a sentence with the
+// mean of its instances' ratios (each instance counts once, whatever its
+// throughput), plus which target kept the most.
+func neighboursRatios(group []*runData) []Block {
+	base := map[string]tpccStep{}
+	for _, rd := range group {
+		if phaseOf(rd) == phaseBaseline {
+			if last, ok := lastStep(rd); ok {
+				base[rd.paramString("instance")] = last
+			}
+		}
+	}
+	if len(base) == 0 {
+		return nil
+	}
+	t := &Table{ID: "neighbours-ratios", Caption: "Each TPC-C instance against its own baseline, at its largest steps (NOPM below 1: less throughput; p95 above 1: slower New-Orders)",
+		Header:  []string{"phase", "target", "instance", "VUs", "baseline NOPM", "NOPM", "NOPM ratio", "baseline NO p95 ms", "NO p95 ms", "NO p95 ratio"},
+		Numeric: []bool{false, false, false, true, true, true, true, true, true, true}}
+	type tally struct {
+		phase, target string
+		nopm, p95     []float64 // per-instance ratios
+	}
+	var tallies []*tally
+	find := func(phase, target string) *tally {
+		for _, x := range tallies {
+			if x.phase == phase && x.target == target {
+				return x
+			}
+		}
+		x := &tally{phase: phase, target: target}
+		tallies = append(tallies, x)
+		return x
+	}
+	for _, rd := range group {
+		phase, in := phaseOf(rd), rd.paramString("instance")
+		b, ok := base[in]
+		if phase == phaseBaseline || !ok {
+			continue
+		}
+		x, ok := lastStep(rd)
+		if !ok {
+			continue
+		}
+		bp95, p95 := b.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms
+		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), num(b.NOPM), num(x.NOPM), ratio(b.NOPM, x.NOPM),
+			num(bp95), num(p95), ratio(bp95, p95)})
+		tl := find(phase, rd.paramString("scenario_target"))
+		if b.NOPM > 0 {
+			tl.nopm = append(tl.nopm, x.NOPM/b.NOPM)
+		}
+		if bp95 > 0 && p95 > 0 {
+			tl.p95 = append(tl.p95, p95/bp95)
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	var blocks []Block
+	kept := map[string][]*tally{} // phase -> its targets' tallies, for the comparison
+	var phases []string
+	for _, tl := range tallies {
+		if len(tl.nopm) == 0 {
+			continue
+		}
+		where := ""
+		if tl.target != "" {
+			where = "On " + tl.target + ": "
+		}
+		p95 := ""
+		if len(tl.p95) > 0 {
+			p95 = fmt.Sprintf("; New-Order p95 %s", times(mean(tl.p95)))
+		}
+		blocks = append(blocks, text(fmt.Sprintf("%sTPC-C instances %s kept %s their baseline NOPM%s (means of the per-instance ratios of %s, each at its largest step).",
+			where, tl.phase, times(mean(tl.nopm)), p95, plural(len(tl.nopm), "instance", "instances"))))
+		if tl.target != "" {
+			if len(kept[tl.phase]) == 0 {
+				phases = append(phases, tl.phase)
+			}
+			kept[tl.phase] = append(kept[tl.phase], tl)
+		}
+	}
+	for _, phase := range phases {
+		ts := kept[phase]
+		if len(ts) < 2 {
+			continue
+		}
+		most, least := ts[0], ts[0]
+		for _, tl := range ts[1:] {
+			if mean(tl.nopm) > mean(most.nopm) {
+				most = tl
+			}
+			if mean(tl.nopm) < mean(least.nopm) {
+				least = tl
+			}
+		}
+		if most != least {
+			blocks = append(blocks, text(fmt.Sprintf("TPC-C %s kept the most of its baseline NOPM on %s (%s) and the least on %s (%s).",
+				phase, most.target, times(mean(most.nopm)), least.target, times(mean(least.nopm)))))
+		}
+	}
+	return append(blocks, tableBlock(t))
+}
+
+// targetOf is the scenario target a run's instance ran on, "–" when the run
+// does not say (runs stored before tierbench recorded it).
+func targetOf(rd *runData) string {
+	if t := rd.paramString("scenario_target"); t != "" {
+		return t
+	}
+	return "–"
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return nan()
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// times formats a ratio as ratio does: 0.62x.
+func times(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "x"
 }
 
 // phaseOf is the phase a side-by-side run belongs to ("" when unnamed).

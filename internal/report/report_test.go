@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -490,7 +492,7 @@ func TestNeighboursSection(t *testing.T) {
 		if b.Figure != nil {
 			fig = b.Figure
 		}
-		if b.Table != nil {
+		if b.Table != nil && b.Table.ID == "neighbours-instances" {
 			tab = b.Table
 		}
 	})
@@ -500,9 +502,118 @@ func TestNeighboursSection(t *testing.T) {
 	if got := fig.Chart.Series[1].Points; got[0].Y != 500 || got[1].Y != 1000 {
 		t.Errorf("beside-backups NOPM per instance %v; want 500, 1000", got)
 	}
-	if tab == nil || len(tab.Rows) != 4 || tab.Rows[0][0] != "baseline" || tab.Rows[0][1] != "db-1" {
+	if tab == nil || len(tab.Rows) != 4 || tab.Rows[0][0] != "baseline" || tab.Rows[0][1] != "db-1" || tab.Rows[0][2] != "–" {
 		t.Errorf("neighbour table %v", tab)
 	}
+	// Runs that do not name their target still get their ratios.
+	var said bool
+	walk(sec.Blocks, func(b Block) {
+		said = said || b.Text == "TPC-C instances beside backups kept 0.50x their baseline NOPM (means of the per-instance ratios of 2 instances, each at its largest step)."
+	})
+	if !said {
+		t.Errorf("no sentence on the NOPM kept beside backups: %+v", sec.Blocks)
+	}
+}
+
+// neighbourRun stores a side-by-side TPC-C run of one instance: its largest
+// step (4 VUs) has the NOPM and New-Order p95 given; a smaller one has
+// numbers that must not be used.
+func (f *fixture) neighbourRun(t *testing.T, group, target, inst, phase string, nopm, p95 float64) string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := f.store.CreateRun(ctx, "tpcc", group, map[string]any{"instance": inst, "role": "tpcc", "phase": phase,
+		"scenario_target": target, "label": inst})
+	must(t, err)
+	for i, vus := range []int{1, 4} {
+		scale := float64(vus) / 4
+		doc, err := json.Marshal(map[string]any{"vus": vus, "tpm": 2.2 * nopm * scale, "nopm": nopm * scale,
+			"txn": map[string]metrics.Summary{"new_order": {Count: 100, P95Ms: p95 / scale}}})
+		must(t, err)
+		must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: t0, MeasureStart: t0,
+			MeasureEnd: t0.Add(40 * time.Second), Metrics: doc}))
+	}
+	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+	return r.ID
+}
+
+// paper-5 on two tiers: the slow tier's TPC-C instances keep less of their
+// baseline beside the backups than the fast tier's. The section says so per
+// tier, from the per-instance ratios, and the table has each instance's.
+func TestNeighboursTwoTiers(t *testing.T) {
+	f := newFixture(t)
+	const group = "paper-5-neighbours-20261121-030000"
+	type run struct {
+		target, inst, phase string
+		nopm, p95           float64
+	}
+	runs := []run{
+		// Baselines: TPC-C on all three instances of each tier.
+		{"fast", "fast-1", "baseline", 1000, 10}, {"fast", "fast-2", "baseline", 1000, 10}, {"fast", "fast-3", "baseline", 1100, 10},
+		{"fast", "fast-1", "beside backups", 900, 12}, {"fast", "fast-2", "beside backups", 800, 11}, // fast-3 backs up
+		{"slow", "slow-1", "baseline", 500, 20}, {"slow", "slow-2", "baseline", 500, 20}, {"slow", "slow-3", "baseline", 550, 20},
+		{"slow", "slow-1", "beside backups", 300, 40}, {"slow", "slow-2", "beside backups", 250, 30},
+	}
+	for _, r := range runs {
+		f.neighbourRun(t, group, r.target, r.inst, r.phase, r.nopm, r.p95)
+	}
+	doc, _, err := Build(context.Background(), f.store, Options{Group: group})
+	must(t, err)
+	var sec *Section
+	for _, s := range doc.Sections {
+		if s.ID == "neighbours" {
+			sec = s
+		}
+	}
+	if sec == nil {
+		t.Fatal("no neighbours section")
+	}
+	var texts []string
+	tables := map[string]*Table{}
+	walk(sec.Blocks, func(b Block) {
+		if b.Text != "" {
+			texts = append(texts, b.Text)
+		}
+		if b.Table != nil {
+			tables[b.Table.ID] = b.Table
+		}
+	})
+	for _, want := range []string{
+		// fast: 0.90 and 0.80 of the baseline NOPM, 1.20 and 1.10 of its p95.
+		"On fast: TPC-C instances beside backups kept 0.85x their baseline NOPM; New-Order p95 1.15x (means of the per-instance ratios of 2 instances, each at its largest step).",
+		// slow: 0.60 and 0.50, 2.00 and 1.50.
+		"On slow: TPC-C instances beside backups kept 0.55x their baseline NOPM; New-Order p95 1.75x (means of the per-instance ratios of 2 instances, each at its largest step).",
+		"TPC-C beside backups kept the most of its baseline NOPM on fast (0.85x) and the least on slow (0.55x).",
+	} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("the section does not say %q; it says:\n%s", want, strings.Join(texts, "\n"))
+		}
+	}
+	ratios := tables["neighbours-ratios"]
+	if ratios == nil {
+		t.Fatal("no ratio table")
+	}
+	want := [][]string{
+		{"beside backups", "fast", "fast-1", "4", "1,000", "900", "0.90x", "10.0", "12.0", "1.20x"},
+		{"beside backups", "fast", "fast-2", "4", "1,000", "800", "0.80x", "10.0", "11.0", "1.10x"},
+		{"beside backups", "slow", "slow-1", "4", "500", "300", "0.60x", "20.0", "40.0", "2.00x"},
+		{"beside backups", "slow", "slow-2", "4", "500", "250", "0.50x", "20.0", "30.0", "1.50x"},
+	}
+	if !reflect.DeepEqual(ratios.Rows, want) {
+		t.Errorf("ratio rows\n%v\nwant\n%v", ratios.Rows, want)
+	}
+	inst := tables["neighbours-instances"]
+	if inst == nil || len(inst.Rows) != 10 {
+		t.Fatalf("per-instance table %+v; want 10 rows", inst)
+	}
+	for _, row := range inst.Rows {
+		if !strings.HasPrefix(row[1], row[2]+"-") {
+			t.Errorf("instance %s is shown on target %s", row[1], row[2])
+		}
+	}
+
+	var md strings.Builder
+	mdBlocks(&md, sec.Blocks, "DATA")
+	golden(t, "neighbours.md", md.String())
 }
 
 // The runs table says what a scenario's server really had: its memory cap

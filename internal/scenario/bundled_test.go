@@ -3,6 +3,7 @@ package scenario
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,14 +148,51 @@ func TestBundledPaperScale(t *testing.T) {
 		t.Errorf("paper-4-backup: cycles %v on %d targets", cycles, len(sc.Targets))
 	}
 
-	sc = load("paper-5-neighbours", nil)
-	base, noisy := sc.Steps[1].Neighbours, sc.Steps[2].Neighbours
-	if sc.Servers[0].Count != 12 || len(base.TPCC) != 12 || len(base.Backup) != 0 || len(noisy.TPCC) != 8 ||
-		!reflect.DeepEqual(noisy.Backup, []string{"db-9", "db-10", "db-11", "db-12"}) || noisy.Cycles != 10 || noisy.Interval != 100*time.Second {
-		t.Errorf("paper-5-neighbours: %+v %+v", base, noisy)
+	// paper-5: the experiment on each of two tiers, 12 instances each (8 on
+	// TPC-C beside 4 backing up), real datastores; at laptop scale 3 each,
+	// the slow tier emulated and throttled, the fast one not.
+	sc = load("paper-5-neighbours", map[string]string{"fast_path": "/mnt/nvme", "slow_path": "/mnt/sata"})
+	if len(sc.Targets) != 2 || sc.Targets[0].Path != "/mnt/nvme" || sc.Targets[1].Path != "/mnt/sata" {
+		t.Errorf("paper-5-neighbours targets: %+v", sc.Targets)
+	}
+	for _, tg := range sc.Targets {
+		if tg.Emulate != nil {
+			t.Errorf("paper-5-neighbours at paper scale emulates %s: %+v", tg.Name, tg.Emulate)
+		}
+	}
+	var steps []*NeighboursStep
+	for _, st := range sc.Steps {
+		if st.Neighbours != nil {
+			steps = append(steps, st.Neighbours)
+		}
+	}
+	if len(sc.Servers) != 2 || len(steps) != 4 {
+		t.Fatalf("paper-5-neighbours: %d servers, %d neighbours steps; want 2 and 4", len(sc.Servers), len(steps))
+	}
+	for i, tier := range []string{"fast", "slow"} {
+		s := sc.Servers[i]
+		base, noisy := steps[2*i], steps[2*i+1]
+		if s.Name != tier || s.Target != tier || s.Count != 12 || len(base.TPCC) != 12 || len(base.Backup) != 0 || len(noisy.TPCC) != 8 ||
+			!reflect.DeepEqual(noisy.Backup, []string{tier + "-9", tier + "-10", tier + "-11", tier + "-12"}) ||
+			noisy.Cycles != 10 || noisy.Interval != 100*time.Second || noisy.Duration != 20*time.Minute {
+			t.Errorf("paper-5-neighbours, tier %s: %+v %+v %+v", tier, s, base, noisy)
+		}
 	}
 	lap, _ = Load("paper-5-neighbours", "laptop", nil)
-	if n := lap.Steps[2].Neighbours; lap.Servers[0].Count != 3 || len(n.TPCC) != 2 || len(n.Backup) != 1 || n.Cycles != 2 || n.Interval != 20*time.Second {
-		t.Errorf("paper-5-neighbours at laptop scale: %+v", n)
+	for i, tier := range []string{"fast", "slow"} {
+		var n *NeighboursStep
+		for _, st := range lap.Steps {
+			if st.Neighbours != nil && len(st.Neighbours.Backup) > 0 && strings.HasPrefix(st.Neighbours.TPCC[0], tier+"-") {
+				n = st.Neighbours
+			}
+		}
+		if n == nil || lap.Servers[i].Count != 3 || len(n.TPCC) != 2 || !reflect.DeepEqual(n.Backup, []string{tier + "-3"}) ||
+			n.Cycles != 2 || n.Interval != 15*time.Second {
+			t.Errorf("paper-5-neighbours at laptop scale, tier %s: %+v", tier, n)
+		}
+		tg := lap.Targets[i]
+		if tg.Emulate == nil || tg.Emulate.Loop == 0 || (tier == "slow") != (tg.Emulate.ReadIOPS > 0 && tg.Emulate.WriteMBps > 0) {
+			t.Errorf("paper-5-neighbours at laptop scale: %s emulates %+v", tg.Name, tg.Emulate)
+		}
 	}
 }

@@ -35,6 +35,11 @@ func GroupName(dataDir string) (string, error) {
 // cannot apply is not an error: the returned Applied says why in its notes
 // (Version 0: no group at all). Memory the server touched before the move
 // stays charged where it was; everything after counts against the cap.
+//
+// With lim.IOGroup (an emulated tier's group), the I/O limits are that
+// group's, one budget shared by every server placed in it, while the memory
+// cap stays the server's own (cgroup.Limits.IOGroup); Applied.IOShared says
+// so.
 func ApplyLimits(ctx context.Context, dataDir string, lim cgroup.Limits) (cgroup.Applied, error) {
 	dir, err := absDir(dataDir)
 	if err != nil {
@@ -87,7 +92,8 @@ func ApplyLimits(ctx context.Context, dataDir string, lim cgroup.Limits) (cgroup
 
 // RemoveLimits removes the managed server's cgroup; call it after Stop (a
 // process still inside goes back to the group's parent). No group: an error
-// wrapping cgroup.ErrNotFound.
+// wrapping cgroup.ErrNotFound. A shared I/O group the server drew from stays
+// for the other servers in it: whoever named it removes it.
 func RemoveLimits(dataDir string) error {
 	name, err := GroupName(dataDir)
 	if err != nil {

@@ -37,12 +37,16 @@ func TestDeviceFor(t *testing.T) {
 	}
 }
 
-// requireCgroups skips unless we are root on a machine with a memory
-// controller; there, the limits must apply.
+// requireCgroups skips (fails, when CI=true) unless we are root on a
+// machine with a memory controller; there, the limits must apply.
 func requireCgroups(t *testing.T) {
 	t.Helper()
+	skip := t.Skipf
+	if os.Getenv("CI") == "true" {
+		skip = t.Fatalf
+	}
 	if os.Geteuid() != 0 {
-		t.Skip("skipping: placing a server in a cgroup needs root")
+		skip("skipping: placing a server in a cgroup needs root")
 	}
 	hs, err := cgroup.NewHost("/").Hierarchies()
 	if err != nil {
@@ -55,7 +59,7 @@ func requireCgroups(t *testing.T) {
 			}
 		}
 	}
-	t.Skipf("skipping: this machine has no memory cgroup controller (%+v)", hs)
+	skip("skipping: this machine has no memory cgroup controller (%+v)", hs)
 }
 
 // inGroup says whether /proc/PID/cgroup places pid in the group.
@@ -165,5 +169,112 @@ func TestApplyLimitsNotRunning(t *testing.T) {
 	if _, err := server.ApplyLimits(testContext(t), t.TempDir(), cgroup.Limits{MemoryBytes: 1 << 30}); err == nil ||
 		!strings.Contains(err.Error(), "no managed server is running") {
 		t.Errorf("ApplyLimits without a server = %v", err)
+	}
+}
+
+// cgroupOf is pid's path in one hierarchy of /proc/PID/cgroup ("memory",
+// "blkio"; "" for v2).
+func cgroupOf(t *testing.T, pid int, hierarchy string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatalf("process %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 && f[1] == hierarchy {
+			return f[2]
+		}
+	}
+	return ""
+}
+
+// Two managed servers on one emulated tier share its I/O budget: both
+// postmasters are in the tier's blkio/io group, whose files hold the
+// throttle, each in a memory group of its own with its own cap.
+func TestApplyLimitsSharedTier(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	requireCgroups(t)
+	ctx := testContext(t)
+	tierName := fmt.Sprintf("tier-test-%d", os.Getpid())
+	t.Cleanup(func() {
+		if g, err := cgroup.Open(tierName); err == nil {
+			g.Remove()
+		}
+	})
+	caps := []int64{256 << 20, 384 << 20}
+	var dirs []string
+	var aps []cgroup.Applied
+	var pids []int
+	for i := range 2 {
+		dataDir := filepath.Join(pgtest.TempDir(t), "data")
+		t.Cleanup(func() { server.RemoveLimits(dataDir) }) // after the stop below
+		stopAtEnd(t, dataDir)
+		info, err := server.Start(ctx, server.Options{DataDir: dataDir, Memory: caps[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, maj, min, err := server.DeviceFor(dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim := cgroup.Limits{MemoryBytes: caps[i], IO: []cgroup.IOLimit{{Major: maj, Minor: min, ReadIOPS: 500, WriteIOPS: 500}}, IOGroup: tierName}
+		ap, err := server.ApplyLimits(ctx, dataDir, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("server %d: %+v", i+1, ap)
+		if ap.Version == 0 || ap.MemoryMax != caps[i] || !ap.IOShared || filepath.Base(ap.IOPath) != tierName || !reflect.DeepEqual(ap.IO, lim.IO) {
+			t.Fatalf("ApplyLimits = %+v; want the server's own memory cap and the tier's shared I/O limit", ap)
+		}
+		dirs, aps, pids = append(dirs, dataDir), append(aps, ap), append(pids, info.PID)
+	}
+	if aps[0].IOPath != aps[1].IOPath || aps[0].Path == aps[1].Path {
+		t.Fatalf("I/O groups %s and %s, memory groups %s and %s; want one I/O group, two memory groups",
+			aps[0].IOPath, aps[1].IOPath, aps[0].Path, aps[1].Path)
+	}
+	tierDir := aps[0].IOPath
+	throttle, limit := "blkio.throttle.read_iops_device", fmt.Sprintf("%d:%d 500", aps[0].IO[0].Major, aps[0].IO[0].Minor)
+	memFile := "memory.limit_in_bytes"
+	if aps[0].Version == 2 {
+		throttle, limit = "io.max", fmt.Sprintf("%d:%d rbps=max wbps=max riops=500 wiops=500", aps[0].IO[0].Major, aps[0].IO[0].Minor)
+		memFile = "memory.max"
+	}
+	if b, err := os.ReadFile(filepath.Join(tierDir, throttle)); err != nil || strings.TrimSpace(string(b)) != limit {
+		t.Errorf("%s = %q, %v; want %q", filepath.Join(tierDir, throttle), b, err, limit)
+	}
+	for i, pid := range pids {
+		if b, err := os.ReadFile(filepath.Join(aps[i].Path, memFile)); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(caps[i]) {
+			t.Errorf("server %d: %s = %q, %v; want %d", i+1, filepath.Join(aps[i].Path, memFile), b, err, caps[i])
+		}
+		own, _ := server.GroupName(dirs[i])
+		if aps[i].Version == 2 {
+			if got, want := cgroupOf(t, pid, ""), "/tierbench/"+tierName+"/"+own; !strings.HasSuffix(got, want) {
+				t.Errorf("postmaster %d is in %s; want …%s", pid, got, want)
+			}
+			continue
+		}
+		if got := cgroupOf(t, pid, "blkio"); !strings.HasSuffix(got, "/tierbench/"+tierName) {
+			t.Errorf("postmaster %d is in blkio:%s; want the tier's group", pid, got)
+		}
+		if got := cgroupOf(t, pid, "memory"); !strings.HasSuffix(got, "/tierbench/"+own) {
+			t.Errorf("postmaster %d is in memory:%s; want its own group %s", pid, got, own)
+		}
+	}
+
+	// The first server stops: its group goes, the tier stays for the second.
+	if _, err := server.Stop(ctx, dirs[0], "fast"); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.RemoveLimits(dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(aps[0].Path); !os.IsNotExist(err) {
+		t.Errorf("%s still exists after RemoveLimits: %v", aps[0].Path, err)
+	}
+	if _, err := os.Stat(tierDir); err != nil {
+		t.Fatalf("the tier's group went with the first server: %v", err)
+	}
+	if got := cgroupOf(t, pids[1], map[int]string{1: "blkio", 2: ""}[aps[1].Version]); !strings.Contains(got, "/tierbench/"+tierName) {
+		t.Errorf("the second postmaster left the tier: %s", got)
 	}
 }
