@@ -133,10 +133,12 @@ const phaseBaseline = "baseline"
 // throughput), plus which target kept the most.
 func neighboursRatios(group []*runData) []Block {
 	base := map[string]tpccStep{}
+	baseCount := map[string]int{} // TPC-C instances of the baseline, per target
 	for _, rd := range group {
 		if phaseOf(rd) == phaseBaseline {
 			if last, ok := lastStep(rd); ok {
 				base[rd.paramString("instance")] = last
+				baseCount[rd.paramString("scenario_target")]++
 			}
 		}
 	}
@@ -202,6 +204,11 @@ func neighboursRatios(group []*runData) []Block {
 		}
 		blocks = append(blocks, text(fmt.Sprintf("%sTPC-C instances %s kept %s their baseline NOPM%s (means of the per-instance ratios of %s, each at its largest step).",
 			where, tl.phase, times(mean(tl.nopm)), p95, plural(len(tl.nopm), "instance", "instances"))))
+		if n := baseCount[tl.target]; n > len(tl.nopm) {
+			blocks = append(blocks, text(fmt.Sprintf("The baseline ran TPC-C on %d instances there, this phase on %d: as in the reference method, "+
+				"the ratios compare the other instances backing up with the same instances running TPC-C. Where their TPC-C loaded the storage "+
+				"or the CPUs more than their backups do, an instance does better beside backups (a ratio above 1).", n, len(tl.nopm))))
+		}
 		if tl.target != "" {
 			if len(kept[tl.phase]) == 0 {
 				phases = append(phases, tl.phase)
