@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
 // Signal sends sig to the PostgreSQL postmaster whose data directory is
@@ -30,7 +32,7 @@ func Signal(ctx context.Context, dataDir string, sig syscall.Signal) (int, error
 	if !ok {
 		return 0, fmt.Errorf("no PostgreSQL server runs in %s (no live postmaster.pid)", dir)
 	}
-	tree, err := processTree("/proc", pid)
+	tree, err := telemetry.ProcTree("/proc", pid)
 	if err != nil {
 		return pid, err
 	}

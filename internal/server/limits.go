@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/prometheus/procfs"
-
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
@@ -68,7 +66,7 @@ func ApplyLimits(ctx context.Context, dataDir string, lim cgroup.Limits) (cgroup
 		if err := ctx.Err(); err != nil {
 			return applied, err
 		}
-		tree, err := processTree("/proc", pid)
+		tree, err := telemetry.ProcTree("/proc", pid)
 		if err != nil {
 			return applied, err
 		}
@@ -104,31 +102,6 @@ func RemoveLimits(dataDir string) error {
 		return err
 	}
 	return g.Remove()
-}
-
-// processTree lists pid and all its descendants from procRoot/*/stat.
-func processTree(procRoot string, pid int) ([]int, error) {
-	pfs, err := procfs.NewFS(procRoot)
-	if err != nil {
-		return nil, err
-	}
-	procs, err := pfs.AllProcs()
-	if err != nil {
-		return nil, fmt.Errorf("listing processes: %w", err)
-	}
-	children := map[int][]int{}
-	for _, p := range procs {
-		st, err := p.Stat()
-		if err != nil {
-			continue // exited while we looked
-		}
-		children[st.PPID] = append(children[st.PPID], p.PID)
-	}
-	tree := []int{pid}
-	for i := 0; i < len(tree); i++ {
-		tree = append(tree, children[tree[i]]...)
-	}
-	return tree, nil
 }
 
 // DeviceFor returns the block device to throttle for path: the first device

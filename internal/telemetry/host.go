@@ -108,51 +108,49 @@ func (r *HostReader) Memory() (Memory, error) {
 }
 
 // ProcTreeCPU returns the CPU seconds (utime and stime, user and system
-// separately) used so far by pid and all its live descendants. Processes
-// that vanish while it reads are skipped; children that already exited are
-// not counted (their time moved to the parent's cutime/cstime, which only
-// counts once the parent reaps them).
-//
-// The descendants come from /proc/N/task/T/children, which costs a read per
-// process of the tree; where the kernel has no such files, from every
-// process's ppid, which costs a read per process on the host (a few
-// milliseconds a second on a busy one).
+// separately) used so far by pid and all its live descendants (ProcTree).
+// Processes that vanish while it reads are skipped; children that already
+// exited are not counted (their time moved to the parent's cutime/cstime,
+// which only counts once the parent reaps them).
 func ProcTreeCPU(procRoot string, pid int) (user, system float64, err error) {
 	pfs, err := procfs.NewFS(procRoot)
 	if err != nil {
 		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
 	}
-	var ticksU, ticksS uint64
-	add := func(st procfs.ProcStat) {
-		ticksU += uint64(st.UTime)
-		ticksS += uint64(st.STime)
+	tree, err := ProcTree(procRoot, pid)
+	if err != nil {
+		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
 	}
-	if tree, ok := procChildren(procRoot, pid); ok {
-		for i, p := range tree {
-			proc, err := pfs.Proc(p)
-			var st procfs.ProcStat
-			if err == nil {
-				st, err = proc.Stat()
-			}
-			switch {
-			case err == nil:
-				add(st)
-			case i == 0:
-				return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", pid, err)
-			case !procVanished(err):
-				return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
-			}
+	var ticksU, ticksS uint64
+	for i, p := range tree {
+		proc, err := pfs.Proc(p)
+		var st procfs.ProcStat
+		if err == nil {
+			st, err = proc.Stat()
 		}
-	} else {
-		stats, err := procTreeScan(pfs, procRoot, pid)
-		if err != nil {
-			return 0, 0, err
-		}
-		for _, st := range stats {
-			add(st)
+		switch {
+		case err == nil:
+			ticksU += uint64(st.UTime)
+			ticksS += uint64(st.STime)
+		case i == 0:
+			return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s: %w", pid, procRoot, err)
+		case !procVanished(err):
+			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
 		}
 	}
 	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
+}
+
+// ProcTree lists pid and its live descendants, pid first. They come from
+// /proc/N/task/T/children, a read per process of the tree; where the kernel
+// has no such files, from every process's ppid, a read per process on the
+// host (a few milliseconds on a busy one). A pid that is gone is its own
+// whole tree.
+func ProcTree(procRoot string, pid int) ([]int, error) {
+	if tree, ok := procChildren(procRoot, pid); ok {
+		return tree, nil
+	}
+	return procTreeScan(procRoot, pid)
 }
 
 // procChildren lists pid and its descendants through the children files of
@@ -185,14 +183,16 @@ func procChildren(procRoot string, pid int) ([]int, bool) {
 	return tree, true
 }
 
-// procTreeScan returns the stat of pid and of its descendants, found
-// through every process's ppid.
-func procTreeScan(pfs procfs.FS, procRoot string, pid int) ([]procfs.ProcStat, error) {
+// procTreeScan lists pid and its descendants through every process's ppid.
+func procTreeScan(procRoot string, pid int) ([]int, error) {
+	pfs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, err
+	}
 	procs, err := pfs.AllProcs()
 	if err != nil {
-		return nil, fmt.Errorf("process tree cpu: %w", err)
+		return nil, fmt.Errorf("listing processes: %w", err)
 	}
-	stats := make(map[int]procfs.ProcStat, len(procs))
 	children := make(map[int][]int)
 	for _, p := range procs {
 		st, err := p.Stat()
@@ -200,24 +200,17 @@ func procTreeScan(pfs procfs.FS, procRoot string, pid int) ([]procfs.ProcStat, e
 			if procVanished(err) {
 				continue
 			}
-			return nil, fmt.Errorf("process tree cpu: pid %d: %w", p.PID, err)
+			return nil, fmt.Errorf("pid %d: %w", p.PID, err)
 		}
-		stats[p.PID] = st
 		children[st.PPID] = append(children[st.PPID], p.PID)
 	}
-	if _, ok := stats[pid]; !ok {
-		return nil, fmt.Errorf("process tree cpu: pid %d not found under %s", pid, procRoot)
-	}
-	var tree []procfs.ProcStat
+	tree := []int{pid}
 	seen := map[int]bool{}
-	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		p := queue[0]
-		if seen[p] { // a pid reused while we read could otherwise loop
-			continue
+	for i := 0; i < len(tree); i++ {
+		if p := tree[i]; !seen[p] { // a pid reused while we read could otherwise loop
+			seen[p] = true
+			tree = append(tree, children[p]...)
 		}
-		seen[p] = true
-		tree = append(tree, stats[p])
-		queue = append(queue, children[p]...)
 	}
 	return tree, nil
 }

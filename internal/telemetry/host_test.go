@@ -145,14 +145,20 @@ func TestProcTreeCPUChildrenMatchScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats, err := procTreeScan(pfs, "/proc", cmd.Process.Pid)
+	scanned, err := procTreeScan("/proc", cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var scanned []int
 	var ticks uint64
-	for _, st := range stats {
-		scanned = append(scanned, st.PID)
+	for _, pid := range scanned {
+		p, err := pfs.Proc(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := p.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
 		ticks += uint64(st.UTime + st.STime)
 	}
 	slices.Sort(scanned)
