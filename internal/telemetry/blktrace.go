@@ -208,9 +208,7 @@ func removeStaleInstances(instances string) {
 		}
 		dir := filepath.Join(instances, e.Name())
 		writeTraceFile(filepath.Join(dir, "tracing_on"), "0")
-		for _, ev := range blockEvents {
-			writeTraceFile(filepath.Join(dir, "events", "block", ev, "enable"), "0")
-		}
+		disableEvents(dir)
 		os.Remove(dir)
 	}
 }
@@ -274,9 +272,12 @@ func (t *BlockTracer) configure(filter string) error {
 	return writeTraceFile(filepath.Join(t.dir, "tracing_on"), "1")
 }
 
-func (t *BlockTracer) disable() {
+func (t *BlockTracer) disable() { disableEvents(t.dir) }
+
+// disableEvents turns off the block events of the tracefs instance dir.
+func disableEvents(dir string) {
 	for _, ev := range blockEvents {
-		writeTraceFile(filepath.Join(t.dir, "events", "block", ev, "enable"), "0")
+		writeTraceFile(filepath.Join(dir, "events", "block", ev, "enable"), "0")
 	}
 }
 
