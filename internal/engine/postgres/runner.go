@@ -128,11 +128,12 @@ func (db *DB) Counters(ctx context.Context) (engine.Counters, error) {
 
 // NewWorker opens one connection for one virtual user. In routines mode it
 // first checks that the routines are installed.
+// The connection runs without parallel query (see connectSerial).
 func (db *DB) NewWorker(ctx context.Context, mode string) (engine.Worker, error) {
 	if mode != engine.ModeRoutines && mode != engine.ModeStatements {
 		return nil, engine.InputErrorf("mode %q is unknown; use %q or %q", mode, engine.ModeRoutines, engine.ModeStatements)
 	}
-	conn, err := db.connect(ctx)
+	conn, err := db.connectSerial(ctx)
 	if err != nil {
 		return nil, err
 	}
