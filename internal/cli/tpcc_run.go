@@ -55,6 +55,7 @@ type scenarioRun struct {
 	// tier's throttling cgroup.
 	cgroupProcs []string
 	limits      *cgroup.Applied // the server's memory cap and throttles, as read back
+	memory      int64           // the memory the scenario gave the server, bytes (0: engine defaults)
 }
 
 // scenarioParams is what a run's stored parameters say of the scenario it
@@ -69,10 +70,12 @@ type scenarioParams struct {
 	Target   string          `json:"scenario_target,omitempty"`
 	Tier     string          `json:"tier,omitempty"`
 	Limits   *cgroup.Applied `json:"limits,omitempty"`
+	Memory   int64           `json:"server_memory_bytes,omitempty"`
 }
 
 func (s scenarioRun) params() scenarioParams {
-	return scenarioParams{Label: s.label, Instance: s.instance, Role: s.role, Phase: s.phase, Target: s.target, Tier: s.tier, Limits: s.limits}
+	return scenarioParams{Label: s.label, Instance: s.instance, Role: s.role, Phase: s.phase, Target: s.target, Tier: s.tier, Limits: s.limits,
+		Memory: s.memory}
 }
 
 // AddFlags registers the options' flags.

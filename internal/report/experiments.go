@@ -66,7 +66,9 @@ func backupSection(runs []*runData) *Section {
 }
 
 // neighboursSection compares TPC-C runs of several instances that ran at
-// the same time: runs whose parameters name an "instance". Their "phase"
+// the same time: runs whose parameters name an "instance" and its "role"
+// (a scenario sets the role only when instances run side by side; the
+// servers of paper-1, run one after the other, have none). Their "phase"
 // (e.g. "baseline", then "beside backups") makes the bar groups, so the same
 // instance lines up across phases; their "scenario_target" is the tier the
 // instance runs on. Each instance that ran a baseline is then compared with
@@ -75,7 +77,7 @@ func neighboursSection(runs []*runData) *Section {
 	s := &Section{ID: "neighbours", Title: "Instances side by side"}
 	var group []*runData
 	for _, rd := range runs {
-		if rd.Kind == "tpcc" && rd.paramString("instance") != "" {
+		if rd.Kind == "tpcc" && rd.paramString("instance") != "" && rd.paramString("role") != "" {
 			group = append(group, rd)
 		}
 	}
@@ -272,4 +274,109 @@ func phaseOf(rd *runData) string {
 		return p
 	}
 	return orUnknown(rd.Group)
+}
+
+// memoryComparison compares, on each target, the TPC-C runs of servers
+// given less memory with the run of the server given the most: runs whose
+// parameters carry the scenario's server_memory_bytes. Per virtual-user
+// count both ran, a row of ratios; per target, a sentence with the mean NOPM
+// ratio of its least-memory run; and, over targets, which lost the most.
+// Paper-1 at two tiers is what it is for: whether less memory costs a slow
+// tier more than a fast one.
+func memoryComparison(runs []*runData) []Block {
+	type entry struct {
+		rd  *runData
+		mem int64
+	}
+	byTarget := map[string][]entry{}
+	var targets []string
+	for _, rd := range runs {
+		mem, _ := rd.Params["server_memory_bytes"].(float64)
+		if rd.Kind != "tpcc" || mem <= 0 || len(rd.TPCC) == 0 {
+			continue
+		}
+		tg := rd.paramString("scenario_target")
+		if _, ok := byTarget[tg]; !ok {
+			targets = append(targets, tg)
+		}
+		byTarget[tg] = append(byTarget[tg], entry{rd, int64(mem)})
+	}
+	t := &Table{ID: "tpcc-memory", Caption: "Less memory, per target: each run against the run with the most memory on the same target (NOPM below 1: less throughput)",
+		Header:  []string{"target", "run", "memory", "against", "VUs", "NOPM", "NOPM with most memory", "NOPM ratio", "NO p95 ratio", "device reads/s ratio", "DB read ratio"},
+		Numeric: []bool{false, false, true, false, true, true, true, true, true, true, true}}
+	type loss struct {
+		target string
+		nopm   float64 // mean NOPM ratio of the target's least-memory run
+	}
+	var blocks []Block
+	var losses []loss
+	for _, tg := range targets {
+		es := byTarget[tg]
+		base, least := es[0], es[0]
+		for _, e := range es[1:] {
+			if e.mem > base.mem {
+				base = e
+			}
+			if e.mem < least.mem {
+				least = e
+			}
+		}
+		if least.mem == base.mem {
+			continue
+		}
+		b := map[int]tpccStep{}
+		for _, x := range base.rd.TPCC {
+			b[x.VUs] = x
+		}
+		for _, e := range es {
+			if e.mem == base.mem {
+				continue
+			}
+			var ratios []float64
+			for _, x := range e.rd.TPCC {
+				bx, ok := b[x.VUs]
+				if !ok {
+					continue
+				}
+				t.Rows = append(t.Rows, []string{orUnknown(tg), e.rd.Label, bytesText(e.mem), base.rd.Label, strconv.Itoa(x.VUs), num(x.NOPM), num(bx.NOPM),
+					ratio(bx.NOPM, x.NOPM), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
+					ratio(get(bx.Device, "r_iops"), get(x.Device, "r_iops")), ratio(get(bx.DB, "read_latency_ms"), get(x.DB, "read_latency_ms"))})
+				if bx.NOPM > 0 {
+					ratios = append(ratios, x.NOPM/bx.NOPM)
+				}
+			}
+			if e != least || len(ratios) == 0 {
+				continue
+			}
+			where := "With"
+			if tg != "" {
+				where = "On " + tg + ", with"
+			}
+			blocks = append(blocks, text(fmt.Sprintf("%s %s of memory instead of %s, %s kept %s the NOPM of %s (mean over %s).",
+				where, bytesText(e.mem), bytesText(base.mem), e.rd.Label, times(mean(ratios)), base.rd.Label,
+				plural(len(ratios), "virtual-user count", "virtual-user counts"))))
+			if tg != "" {
+				losses = append(losses, loss{tg, mean(ratios)})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	if len(losses) > 1 {
+		most, least := losses[0], losses[0]
+		for _, l := range losses[1:] {
+			if l.nopm < most.nopm {
+				most = l
+			}
+			if l.nopm > least.nopm {
+				least = l
+			}
+		}
+		if most.target != least.target {
+			blocks = append(blocks, text(fmt.Sprintf("Less memory cost the most throughput on %s (%s the NOPM) and the least on %s (%s).",
+				most.target, times(most.nopm), least.target, times(least.nopm))))
+		}
+	}
+	return append(blocks, tableBlock(t))
 }

@@ -631,3 +631,75 @@ func TestRunParamsLimits(t *testing.T) {
 		t.Errorf("parameters %q; want the memory cap and the emulated tier", p)
 	}
 }
+
+// paper-1 on two tiers: the server with a quarter of the memory loses more
+// NOPM on the slow tier than on the fast one. The TPC-C section says so per
+// target and across them, with a row per virtual-user count; the servers
+// ran one after the other, so there is no side-by-side section.
+func TestMemoryPerTarget(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const group = "paper-1-memory-20261121-120000"
+	type run struct {
+		target, label string
+		mem           int64
+		nopm          [2]float64 // at 1 and 4 VUs
+	}
+	for _, r := range []run{
+		{"fast", "large-fast", 1 << 30, [2]float64{1000, 2000}},
+		{"fast", "small-fast", 256 << 20, [2]float64{900, 1400}},
+		{"sata", "large-sata", 1 << 30, [2]float64{1000, 1800}},
+		{"sata", "small-sata", 256 << 20, [2]float64{500, 450}},
+	} {
+		rn, err := f.store.CreateRun(ctx, "tpcc", group, map[string]any{"instance": r.label, "scenario_target": r.target, "label": r.label,
+			"server_memory_bytes": r.mem})
+		must(t, err)
+		for i, vus := range []int{1, 4} {
+			doc, err := json.Marshal(map[string]any{"vus": vus, "tpm": 2.2 * r.nopm[i], "nopm": r.nopm[i],
+				"device": map[string]float64{"r_iops": 10 * r.nopm[i]}})
+			must(t, err)
+			must(t, f.store.AddStep(ctx, results.Step{RunID: rn.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: t0, MeasureStart: t0,
+				MeasureEnd: t0.Add(20 * time.Second), Metrics: doc}))
+		}
+		must(t, f.store.FinishRun(ctx, rn.ID, results.StatusComplete, nil))
+	}
+	doc, _, err := Build(ctx, f.store, Options{Group: group})
+	must(t, err)
+	var texts []string
+	var tab *Table
+	for _, s := range doc.Sections {
+		if s.ID == "neighbours" && len(s.Blocks) > 0 {
+			t.Errorf("runs one after the other shown side by side: %+v", s.Blocks)
+		}
+		walk(s.Blocks, func(b Block) {
+			if b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+			if b.Table != nil && b.Table.ID == "tpcc-memory" {
+				tab = b.Table
+			}
+		})
+	}
+	for _, want := range []string{
+		// fast: 0.90 and 0.70; sata: 0.50 and 0.25.
+		"On fast, with 256MiB of memory instead of 1GiB, small-fast kept 0.80x the NOPM of large-fast (mean over 2 virtual-user counts).",
+		"On sata, with 256MiB of memory instead of 1GiB, small-sata kept 0.38x the NOPM of large-sata (mean over 2 virtual-user counts).",
+		"Less memory cost the most throughput on sata (0.38x the NOPM) and the least on fast (0.80x).",
+	} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("the report does not say %q; it says:\n%s", want, strings.Join(texts, "\n"))
+		}
+	}
+	if tab == nil {
+		t.Fatal("no memory table")
+	}
+	want := [][]string{
+		{"fast", "small-fast", "256MiB", "large-fast", "1", "900", "1,000", "0.90x", "–", "0.90x", "–"},
+		{"fast", "small-fast", "256MiB", "large-fast", "4", "1,400", "2,000", "0.70x", "–", "0.70x", "–"},
+		{"sata", "small-sata", "256MiB", "large-sata", "1", "500", "1,000", "0.50x", "–", "0.50x", "–"},
+		{"sata", "small-sata", "256MiB", "large-sata", "4", "450", "1,800", "0.25x", "–", "0.25x", "–"},
+	}
+	if !reflect.DeepEqual(tab.Rows, want) {
+		t.Errorf("memory rows\n%v\nwant\n%v", tab.Rows, want)
+	}
+}

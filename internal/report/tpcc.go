@@ -108,6 +108,7 @@ func tpccSection(runs []*runData) *Section {
 	s.table(txnPercentileTable(runs))
 	if len(runs) > 1 {
 		s.Blocks = append(s.Blocks, tpccComparison(runs)...)
+		s.Blocks = append(s.Blocks, memoryComparison(runs)...)
 	}
 	s.table(auditTable(runs))
 	s.table(checkTable(runs))
