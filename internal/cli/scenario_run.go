@@ -400,7 +400,7 @@ func (e *scenarioExec) tpccRun(ctx context.Context, g *Globals, in *instance, vu
 	}
 	o.DSN = in.dsn // not an argument: it holds the server's password
 	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: role, phase: phase, target: in.target.Name,
-		tier: in.target.emulated(), limits: in.limits}
+		tier: in.target.emulated(), limits: in.limits, memory: in.server.Memory}
 	out, err := runTPCCRun(ctx, g, o)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)
@@ -575,6 +575,27 @@ func (e *scenarioExec) Report(ctx context.Context, st *scenario.ReportStep) erro
 		return err
 	}
 	fmt.Fprintf(e.g.Stdout, "report: %s\n", w.HTML)
+	return nil
+}
+
+// Stop stops a server's running instances and removes their own cgroups
+// (the tier's shared I/O budget stays for the others on it). A later step
+// that needs the server starts it again, as StartServers does.
+func (e *scenarioExec) Stop(ctx context.Context, st *scenario.StopStep) error {
+	for _, name := range st.Instances {
+		in, ok := e.instances[name]
+		if !ok || !in.started {
+			continue
+		}
+		if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+			return fmt.Errorf("stopping %s: %w", name, err)
+		}
+		in.started = false
+		if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
+			return fmt.Errorf("server %s: %w", name, err)
+		}
+		e.g.progressf("server %s: stopped\n", name)
+	}
 	return nil
 }
 

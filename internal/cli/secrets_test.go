@@ -236,6 +236,10 @@ func TestSecrets(t *testing.T) {
 	if code != 0 {
 		t.Errorf("scenario run: exit %d\n%s", code, errOut)
 	}
+	// The stop step stopped db, and the backup after it started db again.
+	if i, j := strings.Index(errOut+out, "server db: stopped"), strings.LastIndex(errOut+out, "server db: postgres"); i < 0 || j < i {
+		t.Errorf("scenario run: db was not stopped, then started again:\n%s%s", out, errOut)
+	}
 	scan.check("scenario run: stdout", out)
 	scan.check("scenario run: stderr", errOut)
 
@@ -307,8 +311,8 @@ func TestSecrets(t *testing.T) {
 const managedSecret = "the managed server's password"
 
 // secretsScenario is a scenario as small as it gets: the server "db" on
-// the target DATA (the test's managed server), TPC-C, a check, a logical
-// backup and the report.
+// the target DATA (the test's managed server), TPC-C, a check, a stop (the
+// backup starts the server again), a logical backup and the report.
 const secretsScenario = `name: secrets
 targets:
   - name: local
@@ -321,6 +325,7 @@ steps:
   - tpcc-build: {server: db, warehouses: 1, build_vus: 2}
   - tpcc-run: {server: db, vus: "1", rampup: 0s, duration: 2s}
   - check: {server: db}
+  - stop: {server: db}
   - backup: {server: db, cycles: 1, logical: true}
   - report: {}
 `

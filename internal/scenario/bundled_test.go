@@ -83,12 +83,26 @@ func TestBundledLaptopBudget(t *testing.T) {
 		if timed > 7*time.Minute {
 			t.Errorf("%s: %s of timed steps at laptop scale; keep it under 7m so builds fit in ~10m", in.Name, timed)
 		}
-		var mem int64
-		for _, s := range sc.Servers {
-			mem += s.Memory * int64(s.Count)
+		// The memory of the servers up at once: a server starts with the
+		// first step that needs it and holds its memory until a stop step.
+		var mem, peak int64
+		up := map[string]bool{}
+		for _, st := range sc.Steps {
+			for _, name := range st.Servers() {
+				if s, _ := sc.Server(name); !up[name] {
+					up[name] = true
+					mem += s.Memory * int64(s.Count)
+				}
+			}
+			peak = max(peak, mem)
+			if st.Stop != nil && up[st.Stop.Server] {
+				s, _ := sc.Server(st.Stop.Server)
+				up[st.Stop.Server] = false
+				mem -= s.Memory * int64(s.Count)
+			}
 		}
-		if mem > 2<<30 {
-			t.Errorf("%s: the servers' memory adds up to %d MiB at laptop scale", in.Name, mem>>20)
+		if peak > 2<<30 {
+			t.Errorf("%s: the memory of the servers up at once adds up to %d MiB at laptop scale", in.Name, peak>>20)
 		}
 	}
 }
@@ -112,6 +126,19 @@ func TestBundledPaperScale(t *testing.T) {
 	if sc.Steps[0].TPCCBuild.Warehouses != 1200 || large.Memory != 128<<30 || small.Memory != large.Memory/4 ||
 		!reflect.DeepEqual(run.VUs, fib) || run.RampUp != 2*time.Minute || run.Duration != 5*time.Minute {
 		t.Errorf("paper-1-memory: %+v %+v %+v", large, small, run)
+	}
+	// The same pair on the SATA-like tier; each server stopped after its
+	// turn, so that one holds its memory at a time.
+	largeSata, _ := sc.Server("large-sata")
+	smallSata, _ := sc.Server("small-sata")
+	stops := 0
+	for _, st := range sc.Steps {
+		if st.Stop != nil {
+			stops++
+		}
+	}
+	if largeSata.Target != "sata" || largeSata.Memory != large.Memory || smallSata.Memory != small.Memory || stops != 4 {
+		t.Errorf("paper-1-memory on sata: %+v %+v, %d stop steps", largeSata, smallSata, stops)
 	}
 
 	sc = load("paper-2-tiers", map[string]string{"fast_path": "/mnt/nvme", "sata_path": "/mnt/sata", "slow_path": "/mnt/slow"})
@@ -180,15 +207,23 @@ func TestBundledPaperScale(t *testing.T) {
 	}
 	lap, _ = Load("paper-5-neighbours", "laptop", nil)
 	for i, tier := range []string{"fast", "slow"} {
-		var n *NeighboursStep
+		var n, base *NeighboursStep
 		for _, st := range lap.Steps {
-			if st.Neighbours != nil && len(st.Neighbours.Backup) > 0 && strings.HasPrefix(st.Neighbours.TPCC[0], tier+"-") {
-				n = st.Neighbours
+			if st.Neighbours != nil && strings.HasPrefix(st.Neighbours.TPCC[0], tier+"-") {
+				if len(st.Neighbours.Backup) > 0 {
+					n = st.Neighbours
+				} else {
+					base = st.Neighbours
+				}
 			}
 		}
 		if n == nil || lap.Servers[i].Count != 3 || len(n.TPCC) != 2 || !reflect.DeepEqual(n.Backup, []string{tier + "-3"}) ||
 			n.Cycles != 2 || n.Interval != 15*time.Second {
 			t.Errorf("paper-5-neighbours at laptop scale, tier %s: %+v", tier, n)
+		}
+		// On 2 cores the baseline runs TPC-C on the same instances only.
+		if base == nil || n == nil || !reflect.DeepEqual(base.TPCC, n.TPCC) {
+			t.Errorf("paper-5-neighbours at laptop scale, tier %s: baseline %+v", tier, base)
 		}
 		tg := lap.Targets[i]
 		if tg.Emulate == nil || tg.Emulate.Loop == 0 || (tier == "slow") != (tg.Emulate.ReadIOPS > 0 && tg.Emulate.WriteMBps > 0) {

@@ -341,6 +341,8 @@ func (p *parser) parseSteps(f field) {
 			st.Neighbours = p.neighboursStep(kindNode, body)
 		case KindCheck:
 			st.Check = p.checkStep(kindNode, body)
+		case KindStop:
+			st.Stop = p.stopStep(kindNode, body)
 		case KindReport:
 			st.Report = p.reportStep(body)
 		}
@@ -621,6 +623,19 @@ func (p *parser) checkStep(at, body *yaml.Node) *CheckStep {
 	}
 	if f, ok := fs["all"]; ok {
 		st.All, _ = p.boolean(f.val, what+": all")
+	}
+	return st
+}
+
+func (p *parser) stopStep(at, body *yaml.Node) *StopStep {
+	const what = KindStop
+	fs := p.fields(body, what, []string{"server"})
+	p.required(at, fs, what, "server")
+	st := &StopStep{}
+	if f, ok := fs["server"]; ok {
+		if s, ok := p.serverRef(f.val, what+": server"); ok {
+			st.Server, st.Instances = s.Name, s.Instances()
+		}
 	}
 	return st
 }

@@ -21,6 +21,9 @@ type Executor interface {
 	Backup(ctx context.Context, st *BackupStep) error
 	Neighbours(ctx context.Context, st *NeighboursStep) error
 	Check(ctx context.Context, st *CheckStep) error
+	// Stop stops a server's instances (those running; not an error when
+	// none is).
+	Stop(ctx context.Context, st *StopStep) error
 	Report(ctx context.Context, st *ReportStep) error
 	// Cleanup undoes what the scenario set up. It is always called, with a
 	// context that is not cancelled even when the run's was.
@@ -82,6 +85,9 @@ func Run(ctx context.Context, sc *Scenario, ex Executor, progress func(step int,
 		if err := runStep(ctx, ex, st); err != nil {
 			return fmt.Errorf("%s: %w", where, stopped(ctx, err))
 		}
+		if st.Stop != nil {
+			started[st.Stop.Server] = false // a later step starts it again
+		}
 	}
 	return nil
 }
@@ -109,6 +115,8 @@ func runStep(ctx context.Context, ex Executor, st Step) error {
 		return ex.Neighbours(ctx, st.Neighbours)
 	case st.Check != nil:
 		return ex.Check(ctx, st.Check)
+	case st.Stop != nil:
+		return ex.Stop(ctx, st.Stop)
 	case st.Report != nil:
 		return ex.Report(ctx, st.Report)
 	}

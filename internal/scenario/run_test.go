@@ -59,6 +59,9 @@ func (r *recorder) Neighbours(ctx context.Context, st *NeighboursStep) error {
 func (r *recorder) Check(ctx context.Context, st *CheckStep) error {
 	return r.do(ctx, "check "+st.Server)
 }
+func (r *recorder) Stop(ctx context.Context, st *StopStep) error {
+	return r.do(ctx, "stop "+st.Server+" "+strings.Join(st.Instances, ","))
+}
 func (r *recorder) Report(ctx context.Context, st *ReportStep) error {
 	return r.do(ctx, "report")
 }
@@ -113,6 +116,34 @@ func TestRunOrder(t *testing.T) {
 	wantProgress := []string{"1/6 disk", "2/6 tpcc-build", "3/6 tpcc-run", "4/6 neighbours", "5/6 check", "6/6 report"}
 	if !reflect.DeepEqual(progress, wantProgress) {
 		t.Errorf("progress: %v", progress)
+	}
+}
+
+// A stopped server is started again by the next step that needs it, and a
+// stop step does not start a server only to stop it.
+func TestRunStopStep(t *testing.T) {
+	sc, err := Parse("stop.yaml", []byte(`name: stop
+targets: [{name: t1, path: /a}]
+servers:
+  - {name: a, engine: postgres, target: t1, count: 2}
+  - {name: b, engine: postgres, target: t1}
+steps:
+  - tpcc-build: {server: a, warehouses: 1}
+  - stop: {server: a}
+  - stop: {server: b}
+  - tpcc-run: {server: a, vus: 1, rampup: 0s, duration: 1s}
+`), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	if err := Run(context.Background(), sc, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"prepare t1", "start a on /prepared/t1 a-1,a-2", "build a", "stop a a-1,a-2", "stop b b",
+		"start a on /prepared/t1 a-1,a-2", "run a", "cleanup"}
+	if !reflect.DeepEqual(r.calls, want) {
+		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(r.calls, "\n"), strings.Join(want, "\n"))
 	}
 }
 

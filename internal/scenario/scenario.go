@@ -90,6 +90,7 @@ type Step struct {
 	Backup     *BackupStep     `json:"backup,omitempty"`
 	Neighbours *NeighboursStep `json:"neighbours,omitempty"`
 	Check      *CheckStep      `json:"check,omitempty"`
+	Stop       *StopStep       `json:"stop,omitempty"`
 	Report     *ReportStep     `json:"report,omitempty"`
 }
 
@@ -101,11 +102,12 @@ const (
 	KindBackup     = "backup"
 	KindNeighbours = "neighbours"
 	KindCheck      = "check"
+	KindStop       = "stop"
 	KindReport     = "report"
 )
 
 // Kinds lists every step kind.
-var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindBackup, KindNeighbours, KindCheck, KindReport}
+var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindBackup, KindNeighbours, KindCheck, KindStop, KindReport}
 
 // DiskStep runs a storage profile (fio) on a target.
 type DiskStep struct {
@@ -171,6 +173,14 @@ type CheckStep struct {
 	All       bool     `json:"all,omitempty"` // the expensive conditions on every warehouse, not a sample
 }
 
+// StopStep stops every instance of a server, so that its memory is free for
+// the servers of the steps after it; a later step that needs the server
+// starts it again.
+type StopStep struct {
+	Server    string   `json:"server"`
+	Instances []string `json:"instances"`
+}
+
 // ReportStep writes the report of the scenario's runs so far.
 type ReportStep struct {
 	Out   string `json:"out,omitempty"` // the HTML file; "" = RESULTS/report.html
@@ -214,6 +224,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("neighbours: TPC-C on %s, backups on %s", strings.Join(n.TPCC, ", "), strings.Join(n.Backup, ", "))
 	case s.Check != nil:
 		return fmt.Sprintf("check %s", s.Check.Server)
+	case s.Stop != nil:
+		return fmt.Sprintf("stop %s", s.Stop.Server)
 	case s.Report != nil:
 		return "report"
 	}
