@@ -81,6 +81,19 @@ type Options struct {
 	// storage as the backup of a database larger than memory does, not
 	// from memory as a small test database would.
 	KeepCache bool
+	// CgroupProcs are the cgroup.procs files of the I/O group every phase
+	// runs in, typically within the budget of the emulated tier the target
+	// is on (see cgroup.Limits.IOGroup); none: no group. Each process doing
+	// a phase's I/O starts inside the group (cgroup.Command): pg_basebackup,
+	// pg_dump and pg_restore, the restore's copy and its fsync, and the
+	// restored server's postmaster, so that on a throttled tier a backup or
+	// a restore is as slow as the tier. What does not run inside is the
+	// source server, reading its files for pg_basebackup or pg_dump (in its
+	// own group, when it has one), and the untimed work around the phases
+	// (dropping the page cache, chown, removing a restored copy). On cgroup
+	// v1, buffered writes the kernel writes back on its own escape the group
+	// (cgroup.V1WritebackNote); each phase fsyncs what it wrote from inside.
+	CgroupProcs []string
 }
 
 // Phase is one timed backup or restore.
@@ -209,7 +222,7 @@ func Backup(ctx context.Context, o Options, cycle int) (Phase, string, error) {
 	}
 	ph.ColdCache = o.dropCache(o.DataDir)
 	ph.Started = time.Now()
-	err = runTool(ctx, tool, args, password)
+	err = runTool(ctx, o.CgroupProcs, tool, args, password)
 	ph.Ended = time.Now()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -264,10 +277,11 @@ func restorePhysical(ctx context.Context, o Options, cycle int, backupDir string
 
 	ph.ColdCache = o.dropCache(backupDir)
 	ph.Started = time.Now()
-	err = server.Clone(ctx, backupDir, dir)
+	err = copyBackup(ctx, o.CgroupProcs, backupDir, dir)
 	var info server.Info
 	if err == nil {
-		info, err = server.Start(ctx, server.Options{DataDir: dir, NewPort: true, StartTimeout: restoreStartTimeout})
+		info, err = server.Start(ctx, server.Options{DataDir: dir, NewPort: true, StartTimeout: restoreStartTimeout,
+			CgroupProcs: o.CgroupProcs})
 	}
 	ph.Ended = time.Now()
 	if err != nil {
@@ -334,7 +348,7 @@ func restoreLogical(ctx context.Context, o Options, cycle int, backupDir string)
 		"--dbname=" + conn, backupDir}
 	ph.ColdCache = o.dropCache(backupDir)
 	ph.Started = time.Now()
-	err = runTool(ctx, tool, args, password)
+	err = runTool(ctx, o.CgroupProcs, tool, args, password)
 	ph.Ended = time.Now()
 	if err != nil {
 		if ctx.Err() != nil {

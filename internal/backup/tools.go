@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/server"
 )
 
@@ -50,15 +51,13 @@ func isExecutable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-// runTool runs a PostgreSQL client program to its end. The password reaches
-// it as PGPASSWORD, never on the command line; our own PG* variables are
-// left out so they cannot steer it. It runs in a process group of its own
-// (pg_basebackup forks a WAL streamer, pg_dump -j its workers): when ctx
-// ends, the group gets SIGTERM, then SIGKILL after stopGrace. A failure
-// carries the last lines the tool printed.
-func runTool(ctx context.Context, path string, args []string, password string) error {
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Dir = "/"
+// runTool runs a PostgreSQL client program to its end, inside the cgroups of
+// procs from its first I/O when there are any (cgroup.Command). The password
+// reaches it as PGPASSWORD, never on the command line; our own PG* variables
+// are left out so they cannot steer it. A failure carries the last lines the
+// tool printed.
+func runTool(ctx context.Context, procs []string, path string, args []string, password string) error {
+	cmd := cgroup.Command(ctx, procs, path, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PG") {
 			cmd.Env = append(cmd.Env, kv)
@@ -68,21 +67,12 @@ func runTool(ctx context.Context, path string, args []string, password string) e
 	if password != "" {
 		cmd.Env = append(cmd.Env, "PGPASSWORD="+password)
 	}
-	var out tailBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = stopGrace
-	err := cmd.Run()
-	if ctx.Err() != nil && cmd.Process != nil {
-		// Whatever of the group outlived the grace period (ESRCH when none did).
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	out, err := runGroup(ctx, cmd)
 	if err == nil {
 		return nil
 	}
 	name := filepath.Base(path)
-	msg := strings.TrimSpace(out.String())
+	msg := strings.TrimSpace(out)
 	if password != "" {
 		msg = strings.ReplaceAll(msg, password, "xxxxx")
 	}
@@ -96,6 +86,25 @@ func runTool(ctx context.Context, path string, args []string, password string) e
 		hint = "; pg_basebackup needs a replication entry in pg_hba.conf: a managed server started by an older tierbench gets one when restarted (tierbench server stop, then start)"
 	}
 	return fmt.Errorf("%s failed (%v): %s%s", name, err, msg, hint)
+}
+
+// runGroup runs cmd to its end in "/" and returns the last of what it
+// printed. It runs in a process group of its own (pg_basebackup forks a WAL
+// streamer, pg_dump -j its workers, find its cp and sync): when ctx ends,
+// the group gets SIGTERM, then SIGKILL after stopGrace.
+func runGroup(ctx context.Context, cmd *exec.Cmd) (string, error) {
+	cmd.Dir = "/"
+	var out tailBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = stopGrace
+	err := cmd.Run()
+	if ctx.Err() != nil && cmd.Process != nil {
+		// Whatever of the group outlived the grace period (ESRCH when none did).
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return out.String(), err
 }
 
 func lastLines(s string, n int) string {

@@ -47,6 +47,11 @@ type BackupRunOptions struct {
 	Verify   bool
 	telemetryOptions
 	scenarioRun // set by a scenario, not by flags
+	// ioGroup is the emulated tier's I/O group (its budget) whose share
+	// scenarioRun.cgroupProcs are, which every phase runs in; ioNote says
+	// why a throttled tier's phases run in none, or what escapes the group
+	// (v1's writeback). Set by a scenario.
+	ioGroup, ioNote string
 }
 
 // AddFlags registers the options' flags.
@@ -190,6 +195,11 @@ type backupRunParams struct {
 	Jobs       int    `json:"jobs,omitempty"`
 	Verify     bool   `json:"verify"`
 	Keep       bool   `json:"keep"`
+	// IOGroup is the I/O group every phase's processes ran in (an emulated
+	// tier's budget: backup.Options.CgroupProcs); IONote why they ran in
+	// none on a throttled tier, or what escaped the group.
+	IOGroup string `json:"io_group,omitempty"`
+	IONote  string `json:"io_note,omitempty"`
 	scenarioParams
 }
 
@@ -221,7 +231,8 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*back
 	if dataDir == "" && !opts.Logical {
 		return nil, usagef("a physical backup and restore (pg_basebackup) needs the source to be a server tierbench manages on this host: give its --datadir, or use --logical")
 	}
-	bo := backup.Options{DSN: dsn, DataDir: dataDir, Target: opts.Target, Logical: opts.Logical, Jobs: opts.Jobs, PgBin: opts.PgBin}
+	bo := backup.Options{DSN: dsn, DataDir: dataDir, Target: opts.Target, Logical: opts.Logical, Jobs: opts.Jobs, PgBin: opts.PgBin,
+		CgroupProcs: opts.cgroupProcs}
 	if err := bo.Check(); err != nil {
 		return nil, serverError(err)
 	}
@@ -245,7 +256,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*back
 	scheme, _ := engine.SchemeOf(dsn)
 	params := backupRunParams{DSN: engine.Redact(dsn), Engine: scheme, Warehouses: warehouses, Target: opts.Target,
 		DataDir: dataDir, Cycles: opts.Cycles, Interval: plan.interval.String(), Method: bo.Method(), Verify: opts.Verify, Keep: opts.Keep,
-		scenarioParams: opts.params()}
+		IOGroup: opts.ioGroup, IONote: opts.ioNote, scenarioParams: opts.params()}
 	if opts.Logical {
 		params.Jobs = opts.Jobs
 	}

@@ -462,8 +462,57 @@ func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, 
 	}
 	o.DSN = in.dsn
 	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: "backup", target: in.target.Name, tier: t.emulated()}
-	_, err := runBackupRun(ctx, g, o)
+	grp, note, err := backupGroup(in, t)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", in.name, err)
+	}
+	o.ioNote = note
+	switch {
+	case grp != nil:
+		defer grp.Remove() // on errors and Ctrl-C too: runBackupRun has stopped its processes by then
+		o.cgroupProcs, o.ioGroup = grp.ProcsFiles(), t.groupName()
+		if note != "" {
+			note = " (" + note + ")"
+		}
+		g.progressf("server %s: its backups and restores run throttled, within the I/O budget of target %s%s\n", in.name, t.Name, note)
+	case note != "":
+		g.progressf("server %s: its backups and restores are %s\n", in.name, note)
+	}
+	_, err = runBackupRun(ctx, g, o)
 	return err
+}
+
+// backupGroup makes the cgroup an instance's backup cycles run in, within
+// the I/O budget of the target the backups go to, when it is throttled:
+// every process of a cycle doing I/O starts in it (backup.Options.CgroupProcs).
+// That target's device is all they touch: pg_basebackup or pg_dump writes
+// there, and a restore reads and writes only there (the source's files are
+// read for a backup by the source server, in its own tier's budget). The
+// group is backup-INSTANCE-HASH (HASH of the data directory and the target's
+// path), so the instances of a neighbours step each have theirs. A machine
+// that cannot throttle gives no group and a note "not throttled: why"; a
+// group may come with a note too (v1's writeback caveat).
+func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, error) {
+	io, ok := t.throttle()
+	if !ok {
+		return nil, "", nil
+	}
+	_, maj, mnr, err := server.DeviceFor(t.path)
+	if err != nil {
+		return nil, "not throttled: " + err.Error(), nil
+	}
+	io.Major, io.Minor = maj, mnr
+	sum := sha256.Sum256([]byte(in.dataDir + "\x00" + t.path))
+	name := "backup-" + in.name[:min(len(in.name), 60)] + "-" + hex.EncodeToString(sum[:4])
+	grp, ap, err := cgroup.Create(name, cgroup.Limits{IO: []cgroup.IOLimit{io}, IOGroup: t.groupName()})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(ap.IO) == 0 {
+		grp.Remove()
+		return nil, "not throttled: " + orUnknown(ap.IONote), nil
+	}
+	return grp, ap.IONote, nil
 }
 
 func (e *scenarioExec) Backup(ctx context.Context, st *scenario.BackupStep) error {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/cgroup"
 )
 
 // MinVersion is the oldest fio tierbench drives: json+ histograms in ns,
@@ -36,26 +38,14 @@ type Runner struct {
 	CgroupProcs []string
 }
 
-// command is fio with args, inside r.CgroupProcs' groups when there are any.
-// fio dies with tierbench: a killed tierbench must not leave it writing.
+// command is fio with args, inside r.CgroupProcs' groups when there are any
+// (cgroup.Command). fio dies with tierbench: a killed tierbench must not
+// leave it writing.
 func (r *Runner) command(ctx context.Context, args ...string) *exec.Cmd {
-	var cmd *exec.Cmd
-	if len(r.CgroupProcs) == 0 {
-		cmd = exec.CommandContext(ctx, r.Path, args...)
-	} else {
-		var script strings.Builder
-		for _, f := range r.CgroupProcs {
-			script.WriteString("echo $$ > " + shellQuote(f) + " && ")
-		}
-		script.WriteString(`exec "$@"`)
-		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script.String(), "sh", r.Path}, args...)...)
-	}
+	cmd := cgroup.Command(ctx, r.CgroupProcs, r.Path, args...)
 	dieWithParent(cmd)
 	return cmd
 }
-
-// shellQuote quotes s for sh: single quotes, with embedded ones escaped.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Find locates fio (path, or "fio" in $PATH when path is empty) and checks
 // its version. Its errors say how to install fio.

@@ -20,11 +20,14 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/cgroup"
 )
 
 // EnginePostgres is the only engine a managed server runs so far.
@@ -57,6 +60,14 @@ type Options struct {
 	// when done, and once the starter is gone without doing so (killed),
 	// `server status` calls the server orphaned.
 	KeepRunning bool
+	// CgroupProcs are cgroup.procs files pg_ctl start runs in from its first
+	// instruction (cgroup.Command): the postmaster it forks, and every
+	// process of the server after it, is born inside those groups, so that
+	// even the startup's I/O (WAL replay, the fsync of the data directory
+	// after a base backup or a crash) draws from their budgets. A backup's
+	// restored copy starts so. Unlike ApplyLimits, which moves a running
+	// server, nothing of the server runs outside first.
+	CgroupProcs []string
 }
 
 // Info describes a started server; it is the JSON of `server start`.
@@ -247,7 +258,10 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	if opts.StartTimeout > 0 {
 		wait = int(max(opts.StartTimeout.Round(time.Second), time.Second) / time.Second)
 	}
-	cmd := acct.command(ctx, bins.PgCtl, "start", "-w", "-t", strconv.Itoa(wait), "-s", "-D", dir, "-l", logPath)
+	cmd, err := acct.commandIn(ctx, opts.CgroupProcs, bins.PgCtl, "start", "-w", "-t", strconv.Itoa(wait), "-s", "-D", dir, "-l", logPath)
+	if err != nil {
+		return Info{}, err
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		msg := lastLines(string(out), 5)
 		if msg != "" {
@@ -262,6 +276,31 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 			dir, logPath, tailLines(logPath, 5))
 	}
 	return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
+}
+
+// commandIn is a.command started inside the cgroups of procs
+// (cgroup.Command; with none, a.command itself). Writing a cgroup.procs file
+// takes root's rights when root owns it, so when a is the unprivileged user
+// root starts the server as, the wrapper stays root and setpriv (util-linux)
+// becomes a just before exec'ing name: a's uid and gid and no supplementary
+// groups, as a.command's credential gives.
+func (a account) commandIn(ctx context.Context, procs []string, name string, args ...string) (*exec.Cmd, error) {
+	if len(procs) == 0 {
+		return a.command(ctx, name, args...), nil
+	}
+	base := a.command(ctx, name, args...) // the working directory and environment a's commands get
+	if a.switchTo {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			return nil, fmt.Errorf("starting PostgreSQL as user %s inside a cgroup needs setpriv, which is not installed (it is part of util-linux)", a.name)
+		}
+		args = append([]string{"--reuid=" + strconv.FormatUint(uint64(a.uid), 10), "--regid=" + strconv.FormatUint(uint64(a.gid), 10),
+			"--clear-groups", "--", name}, args...)
+		name = setpriv
+	}
+	cmd := cgroup.Command(ctx, procs, name, args...)
+	cmd.Dir, cmd.Env = base.Dir, base.Env
+	return cmd, nil
 }
 
 // configure picks the port and socket directory and writes pg_hba.conf,

@@ -1,0 +1,88 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/server"
+)
+
+// notCopied are what a restore leaves out of a backup, as server.Clone does:
+// the source's run, not its data. pg_basebackup leaves out the pid files and
+// sockets itself, but copies the server's log and a socket's lock file when
+// the socket lives in the data directory.
+var notCopied = []string{"postmaster.pid", "postmaster.opts", server.LogFile, ".s.PGSQL.*"}
+
+// copyBackup copies the physical backup src into the new directory dst, for
+// a restore: with modes, ownership (when root) and symlinks kept, and
+// everything on stable storage (fsync) when it returns.
+//
+// The copy is made by child processes, inside the cgroups of procs when
+// there are any (cgroup.Command), not in tierbench: on a throttled tier the
+// restore's reads and writes must draw from the tier's budget, and
+// tierbench itself is in no group. On cgroup v1 a buffered write is charged
+// only when the process that dirtied it pushes it out, so the fsync of every
+// file and directory is done by a child inside the group too (coreutils sync
+// FILE… fsyncs each file in its own context). With no group, the same
+// children run: one restore path, measured the same way on every tier.
+//
+// cp --reflink=never: never a reflink nor copy_file_range (GNU cp uses
+// copy_file_range only when reflinks are allowed), which on XFS or btrfs
+// would share the backup's blocks and measure metadata, not the storage.
+// dst itself is made here, with src's mode and owner: a metadata write,
+// which on v1 is the journal's (never the group's) anyway.
+func copyBackup(ctx context.Context, procs []string, src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	switch _, err := os.Lstat(dst); {
+	case err == nil:
+		return fmt.Errorf("restoring into %s: it exists already", dst)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		if err := os.Lchown(dst, int(st.Uid), int(st.Gid)); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(dst, fi.Mode().Perm()); err != nil {
+		return err
+	}
+
+	// The top level of src but notCopied, in batches.
+	cp := []string{src, "-mindepth", "1", "-maxdepth", "1"}
+	for _, n := range notCopied {
+		cp = append(cp, "!", "-name", n)
+	}
+	cp = append(cp, "-exec", "cp", "-a", "--reflink=never", "-t", dst, "--", "{}", "+")
+	// Every file and directory of the copy, and dst's entry in its parent
+	// (the parent again with each batch: an fsync that finds nothing to do).
+	sync := []string{dst, "(", "-type", "f", "-o", "-type", "d", ")", "-exec", "sync", "--", filepath.Dir(dst), "{}", "+"}
+	for _, step := range []struct {
+		what string
+		args []string
+	}{{"copying " + src + " to " + dst, cp}, {"syncing " + dst, sync}} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		out, err := runGroup(ctx, cgroup.Command(ctx, procs, "find", step.args...))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v: %s", step.what, err, lastLines(out, 4))
+		}
+	}
+	return nil
+}
