@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/tierbench/tierbench/internal/report/chart"
 )
@@ -62,7 +63,38 @@ func backupSection(runs []*runData) *Section {
 		}
 	}
 	s.table(t)
+	s.Blocks = append(s.Blocks, backupComparison(group)...)
 	return s
+}
+
+// backupComparison says, for every run after the first, how long its
+// backups and its restores took against the first run's: means over cycles.
+func backupComparison(group []*runData) []Block {
+	meanSeconds := func(rd *runData, phase string) float64 {
+		var xs []float64
+		for _, b := range rd.Backup {
+			if b.Phase == phase && b.Seconds > 0 {
+				xs = append(xs, b.Seconds)
+			}
+		}
+		return mean(xs)
+	}
+	base := group[0]
+	var blocks []Block
+	for _, rd := range group[1:] {
+		var parts []string
+		for _, phase := range []string{"backups", "restores"} {
+			b, x := meanSeconds(base, strings.TrimSuffix(phase, "s")), meanSeconds(rd, strings.TrimSuffix(phase, "s"))
+			if math.IsNaN(b) || math.IsNaN(x) {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s took %s as long (%s s against %s s)", phase, times(x/b), num(x), num(b)))
+		}
+		if len(parts) > 0 {
+			blocks = append(blocks, text(fmt.Sprintf("%s against %s, means over cycles: %s.", rd.Label, base.Label, strings.Join(parts, "; "))))
+		}
+	}
+	return blocks
 }
 
 // neighboursSection compares TPC-C runs of several instances that ran at

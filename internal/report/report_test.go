@@ -703,3 +703,41 @@ func TestMemoryPerTarget(t *testing.T) {
 		t.Errorf("memory rows\n%v\nwant\n%v", tab.Rows, want)
 	}
 }
+
+// Backups on two tiers: the report says how much longer the second run's
+// backups and restores took than the first's, from the means over cycles.
+func TestBackupComparison(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var ids []string
+	for _, secs := range [][2][2]float64{{{1, 3}, {2, 2}}, {{8, 12}, {5, 5}}} { // [cycle][backup, restore]
+		r, err := f.store.CreateRun(ctx, "backup", "", nil)
+		must(t, err)
+		i := 0
+		for cycle := 1; cycle <= 2; cycle++ {
+			for p, phase := range []string{"backup", "restore"} {
+				s := secs[p][cycle-1]
+				doc, _ := json.Marshal(backupStep{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: s, Bytes: 1e9, MBps: 1e3 / s})
+				must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
+					StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))
+				i++
+			}
+		}
+		must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+		ids = append(ids, r.ID)
+	}
+	doc, _, err := Build(ctx, f.store, Options{Runs: ids, Labels: map[string]string{ids[0]: "fast", ids[1]: "sata"}})
+	must(t, err)
+	var texts []string
+	for _, s := range doc.Sections {
+		walk(s.Blocks, func(b Block) {
+			if b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		})
+	}
+	want := "sata against fast, means over cycles: backups took 5.00x as long (10.0 s against 2.00 s); restores took 2.50x as long (5.00 s against 2.00 s)."
+	if !slices.Contains(texts, want) {
+		t.Errorf("the report does not say %q; it says:\n%s", want, strings.Join(texts, "\n"))
+	}
+}
