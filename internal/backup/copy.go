@@ -13,12 +13,6 @@ import (
 	"github.com/tierbench/tierbench/internal/server"
 )
 
-// notCopied are what a restore leaves out of a backup, as server.Clone does:
-// the source's run, not its data. pg_basebackup leaves out the pid files and
-// sockets itself, but copies the server's log and a socket's lock file when
-// the socket lives in the data directory.
-var notCopied = []string{"postmaster.pid", "postmaster.opts", server.LogFile, ".s.PGSQL.*"}
-
 // copyBackup copies the physical backup src into the new directory dst, for
 // a restore: with modes, ownership (when root) and symlinks kept, and
 // everything on stable storage (fsync) when it returns.
@@ -60,9 +54,9 @@ func copyBackup(ctx context.Context, procs []string, src, dst string) error {
 		return err
 	}
 
-	// The top level of src but notCopied, in batches.
+	// The top level of src but the source's run files, in batches.
 	cp := []string{src, "-mindepth", "1", "-maxdepth", "1"}
-	for _, n := range notCopied {
+	for _, n := range server.RunFiles {
 		cp = append(cp, "!", "-name", n)
 	}
 	cp = append(cp, "-exec", "cp", "-a", "--reflink=never", "-t", dst, "--", "{}", "+")

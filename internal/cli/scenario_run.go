@@ -253,22 +253,19 @@ func (e *scenarioExec) Disk(ctx context.Context, st *scenario.DiskStep) error {
 		label += " (emulated)"
 	}
 	o.scenarioRun = scenarioRun{group: e.group, label: label, target: t.Name, tier: t.emulated()}
-	if io, ok := t.throttle(); ok {
-		// fio runs within the tier's I/O budget, so the profile shows the
-		// tier as the database will see it.
-		grp, note, err := tierGroup(t, io)
-		if err != nil {
-			return err
-		}
-		if note != "" {
-			e.g.progressf("target %s: %s\n", t.Name, note)
-		}
-		if grp != nil {
-			defer grp.Remove()
-			for _, d := range grp.Dirs() {
-				o.cgroupProcs = append(o.cgroupProcs, filepath.Join(d, "cgroup.procs"))
-			}
-		}
+	// fio runs within the tier's I/O budget, so the profile shows the tier
+	// as the database will see it.
+	grp, device, note, err := tierGroup(t, "disk-"+strings.TrimPrefix(t.groupName(), "tier-"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case grp != nil:
+		defer grp.Remove()
+		o.cgroupProcs = grp.ProcsFiles()
+		e.g.progressf("target %s: the storage profile runs throttled on %s, within the I/O budget the tier's servers share\n", t.Name, device)
+	case note != "":
+		e.g.progressf("target %s: the storage profile is %s\n", t.Name, note)
 	}
 	_, err = runDiskRun(ctx, e.g, o, fs)
 	return err
@@ -297,25 +294,31 @@ func (t *execTarget) groupName() string {
 	return "tier-" + t.Name[:min(len(t.Name), 80)] + "-" + hex.EncodeToString(sum[:4])
 }
 
-// tierGroup makes the cgroup that runs a workload (fio) within the target's
-// I/O budget, the one its servers share. A machine that cannot throttle
-// gives no group and a note.
-func tierGroup(t *execTarget, io cgroup.IOLimit) (*cgroup.Group, string, error) {
-	name, maj, min, err := server.DeviceFor(t.path)
-	if err != nil {
-		return nil, "not throttled: " + err.Error(), nil
+// tierGroup makes the cgroup name, within target t's I/O budget (the one
+// its servers share), that a workload's processes (fio, a backup cycle's)
+// start in. A target that is not throttled gives nothing; a machine that
+// cannot throttle gives no group and a note "not throttled: why". A group
+// comes with the device it throttles and what the machine noted (v1's
+// writeback caveat).
+func tierGroup(t *execTarget, name string) (grp *cgroup.Group, device, note string, err error) {
+	io, ok := t.throttle()
+	if !ok {
+		return nil, "", "", nil
 	}
-	io.Major, io.Minor = maj, min
-	tierName := t.groupName()
-	grp, ap, err := cgroup.Create("disk-"+strings.TrimPrefix(tierName, "tier-"), cgroup.Limits{IO: []cgroup.IOLimit{io}, IOGroup: tierName})
+	device, maj, mnr, err := server.DeviceFor(t.path)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "not throttled: " + err.Error(), nil
+	}
+	io.Major, io.Minor = maj, mnr
+	grp, ap, err := cgroup.Create(name, cgroup.Limits{IO: []cgroup.IOLimit{io}, IOGroup: t.groupName()})
+	if err != nil {
+		return nil, "", "", err
 	}
 	if len(ap.IO) == 0 {
 		grp.Remove()
-		return nil, "the storage profile is not throttled: " + orUnknown(ap.IONote), nil
+		return nil, "", "not throttled: " + orUnknown(ap.IONote), nil
 	}
-	return grp, fmt.Sprintf("the storage profile runs throttled on %s, within the I/O budget the tier's servers share", name), nil
+	return grp, device, ap.IONote, nil
 }
 
 // TPCCBuild builds (or reuses) the schema on the server's first instance;
@@ -493,26 +496,9 @@ func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, 
 // that cannot throttle gives no group and a note "not throttled: why"; a
 // group may come with a note too (v1's writeback caveat).
 func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, error) {
-	io, ok := t.throttle()
-	if !ok {
-		return nil, "", nil
-	}
-	_, maj, mnr, err := server.DeviceFor(t.path)
-	if err != nil {
-		return nil, "not throttled: " + err.Error(), nil
-	}
-	io.Major, io.Minor = maj, mnr
 	sum := sha256.Sum256([]byte(in.dataDir + "\x00" + t.path))
-	name := "backup-" + in.name[:min(len(in.name), 60)] + "-" + hex.EncodeToString(sum[:4])
-	grp, ap, err := cgroup.Create(name, cgroup.Limits{IO: []cgroup.IOLimit{io}, IOGroup: t.groupName()})
-	if err != nil {
-		return nil, "", err
-	}
-	if len(ap.IO) == 0 {
-		grp.Remove()
-		return nil, "not throttled: " + orUnknown(ap.IONote), nil
-	}
-	return grp, ap.IONote, nil
+	grp, _, note, err := tierGroup(t, "backup-"+in.name[:min(len(in.name), 60)]+"-"+hex.EncodeToString(sum[:4]))
+	return grp, note, err
 }
 
 func (e *scenarioExec) Backup(ctx context.Context, st *scenario.BackupStep) error {
@@ -636,16 +622,29 @@ func (e *scenarioExec) Stop(ctx context.Context, st *scenario.StopStep) error {
 		if !ok || !in.started {
 			continue
 		}
-		if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
-			return fmt.Errorf("stopping %s: %w", name, err)
-		}
-		in.started = false
-		if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
-			return fmt.Errorf("server %s: %w", name, err)
+		if err := stopInstance(ctx, in); err != nil {
+			return err
 		}
 		e.g.progressf("server %s: stopped\n", name)
 	}
 	return nil
+}
+
+// stopInstance stops the instance when it runs and removes its own cgroups
+// (not the tier's shared I/O group).
+func stopInstance(ctx context.Context, in *instance) error {
+	var errs []error
+	if in.started {
+		if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", in.name, err))
+		} else {
+			in.started = false
+		}
+	}
+	if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
+		errs = append(errs, fmt.Errorf("server %s: %w", in.name, err))
+	}
+	return errors.Join(errs...)
 }
 
 // Cleanup stops the servers the scenario started, lifts their limits (the
@@ -655,12 +654,7 @@ func (e *scenarioExec) Stop(ctx context.Context, st *scenario.StopStep) error {
 func (e *scenarioExec) Cleanup(ctx context.Context) error {
 	var errs []error
 	for _, in := range e.instances {
-		if in.started {
-			if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
-				errs = append(errs, fmt.Errorf("stopping %s: %w", in.name, err))
-			}
-		}
-		if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
+		if err := stopInstance(ctx, in); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -83,12 +83,12 @@ func backupComparison(group []*runData) []Block {
 	var blocks []Block
 	for _, rd := range group[1:] {
 		var parts []string
-		for _, phase := range []string{"backups", "restores"} {
-			b, x := meanSeconds(base, strings.TrimSuffix(phase, "s")), meanSeconds(rd, strings.TrimSuffix(phase, "s"))
+		for _, phase := range []string{"backup", "restore"} {
+			b, x := meanSeconds(base, phase), meanSeconds(rd, phase)
 			if math.IsNaN(b) || math.IsNaN(x) {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%s took %s as long (%s s against %s s)", phase, times(x/b), num(x), num(b)))
+			parts = append(parts, fmt.Sprintf("%ss took %s as long (%s s against %s s)", phase, times(x/b), num(x), num(b)))
 		}
 		if len(parts) > 0 {
 			blocks = append(blocks, text(fmt.Sprintf("%s against %s, means over cycles: %s.", rd.Label, base.Label, strings.Join(parts, "; "))))
@@ -356,10 +356,7 @@ func memoryComparison(runs []*runData) []Block {
 		if least.mem == base.mem {
 			continue
 		}
-		b := map[int]tpccStep{}
-		for _, x := range base.rd.TPCC {
-			b[x.VUs] = x
-		}
+		b := byVUs(base.rd)
 		for _, e := range es {
 			if e.mem == base.mem {
 				continue

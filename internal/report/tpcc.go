@@ -204,6 +204,15 @@ func txnPercentileTable(runs []*runData) *Table {
 	return t
 }
 
+// byVUs is a run's TPC-C steps by their virtual-user count.
+func byVUs(rd *runData) map[int]tpccStep {
+	m := map[int]tpccStep{}
+	for _, x := range rd.TPCC {
+		m[x.VUs] = x
+	}
+	return m
+}
+
 // tpccComparison is the ratio table of every run against the first, per
 // virtual-user count both ran, and a sentence for the largest such count.
 func tpccComparison(runs []*runData) []Block {
@@ -215,13 +224,6 @@ func tpccComparison(runs []*runData) []Block {
 		Header:  []string{"run", "VUs", "TPM", "NOPM", "TPM ratio", "NOPM ratio", "NO p95 ratio", "CPU iowait ratio", "device await ratio", "DB read ratio", "WAL sync ratio"},
 		Numeric: []bool{false, true, true, true, true, true, true, true, true, true, true}}
 	var blocks []Block
-	byVUs := func(rd *runData) map[int]tpccStep {
-		m := map[int]tpccStep{}
-		for _, x := range rd.TPCC {
-			m[x.VUs] = x
-		}
-		return m
-	}
 	b := byVUs(base)
 	for _, rd := range runs[1:] {
 		top := -1

@@ -172,17 +172,26 @@ func cloneTarget(dst string, like fs.FileInfo) (made bool, err error) {
 	return false, nil
 }
 
-// skipInClone leaves out what belongs to the source's run, not to its data:
-// the pid file, the server's log, and sockets (with their lock files).
+// RunFiles are the names, as shell patterns, of a data directory's top-level
+// entries that belong to the source's run, not to its data: the pid file,
+// the server's log, and sockets with their lock files. A copy of the data
+// directory (Clone, a backup's restore) leaves them out.
+var RunFiles = []string{"postmaster.pid", "postmaster.opts", LogFile, ".s.PGSQL.*"}
+
+// skipInClone leaves out RunFiles, and sockets anywhere.
 func skipInClone(rel string, d fs.DirEntry) bool {
-	switch rel {
-	case "postmaster.pid", "postmaster.opts", LogFile:
-		return true
-	}
 	if d.Type()&fs.ModeSocket != 0 {
 		return true
 	}
-	return !strings.Contains(rel, string(filepath.Separator)) && strings.HasPrefix(rel, ".s.PGSQL.")
+	if strings.Contains(rel, string(filepath.Separator)) {
+		return false
+	}
+	for _, pat := range RunFiles {
+		if ok, _ := filepath.Match(pat, rel); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // copyFile streams src into a new file dst, in copyBuffer pieces, checking
