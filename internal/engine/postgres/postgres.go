@@ -77,6 +77,7 @@ func (db *DB) connectSerial(ctx context.Context) (*pgx.Conn, error) {
 	if _, set := cfg.RuntimeParams[noParallelParam]; !set {
 		cfg.RuntimeParams[noParallelParam] = "0"
 	}
+	cfg.DialFunc = rawDialer(cfg.DialFunc)
 	return db.connectConfig(ctx, cfg)
 }
 
