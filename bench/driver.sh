@@ -15,6 +15,12 @@
 # client on libpq that ships with PostgreSQL, with $VUS clients on one thread.
 # pgbench's CPU is its user + system time over the whole run (connections
 # included). PGBENCH=0 skips it.
+#
+# Row routines/async runs the routines with synchronous_commit=off, set by
+# the DSN for tierbench's connections only: commits then return before
+# their WAL is flushed. It is not a durable configuration; it shows how
+# much of the throughput is bound by the server's commit wait rather than
+# by the driver. ASYNC=0 skips it.
 set -euo pipefail
 WAREHOUSES=${WAREHOUSES:-"2 4"}
 MODES=${MODES:-routines}
@@ -66,11 +72,24 @@ pgbench_run() {
 		END {
 			split(cpu, c, " ")
 			if (n == 0) { print "pgbench ran no transactions: see its output"; exit }
-			printf "%-10s %-12s %4s %9d %9s %10s %16.1f\n", w, "no+p/pgbench", vus, n / 2 / secs * 60, "-", "-", (c[1] + c[2]) * 1e6 / n
+			printf "%-10s %-14s %4s %9d %9s %10s %16.1f\n", w, "no+p/pgbench", vus, n / 2 / secs * 60, "-", "-", (c[1] + c[2]) * 1e6 / n
 		}' "$work/pgbench.out"
 }
 
-printf '%-10s %-12s %4s %9s %9s %10s %16s\n' warehouses mode VUs NOPM TPM client_NOPM "client µs/txn"
+# tb_row W LABEL ARGS...: one tierbench step with ARGS, as a row of the table.
+tb_row() {
+	local w=$1 label=$2 out
+	shift 2
+	out=$("$TB" tpcc run --json --block-trace=false "$@" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" \
+		--results "$work/results" 2>/dev/null)
+	printf '%-10s %-14s %4s %9s %9s %10s %16.1f\n' "$w" "$label" "$VUS" \
+		"$(echo "$out" | field nopm)" "$(echo "$out" | field tpm)" "$(echo "$out" | field client_nopm)" \
+		"$(echo "$out" | field client_cpu_us_per_txn)"
+}
+# dsn_sep is what joins one more parameter to $TIERBENCH_DSN.
+dsn_sep() { case $TIERBENCH_DSN in *\?*) echo '&' ;; *) echo '?' ;; esac; }
+
+printf '%-10s %-14s %4s %9s %9s %10s %16s\n' warehouses mode VUs NOPM TPM client_NOPM "client µs/txn"
 for w in $WAREHOUSES; do
 	"$TB" server stop --datadir "$work/data" >/dev/null 2>&1 || true
 	rm -rf "$work/data"
@@ -78,17 +97,14 @@ for w in $WAREHOUSES; do
 	TIERBENCH_DSN=$("$TB" server start --datadir "$work/data" --json | sed -n 's/^ *"dsn": "\(.*\)",$/\1/p')
 	"$TB" tpcc build --warehouses "$w" >/dev/null 2>&1
 	for mode in $MODES; do
-		out=$("$TB" tpcc run --json --block-trace=false --mode "$mode" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" \
-			--results "$work/results" 2>/dev/null)
-		printf '%-10s %-12s %4s %9s %9s %10s %16.1f\n' "$w" "$mode" "$VUS" \
-			"$(echo "$out" | field nopm)" "$(echo "$out" | field tpm)" "$(echo "$out" | field client_nopm)" \
-			"$(echo "$out" | field client_cpu_us_per_txn)"
+		tb_row "$w" "$mode" --mode "$mode"
 	done
+	# The same routines with commits that do not wait for the WAL flush:
+	# how much of the gap to a throughput target is the server's commit
+	# wait rather than the driver (ASYNC=0 skips it).
+	[ "${ASYNC:-1}" = 0 ] || TIERBENCH_DSN="$TIERBENCH_DSN$(dsn_sep)options=-c%20synchronous_commit%3Doff" \
+		tb_row "$w" "routines/async" --mode routines
 	[ "${PGBENCH:-1}" = 0 ] && continue
-	out=$("$TB" tpcc run --json --block-trace=false --mix no=50,p=50 --mix-unchecked --vus "$VUS" --rampup "$RAMPUP" \
-		--duration "$DURATION" --results "$work/results" 2>/dev/null)
-	printf '%-10s %-12s %4s %9s %9s %10s %16.1f\n' "$w" "no+p/tb" "$VUS" \
-		"$(echo "$out" | field nopm)" "$(echo "$out" | field tpm)" "$(echo "$out" | field client_nopm)" \
-		"$(echo "$out" | field client_cpu_us_per_txn)"
+	tb_row "$w" "no+p/tb" --mix no=50,p=50 --mix-unchecked
 	pgbench_run "$w"
 done

@@ -259,8 +259,8 @@ func Run(ctx context.Context, cfg Config) ([]*StepResult, error) {
 // A VU waits for the server nearly all the time, and every extra P lets the
 // runtime hand a woken goroutine to another thread: on the 2-core reference
 // machine, 4 VUs on one P cost 10-20% less client CPU per transaction than
-// on two (bench/driver.sh). One P at ~60 µs a transaction drives some 15,000
-// transactions a second, which 32 VUs at 2 ms each reach.
+// on two (bench/driver.sh). One P at ~40 µs a transaction drives some 25,000
+// transactions a second, more than 32 VUs at 2 ms each ask of it.
 const vusPerProc = 32
 
 // limitProcs sets GOMAXPROCS for a step of n VUs, unless the user set it,
