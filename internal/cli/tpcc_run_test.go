@@ -146,15 +146,19 @@ func TestTPCCRunModes(t *testing.T) {
 			// The database's transaction count agrees with the driver's: it
 			// may count the transactions in flight at the end (2), the
 			// attempts rolled back and retried (serialization failures,
-			// deadlocks) and the counter readings (one a second, a few at
-			// each edge), and lose one to each truncation to a per-minute
+			// deadlocks) and the readings on tierbench's own connections
+			// (the counters' and telemetry's database statistics, one each a
+			// second, and a few more counter readings at each edge while
+			// the VUs settle: 16.4 in all once, on a busy CI host, where 11
+			// to 14 are usual), and lose one to each truncation to a per-minute
 			// rate; before the VUs' connections were asked to publish their
 			// counters, it missed the last second's. Statements mode runs
 			// with parallel plans made cheap: unless the driver turns
 			// parallel query off, its statements launch workers, and each
 			// worker's own commits count.
 			db, client := float64(s.TPM)*s.Seconds/60, float64(s.ClientTPM)*s.Seconds/60
-			if db < client-2 || db > client+2+float64(s.Retries)+s.Seconds+10 {
+			t.Logf("the database counted %.1f transactions more than the driver in %.1f s", db-client, s.Seconds)
+			if db < client-2 || db > client+2+float64(s.Retries)+2*s.Seconds+10 {
 				t.Errorf("the database counted %.0f transactions, the driver %.0f (%d retried), in %.1f s", db, client, s.Retries, s.Seconds)
 			}
 			code, out, _ = runTierbench(t, "tpcc", "check", "--json", "--dsn", dsn, "--all")
