@@ -68,7 +68,9 @@ const noParallelParam = "max_parallel_workers_per_gather"
 // statement gets a parallel plan whenever PostgreSQL uses a generic plan,
 // which cannot see how narrow its range of orders is: with
 // plan_cache_mode=force_generic_plan, on a database whose districts had
-// grown to 50,000 orders, every Stock-Level counted three.
+// grown to 50,000 orders, every Stock-Level counted three. Its socket is
+// read and written by raw system calls (see rawConn), which a run's
+// connections make many of.
 func (db *DB) connectSerial(ctx context.Context) (*pgx.Conn, error) {
 	cfg := db.cfg.Copy()
 	if cfg.RuntimeParams == nil {
