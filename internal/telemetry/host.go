@@ -204,12 +204,16 @@ func procTreeScan(procRoot string, pid int) ([]int, error) {
 		}
 		children[st.PPID] = append(children[st.PPID], p.PID)
 	}
+	// Each pid once: a pid reused while we read could otherwise make a
+	// cycle, and a process in the tree twice would count its CPU twice.
 	tree := []int{pid}
-	seen := map[int]bool{}
+	seen := map[int]bool{pid: true}
 	for i := 0; i < len(tree); i++ {
-		if p := tree[i]; !seen[p] { // a pid reused while we read could otherwise loop
-			seen[p] = true
-			tree = append(tree, children[p]...)
+		for _, c := range children[tree[i]] {
+			if !seen[c] {
+				seen[c] = true
+				tree = append(tree, c)
+			}
 		}
 	}
 	return tree, nil

@@ -103,6 +103,20 @@ func TestProcTreeCPUFixture(t *testing.T) {
 	}
 }
 
+// Two processes each the other's parent (a pid reused while the host was
+// read) are each counted once.
+func TestProcTreeCPUCycle(t *testing.T) {
+	const root = "testdata/host-proccycle/proc"
+	tree, err := ProcTree(root, 6)
+	if err != nil || !slices.Equal(tree, []int{6, 7}) {
+		t.Fatalf("ProcTree(6) = %v, %v; want [6 7]", tree, err)
+	}
+	u, s, err := ProcTreeCPU(root, 6)
+	if err != nil || !hostNear(u, 3.00) || !hostNear(s, 0.30) {
+		t.Errorf("ProcTreeCPU(6) = %v user, %v system, %v; want 3.00, 0.30 ((100+200, 10+20) ticks)", u, s, err)
+	}
+}
+
 func TestProcTreeCPUSelf(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
