@@ -156,18 +156,20 @@ func ProcTree(procRoot string, pid int) ([]int, error) {
 // procChildren lists pid and its descendants through the children files of
 // their threads, or reports false when pid has none to read.
 func procChildren(procRoot string, pid int) ([]int, bool) {
-	tree := []int{pid}
-	seen := map[int]bool{}
-	for i := 0; i < len(tree); i++ {
-		p := tree[i]
-		if seen[p] { // a pid reused while we read could otherwise loop
-			continue
-		}
-		seen[p] = true
+	glob := func(p int) []string {
 		files, _ := filepath.Glob(filepath.Join(procRoot, strconv.Itoa(p), "task", "*", "children"))
-		if i == 0 && len(files) == 0 {
-			return nil, false
+		return files
+	}
+	top := glob(pid)
+	if len(top) == 0 {
+		return nil, false
+	}
+	return descendants(pid, func(p int) []int {
+		files := top
+		if p != pid {
+			files = glob(p)
 		}
+		var kids []int
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
@@ -175,12 +177,30 @@ func procChildren(procRoot string, pid int) ([]int, bool) {
 			}
 			for _, field := range strings.Fields(string(b)) {
 				if c, err := strconv.Atoi(field); err == nil {
-					tree = append(tree, c)
+					kids = append(kids, c)
 				}
 			}
 		}
+		return kids
+	}), true
+}
+
+// descendants lists pid and, breadth first, what children gives of each
+// listed pid, each pid once: a pid reused while the host is read could
+// otherwise make a cycle, and a process listed twice would count its CPU
+// twice.
+func descendants(pid int, children func(int) []int) []int {
+	tree := []int{pid}
+	seen := map[int]bool{pid: true}
+	for i := 0; i < len(tree); i++ {
+		for _, c := range children(tree[i]) {
+			if !seen[c] {
+				seen[c] = true
+				tree = append(tree, c)
+			}
+		}
 	}
-	return tree, true
+	return tree
 }
 
 // procTreeScan lists pid and its descendants through every process's ppid.
@@ -204,19 +224,7 @@ func procTreeScan(procRoot string, pid int) ([]int, error) {
 		}
 		children[st.PPID] = append(children[st.PPID], p.PID)
 	}
-	// Each pid once: a pid reused while we read could otherwise make a
-	// cycle, and a process in the tree twice would count its CPU twice.
-	tree := []int{pid}
-	seen := map[int]bool{pid: true}
-	for i := 0; i < len(tree); i++ {
-		for _, c := range children[tree[i]] {
-			if !seen[c] {
-				seen[c] = true
-				tree = append(tree, c)
-			}
-		}
-	}
-	return tree, nil
+	return descendants(pid, func(p int) []int { return children[p] }), nil
 }
 
 // procVanished reports whether err means the process exited while we read it.

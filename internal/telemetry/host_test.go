@@ -104,16 +104,25 @@ func TestProcTreeCPUFixture(t *testing.T) {
 }
 
 // Two processes each the other's parent (a pid reused while the host was
-// read) are each counted once.
+// read) are each counted once, whether the tree comes from the children
+// files or from every process's parent.
 func TestProcTreeCPUCycle(t *testing.T) {
-	const root = "testdata/host-proccycle/proc"
-	tree, err := ProcTree(root, 6)
-	if err != nil || !slices.Equal(tree, []int{6, 7}) {
-		t.Fatalf("ProcTree(6) = %v, %v; want [6 7]", tree, err)
-	}
-	u, s, err := ProcTreeCPU(root, 6)
-	if err != nil || !hostNear(u, 3.00) || !hostNear(s, 0.30) {
-		t.Errorf("ProcTreeCPU(6) = %v user, %v system, %v; want 3.00, 0.30 ((100+200, 10+20) ticks)", u, s, err)
+	for _, tc := range []struct {
+		root string
+		pid  int
+		tree []int
+	}{
+		{"testdata/host-proccycle/proc", 6, []int{6, 7}},          // no children files: the ppid scan
+		{"testdata/host-proccycle-children/proc", 8, []int{8, 9}}, // children files
+	} {
+		tree, err := ProcTree(tc.root, tc.pid)
+		if err != nil || !slices.Equal(tree, tc.tree) {
+			t.Errorf("%s: ProcTree(%d) = %v, %v; want %v", tc.root, tc.pid, tree, err, tc.tree)
+		}
+		u, s, err := ProcTreeCPU(tc.root, tc.pid)
+		if err != nil || !hostNear(u, 3.00) || !hostNear(s, 0.30) {
+			t.Errorf("%s: ProcTreeCPU(%d) = %v user, %v system, %v; want 3.00, 0.30 ((100+200, 10+20) ticks)", tc.root, tc.pid, u, s, err)
+		}
 	}
 }
 
