@@ -567,27 +567,14 @@ func TestNeighboursTwoTiers(t *testing.T) {
 	if sec == nil {
 		t.Fatal("no neighbours section")
 	}
-	var texts []string
-	tables := map[string]*Table{}
-	walk(sec.Blocks, func(b Block) {
-		if b.Text != "" {
-			texts = append(texts, b.Text)
-		}
-		if b.Table != nil {
-			tables[b.Table.ID] = b.Table
-		}
-	})
-	for _, want := range []string{
+	texts, tables := contents(sec)
+	wantSaid(t, texts,
 		// fast: 0.90 and 0.80 of the baseline NOPM, 1.20 and 1.10 of its p95.
 		"On fast: TPC-C instances beside backups kept 0.85x their baseline NOPM; New-Order p95 1.15x (means of the per-instance ratios of 2 instances, each at its largest step).",
 		// slow: 0.60 and 0.50, 2.00 and 1.50.
 		"On slow: TPC-C instances beside backups kept 0.55x their baseline NOPM; New-Order p95 1.75x (means of the per-instance ratios of 2 instances, each at its largest step).",
 		"TPC-C beside backups kept the most of its baseline NOPM on fast (0.85x) and the least on slow (0.55x).",
-	} {
-		if !slices.Contains(texts, want) {
-			t.Errorf("the section does not say %q; it says:\n%s", want, strings.Join(texts, "\n"))
-		}
-	}
+	)
 	ratios := tables["neighbours-ratios"]
 	if ratios == nil {
 		t.Fatal("no ratio table")
@@ -665,31 +652,19 @@ func TestMemoryPerTarget(t *testing.T) {
 	}
 	doc, _, err := Build(ctx, f.store, Options{Group: group})
 	must(t, err)
-	var texts []string
-	var tab *Table
 	for _, s := range doc.Sections {
 		if s.ID == "neighbours" && len(s.Blocks) > 0 {
 			t.Errorf("runs one after the other shown side by side: %+v", s.Blocks)
 		}
-		walk(s.Blocks, func(b Block) {
-			if b.Text != "" {
-				texts = append(texts, b.Text)
-			}
-			if b.Table != nil && b.Table.ID == "tpcc-memory" {
-				tab = b.Table
-			}
-		})
 	}
-	for _, want := range []string{
+	texts, tables := contents(doc.Sections...)
+	tab := tables["tpcc-memory"]
+	wantSaid(t, texts,
 		// fast: 0.90 and 0.70; sata: 0.50 and 0.25.
 		"On fast, with 256MiB of memory instead of 1GiB, small-fast kept 0.80x the NOPM of large-fast (mean over 2 virtual-user counts).",
 		"On sata, with 256MiB of memory instead of 1GiB, small-sata kept 0.38x the NOPM of large-sata (mean over 2 virtual-user counts).",
 		"Less memory cost the most throughput on sata (0.38x the NOPM) and the least on fast (0.80x).",
-	} {
-		if !slices.Contains(texts, want) {
-			t.Errorf("the report does not say %q; it says:\n%s", want, strings.Join(texts, "\n"))
-		}
-	}
+	)
 	if tab == nil {
 		t.Fatal("no memory table")
 	}
@@ -728,16 +703,32 @@ func TestBackupComparison(t *testing.T) {
 	}
 	doc, _, err := Build(ctx, f.store, Options{Runs: ids, Labels: map[string]string{ids[0]: "fast", ids[1]: "sata"}})
 	must(t, err)
-	var texts []string
-	for _, s := range doc.Sections {
+	texts, _ := contents(doc.Sections...)
+	wantSaid(t, texts, "sata against fast, means over cycles: backups took 5.00x as long (10.0 s against 2.00 s); restores took 2.50x as long (5.00 s against 2.00 s).")
+}
+
+// contents gathers the texts of sections' blocks, and their tables by ID.
+func contents(secs ...*Section) (texts []string, tables map[string]*Table) {
+	tables = map[string]*Table{}
+	for _, s := range secs {
 		walk(s.Blocks, func(b Block) {
 			if b.Text != "" {
 				texts = append(texts, b.Text)
 			}
+			if b.Table != nil {
+				tables[b.Table.ID] = b.Table
+			}
 		})
 	}
-	want := "sata against fast, means over cycles: backups took 5.00x as long (10.0 s against 2.00 s); restores took 2.50x as long (5.00 s against 2.00 s)."
-	if !slices.Contains(texts, want) {
-		t.Errorf("the report does not say %q; it says:\n%s", want, strings.Join(texts, "\n"))
+	return texts, tables
+}
+
+// wantSaid fails t for each of wants that is not one of texts.
+func wantSaid(t *testing.T, texts []string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !slices.Contains(texts, want) {
+			t.Errorf("the report does not say %q; it says:\n%s", want, strings.Join(texts, "\n"))
+		}
 	}
 }
