@@ -130,7 +130,7 @@ func runTPCCGenerate(ctx context.Context, g *Globals, opts TPCCGenerateOptions) 
 		"tasks.txt":            strings.Join(lines, "\n") + "\n",
 		"postgres-schema.sql":  postgres.SchemaSQL(),
 		"postgres-indexes.sql": strings.Join(postgres.IndexStatements(), ";\n") + ";\n",
-		"postgres-analyze.sql": strings.Join(postgres.AnalyzeStatements(), ";\n") + ";\n",
+		"postgres-analyze.sql": strings.Join(postgres.AfterLoadStatements(), ";\n") + ";\n",
 	}
 	for name, content := range extra {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
