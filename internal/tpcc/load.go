@@ -140,17 +140,18 @@ func (g *Gen) Districts(b []byte, w int) []byte {
 }
 
 // Stock appends STOCK rows of warehouse w for items from..to.
-// Columns: s_i_id, s_w_id, s_quantity, s_dist_01..s_dist_10, s_ytd,
-// s_order_cnt, s_remote_cnt, s_data.
+// Columns: s_i_id, s_w_id, s_quantity, s_ytd, s_order_cnt, s_remote_cnt,
+// s_dist_01..s_dist_10, s_data: the counters New-Order updates sit
+// together, next to S_QUANTITY (see the stock table in schema.sql).
 func (g *Gen) Stock(b []byte, w, from, to int) []byte {
 	for i := from; i <= to; i++ {
 		b = tab(appendInt(b, i))
 		b = tab(appendInt(b, w))
 		b = tab(appendInt(b, g.r.Range(10, 100)))
+		b = append(b, "0\t0\t0\t"...)
 		for range 10 {
 			b = tab(g.r.appendChars(b, 24, alnum))
 		}
-		b = append(b, "0\t0\t0\t"...)
 		b = eol(g.r.AppendData(b, g.r.Percent(10)))
 	}
 	return b

@@ -79,13 +79,13 @@ func TestItemsAndStock(t *testing.T) {
 		if q := atoi(t, f[2]); q < 10 || q > 100 {
 			t.Fatalf("s_quantity %d", q)
 		}
-		for _, dist := range f[3:13] {
+		if f[3] != "0" || f[4] != "0" || f[5] != "0" {
+			t.Fatalf("stock counters %v", f[3:6])
+		}
+		for _, dist := range f[6:16] {
 			if len(dist) != 24 {
 				t.Fatalf("s_dist length %d", len(dist))
 			}
-		}
-		if f[13] != "0" || f[14] != "0" || f[15] != "0" {
-			t.Fatalf("stock counters %v", f[13:16])
 		}
 		if strings.Contains(f[16], "ORIGINAL") {
 			orig++

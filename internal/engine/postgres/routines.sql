@@ -102,23 +102,20 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'TB001', MESSAGE = 'Item number is not valid', DETAIL = new_o_id::text;
   END IF;
 
-  -- Lock the stock rows in (supply warehouse, item) order, so concurrent
-  -- New-Orders never wait on each other in a cycle (a deadlock costs a
-  -- second of deadlock_timeout). LockRows runs above the Sort, so rows are
-  -- locked in that order whatever plan finds them.
-  PERFORM 1 FROM stock
-    WHERE (s_w_id, s_i_id) IN (SELECT w, i FROM unnest(p_supply, p_items) AS l(w, i))
-    ORDER BY s_w_id, s_i_id FOR UPDATE;
-
   -- 2.4.2.2: per stock row, S_QUANTITY as above, S_YTD += OL_QUANTITY,
   -- S_ORDER_CNT += 1, S_REMOTE_CNT += 1 for a remote line; per line,
   -- OL_AMOUNT = OL_QUANTITY * I_PRICE and OL_DIST_INFO = S_DIST_xx of the
   -- order's district. Lines naming the same stock row are grouped so the row
-  -- is updated once, in ol_number order.
+  -- is updated once, in ol_number order. The groups come sorted by (supply
+  -- warehouse, item) and drive a nested loop over stock_pkey, so the rows
+  -- are updated, and locked, in that order: concurrent New-Orders never
+  -- wait on each other in a cycle (a deadlock costs a second of
+  -- deadlock_timeout), without a separate locking pass over the rows.
   WITH l AS (
     SELECT * FROM unnest(p_items, p_supply, p_qty, v_price) WITH ORDINALITY AS l(id, w, q, price, n)),
   g AS (
-    SELECT w, id, count(*)::int AS cnt, sum(q)::int AS sq, array_agg(q ORDER BY n) AS qs FROM l GROUP BY w, id),
+    SELECT w, id, count(*)::int AS cnt, sum(q)::int AS sq, array_agg(q ORDER BY n) AS qs FROM l
+     GROUP BY w, id ORDER BY w, id),
   s AS (
     UPDATE stock SET
       s_quantity = CASE WHEN g.cnt > 1 THEN tpcc_stock_quantity(s_quantity, g.qs)

@@ -92,6 +92,7 @@ func testTransactions(t *testing.T, mode string) {
 	t.Run("rollback", func(t *testing.T) { e.t = t; testRollback(e) })
 	t.Run("payment-by-name", func(t *testing.T) { e.t = t; testPaymentByName(e) })
 	t.Run("stock", func(t *testing.T) { e.t = t; testStock(e) })
+	t.Run("lock-order", func(t *testing.T) { e.t = t; testLockOrder(e) })
 	t.Run("delivery", func(t *testing.T) { e.t = t; testDelivery(e) })
 	t.Run("burst", func(t *testing.T) { e.t = t; testBurst(e) })
 	t.Run("verify-orders", func(t *testing.T) { e.t = t; testVerifyOrders(e) })
@@ -409,6 +410,81 @@ func testStock(e *txnEnv) {
 	}
 	if n := e.int64(`SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 5 AND o_id = $1`, out.OID); n != 0 {
 		t.Fatalf("o_all_local = %d for an order with a remote line", n)
+	}
+}
+
+// testLockOrder checks that New-Order locks its stock rows in (supply
+// warehouse, item) order, not in the order its lines name them, which is
+// what keeps concurrent New-Orders free of deadlocks. A second connection
+// holds the lower row; the New-Order, whose first line names the higher
+// row, must block on the lower one without having locked the higher.
+func testLockOrder(e *txnEnv) {
+	t, ctx := e.t, e.ctx
+	holder, err := e.db.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM stock WHERE s_w_id = 1 AND s_i_id = 201 FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+
+	in := &tpcc.NewOrderInput{W: 1, D: 6, C: 9, AllLocal: true, Lines: []tpcc.OrderLineInput{
+		{ItemID: 205, SupplyW: 1, Quantity: 1},
+		{ItemID: 201, SupplyW: 1, Quantity: 1},
+	}}
+	done := make(chan error, 1)
+	go func() {
+		out, err := e.w.NewOrder(ctx, in)
+		if err == nil && out.RolledBack {
+			err = errors.New("New-Order rolled back")
+		}
+		done <- err
+	}()
+
+	// Wait until the New-Order waits for the held row.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var waiting int
+		if err := e.conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("New-Order finished (%v) while another transaction held one of its stock rows", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("New-Order never waited for the stock row held by another transaction")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// Its first line's row, the higher one, must still be free.
+	var lockErr error
+	if ptx, err := e.conn.Begin(ctx); err != nil {
+		t.Fatal(err)
+	} else {
+		_, lockErr = ptx.Exec(ctx, `SELECT 1 FROM stock WHERE s_w_id = 1 AND s_i_id = 205 FOR UPDATE NOWAIT`)
+		_ = ptx.Rollback(ctx)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("New-Order after the row was released: %v", err)
+	}
+	if lockErr != nil {
+		t.Fatalf("New-Order locked stock row (1, 205) before (1, 201), against (warehouse, item) order: %v", lockErr)
 	}
 }
 
