@@ -411,6 +411,15 @@ func testStock(e *txnEnv) {
 	if n := e.int64(`SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 5 AND o_id = $1`, out.OID); n != 0 {
 		t.Fatalf("o_all_local = %d for an order with a remote line", n)
 	}
+	// Stock-Level counts distinct items: item 104, on two lines of the
+	// order above, counts once.
+	var lineCount, distinct int64
+	e.query(`SELECT count(*), count(DISTINCT ol_i_id) FROM order_line
+		WHERE ol_w_id = 1 AND ol_d_id = 5 AND ol_o_id >= $1 - 19 AND ol_o_id <= $1`, []any{out.OID}, &lineCount, &distinct)
+	sl, err := e.w.StockLevel(ctx, &tpcc.StockLevelInput{W: 1, D: 5, Threshold: 1000})
+	if err != nil || int64(sl.LowStock) != distinct || lineCount <= distinct {
+		t.Fatalf("Stock-Level with threshold 1000: %+v %v, want %d distinct items of %d lines", sl, err, distinct, lineCount)
+	}
 }
 
 // testLockOrder checks that New-Order locks its stock rows in (supply
