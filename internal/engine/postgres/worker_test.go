@@ -422,6 +422,27 @@ func testStock(e *txnEnv) {
 	}
 }
 
+// holdRows runs sql (a SELECT ... FOR UPDATE) on a connection of its own,
+// in a transaction it leaves open, so the rows stay locked until the
+// caller rolls it back (or the test ends).
+func (e *txnEnv) holdRows(sql string) pgx.Tx {
+	e.t.Helper()
+	c, err := e.db.connect(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close(context.Background()) })
+	tx, err := c.Begin(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { tx.Rollback(context.Background()) })
+	if _, err := tx.Exec(e.ctx, sql); err != nil {
+		e.t.Fatal(err)
+	}
+	return tx
+}
+
 // testLockOrder checks that New-Order locks its stock rows in (supply
 // warehouse, item) order, not in the order its lines name them, which is
 // what keeps concurrent New-Orders free of deadlocks. A second connection
@@ -429,19 +450,7 @@ func testStock(e *txnEnv) {
 // row, must block on the lower one without having locked the higher.
 func testLockOrder(e *txnEnv) {
 	t, ctx := e.t, e.ctx
-	holder, err := e.db.connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	tx, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM stock WHERE s_w_id = 1 AND s_i_id = 201 FOR UPDATE`); err != nil {
-		t.Fatal(err)
-	}
+	tx := e.holdRows(`SELECT 1 FROM stock WHERE s_w_id = 1 AND s_i_id = 201 FOR UPDATE`)
 
 	in := &tpcc.NewOrderInput{W: 1, D: 6, C: 9, AllLocal: true, Lines: []tpcc.OrderLineInput{
 		{ItemID: 205, SupplyW: 1, Quantity: 1},
@@ -510,18 +519,7 @@ func testDelivery(e *txnEnv) {
 
 	// Another transaction holds district 2's oldest NEW-ORDER row: SKIP
 	// LOCKED makes the Delivery take the next one instead of waiting.
-	other, err := e.db.connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
-	tx, err := other.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM new_order WHERE no_w_id = 2 AND no_d_id = 2 AND no_o_id = 2101 FOR UPDATE`); err != nil {
-		t.Fatal(err)
-	}
+	tx := e.holdRows(`SELECT 1 FROM new_order WHERE no_w_id = 2 AND no_d_id = 2 AND no_o_id = 2101 FOR UPDATE`)
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	out, err := e.w.Delivery(dctx, &tpcc.DeliveryInput{W: 2, Carrier: 7})
 	cancel()
@@ -559,13 +557,7 @@ func testDelivery(e *txnEnv) {
 
 	// A district whose undelivered orders are all being delivered by
 	// others is skipped (2.7.4.2), without waiting.
-	tx, err = other.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM new_order WHERE no_w_id = 2 AND no_d_id = 10 FOR UPDATE`); err != nil {
-		t.Fatal(err)
-	}
+	tx = e.holdRows(`SELECT 1 FROM new_order WHERE no_w_id = 2 AND no_d_id = 10 FOR UPDATE`)
 	dctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 	out, err = e.w.Delivery(dctx, &tpcc.DeliveryInput{W: 2, Carrier: 9})
 	cancel()
