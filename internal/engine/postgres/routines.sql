@@ -278,9 +278,13 @@ END $$;
 -- would plan the range scan afresh on every call (111 us a call, against
 -- 135 us to run it, in pg_stat_statements). The generic plans are the ones
 -- a custom plan picks (an index range scan on order_line, index probes on
--- stock), and the SET costs about 1 us a call.
+-- stock), and the two SETs cost under 2 us a call. A generic plan's estimate
+-- grows with the districts' orders and could go parallel, as the
+-- statements-mode join's did (see connectSerial); so the routine turns
+-- parallel query off itself, for any caller, not only tierbench's.
 CREATE OR REPLACE FUNCTION tpcc_stock_level(p_w int, p_d int, p_threshold int) RETURNS int
-LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan SET max_parallel_workers_per_gather = 0 AS $$
 DECLARE v_next int; v_items int[]; v_count int;
 BEGIN
   SELECT d_next_o_id INTO v_next FROM district WHERE d_w_id = p_w AND d_id = p_d;
