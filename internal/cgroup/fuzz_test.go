@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,40 +59,6 @@ func FuzzParseDevice(f *testing.F) {
 		l := IOLimit{Major: maj, Minor: min}
 		if a, b, ok := parseDevice(l.Device()); !ok || a != maj || b != min {
 			t.Fatalf("parseDevice(%q) = %d:%d, which reads back as %d:%d %v", s, maj, min, a, b, ok)
-		}
-	})
-}
-
-// escapeMount is the kernel's mangling of a mountinfo path (show_mountinfo:
-// mangle(), the characters " \t\n\\").
-func escapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case ' ', '\t', '\n', '\\':
-			fmt.Fprintf(&b, `\%03o`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// FuzzUnescape: unescape undoes the kernel's mangling of any path, and
-// leaves a string without backslashes as it is.
-func FuzzUnescape(f *testing.F) {
-	for _, s := range []string{"/sys/fs/cgroup", "/a b", "/tab\there", `/back\slash`, "/nl\nx", `\`, `\0`, `\04`, `\040`, `\777`, `\08x`, "é"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got := unescape(escapeMount(s)); got != s {
-			t.Fatalf("unescape(%q) = %q, want %q", escapeMount(s), got, s)
-		}
-		if !strings.Contains(s, `\`) && unescape(s) != s {
-			t.Fatalf("unescape(%q) = %q changed a string without escapes", s, unescape(s))
-		}
-		if len(unescape(s)) > len(s) {
-			t.Fatalf("unescape(%q) = %q grew", s, unescape(s))
 		}
 	})
 }

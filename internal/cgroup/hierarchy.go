@@ -8,10 +8,11 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/tierbench/tierbench/internal/mountinfo"
 )
 
 // Hierarchy is one mounted cgroup hierarchy.
@@ -82,13 +83,13 @@ func (h Host) Hierarchies() ([]Hierarchy, error) {
 			continue
 		}
 		seen[key] = true
-		hy.Mount = filepath.Join(h.root, unescape(m.MountPoint))
+		hy.Mount = filepath.Join(h.root, mountinfo.Unescape(m.MountPoint))
 		if hy.Version == 2 {
 			// Unreadable: no controller to offer, which Create explains.
 			b, _ := os.ReadFile(filepath.Join(hy.Mount, "cgroup.controllers"))
 			hy.Controllers = strings.Fields(string(b))
 		}
-		hy.Own = ownDir(hy.Mount, unescape(m.Root), ownPath)
+		hy.Own = ownDir(hy.Mount, mountinfo.Unescape(m.Root), ownPath)
 		out = append(out, hy)
 	}
 	return out, nil
@@ -147,23 +148,4 @@ func ownDir(mount, mountRoot, cgPath string) string {
 		return ""
 	}
 	return dir
-}
-
-// unescape undoes mountinfo's \ooo escapes (space, tab, newline, backslash).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

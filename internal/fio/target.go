@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/internal/mountinfo"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -479,11 +480,11 @@ func checkMounts(devs []blockDev) error {
 		if len(fields) < 5 || sep < 0 || sep+2 >= len(fields) {
 			continue
 		}
-		source := unescapeOctal(fields[sep+2])
+		source := mountinfo.Unescape(fields[sep+2])
 		for _, d := range devs {
 			if fields[2] == d.num || isNode(source, d.num) {
 				return refusef("%s is mounted on %s; unmount it first, no flag allows writing to a mounted device",
-					describe(d, devs[0].node), unescapeOctal(fields[4]))
+					describe(d, devs[0].node), mountinfo.Unescape(fields[4]))
 			}
 		}
 	}
@@ -502,7 +503,7 @@ func checkSwaps(devs []blockDev) error {
 			continue
 		}
 		for _, d := range devs {
-			if isNode(unescapeOctal(fields[0]), d.num) {
+			if isNode(mountinfo.Unescape(fields[0]), d.num) {
 				return refusef("%s is in use as swap; run swapoff first, no flag allows it", describe(d, devs[0].node))
 			}
 		}
@@ -609,23 +610,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// unescapeOctal undoes the \040-style escapes the kernel uses for spaces and the like in mountinfo and swaps.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -6,22 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// mangle is the kernel's escaping of a mountinfo path (show_mountinfo:
-// mangle(), the characters " \t\n\\").
-func mangle(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case ' ', '\t', '\n', '\\':
-			fmt.Fprintf(&b, `\%03o`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+	"github.com/tierbench/tierbench/internal/mountinfo"
+)
 
 // FuzzParseMountinfoLine: a line reads as a mount only with its device
 // number, mount point, type and source; written back the way the kernel
@@ -59,9 +46,9 @@ func FuzzParseMountinfoLine(f *testing.F) {
 				t.Fatalf("parseMountinfoLine(%q): options %q lack the superblock's %q", line, m.options, o)
 			}
 		}
-		again := fmt.Sprintf("1 2 %d:%d / %s rw - %s %s", m.major, m.minor, mangle(m.point), m.fstype, mangle(m.source))
+		again := fmt.Sprintf("1 2 %d:%d / %s rw - %s %s", m.major, m.minor, mountinfo.Escape(m.point), m.fstype, mountinfo.Escape(m.source))
 		if m.superOpts != "" {
-			again += " " + mangle(m.superOpts)
+			again += " " + mountinfo.Escape(m.superOpts)
 		}
 		m2, ok := parseMountinfoLine(again)
 		if !ok || m2.major != m.major || m2.minor != m.minor || m2.point != m.point || m2.fstype != m.fstype ||
@@ -84,22 +71,6 @@ func FuzzParseMajMin(f *testing.F) {
 		}
 		if a, b, ok := parseMajMin(fmt.Sprintf("%d:%d", maj, min)); !ok || a != maj || b != min {
 			t.Fatalf("parseMajMin(%q) = %d:%d, which reads back as %d:%d %v", s, maj, min, a, b, ok)
-		}
-	})
-}
-
-// FuzzUnescapeOctal: the kernel's mangling of any path is undone, and a
-// string without a backslash stays as it is.
-func FuzzUnescapeOctal(f *testing.F) {
-	for _, s := range []string{"/mnt", "/a b", "/tab\there", `/back\slash`, "/nl\nx", `\`, `\04`, `\040`, `\777`, `\08x`, "é"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got := unescapeOctal(mangle(s)); got != s {
-			t.Fatalf("unescapeOctal(%q) = %q, want %q", mangle(s), got, s)
-		}
-		if !strings.Contains(s, `\`) && unescapeOctal(s) != s {
-			t.Fatalf("unescapeOctal(%q) = %q changed a string without escapes", s, unescapeOctal(s))
 		}
 	})
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/internal/mountinfo"
 )
 
 // Roots of the pseudo filesystems the readers in this file (and the block
@@ -330,12 +332,12 @@ func parseMountinfoLine(line string) (mountEntry, bool) {
 	m := mountEntry{
 		major:  maj,
 		minor:  min,
-		point:  unescapeOctal(fields[4]),
+		point:  mountinfo.Unescape(fields[4]),
 		fstype: fields[sep+1],
-		source: unescapeOctal(fields[sep+2]),
+		source: mountinfo.Unescape(fields[sep+2]),
 	}
 	if sep+3 < len(fields) {
-		m.superOpts = unescapeOctal(fields[sep+3])
+		m.superOpts = mountinfo.Unescape(fields[sep+3])
 	}
 	var opts []string
 	for _, o := range strings.Split(fields[5]+","+m.superOpts, ",") {
@@ -359,26 +361,6 @@ func parseMajMin(s string) (uint32, uint32, bool) {
 	}
 	return uint32(maj), uint32(min), true
 }
-
-// unescapeOctal undoes the kernel's \ooo escaping of space, tab, newline and
-// backslash in mountinfo paths.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
-			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // mountOf picks the mount holding path: same device, longest mount point that
 // is a prefix of path; the later line wins a tie (it is mounted on top). When

@@ -178,21 +178,6 @@ func TestResolveFixtureMissingDevice(t *testing.T) {
 	}
 }
 
-func TestResolveUnescapeOctal(t *testing.T) {
-	for in, want := range map[string]string{
-		`/srv/my\040data`: "/srv/my data",
-		`/a\011b\012c`:    "/a\tb\nc",
-		`/back\134slash`:  `/back\slash`,
-		`/plain`:          "/plain",
-		`/trailing\04`:    `/trailing\04`,
-		`/not\089`:        `/not\089`,
-	} {
-		if got := unescapeOctal(in); got != want {
-			t.Errorf("unescapeOctal(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func resolutionEqual(a, b Resolution) bool {
 	return a.Path == b.Path && a.Mount == b.Mount && a.FSType == b.FSType && a.Source == b.Source &&
 		a.MemoryBacked == b.MemoryBacked && a.Note == b.Note &&

@@ -1,0 +1,48 @@
+// Package mountinfo holds the kernel's escaping of paths in its mount
+// tables (/proc/*/mountinfo, /proc/mounts, /proc/swaps), which the packages
+// reading those tables share: prometheus/procfs, which parses mountinfo for
+// the cgroup package, returns its fields still escaped.
+package mountinfo
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Unescape undoes the kernel's \ooo (octal) escapes of space, tab, newline
+// and backslash. A backslash not followed by three octal digits of a byte
+// value stays as it is.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Escape is the kernel's escaping of a path in its mount tables (fs/proc:
+// mangle(), the characters " \t\n\\"), the inverse of Unescape: tests use
+// it to write the lines the kernel would.
+func Escape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', '\\':
+			b.WriteByte('\\')
+			b.WriteString(strconv.FormatUint(uint64(c)|0o1000, 8)[1:])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
