@@ -274,7 +274,7 @@ END $$;
 -- stock row matches "= ANY" once however many lines name its item, so
 -- count(*) counts distinct items. The plans are forced generic: with its
 -- parameters unknown, PostgreSQL costs the range of 20 orders as 1,000
--- lines (a default selectivity), ten times a custom plan's estimate, so it
+-- lines (a default selectivity), 13 times a custom plan's cost, so it
 -- would plan the range scan afresh on every call (111 us a call, against
 -- 135 us to run it, in pg_stat_statements). The generic plans are the ones
 -- a custom plan picks (an index range scan on order_line, index probes on
