@@ -280,8 +280,8 @@ func restorePhysical(ctx context.Context, o Options, cycle int, backupDir string
 	err = copyBackup(ctx, o.CgroupProcs, backupDir, dir)
 	var info server.Info
 	if err == nil {
-		info, err = server.Start(ctx, server.Options{DataDir: dir, NewPort: true, StartTimeout: restoreStartTimeout,
-			CgroupProcs: o.CgroupProcs})
+		info, err = server.Start(ctx, server.Options{DataDir: dir, NewPort: true, KeepConfig: true,
+			StartTimeout: restoreStartTimeout, CgroupProcs: o.CgroupProcs})
 	}
 	ph.Ended = time.Now()
 	if err != nil {

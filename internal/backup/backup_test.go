@@ -3,6 +3,7 @@ package backup_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
@@ -128,10 +130,22 @@ func TestCompareCounts(t *testing.T) {
 	}
 }
 
-// startSource starts a managed server with a table of about 100 MB.
+// sourceWorkMem is the source's work_mem, not PostgreSQL's default (4MB):
+// a restored copy must run with it too.
+const sourceWorkMem = "7MB"
+
+// startSource starts a managed server with a table of about 100 MB, and
+// with work_mem = sourceWorkMem (a restart, as `server start --set` does).
 func startSource(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	t.Helper()
 	info := pgtest.StartManaged(t, ctx)
+	if _, err := server.Stop(ctx, info.DataDir, "fast"); err != nil {
+		t.Fatal(err)
+	}
+	info, err := server.Start(ctx, server.Options{DataDir: info.DataDir, Settings: map[string]string{"work_mem": sourceWorkMem}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	conn, err := pgx.Connect(ctx, info.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +168,17 @@ func countBig(ctx context.Context, dsn string) (int64, error) {
 	return n, err
 }
 
+func showSetting(ctx context.Context, dsn, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	var v string
+	err = conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
+	return v, err
+}
+
 func TestBackupRestore(t *testing.T) {
 	ctx := testContext(t)
 	dataDir, dsn := startSource(t, ctx)
@@ -168,6 +193,11 @@ func TestBackupRestore(t *testing.T) {
 					n, err := countBig(ctx, dsn)
 					if err == nil && n != 100000 {
 						err = errors.New("rows lost")
+					}
+					// The copy runs with its source's settings, not
+					// PostgreSQL's defaults.
+					if v, serr := showSetting(ctx, dsn, "work_mem"); err == nil && (serr != nil || v != sourceWorkMem) {
+						err = fmt.Errorf("restored server's work_mem = %q (%v), want the source's %s", v, serr, sourceWorkMem)
 					}
 					return err
 				}}

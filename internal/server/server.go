@@ -45,6 +45,11 @@ type Options struct {
 	Memory int64
 	// Settings are applied last and override everything (--set name=value).
 	Settings map[string]string
+	// KeepConfig starts a managed directory with the Memory and Settings of
+	// its last start, from its state file, in place of the two above. A
+	// restored copy of a managed server then runs as its source ran when it
+	// was backed up, rather than with PostgreSQL's defaults.
+	KeepConfig bool
 	// PgBin is the directory of initdb/pg_ctl/postgres; empty finds them
 	// (FindBinaries), or reuses those of the last start.
 	PgBin string
@@ -203,6 +208,9 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	if kind == dirManaged {
 		if st, err = readState(dir); err != nil {
 			return Info{}, err
+		}
+		if opts.KeepConfig {
+			opts.Memory, opts.Settings = st.Memory, st.Settings
 		}
 		if pid, port, ok := running(dir); ok {
 			return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid,
