@@ -468,12 +468,8 @@ func testLockOrder(e *txnEnv) {
 	// Wait until the New-Order waits for the held row.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var waiting int
-		if err := e.conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting > 0 {
+		if e.int64(`SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0 {
 			break
 		}
 		select {
