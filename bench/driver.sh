@@ -16,6 +16,11 @@
 # pgbench's CPU is its user + system time over the whole run (connections
 # included). PGBENCH=0 skips it.
 #
+# Rows mix/pgbench and mix/pgb/async run the spec's mix on the same routines
+# through pgbench (see pgbench_mix), with durable and asynchronous commits:
+# if pgbench, a different client, reaches no more than tierbench, the
+# throughput is the server's on this configuration, not the driver's.
+#
 # Row routines/async runs the routines with synchronous_commit=off, set by
 # the DSN for tierbench's connections only: commits then return before
 # their WAL is flushed. It is not a durable configuration; it shows how
@@ -78,6 +83,105 @@ pgbench_run() {
 		}' "$work/pgbench.out"
 }
 
+# pgbench_mix W LABEL [CONNINFO]: the spec's mix on the same routines through
+# pgbench, PostgreSQL's own C client, with $VUS clients: what the server
+# reaches on this configuration with another driver, to tell the driver's
+# limits from the server's. pgbench interprets the ~50 \set lines of a
+# New-Order script, so its CPU per transaction is not smaller than
+# tierbench's. CONNINFO (a URI parameter) is added to the connection.
+#
+# As tierbench draws them: the 23-card deck's weights (10/10/1/1/1), a home
+# warehouse per client, Stock-Level on the client's fixed district, NURand
+# for customer and item ids with C-Run values (C_LAST's against the stored
+# C-Load, 2.1.6.1), 60% of Payments and Order-Status by last name, 1% remote
+# order lines and 15% remote Payments, 5..15 lines. Not as tierbench does:
+# no 1% rolled-back New-Order (pgbench would stop the client on the
+# routine's error), and the last name is spelt from its number in SQL.
+# NOPM is pgbench's count of New-Orders per minute, TPM its count of
+# transactions: pgbench has no ramp-up, so the whole run is measured.
+pgbench_mix() {
+	# remote P: another warehouse than :w with probability P%, when there is one.
+	remote() {
+		if [ "$w" -gt 1 ]; then
+			echo "case when random(1, 100) <= $1 then (:w + random(1, $((w - 1))) - 1) % $w + 1 else :w end"
+		else
+			echo ":w"
+		fi
+	}
+	local w=$1 label=$2 conninfo=${3:-} pgbench psql
+	pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
+	[ -x "$pgbench" ] || { echo "pgbench not found: skipped"; return; }
+	psql=$(dirname "$pgbench")/psql
+	local pw uri secs cload crun k
+	pw=$(printf '%s' "$TIERBENCH_DSN" | sed -n 's|^postgres://[^:]*:\([^@]*\)@.*|\1|p')
+	uri=$(printf '%s' "$TIERBENCH_DSN" | sed 's|^\(postgres://[^:]*\):[^@]*@|\1@|')
+	[ -z "$conninfo" ] || uri="$uri$(dsn_sep)$conninfo"
+	cload=$(PGPASSWORD=$pw "$psql" -Atc 'SELECT c_load_last FROM tpcc_meta' "$uri")
+	# |C-Run - C-Load| = 100 is in 65..119 and is neither 96 nor 112.
+	if [ "$cload" -ge 100 ]; then crun=$((cload - 100)); else crun=$((cload + 100)); fi
+	local cid=$((RANDOM % 1024)) citem=$((RANDOM % 8192))
+	local home="\\set w :client_id % $w + 1" pick="\\set d random(1, 10)"
+	local nucid="((random(0, 1023) | random(1, 3000)) + $cid) % 3000 + 1"
+	local name="(string_to_array('BAR,OUGHT,ABLE,PRI,PRES,ESE,ANTI,CALLY,ATION,EING', ','))"
+	# lastname: the syllables of NURand(255, 0, 999) with C-Run, and a
+	# customer id that is 0 (by name) 60% of the time.
+	local lastname="\\set n ((random(0, 255) | random(0, 999)) + $crun) % 1000
+\\set n1 :n / 100 + 1
+\\set n2 :n / 10 % 10 + 1
+\\set n3 :n % 10 + 1
+\\set c case when random(1, 100) <= 60 then 0 else $nucid end"
+	local lastsql="$name[:n1::int] || $name[:n2::int] || $name[:n3::int]"
+	{
+		echo "$home"; echo "$pick"; echo "\\set c $nucid"; echo '\set n random(5, 15)'
+		local items= supply= qty= local=
+		for k in $(seq 15); do
+			echo "\\set i$k ((random(0, 8191) | random(1, 100000)) + $citem) % 100000 + 1"
+			echo "\\set s$k $(remote 1)"
+			echo "\\set q$k random(1, 10)"
+			items+="${items:+, }:i$k"; supply+="${supply:+, }:s$k"; qty+="${qty:+, }:q$k"
+			local+="${local:+ and }(:s$k = :w or $k > :n)"
+		done
+		echo "\\set local case when $local then 1 else 0 end"
+		echo "SELECT * FROM tpcc_new_order(:w::int, :d::int, :c::int, :local::int,"
+		echo "  (ARRAY[$items]::int[])[1:(:n)::int], (ARRAY[$supply]::int[])[1:(:n)::int],"
+		echo "  (ARRAY[$qty]::int[])[1:(:n)::int]);"
+	} >"$work/mix-no.sql"
+	{
+		echo "$home"; echo "$pick"; echo "$lastname"
+		echo "\\set cw $(remote 15)"
+		echo '\set cd case when :cw = :w then :d else random(1, 10) end'
+		echo '\set cents random(100, 500000)'
+		echo "SELECT tpcc_payment(:w::int, :d::int, :cw::int, :cd::int, :c::int, $lastsql, :cents::bigint);"
+	} >"$work/mix-p.sql"
+	{
+		echo "$home"; echo "$pick"; echo "$lastname"
+		echo "SELECT * FROM tpcc_order_status(:w::int, :d::int, :c::int, $lastsql);"
+	} >"$work/mix-os.sql"
+	printf '%s\n' "$home" '\set carrier random(1, 10)' "SELECT tpcc_delivery(:w::int, :carrier::int);" >"$work/mix-d.sql"
+	printf '%s\n' "$home" "\\set d (:client_id / $w) % 10 + 1" '\set threshold random(10, 20)' \
+		"SELECT tpcc_stock_level(:w::int, :d::int, :threshold::int);" >"$work/mix-sl.sql"
+	case $DURATION in
+	*m) secs=$(( ${DURATION%m} * 60 )) ;;
+	*s) secs=${DURATION%s} ;;
+	*) secs=$DURATION ;;
+	esac
+	local TIMEFORMAT='%U %S' cpu
+	cpu=$( { time PGPASSWORD=$pw "$pgbench" -n -M prepared -c "$VUS" -j 1 -T "$secs" --max-tries 10 \
+		-f "$work/mix-no.sql@10" -f "$work/mix-p.sql@10" -f "$work/mix-os.sql@1" \
+		-f "$work/mix-d.sql@1" -f "$work/mix-sl.sql@1" "$uri" >"$work/pgbench-mix.out" 2>&1; } 2>&1 )
+	awk -v w="$w" -v label="$label" -v vus="$VUS" -v cpu="$cpu" -v secs="$secs" '
+		/^number of transactions actually processed/ { n = $NF }
+		/^SQL script 1:/ { first = 1 }
+		first && /^ - [0-9]+ transactions/ { no = $2; first = 0 }
+		/^number of failed transactions/ { failed = $5 }
+		END {
+			split(cpu, c, " ")
+			if (n == 0) { print "pgbench ran no transactions: see its output"; exit }
+			printf "%-10s %-14s %4s %9d %9d %10s %16.1f\n", w, label, vus, no / secs * 60, n / secs * 60, "-", (c[1] + c[2]) * 1e6 / n
+			if (failed > 0) printf "%-10s %-14s failed transactions: %d\n", w, label, failed
+		}' "$work/pgbench-mix.out"
+}
+
 # tb_row W LABEL ARGS...: one tierbench step with ARGS, as a row of the table.
 tb_row() {
 	local w=$1 label=$2 out
@@ -107,6 +211,8 @@ for w in $WAREHOUSES; do
 	[ "${ASYNC:-1}" = 0 ] || TIERBENCH_DSN="$TIERBENCH_DSN$(dsn_sep)options=-c%20synchronous_commit%3Doff" \
 		tb_row "$w" "routines/async" --mode routines
 	[ "${PGBENCH:-1}" = 0 ] && continue
+	pgbench_mix "$w" "mix/pgbench"
+	[ "${ASYNC:-1}" = 0 ] || pgbench_mix "$w" "mix/pgb/async" "options=-c%20synchronous_commit%3Doff"
 	tb_row "$w" "no+p/tb" --mix no=50,p=50 --mix-unchecked
 	pgbench_run "$w"
 done
