@@ -31,8 +31,10 @@ import (
 // Lock order, which is what keeps the transactions free of deadlocks:
 // New-Order locks its district, then its stock rows sorted by (supply
 // warehouse, item), so two New-Orders never wait on each other in a cycle;
-// Payment locks warehouse, district, then one customer, last, so it never
-// waits while holding a customer; Delivery takes, per district, the oldest
+// Payment locks its district, one customer, then the warehouse row, last,
+// so whoever holds a warehouse row waits for nothing more (every Payment of
+// the warehouse needs it, and holds it until its commit is flushed: taken
+// last, it is held the shortest time); Delivery takes, per district, the oldest
 // NEW-ORDER row nobody else has locked (SKIP LOCKED: it never waits for
 // another Delivery), that order and its lines, and the customers in
 // ascending district order. New-Order locks no customer, Payment no stock.
@@ -492,8 +494,11 @@ const (
 		    ELSE c_data END
 		WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3
 		RETURNING c_first, c_middle, c_last, c_credit`
+	// H_DATA is W_NAME, four spaces, D_NAME ($7): the warehouse's name is
+	// read in the statement, so it can go in the round trip that updates
+	// the warehouse row.
 	sqlPHistory = `INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-		VALUES ($1, $2, $3, $4, $5, now(), $6::bigint * 0.01, $7)`
+		SELECT $1, $2, $3, $4, $5, now(), $6::bigint * 0.01, w_name || '    ' || $7 FROM warehouse WHERE w_id = $5`
 
 	// Order-Status (2.6.2.2).
 	sqlOSCustomer = `SELECT c_first, c_middle, c_last FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3`
@@ -690,23 +695,19 @@ func (w *stmtWorker) Payment(ctx context.Context, in *tpcc.PaymentInput) (tpcc.P
 	W, D, CW, CD, cid := int32(in.W), int32(in.D), int32(in.CW), int32(in.CD), int32(in.CID)
 	amount := in.AmountCents
 
-	// Round trip 1: W_YTD and D_YTD; the customer's update when chosen by
-	// number, the candidates when chosen by name.
+	// Round trip 1: D_YTD; the customer's update when chosen by number, the
+	// candidates when chosen by name.
 	b := &pgx.Batch{}
 	b.Queue(sqlBegin)
-	b.Queue(sqlPWarehouse, W, amount)
 	b.Queue(sqlPDistrict, W, D, amount)
 	if in.ByName {
 		b.Queue(sqlCustomerByName, CW, CD, in.CLast)
 	} else {
 		b.Queue(sqlPCustomer, CW, CD, cid, amount, D, W)
 	}
-	var wName, dName string
+	var dName string
 	br := w.conn.SendBatch(ctx, b)
 	_, err := br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(&wName, nil, nil, nil, nil, nil)
-	}
 	if err == nil {
 		err = br.QueryRow().Scan(&dName, nil, nil, nil, nil, nil)
 	}
@@ -728,16 +729,21 @@ func (w *stmtWorker) Payment(ctx context.Context, in *tpcc.PaymentInput) (tpcc.P
 		return tpcc.PaymentOutput{}, w.abort(ctx, err)
 	}
 
-	// Round trip 2: the customer chosen by name; HISTORY; COMMIT.
+	// Round trip 2: the customer chosen by name; W_YTD, last (see the lock
+	// order above); HISTORY; COMMIT.
 	b = &pgx.Batch{}
 	if in.ByName {
 		b.Queue(sqlPCustomer, CW, CD, cid, amount, D, W)
 	}
-	b.Queue(sqlPHistory, cid, CD, CW, D, W, amount, wName+"    "+dName)
+	b.Queue(sqlPWarehouse, W, amount)
+	b.Queue(sqlPHistory, cid, CD, CW, D, W, amount, dName)
 	b.Queue(sqlCommit)
 	br = w.conn.SendBatch(ctx, b)
 	if in.ByName {
 		err = br.QueryRow().Scan(nil, nil, nil, nil)
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(nil, nil, nil, nil, nil, nil)
 	}
 	if err == nil {
 		_, err = br.Exec()

@@ -93,6 +93,7 @@ func testTransactions(t *testing.T, mode string) {
 	t.Run("payment-by-name", func(t *testing.T) { e.t = t; testPaymentByName(e) })
 	t.Run("stock", func(t *testing.T) { e.t = t; testStock(e) })
 	t.Run("lock-order", func(t *testing.T) { e.t = t; testLockOrder(e) })
+	t.Run("payment-lock-order", func(t *testing.T) { e.t = t; testPaymentLockOrder(e) })
 	t.Run("delivery", func(t *testing.T) { e.t = t; testDelivery(e) })
 	t.Run("burst", func(t *testing.T) { e.t = t; testBurst(e) })
 	t.Run("verify-orders", func(t *testing.T) { e.t = t; testVerifyOrders(e) })
@@ -449,56 +450,74 @@ func (e *txnEnv) holdRows(sql string) pgx.Tx {
 // holds the lower row; the New-Order, whose first line names the higher
 // row, must block on the lower one without having locked the higher.
 func testLockOrder(e *txnEnv) {
-	t, ctx := e.t, e.ctx
 	tx := e.holdRows(`SELECT 1 FROM stock WHERE s_w_id = 1 AND s_i_id = 201 FOR UPDATE`)
-
 	in := &tpcc.NewOrderInput{W: 1, D: 6, C: 9, AllLocal: true, Lines: []tpcc.OrderLineInput{
 		{ItemID: 205, SupplyW: 1, Quantity: 1},
 		{ItemID: 201, SupplyW: 1, Quantity: 1},
 	}}
-	done := make(chan error, 1)
-	go func() {
-		out, err := e.w.NewOrder(ctx, in)
-		if err == nil && out.RolledBack {
-			err = errors.New("New-Order rolled back")
-		}
-		done <- err
-	}()
+	e.blockedWithout(tx, "New-Order", "stock row (1, 201)", "stock row (1, 205)",
+		`SELECT 1 FROM stock WHERE s_w_id = 1 AND s_i_id = 205 FOR UPDATE NOWAIT`,
+		func() error {
+			out, err := e.w.NewOrder(e.ctx, in)
+			if err == nil && out.RolledBack {
+				err = errors.New("New-Order rolled back")
+			}
+			return err
+		})
+}
 
-	// Wait until the New-Order waits for the held row.
+// testPaymentLockOrder checks that Payment locks its warehouse row last:
+// blocked on its customer, it must not hold the warehouse row, which every
+// Payment of the warehouse needs.
+func testPaymentLockOrder(e *txnEnv) {
+	tx := e.holdRows(`SELECT 1 FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = 31 FOR UPDATE`)
+	e.blockedWithout(tx, "Payment", "customer (2, 5, 31)", "warehouse row 2",
+		`SELECT 1 FROM warehouse WHERE w_id = 2 FOR UPDATE NOWAIT`,
+		func() error {
+			_, err := e.w.Payment(e.ctx, &tpcc.PaymentInput{W: 2, D: 5, CW: 2, CD: 5, CID: 31, AmountCents: 100})
+			return err
+		})
+}
+
+// blockedWithout runs txn while tx holds the row named held: txn must wait
+// for it, and while it waits, probe (a NOWAIT lock of the row named free)
+// must succeed. Then tx rolls back and txn must finish without error.
+func (e *txnEnv) blockedWithout(tx pgx.Tx, txn, held, free, probe string, run func() error) {
+	t, ctx := e.t, e.ctx
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+
+	// Wait until the transaction waits for the held row.
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if e.int64(`SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0 {
-			break
-		}
+	for e.int64(`SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`) == 0 {
 		select {
 		case err := <-done:
-			t.Fatalf("New-Order finished (%v) while another transaction held one of its stock rows", err)
+			t.Fatalf("%s finished (%v) while another transaction held its %s", txn, err, held)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("New-Order never waited for the stock row held by another transaction")
+			t.Fatalf("%s never waited for its %s, held by another transaction", txn, held)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	// Its first line's row, the higher one, must still be free.
 	var lockErr error
 	if ptx, err := e.conn.Begin(ctx); err != nil {
 		t.Fatal(err)
 	} else {
-		_, lockErr = ptx.Exec(ctx, `SELECT 1 FROM stock WHERE s_w_id = 1 AND s_i_id = 205 FOR UPDATE NOWAIT`)
+		_, lockErr = ptx.Exec(ctx, probe)
 		_ = ptx.Rollback(ctx)
 	}
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
-		t.Fatalf("New-Order after the row was released: %v", err)
+		t.Fatalf("%s after its %s was released: %v", txn, held, err)
 	}
 	if lockErr != nil {
-		t.Fatalf("New-Order locked stock row (1, 205) before (1, 201), against (warehouse, item) order: %v", lockErr)
+		t.Fatalf("%s, waiting for its %s, already held its %s: %v", txn, held, free, lockErr)
 	}
 }
 
