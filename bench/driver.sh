@@ -46,13 +46,39 @@ cleanup() {
 }
 trap cleanup EXIT
 field() { sed -n "s/^ *\"$1\": \([0-9.]*\),\{0,1\}$/\1/p" | head -1; }
+# async_opts, added to a DSN, turns synchronous_commit off for its connections.
+async_opts='options=-c%20synchronous_commit%3Doff'
+
+# pgbench_setup [CONNINFO]: sets the caller's pgbench (its path), pw, uri
+# (the DSN without its password, plus the URI parameter CONNINFO) and secs
+# (DURATION in seconds), for pgbench_timed; fails when there is no pgbench.
+# The password goes by the environment, not the command line.
+pgbench_setup() {
+	pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
+	[ -x "$pgbench" ] || { echo "pgbench not found: skipped"; return 1; }
+	pw=$(printf '%s' "$TIERBENCH_DSN" | sed -n 's|^postgres://[^:]*:\([^@]*\)@.*|\1|p')
+	uri=$(printf '%s' "$TIERBENCH_DSN" | sed 's|^\(postgres://[^:]*\):[^@]*@|\1@|')
+	[ -z "${1:-}" ] || uri="$uri$(dsn_sep)$1"
+	case $DURATION in
+	*m) secs=$(( ${DURATION%m} * 60 )) ;;
+	*s) secs=${DURATION%s} ;;
+	*) secs=$DURATION ;;
+	esac
+}
+
+# pgbench_timed OUT ARGS...: pgbench with ARGS, $VUS clients on one thread,
+# for secs, its output to OUT; prints its user and system CPU seconds.
+pgbench_timed() {
+	local out=$1 TIMEFORMAT='%U %S'
+	shift
+	{ time PGPASSWORD=$pw "$pgbench" -n -M prepared -c "$VUS" -j 1 -T "$secs" "$@" "$uri" >"$out" 2>&1; } 2>&1
+}
 
 # pgbench_run W: New-Order and Payment, half each, through pgbench on the
 # routines tierbench installed, for as long as a tierbench step measures.
 pgbench_run() {
-	local w=$1 pgbench
-	pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
-	[ -x "$pgbench" ] || { echo "pgbench not found: skipped"; return; }
+	local w=$1 pgbench pw uri secs cpu
+	pgbench_setup || return 0
 	{
 		echo "\\set w random(1, $w)"; echo '\set d random(1, 10)'; echo '\set c random(1, 3000)'
 		for i in $(seq 10); do echo "\\set i$i random(1, 100000)"; done
@@ -62,18 +88,7 @@ pgbench_run() {
 	} >"$work/no.sql"
 	printf '%s\n' "\\set w random(1, $w)" '\set d random(1, 10)' '\set c random(1, 3000)' \
 		"SELECT tpcc_payment(:w::int, :d::int, :w::int, :d::int, :c::int, ''::text, 1000::bigint);" >"$work/pay.sql"
-	# The password goes by the environment, not the command line.
-	local pw uri secs
-	pw=$(printf '%s' "$TIERBENCH_DSN" | sed -n 's|^postgres://[^:]*:\([^@]*\)@.*|\1|p')
-	uri=$(printf '%s' "$TIERBENCH_DSN" | sed 's|^\(postgres://[^:]*\):[^@]*@|\1@|')
-	case $DURATION in
-	*m) secs=$(( ${DURATION%m} * 60 )) ;;
-	*s) secs=${DURATION%s} ;;
-	*) secs=$DURATION ;;
-	esac
-	local TIMEFORMAT='%U %S' cpu
-	cpu=$( { time PGPASSWORD=$pw "$pgbench" -n -M prepared -c "$VUS" -j 1 -T "$secs" \
-		-f "$work/no.sql@50" -f "$work/pay.sql@50" "$uri" >"$work/pgbench.out" 2>&1; } 2>&1 )
+	cpu=$(pgbench_timed "$work/pgbench.out" -f "$work/no.sql@50" -f "$work/pay.sql@50")
 	awk -v w="$w" -v vus="$VUS" -v cpu="$cpu" -v secs="$secs" '
 		/^number of transactions actually processed/ { n = $NF }
 		END {
@@ -108,15 +123,9 @@ pgbench_mix() {
 			echo ":w"
 		fi
 	}
-	local w=$1 label=$2 conninfo=${3:-} pgbench psql
-	pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
-	[ -x "$pgbench" ] || { echo "pgbench not found: skipped"; return; }
-	psql=$(dirname "$pgbench")/psql
-	local pw uri secs cload crun k
-	pw=$(printf '%s' "$TIERBENCH_DSN" | sed -n 's|^postgres://[^:]*:\([^@]*\)@.*|\1|p')
-	uri=$(printf '%s' "$TIERBENCH_DSN" | sed 's|^\(postgres://[^:]*\):[^@]*@|\1@|')
-	[ -z "$conninfo" ] || uri="$uri$(dsn_sep)$conninfo"
-	cload=$(PGPASSWORD=$pw "$psql" -Atc 'SELECT c_load_last FROM tpcc_meta' "$uri")
+	local w=$1 label=$2 pgbench pw uri secs cpu cload crun k
+	pgbench_setup "${3:-}" || return 0
+	cload=$(PGPASSWORD=$pw "$(dirname "$pgbench")/psql" -Atc 'SELECT c_load_last FROM tpcc_meta' "$uri")
 	# |C-Run - C-Load| = 100 is in 65..119 and is neither 96 nor 112.
 	if [ "$cload" -ge 100 ]; then crun=$((cload - 100)); else crun=$((cload + 100)); fi
 	local cid=$((RANDOM % 1024)) citem=$((RANDOM % 8192))
@@ -160,15 +169,8 @@ pgbench_mix() {
 	printf '%s\n' "$home" '\set carrier random(1, 10)' "SELECT tpcc_delivery(:w::int, :carrier::int);" >"$work/mix-d.sql"
 	printf '%s\n' "$home" "\\set d (:client_id / $w) % 10 + 1" '\set threshold random(10, 20)' \
 		"SELECT tpcc_stock_level(:w::int, :d::int, :threshold::int);" >"$work/mix-sl.sql"
-	case $DURATION in
-	*m) secs=$(( ${DURATION%m} * 60 )) ;;
-	*s) secs=${DURATION%s} ;;
-	*) secs=$DURATION ;;
-	esac
-	local TIMEFORMAT='%U %S' cpu
-	cpu=$( { time PGPASSWORD=$pw "$pgbench" -n -M prepared -c "$VUS" -j 1 -T "$secs" --max-tries 10 \
-		-f "$work/mix-no.sql@10" -f "$work/mix-p.sql@10" -f "$work/mix-os.sql@1" \
-		-f "$work/mix-d.sql@1" -f "$work/mix-sl.sql@1" "$uri" >"$work/pgbench-mix.out" 2>&1; } 2>&1 )
+	cpu=$(pgbench_timed "$work/pgbench-mix.out" --max-tries 10 -f "$work/mix-no.sql@10" -f "$work/mix-p.sql@10" \
+		-f "$work/mix-os.sql@1" -f "$work/mix-d.sql@1" -f "$work/mix-sl.sql@1")
 	awk -v w="$w" -v label="$label" -v vus="$VUS" -v cpu="$cpu" -v secs="$secs" '
 		/^number of transactions actually processed/ { n = $NF }
 		/^SQL script 1:/ { first = 1 }
@@ -208,11 +210,11 @@ for w in $WAREHOUSES; do
 	# The same routines with commits that do not wait for the WAL flush:
 	# how much of the gap to a throughput target is the server's commit
 	# wait rather than the driver (ASYNC=0 skips it).
-	[ "${ASYNC:-1}" = 0 ] || TIERBENCH_DSN="$TIERBENCH_DSN$(dsn_sep)options=-c%20synchronous_commit%3Doff" \
+	[ "${ASYNC:-1}" = 0 ] || TIERBENCH_DSN="$TIERBENCH_DSN$(dsn_sep)$async_opts" \
 		tb_row "$w" "routines/async" --mode routines
 	[ "${PGBENCH:-1}" = 0 ] && continue
 	pgbench_mix "$w" "mix/pgbench"
-	[ "${ASYNC:-1}" = 0 ] || pgbench_mix "$w" "mix/pgb/async" "options=-c%20synchronous_commit%3Doff"
+	[ "${ASYNC:-1}" = 0 ] || pgbench_mix "$w" "mix/pgb/async" "$async_opts"
 	tb_row "$w" "no+p/tb" --mix no=50,p=50 --mix-unchecked
 	pgbench_run "$w"
 done
