@@ -157,26 +157,21 @@ func startSource(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	return info.DataDir, info.DSN
 }
 
-func countBig(ctx context.Context, dsn string) (int64, error) {
+// queryRow scans the one row of sql, on a connection of its own to dsn,
+// into dest.
+func queryRow(ctx context.Context, dsn, sql string, dest ...any) error {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer conn.Close(ctx)
-	var n int64
-	err = conn.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&n)
-	return n, err
+	return conn.QueryRow(ctx, sql).Scan(dest...)
 }
 
-func showSetting(ctx context.Context, dsn, name string) (string, error) {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	var v string
-	err = conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
-	return v, err
+func countBig(ctx context.Context, dsn string) (int64, error) {
+	var n int64
+	err := queryRow(ctx, dsn, "SELECT count(*) FROM big", &n)
+	return n, err
 }
 
 func TestBackupRestore(t *testing.T) {
@@ -190,14 +185,17 @@ func TestBackupRestore(t *testing.T) {
 			o := backup.Options{DSN: dsn, DataDir: dataDir, Target: target, Logical: logical, Jobs: 2,
 				Verify: func(ctx context.Context, dsn string) error {
 					verifiedDSN = dsn
-					n, err := countBig(ctx, dsn)
-					if err == nil && n != 100000 {
+					var n int64
+					var workMem string
+					err := queryRow(ctx, dsn, "SELECT count(*), current_setting('work_mem') FROM big", &n, &workMem)
+					switch {
+					case err != nil:
+					case n != 100000:
 						err = errors.New("rows lost")
-					}
-					// The copy runs with its source's settings, not
-					// PostgreSQL's defaults.
-					if v, serr := showSetting(ctx, dsn, "work_mem"); err == nil && (serr != nil || v != sourceWorkMem) {
-						err = fmt.Errorf("restored server's work_mem = %q (%v), want the source's %s", v, serr, sourceWorkMem)
+					case workMem != sourceWorkMem:
+						// The copy runs with its source's settings, not
+						// PostgreSQL's defaults.
+						err = fmt.Errorf("restored server's work_mem = %q, want the source's %s", workMem, sourceWorkMem)
 					}
 					return err
 				}}

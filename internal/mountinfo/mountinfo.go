@@ -5,6 +5,7 @@
 package mountinfo
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -38,8 +39,7 @@ func Escape(s string) string {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case ' ', '\t', '\n', '\\':
-			b.WriteByte('\\')
-			b.WriteString(strconv.FormatUint(uint64(c)|0o1000, 8)[1:])
+			fmt.Fprintf(&b, `\%03o`, c)
 		default:
 			b.WriteByte(c)
 		}
