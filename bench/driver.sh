@@ -38,41 +38,9 @@ cd "$(dirname "$0")/.."
 make -s build >/dev/null
 TB=$PWD/bin/tierbench
 
-work=$(mktemp -d /var/tmp/tierbench-driver-bench.XXXXXX)
-chmod 755 "$work"
-cleanup() {
-	"$TB" server stop --datadir "$work/data" >/dev/null 2>&1 || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-field() { sed -n "s/^ *\"$1\": \([0-9.]*\),\{0,1\}$/\1/p" | head -1; }
-# async_opts, added to a DSN, turns synchronous_commit off for its connections.
-async_opts='options=-c%20synchronous_commit%3Doff'
-
-# pgbench_setup [CONNINFO]: sets the caller's pgbench (its path), pw, uri
-# (the DSN without its password, plus the URI parameter CONNINFO) and secs
-# (DURATION in seconds), for pgbench_timed; fails when there is no pgbench.
-# The password goes by the environment, not the command line.
-pgbench_setup() {
-	pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
-	[ -x "$pgbench" ] || { echo "pgbench not found: skipped"; return 1; }
-	pw=$(printf '%s' "$TIERBENCH_DSN" | sed -n 's|^postgres://[^:]*:\([^@]*\)@.*|\1|p')
-	uri=$(printf '%s' "$TIERBENCH_DSN" | sed 's|^\(postgres://[^:]*\):[^@]*@|\1@|')
-	[ -z "${1:-}" ] || uri="$uri$(dsn_sep)$1"
-	case $DURATION in
-	*m) secs=$(( ${DURATION%m} * 60 )) ;;
-	*s) secs=${DURATION%s} ;;
-	*) secs=$DURATION ;;
-	esac
-}
-
-# pgbench_timed OUT ARGS...: pgbench with ARGS, $VUS clients on one thread,
-# for secs, its output to OUT; prints its user and system CPU seconds.
-pgbench_timed() {
-	local out=$1 TIMEFORMAT='%U %S'
-	shift
-	{ time PGPASSWORD=$pw "$pgbench" -n -M prepared -c "$VUS" -j 1 -T "$secs" "$@" "$uri" >"$out" 2>&1; } 2>&1
-}
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_work driver
 
 # pgbench_run W: New-Order and Payment, half each, through pgbench on the
 # routines tierbench installed, for as long as a tierbench step measures.
@@ -194,8 +162,6 @@ tb_row() {
 		"$(echo "$out" | field nopm)" "$(echo "$out" | field tpm)" "$(echo "$out" | field client_nopm)" \
 		"$(echo "$out" | field client_cpu_us_per_txn)"
 }
-# dsn_sep is what joins one more parameter to $TIERBENCH_DSN.
-dsn_sep() { case $TIERBENCH_DSN in *\?*) echo '&' ;; *) echo '?' ;; esac; }
 
 printf '%-10s %-14s %4s %9s %9s %10s %16s\n' warehouses mode VUs NOPM TPM client_NOPM "client µs/txn"
 for w in $WAREHOUSES; do
