@@ -12,12 +12,13 @@
 # PAYMENT, DELIVERY, OSTAT, SLEV and DBMS_RANDOM, the pg_storedprocs=true
 # variant) out of the given tree's src/postgresql/pgoltp.tcl at run time
 # (no HammerDB code is kept here), and drives them with pgbench, drawing
-# inputs as HammerDB's driver script does: a home warehouse per client, the
-# 10/10/1/1/1 mix of 23, uniform customer ids, 60% of Payments and
-# Order-Status by a NURand last name (C = 123), 15% remote Payments,
-# Stock-Level on the client's fixed district; items, quantities and remote
-# lines are drawn inside NEWORD. Calls go as HammerDB sends them: CALL
-# statements with literal values, over the simple query protocol.
+# inputs as HammerDB's driver script does: a home warehouse per client
+# (spread evenly, where HammerDB draws it at random), the 10/10/1/1/1 mix of
+# 23, uniform customer ids, 60% of Payments and Order-Status by a NURand last
+# name (C = 123), 15% remote Payments, Stock-Level on the client's fixed
+# district; items, quantities and remote lines are drawn inside NEWORD.
+# Calls go as HammerDB sends them: CALL statements with literal values, over
+# the simple query protocol.
 #
 # pgbench costs the host less CPU per call than HammerDB's Tcl driver, so
 # this is HammerDB's procedures at their best. Their schema lets an order
@@ -97,6 +98,9 @@ printf '%s\n' "$home" '\set d random(1, 10)' "$lastname" '\set c random(1, 3000)
 printf '%s\n' "$home" '\set carrier random(1, 10)' 'CALL delivery(:w, :carrier, localtimestamp(0));' >"$work/d.sql"
 printf '%s\n' "$home" "\\set d (:client_id / $WAREHOUSES) % 10 + 1" '\set threshold random(10, 20)' \
 	'CALL slev(:w, :d, :threshold, 0);' >"$work/sl.sql"
+mix=(-f "$work/no.sql@10" -f "$work/p.sql@10" -f "$work/os.sql@1" -f "$work/d.sql@1" -f "$work/sl.sql@1")
+# HammerDB sends its CALLs as plain query strings.
+PGBENCH_MODE=simple
 
 export TIERBENCH_DSN
 base=$("$TB" server start --datadir "$work/data" --json | sed -n 's/^ *"dsn": "\(.*\)",$/\1/p')
@@ -122,12 +126,10 @@ for round in $(seq "$ROUNDS"); do
 		copy hammerdb
 		TIERBENCH_DSN=$(db hammerdb)
 		sql hammerdb -c 'ALTER TABLE order_line ALTER ol_amount DROP NOT NULL, ALTER ol_dist_info DROP NOT NULL' -f "$work/hammerdb.sql"
-		PGBENCH_MODE=simple DURATION=$RAMPUP pgbench_setup "$opts"
-		PGBENCH_MODE=simple pgbench_timed "$work/warmup.out" -f "$work/no.sql@10" -f "$work/p.sql@10" \
-			-f "$work/os.sql@1" -f "$work/d.sql@1" -f "$work/sl.sql@1" >/dev/null
+		DURATION=$RAMPUP pgbench_setup "$opts"
+		pgbench_timed "$work/warmup.out" "${mix[@]}" >/dev/null
 		pgbench_setup "$opts"
-		cpu=$(PGBENCH_MODE=simple pgbench_timed "$work/pgbench.out" -f "$work/no.sql@10" -f "$work/p.sql@10" \
-			-f "$work/os.sql@1" -f "$work/d.sql@1" -f "$work/sl.sql@1")
+		cpu=$(pgbench_timed "$work/pgbench.out" "${mix[@]}")
 		awk -v round="$round" -v commits="$commits" -v cpu="$cpu" -v secs="$secs" '
 			/^number of transactions actually processed/ { n = $NF }
 			/^SQL script 1:/ { first = 1 }
