@@ -40,6 +40,9 @@ pgbench_setup() {
 	esac
 }
 
+# pgbench_psql ARGS...: the psql beside pgbench, on pgbench_setup's uri.
+pgbench_psql() { PGPASSWORD=$pw "$(dirname "$pgbench")/psql" "$@" "$uri"; }
+
 # pgbench_timed OUT ARGS...: pgbench with ARGS, $VUS clients on one thread,
 # for secs, its output to OUT; prints its user and system CPU seconds.
 pgbench_timed() {

@@ -93,7 +93,7 @@ pgbench_mix() {
 	}
 	local w=$1 label=$2 pgbench pw uri secs cpu cload crun k
 	pgbench_setup "${3:-}" || return 0
-	cload=$(PGPASSWORD=$pw "$(dirname "$pgbench")/psql" -Atc 'SELECT c_load_last FROM tpcc_meta' "$uri")
+	cload=$(pgbench_psql -Atc 'SELECT c_load_last FROM tpcc_meta')
 	# |C-Run - C-Load| = 100 is in 65..119 and is neither 96 nor 112.
 	if [ "$cload" -ge 100 ]; then crun=$((cload - 100)); else crun=$((cload + 100)); fi
 	local cid=$((RANDOM % 1024)) citem=$((RANDOM % 8192))

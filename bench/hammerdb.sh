@@ -105,12 +105,12 @@ PGBENCH_MODE=simple
 export TIERBENCH_DSN
 base=$("$TB" server start --datadir "$work/data" --json | sed -n 's/^ *"dsn": "\(.*\)",$/\1/p')
 db() { printf '%s' "${base%/postgres?*}/$1?${base#*\?}"; }
-# sql DB ARGS...: psql on database DB of the server.
+# sql DB ARGS...: psql on database DB of the server; pgbench_setup's
+# variables stay as the caller set them.
 sql() {
-	local d=$1
+	local d=$1 pgbench pw uri secs
 	shift
-	TIERBENCH_DSN=$(db "$d") pgbench_setup >/dev/null &&
-		PGPASSWORD=$pw PGOPTIONS="-c client_min_messages=warning" "$(dirname "$pgbench")/psql" -qAt "$uri" "$@"
+	TIERBENCH_DSN=$(db "$d") pgbench_setup >/dev/null && PGOPTIONS="-c client_min_messages=warning" pgbench_psql -qAt "$@"
 }
 # copy NAME: a fresh copy of the built database, checkpointed.
 copy() { sql postgres -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1 TEMPLATE built" -c CHECKPOINT; }
