@@ -1,11 +1,9 @@
 package telemetry
 
 import (
-	"bufio"
-	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,29 +43,9 @@ const (
 	traceBufferKBMin    = 1024
 )
 
-// pacedReader reads trace_pipe, which returns at most a page per read:
-// while reads come back nearly full it reads on, and once one comes back
-// short (the pipe is nearly drained) it lets events gather in the ring
-// buffer for readPause before the next, so a quiet device costs a few reads
-// a second instead of one per event.
-type pacedReader struct {
-	r       io.Reader
-	drained bool
-}
-
-const (
-	readPause = 100 * time.Millisecond
-	shortRead = 2048
-)
-
-func (p *pacedReader) Read(b []byte) (int, error) {
-	if p.drained {
-		time.Sleep(readPause)
-	}
-	n, err := p.r.Read(b)
-	p.drained = n < shortRead
-	return n, err
-}
+// readPause is how long events gather in the ring buffer between two
+// reads of it: a quiet device costs ten reads a second a CPU.
+const readPause = 100 * time.Millisecond
 
 var blockEvents = []string{"block_rq_issue", "block_rq_complete"}
 
@@ -76,9 +54,11 @@ var blockEvents = []string{"block_rq_issue", "block_rq_complete"}
 // removed on Close, so the global trace buffer and other tracers are
 // untouched) and keeps a latency histogram per interval.
 type BlockTracer struct {
-	dir  string // the tracefs instance
-	pipe *os.File
-	done chan struct{} // closed when the reader goroutine exits
+	dir    string // the tracefs instance
+	layout *rawLayout
+	cpus   []int         // per_cpu/cpuN/trace_pipe_raw, non-blocking
+	stop   chan struct{} // closed by Close: the reader drains once more and exits
+	done   chan struct{} // closed when the reader goroutine exits
 
 	mu    sync.Mutex
 	cur   *hdrhistogram.Histogram // this interval, recorded by the reader
@@ -143,35 +123,50 @@ func StartBlockTracer(devices []string) (*BlockTracer, error) {
 		devFilter: filter,
 		oneIn:     1,
 		lastSwap:  time.Now(),
+		stop:      make(chan struct{}),
 	}
 	if err := t.configure(filter); err != nil {
 		os.Remove(dir)
 		return nil, fmt.Errorf("block tracing: %w", err)
 	}
-	pipe, err := openUnpolled(filepath.Join(dir, "trace_pipe"))
+	if t.layout, err = readRawLayout(dir); err == nil {
+		t.cpus, err = openPerCPU(dir)
+	}
 	if err != nil {
 		t.disable()
 		os.Remove(dir)
 		return nil, fmt.Errorf("block tracing: %w", err)
 	}
-	t.pipe = pipe
 	go t.read()
 	return t, nil
 }
 
-// openUnpolled opens path for reading as a plain blocking file that Go's
-// network poller never sees. os.Open would register trace_pipe, which can be
-// polled, with the runtime's epoll set, and it would stay there while the
-// reader sleeps between batches (pacedReader): every traced request would
-// then wake the poller for nothing, a scheduler wake-up per block request
-// charged to tierbench's CPU. A blocking read costs a thread only while the
-// device is quiet, and Close wakes it with a marker.
-func openUnpolled(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+// openPerCPU opens the instance's per_cpu/cpuN/trace_pipe_raw files, as
+// plain non-blocking descriptors that Go's network poller never sees (the
+// reader polls them on a timer): os.Open would register them with the
+// runtime's epoll set, and every traced request would then wake the poller
+// for nothing, a scheduler wake-up per block request charged to tierbench.
+func openPerCPU(dir string) ([]int, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "per_cpu", "cpu*", "trace_pipe_raw"))
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("no per_cpu/cpu*/trace_pipe_raw in %s", dir)
 	}
-	return os.NewFile(uintptr(fd), path), nil // blocking, so not pollable
+	var fds []int
+	for _, f := range files {
+		fd, oerr := unix.Open(f, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if oerr != nil {
+			err = &os.PathError{Op: "open", Path: f, Err: oerr}
+			break
+		}
+		fds = append(fds, fd)
+	}
+	if err != nil {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, err
+	}
+	return fds, nil
 }
 
 // findTracefs returns the tracefs mount, mounting it at /sys/kernel/tracing
@@ -355,13 +350,13 @@ func (t *BlockTracer) CollectHist() *hdrhistogram.Histogram {
 	return h
 }
 
-// Sampling keeps the tracer cheap at high request rates: the kernel formats
-// every traced event as text for trace_pipe, at several microseconds each,
-// charged to tierbench. Above 2,000 requests per second only one request in
-// 8 is traced, above 16,000 one in 64 (about 1,000 a second either way):
-// those whose sector has bits 3-5 (3-8) clear, chosen by address, not by
-// latency, so the percentiles stay unbiased; issue and completion carry the
-// same sector, so pairs stay whole. Going back down waits for the rate to
+// Sampling keeps the tracer cheap at high request rates: the kernel writes a
+// record of every traced event on the I/O's path, charged to whoever issued
+// it (the database), and tierbench reads each one. Above 2,000 requests per
+// second only one request in 8 is traced, above 16,000 one in 64 (about
+// 1,000 a second either way): those whose sector has bits 3-5 (3-8) clear,
+// chosen by address, not by latency, so the percentiles stay unbiased; issue
+// and completion carry the same sector, so pairs stay whole. Going back down waits for the rate to
 // fall to half the threshold, so the sampling does not flap.
 var samplingLevels = []struct {
 	oneIn int
@@ -407,16 +402,16 @@ func (t *BlockTracer) Close() error {
 	t.closeOnce.Do(func() {
 		var errs []error
 		t.disable()
-		// On kernels where trace_pipe cannot be polled, the reader sits in
-		// read(2), and closing the file waits for it: a marker wakes it.
-		writeTraceFile(filepath.Join(t.dir, "trace_marker"), "tierbench: closing\n")
-		if err := t.pipe.Close(); err != nil {
-			errs = append(errs, err)
-		}
+		close(t.stop)
 		select {
 		case <-t.done:
 		case <-time.After(5 * time.Second):
-			errs = append(errs, errors.New("trace_pipe reader did not stop"))
+			errs = append(errs, errors.New("ring buffer reader did not stop"))
+		}
+		for _, fd := range t.cpus {
+			if err := unix.Close(fd); err != nil {
+				errs = append(errs, fmt.Errorf("close trace_pipe_raw: %w", err))
+			}
 		}
 		writeTraceFile(filepath.Join(t.dir, "tracing_on"), "0")
 		if err := os.Remove(t.dir); err != nil {
@@ -427,40 +422,63 @@ func (t *BlockTracer) Close() error {
 	return t.closeErr
 }
 
-// read drains trace_pipe until it is closed. Latencies are recorded in
-// batches, one lock per drained buffer rather than one per request.
+// read drains the per-CPU ring buffers every readPause until Close, and
+// once more then. Each round's events, from all CPUs, are sorted by time
+// before they are paired, since a request is often issued on one CPU and
+// completed on another; latencies are recorded one lock per round.
 func (t *BlockTracer) read() {
 	defer close(t.done)
-	br := bufio.NewReaderSize(&pacedReader{r: t.pipe}, 1<<20)
+	buf := make([]byte, 64<<10) // a read returns one page of the buffer: 4 KiB unless buffer_subbuf_size_kb says more
 	p := newPairer()
-	pending := make([]int64, 0, 4096)
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A megabyte without a newline is not a block event; skip it.
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
+	var evs []blockEvent
+	var lat []int64
+	timer := time.NewTimer(readPause)
+	defer timer.Stop()
+	for stopping := false; !stopping; {
+		select {
+		case <-t.stop:
+			stopping = true
+		case <-timer.C:
+			timer.Reset(readPause)
+		}
+		evs = evs[:0]
+		for _, fd := range t.cpus {
+			for {
+				n, err := unix.Read(fd, buf)
+				if err == unix.EINTR {
+					continue
+				}
+				if err != nil || n <= 0 { // EAGAIN: this CPU's buffer is drained
+					break
+				}
+				evs = t.layout.parsePage(buf[:n], evs)
 			}
-			continue
 		}
-		if err != nil {
-			t.record(pending)
-			return
-		}
-		if ev, ok := parseBlockLine(line); ok {
+		slices.SortFunc(evs, func(a, b blockEvent) int {
+			if c := cmp.Compare(a.tsNs, b.tsNs); c != 0 {
+				return c
+			}
+			return cmp.Compare(boolInt(a.complete), boolInt(b.complete)) // an issue before a completion at the same time
+		})
+		lat = lat[:0]
+		for _, ev := range evs {
 			if ev.nrSector == 0 {
 				t.sectorless.Add(1)
 			}
 			if ns, ok := p.add(ev); ok {
-				pending = append(pending, ns)
+				lat = append(lat, ns)
 			}
 		}
-		if len(pending) == cap(pending) || (len(pending) > 0 && br.Buffered() == 0) {
-			t.record(pending)
-			pending = pending[:0]
-		}
-
+		p.endRound()
+		t.record(lat)
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (t *BlockTracer) record(latNs []int64) {
@@ -492,114 +510,13 @@ func tracerLatency(h *hdrhistogram.Histogram) Latency {
 	}
 }
 
-// blockEvent is one parsed block_rq_issue or block_rq_complete line.
+// blockEvent is one block_rq_issue or block_rq_complete record.
 type blockEvent struct {
 	complete bool
 	dev      uint32 // kernel encoding, major<<20 | minor
 	sector   uint64
 	nrSector uint32
 	tsNs     int64 // trace clock
-}
-
-var (
-	issueMarker    = []byte(": block_rq_issue: ")
-	completeMarker = []byte(": block_rq_complete: ")
-)
-
-// parseBlockLine parses a trace_pipe line such as
-//
-//	fio-1234  [001] ..... 12345.678901: block_rq_issue: 254,0 W 4096 () 123456 + 8 none,0,0 [fio]
-//	<idle>-0  [000] ..s1. 12345.679001: block_rq_complete: 254,0 W () 123456 + 8 none,0,0 [0]
-//
-// following the print fmt in events/block/block_rq_{issue,complete}/format:
-// "%d,%d %s %u (%s) %llu + %u ..." and "%d,%d %s (%s) %llu + %u ...". The
-// markers are longer than a 15-byte comm, so a task name cannot fake one.
-// Anything else (block_rq_insert, lost-event notices, markers, torn lines)
-// is reported as not ok.
-func parseBlockLine(line []byte) (blockEvent, bool) {
-	var ev blockEvent
-	i := bytes.Index(line, issueMarker)
-	marker := issueMarker
-	if i < 0 {
-		if i = bytes.Index(line, completeMarker); i < 0 {
-			return ev, false
-		}
-		marker, ev.complete = completeMarker, true
-	}
-
-	// Timestamp: the token right before the marker, seconds.fraction.
-	head := line[:i]
-	ts := head[bytes.LastIndexByte(head, ' ')+1:]
-	secStr, fracStr, ok := bytes.Cut(ts, []byte{'.'})
-	if !ok {
-		return ev, false
-	}
-	sec, n := parseUintPrefix(secStr)
-	if n == 0 || n != len(secStr) || sec > 1<<33 {
-		return ev, false
-	}
-	frac, n := parseUintPrefix(fracStr)
-	if n == 0 || n != len(fracStr) || n > 9 {
-		return ev, false
-	}
-	for ; n < 9; n++ {
-		frac *= 10
-	}
-	ev.tsNs = int64(sec)*1e9 + int64(frac)
-
-	// "MAJ,MIN rwbs [bytes] (cmd) sector + nr_sector ..."
-	rest := line[i+len(marker):]
-	maj, n := parseUintPrefix(rest)
-	if n == 0 || n >= len(rest) || rest[n] != ',' || maj >= 1<<12 {
-		return ev, false
-	}
-	rest = rest[n+1:]
-	minor, n := parseUintPrefix(rest)
-	if n == 0 || minor >= 1<<20 {
-		return ev, false
-	}
-	ev.dev = kernelDev(uint32(maj), uint32(minor))
-	rest = rest[n:]
-	open := bytes.IndexByte(rest, '(')
-	if open < 0 {
-		return ev, false
-	}
-	rest = rest[open:]
-	closing := bytes.IndexByte(rest, ')')
-	if closing < 0 {
-		return ev, false
-	}
-	rest = bytes.TrimLeft(rest[closing+1:], " ")
-	sector, n := parseUintPrefix(rest)
-	if n == 0 {
-		return ev, false
-	}
-	rest = rest[n:]
-	if !bytes.HasPrefix(rest, []byte(" + ")) {
-		return ev, false
-	}
-	rest = rest[3:]
-	nr, n := parseUintPrefix(rest)
-	if n == 0 || nr > 1<<32-1 {
-		return ev, false
-	}
-	ev.sector, ev.nrSector = sector, uint32(nr)
-	return ev, true
-}
-
-// parseUintPrefix reads the decimal digits at the start of b and says how
-// many it used; 0 means none (or an overflow).
-func parseUintPrefix(b []byte) (uint64, int) {
-	var v uint64
-	n := 0
-	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
-		if n >= 19 {
-			return 0, 0
-		}
-		v = v*10 + uint64(b[n]-'0')
-		n++
-	}
-	return v, n
 }
 
 type reqKey struct {
@@ -610,15 +527,31 @@ type reqKey struct {
 // pairer matches completions to issues by (dev, sector). Requests with no
 // sectors (flushes) all share sector 0 on a device and cannot be told apart,
 // so they are left out.
+//
+// The reader takes each CPU's buffer in turn, so an issue written on one CPU
+// just after its buffer was read, and completed on another before that one's
+// was, arrives a round after its completion: a completion without an issue
+// waits (as an orphan) until the end of the next round for one issued
+// before it.
 type pairer struct {
 	inflight  map[reqKey]int64 // issue time
+	orphans   map[reqKey]orphan
+	round     int
 	lastPrune int64
 }
 
-func newPairer() *pairer { return &pairer{inflight: make(map[reqKey]int64)} }
+type orphan struct {
+	tsNs  int64 // completion time
+	round int
+}
 
-// add takes one event and, for a completion whose issue it saw, returns the
-// latency in nanoseconds.
+func newPairer() *pairer {
+	return &pairer{inflight: make(map[reqKey]int64), orphans: make(map[reqKey]orphan)}
+}
+
+// add takes one event and, for a completion whose issue it saw (or an issue
+// whose completion came first, see pairer), returns the latency in
+// nanoseconds.
 func (p *pairer) add(ev blockEvent) (int64, bool) {
 	if ev.nrSector == 0 {
 		return 0, false
@@ -628,11 +561,16 @@ func (p *pairer) add(ev blockEvent) (int64, bool) {
 	}
 	key := reqKey{ev.dev, ev.sector}
 	if !ev.complete {
+		if o, ok := p.orphans[key]; ok && o.tsNs >= ev.tsNs {
+			delete(p.orphans, key)
+			return o.tsNs - ev.tsNs, true
+		}
 		p.inflight[key] = ev.tsNs // a requeued request is issued again; the last issue counts
 		return 0, false
 	}
 	issued, ok := p.inflight[key]
 	if !ok {
+		p.orphans[key] = orphan{ev.tsNs, p.round}
 		return 0, false
 	}
 	delete(p.inflight, key)
@@ -641,6 +579,17 @@ func (p *pairer) add(ev blockEvent) (int64, bool) {
 		return 0, false
 	}
 	return lat, true
+}
+
+// endRound ends a round of reads: orphans from before this round are
+// dropped (their issues were never traced).
+func (p *pairer) endRound() {
+	for k, o := range p.orphans {
+		if o.round < p.round {
+			delete(p.orphans, k)
+		}
+	}
+	p.round++
 }
 
 func (p *pairer) prune(now int64) {

@@ -11,93 +11,6 @@ import (
 	"time"
 )
 
-func TestTraceParseLine(t *testing.T) {
-	cases := []struct {
-		line string
-		ok   bool
-		want blockEvent
-	}{
-		{
-			line: "             fio-1234    [001] .....  12345.678901: block_rq_issue: 254,0 W 4096 () 123456 + 8 none,0,0 [fio]\n",
-			ok:   true,
-			want: blockEvent{dev: 254<<20 | 0, sector: 123456, nrSector: 8, tsNs: 12345678901000},
-		},
-		{
-			line: "          <idle>-0       [000] ..s1.  12345.679001: block_rq_complete: 254,0 W () 123456 + 8 none,0,0 [0]\n",
-			ok:   true,
-			want: blockEvent{complete: true, dev: 254 << 20, sector: 123456, nrSector: 8, tsNs: 12345679001000},
-		},
-		{
-			// Older kernels: no ioprio; a comm with spaces and colons; nanosecond clock.
-			line: " kworker/u8:2 x-77 [003] d..2. 7.123456789: block_rq_issue: 8,16 WS 524288 () 2048 + 1024 [kworker/u8:2 x]",
-			ok:   true,
-			want: blockEvent{dev: 8<<20 | 16, sector: 2048, nrSector: 1024, tsNs: 7123456789},
-		},
-		{
-			// SCSI passthrough fills cmd with hex bytes.
-			line: "  sg-9 [002] ..... 100.000001: block_rq_complete: 8,0 N (12 00 00 00 24 00) 0 + 0 none,0,0 [0]",
-			ok:   true,
-			want: blockEvent{complete: true, dev: 8 << 20, tsNs: 100000001000},
-		},
-		{
-			// A flush: no sectors.
-			line: "  jbd2/vda-8 [000] ..... 50.5: block_rq_issue: 254,0 FF 0 () 0 + 0 none,0,0 [jbd2/vda-8]",
-			ok:   true,
-			want: blockEvent{dev: 254 << 20, tsNs: 50500000000},
-		},
-		{line: "  fio-1234 [001] ..... 12345.678901: block_rq_insert: 254,0 W 4096 () 123456 + 8 none,0,0 [fio]"},
-		{line: "CPU:3 [LOST 1234 EVENTS]"},
-		{line: "  <...>-1 [000] ..... 1.000000: tracing_mark_write: tierbench: closing"},
-		{line: ""},
-		{line: "\n"},
-		{line: ": block_rq_issue: "},
-		{line: "x 1.000001: block_rq_issue: "},
-		{line: "x 1.000001: block_rq_issue: 254"},
-		{line: "x 1.000001: block_rq_issue: 254,"},
-		{line: "x 1.000001: block_rq_issue: 254,0 W 4096 ("},
-		{line: "x 1.000001: block_rq_issue: 254,0 W 4096 () "},
-		{line: "x 1.000001: block_rq_issue: 254,0 W 4096 () 12 +"},
-		{line: "x 1.000001: block_rq_issue: 254,0 W 4096 () 12 + "},
-		{line: "x 1.000001: block_rq_issue: 254,0 W 4096 () 12 - 8"},
-		{line: "x 1.000001: block_rq_issue: 4096,0 W 4096 () 12 + 8"},                // major beyond 12 bits
-		{line: "x 1.000001: block_rq_issue: 8,1048576 W 4096 () 12 + 8"},             // minor beyond 20 bits
-		{line: "x 1.000001: block_rq_issue: 8,0 W 4096 () 99999999999999999999 + 8"}, // sector overflows
-		{line: "x 1.000001: block_rq_issue: 8,0 W 4096 () 12 + 99999999999"},         // nr_sector overflows
-		{line: "x 1000001: block_rq_issue: 8,0 W 4096 () 12 + 8"},                    // no fraction
-		{line: "x 1.0000000001: block_rq_issue: 8,0 W 4096 () 12 + 8"},               // finer than ns
-		{line: "x 1.00a001: block_rq_issue: 8,0 W 4096 () 12 + 8"},                   // junk in time
-		{line: "x .000001: block_rq_issue: 8,0 W 4096 () 12 + 8"},                    // no seconds
-		{line: "1.000001: block_rq_issue: 8,0 W 4096 () 12 + 8", ok: true, want: blockEvent{dev: 8 << 20, sector: 12, nrSector: 8, tsNs: 1000001000}},
-	}
-	for _, c := range cases {
-		got, ok := parseBlockLine([]byte(c.line))
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("parseBlockLine(%q) = %+v, %v; want %+v, %v", c.line, got, ok, c.want, c.ok)
-		}
-	}
-}
-
-// At 50k IOPS the parser sees 100k lines a second: it must not allocate.
-func TestTraceParseLineAllocs(t *testing.T) {
-	line := []byte("  fio-1234  [001] ..... 12345.678901: block_rq_complete: 254,0 W () 123456 + 8 none,0,0 [0]\n")
-	if n := testing.AllocsPerRun(1000, func() { parseBlockLine(line) }); n != 0 {
-		t.Errorf("parseBlockLine allocates %v times a line", n)
-	}
-}
-
-func TestTraceParseLineNoPanic(t *testing.T) {
-	line := []byte("  fio-1234  [001] ..... 12345.678901: block_rq_issue: 254,0 W 4096 () 123456 + 8 none,0,0 [fio]")
-	// Every truncation and every single-byte corruption: no panic, whatever the result.
-	for i := range line {
-		parseBlockLine(line[:i])
-		for _, b := range []byte{0, ' ', '(', ')', ',', '.', '+', ':', '9', 0xff} {
-			c := append([]byte(nil), line...)
-			c[i] = b
-			parseBlockLine(c)
-		}
-	}
-}
-
 func TestTracePairer(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	issue := func(dev uint32, sector uint64, ts int64) blockEvent {
@@ -154,6 +67,37 @@ func TestTracePairer(t *testing.T) {
 	}
 	if ns, ok := p.add(complete(vda, 500, 2001*ms+staleIssueNs)); !ok || ns != ms {
 		t.Errorf("fresh issue lost in prune: %d, %v", ns, ok)
+	}
+}
+
+// An issue read a round after its completion (another CPU's buffer, read
+// earlier in the round) still pairs, but only with a completion after it
+// and only until the end of the next round.
+func TestTracePairerLateIssue(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	vda := uint32(254 << 20)
+	ev := func(complete bool, sector uint64, ts int64) blockEvent {
+		return blockEvent{complete: complete, dev: vda, sector: sector, nrSector: 8, tsNs: ts}
+	}
+	p := newPairer()
+	for _, e := range []blockEvent{ev(true, 1, 10*ms), ev(true, 2, 10*ms), ev(true, 3, 10*ms)} {
+		if _, ok := p.add(e); ok {
+			t.Fatalf("%+v paired with nothing", e)
+		}
+	}
+	p.endRound()
+	if ns, ok := p.add(ev(false, 1, 7*ms)); !ok || ns != 3*ms {
+		t.Errorf("late issue: %d, %v; want %d, true", ns, ok, 3*ms)
+	}
+	if _, ok := p.add(ev(false, 2, 11*ms)); ok {
+		t.Error("an issue after the orphan's completion paired with it")
+	}
+	p.endRound()
+	if _, ok := p.add(ev(false, 3, 9*ms)); ok {
+		t.Error("an orphan outlived the round after its own")
+	}
+	if len(p.orphans) != 0 {
+		t.Errorf("orphans left: %v", p.orphans)
 	}
 }
 

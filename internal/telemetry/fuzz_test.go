@@ -75,41 +75,6 @@ func FuzzParseMajMin(f *testing.F) {
 	})
 }
 
-// FuzzParseBlockLine: a trace_pipe line reads as an event only with a time,
-// a device, a sector and a sector count that, written back in the kernel's
-// format, read the same again.
-func FuzzParseBlockLine(f *testing.F) {
-	for _, s := range []string{
-		"fio-1234  [001] ..... 12345.678901: block_rq_issue: 254,0 W 4096 () 123456 + 8 none,0,0 [fio]",
-		"<idle>-0  [000] ..s1. 12345.679001: block_rq_complete: 254,0 W () 123456 + 8 none,0,0 [0]",
-		"kworker/0:1-5 [000] d..1. 8589934592.000000001: block_rq_complete: 8,0 FF () 0 + 0 [0]",
-		"x [000] .... 1.5: block_rq_issue: 4096,0 W 1 () 1 + 1 [x]", "x [000] .... 1.: block_rq_issue: 8,0 W 1 () 1 + 1",
-		"x [000] .... 1.0000000001: block_rq_issue: 8,0 W 1 () 1 + 1", "x 1.0: block_rq_issue: 8,1048576 W 1 () 1 + 1",
-		"x 1.0: block_rq_issue: 8,1 W 1 () 18446744073709551615 + 4294967295", "x 1.0: block_rq_issue: 8,1 W 1 ( 1 + 1",
-		"x 1.0: block_rq_issue: 8,1 W 1 () 1 +1", "x 1.0: block_rq_insert: 8,1 W 1 () 1 + 1", "CPU:1 [LOST 5 EVENTS]", "",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		ev, ok := parseBlockLine(line)
-		if !ok {
-			return
-		}
-		if ev.tsNs < 0 {
-			t.Fatalf("parseBlockLine(%q) = %+v: negative time", line, ev)
-		}
-		marker := "block_rq_issue: %d,%d W 4096 () %d + %d [x]"
-		if ev.complete {
-			marker = "block_rq_complete: %d,%d W () %d + %d [0]"
-		}
-		again := fmt.Sprintf("x-1 [000] ..... %d.%09d: "+marker, ev.tsNs/1e9, ev.tsNs%1e9, ev.dev>>20, ev.dev&(1<<20-1), ev.sector, ev.nrSector)
-		ev2, ok := parseBlockLine([]byte(again))
-		if !ok || ev2 != ev {
-			t.Fatalf("parseBlockLine(%q) = %+v; written back as %q it reads %+v, %v", line, ev, again, ev2, ok)
-		}
-	})
-}
-
 // FuzzDiskRates: whatever the counters did between two readings (grew,
 // wrapped at 2^32, were reset), the rates are finite, not negative, and
 // util is at most 100%.
@@ -136,6 +101,38 @@ func FuzzDiskRates(f *testing.F) {
 			}
 			if r.UtilPct > 100 || r.Name == "vdb" {
 				t.Fatalf("rates %+v", r)
+			}
+		}
+	})
+}
+
+// FuzzParsePage: whatever a page holds, parsePage stays inside it, and each
+// event it returns took a record of its own: at least the 28 bytes up to
+// nr_sector, and a 4-byte header.
+func FuzzParsePage(f *testing.F) {
+	l, err := parseRawLayout(headerPage618, issueFormat618, completeFormat618)
+	if err != nil {
+		f.Fatal(err)
+	}
+	b := &pageBuilder{ts: 7}
+	b.record(5, 68, 2104, 8<<20, 100, 8, false)
+	b.header(rbTypeTimeExtend, 1)
+	b.word(3)
+	b.record(2, 200, 2107, 8<<20, 100, 8, true)
+	b.header(rbTypePadding, 11)
+	b.word(8)
+	b.word(0)
+	f.Add(b.page(256, 0))
+	f.Add(b.page(40, 0))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, page []byte) {
+		evs := l.parsePage(page, nil)
+		if room := (len(page) - l.pageData) / 32; len(evs) > max(room, 0) {
+			t.Fatalf("%d events from a page of %d bytes", len(evs), len(page))
+		}
+		for _, ev := range evs {
+			if ev.tsNs < 0 {
+				t.Fatalf("negative time: %+v", ev)
 			}
 		}
 	})
