@@ -1,16 +1,19 @@
 package telemetry
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // procUserHZ is the tick rate of /proc/<pid>/stat's utime and stime. procfs
@@ -113,32 +116,199 @@ func (r *HostReader) Memory() (Memory, error) {
 // exited are not counted (their time moved to the parent's cutime/cstime,
 // which only counts once the parent reaps them).
 func ProcTreeCPU(procRoot string, pid int) (user, system float64, err error) {
-	pfs, err := procfs.NewFS(procRoot)
-	if err != nil {
-		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
+	return (&treeCPU{root: procRoot}).read(pid)
+}
+
+// treeCPU reads a process tree's CPU time, once a second for the server
+// under test, so on the host under test: it reads each process's stat file
+// and, a PostgreSQL process having one thread, its one children file, two
+// reads a process into a buffer it keeps. procfs's Proc.Stat (a fmt.Sscan
+// of 52 fields) and a glob of the process's threads took eight times the
+// CPU: 0.8 ms against 0.1 ms for a tree of 9 (BenchmarkTreeCPU).
+type treeCPU struct {
+	root string
+	buf  []byte
+	tree []int
+}
+
+func (r *treeCPU) read(pid int) (user, system float64, err error) {
+	if r.buf == nil {
+		r.buf = make([]byte, 4096)
 	}
-	tree, err := ProcTree(procRoot, pid)
+	r.tree = append(r.tree[:0], pid)
+	var ticksU, ticksS uint64
+	for i := 0; i < len(r.tree); i++ {
+		p := r.tree[i]
+		u, s, threads, err := r.stat(p)
+		switch {
+		case err == nil:
+		case i == 0:
+			return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s: %w", pid, r.root, err)
+		case procVanished(err):
+			continue
+		default:
+			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
+		}
+		ticksU += u
+		ticksS += s
+		if !r.children(p, threads) && i == 0 {
+			return r.scan(pid) // no children files on this kernel
+		}
+	}
+	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
+}
+
+// children appends p's children not yet listed to r.tree, from the children
+// file of each of its threads, and reports false when p has none to read.
+func (r *treeCPU) children(p, threads int) bool {
+	var files []string
+	if threads == 1 {
+		files = []string{filepath.Join(r.root, strconv.Itoa(p), "task", strconv.Itoa(p), "children")}
+	} else {
+		files, _ = filepath.Glob(filepath.Join(r.root, strconv.Itoa(p), "task", "*", "children"))
+	}
+	found := false
+	for _, f := range files {
+		b, err := r.readFile(f)
+		if err != nil {
+			continue // the thread or process is gone, or the kernel has no such files
+		}
+		found = true
+		for len(b) > 0 {
+			v, n := parseUintPrefix(b)
+			if n == 0 {
+				b = b[1:]
+				continue
+			}
+			b = b[n:]
+			// A pid reused while the host is read could make a cycle, and a
+			// process listed twice would count its CPU twice.
+			if c := int(v); !slices.Contains(r.tree, c) {
+				r.tree = append(r.tree, c)
+			}
+		}
+	}
+	return found
+}
+
+// scan is read for kernels without children files: the tree from every
+// process's ppid.
+func (r *treeCPU) scan(pid int) (user, system float64, err error) {
+	tree, err := procTreeScan(r.root, pid)
 	if err != nil {
 		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
 	}
 	var ticksU, ticksS uint64
 	for i, p := range tree {
-		proc, err := pfs.Proc(p)
-		var st procfs.ProcStat
-		if err == nil {
-			st, err = proc.Stat()
-		}
+		u, s, _, err := r.stat(p)
 		switch {
 		case err == nil:
-			ticksU += uint64(st.UTime)
-			ticksS += uint64(st.STime)
+			ticksU += u
+			ticksS += s
 		case i == 0:
-			return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s: %w", pid, procRoot, err)
+			return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s: %w", pid, r.root, err)
 		case !procVanished(err):
 			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
 		}
 	}
 	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
+}
+
+// stat reads utime, stime (ticks) and num_threads from /proc/p/stat.
+func (r *treeCPU) stat(p int) (utime, stime uint64, threads int, err error) {
+	path := filepath.Join(r.root, strconv.Itoa(p), "stat")
+	b, err := r.readFile(path)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	utime, stime, threads, ok := parseProcStat(b)
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("%s: unexpected format", path)
+	}
+	return utime, stime, threads, nil
+}
+
+// readFile reads a small /proc file into r.buf, growing it as needed.
+func (r *treeCPU) readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(r.buf) {
+			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+		}
+		m, err := unix.Read(fd, r.buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			return r.buf[:n], nil
+		}
+		n += m
+	}
+}
+
+// parseProcStat reads utime (field 14), stime (15) and num_threads (20) of
+// a /proc/PID/stat line, counting fields after the last ')', which ends the
+// command name (itself free to hold spaces and parentheses).
+func parseProcStat(b []byte) (utime, stime uint64, threads int, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, 0, false
+	}
+	b = b[i+1:]
+	var got int
+	for field := 2; len(b) > 0 && got < 3; {
+		if b[0] == ' ' {
+			b = b[1:]
+			field++
+			continue
+		}
+		v, n := parseUintPrefix(b)
+		switch field {
+		case 14, 15, 20:
+			if n == 0 || (n < len(b) && b[n] != ' ' && b[n] != '\n') {
+				return 0, 0, 0, false
+			}
+			switch field {
+			case 14:
+				utime = v
+			case 15:
+				stime = v
+			default:
+				threads = int(v)
+			}
+			got++
+		}
+		// Skip the rest of the field.
+		j := bytes.IndexByte(b, ' ')
+		if j < 0 {
+			break
+		}
+		b = b[j:]
+	}
+	return utime, stime, threads, got == 3
+}
+
+// parseUintPrefix reads the decimal digits at the start of b and says how
+// many it used; 0 means none (or an overflow).
+func parseUintPrefix(b []byte) (uint64, int) {
+	var v uint64
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		if n >= 19 {
+			return 0, 0
+		}
+		v = v*10 + uint64(b[n]-'0')
+		n++
+	}
+	return v, n
 }
 
 // ProcTree lists pid and its live descendants, pid first. They come from

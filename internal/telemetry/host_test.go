@@ -197,3 +197,50 @@ func TestProcTreeCPUChildrenMatchScan(t *testing.T) {
 		t.Errorf("ProcTreeCPU = %v ticks, the scan's stats %d (want equal, and > 0)", got, ticks)
 	}
 }
+
+func TestParseProcStat(t *testing.T) {
+	for _, c := range []struct {
+		line         string
+		utime, stime uint64
+		threads      int
+		ok           bool
+	}{
+		{"1 (init) S 0 1 1 0 -1 4194560 1000 0 0 0 100 50 0 0 20 0 1 0 12345 10485760 2560\n", 100, 50, 1, true},
+		// A command name with spaces and parentheses; a multi-threaded process.
+		{"77 (a) b (c) R 1 77 77 0 -1 0 0 0 0 0 7 3 0 0 20 0 12 0 9 0 0", 7, 3, 12, true},
+		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 18446744073709551615 3 0 0 20 0 1 0", 0, 0, 0, false}, // utime overflows
+		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 7 3 0 0 20 0", 0, 0, 0, false},                        // cut before num_threads
+		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 7x 3 0 0 20 0 1 0", 0, 0, 0, false},                   // junk in utime
+		{"77 x R 1 77", 0, 0, 0, false},
+		{"", 0, 0, 0, false},
+	} {
+		u, s, n, ok := parseProcStat([]byte(c.line))
+		if ok != c.ok || (ok && (u != c.utime || s != c.stime || n != c.threads)) {
+			t.Errorf("parseProcStat(%q) = %d, %d, %d, %v; want %d, %d, %d, %v", c.line, u, s, n, ok, c.utime, c.stime, c.threads, c.ok)
+		}
+	}
+}
+
+// BenchmarkTreeCPU: one reading of a shell's tree of eight children, as the
+// session reads the server's each second.
+func BenchmarkTreeCPU(b *testing.B) {
+	cmd := exec.Command("sh", "-c", "for i in 1 2 3 4 5 6 7 8; do sleep 60 & done; wait")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r := &treeCPU{root: "/proc"}
+	for deadline := time.Now().Add(10 * time.Second); len(r.tree) < 9 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		r.read(cmd.Process.Pid)
+	}
+	if len(r.tree) < 9 {
+		b.Skipf("the shell's children not found: %v", r.tree)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := r.read(cmd.Process.Pid); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -58,6 +58,7 @@ type Session struct {
 	host    *HostReader
 	disks   *DiskReader
 	tracer  *BlockTracer
+	srvCPU  *treeCPU        // the server's process tree, when cfg.ServerPID is set
 	leaves  map[string]bool // the chain's whole disks, which the total sums
 	warned  map[string]bool
 	cancel  context.CancelFunc
@@ -81,7 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.SysRoot == "" {
 		cfg.SysRoot = "/sys"
 	}
-	s := &Session{cfg: cfg, warned: map[string]bool{}, done: make(chan struct{})}
+	s := &Session{cfg: cfg, warned: map[string]bool{}, done: make(chan struct{}), srvCPU: &treeCPU{root: cfg.ProcRoot}}
 	var err error
 	if s.host, err = NewHostReader(cfg.ProcRoot); err != nil {
 		return nil, fmt.Errorf("telemetry: reading %s: %w", cfg.ProcRoot, err)
@@ -217,7 +218,7 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 		s.warn(fmt.Sprintf("no memory telemetry: %v", err))
 	}
 	if s.cfg.ServerPID > 0 {
-		u, sys, err := ProcTreeCPU(s.cfg.ProcRoot, s.cfg.ServerPID)
+		u, sys, err := s.srvCPU.read(s.cfg.ServerPID)
 		switch {
 		case err != nil:
 			s.warn(fmt.Sprintf("no server CPU telemetry for PID %d: %v", s.cfg.ServerPID, err))
