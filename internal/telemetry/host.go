@@ -23,7 +23,9 @@ const procUserHZ = 100
 
 // HostReader reads host CPU and memory from a /proc tree.
 type HostReader struct {
-	fs procfs.FS
+	fs   procfs.FS
+	stat string // /proc/stat
+	buf  []byte
 }
 
 // NewHostReader returns a reader of the /proc tree at procRoot.
@@ -32,27 +34,58 @@ func NewHostReader(procRoot string) (*HostReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host telemetry: %w", err)
 	}
-	return &HostReader{fs: pfs}, nil
+	return &HostReader{fs: pfs, stat: filepath.Join(procRoot, "stat")}, nil
 }
 
 // CPUCounters is one reading of /proc/stat's aggregate "cpu" line, in
-// seconds as procfs gives them. Guest time is left out: the kernel already
-// counts it in User (and guest_nice in Nice).
+// seconds. Guest time is left out: the kernel already counts it in User
+// (and guest_nice in Nice).
 type CPUCounters struct {
 	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal float64
 }
 
-// CPU reads the aggregate CPU counters.
+// CPU reads the aggregate CPU counters. It parses the first line of
+// /proc/stat itself, into a buffer it keeps: procfs's FS.Stat parses every
+// line with fmt.Sscan, the per-interrupt counts included, 0.1 ms of CPU a
+// reading on the host under test against 14 µs.
 func (r *HostReader) CPU() (CPUCounters, error) {
-	st, err := r.fs.Stat()
+	b, err := readInto(&r.buf, r.stat)
 	if err != nil {
 		return CPUCounters{}, fmt.Errorf("host telemetry: read stat: %w", err)
 	}
-	c := st.CPUTotal
-	return CPUCounters{
-		User: c.User, Nice: c.Nice, System: c.System, Idle: c.Idle,
-		IOWait: c.Iowait, IRQ: c.IRQ, SoftIRQ: c.SoftIRQ, Steal: c.Steal,
-	}, nil
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	c, ok := parseCPULine(line)
+	if !ok {
+		return CPUCounters{}, fmt.Errorf("host telemetry: %s does not start with a cpu line: %.60q", r.stat, line)
+	}
+	return c, nil
+}
+
+// parseCPULine reads /proc/stat's "cpu  user nice system idle iowait irq
+// softirq steal guest guest_nice" line (ticks of 1/USER_HZ s); kernels
+// before 2.6.11 end it after fewer fields, which then count 0.
+func parseCPULine(line []byte) (CPUCounters, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte("cpu "))
+	if !ok {
+		return CPUCounters{}, false
+	}
+	var c CPUCounters
+	fields := [...]*float64{&c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal}
+	n := 0
+	for _, f := range bytes.Fields(rest) {
+		v, used := parseUintPrefix(f)
+		if used == 0 || used != len(f) {
+			return CPUCounters{}, false
+		}
+		if n < len(fields) {
+			*fields[n] = float64(v) / procUserHZ
+		}
+		n++
+	}
+	if n < 4 {
+		return CPUCounters{}, false
+	}
+	return c, true
 }
 
 // CPURates turns two readings into percentages of all cores: each field's
@@ -132,9 +165,6 @@ type treeCPU struct {
 }
 
 func (r *treeCPU) read(pid int) (user, system float64, err error) {
-	if r.buf == nil {
-		r.buf = make([]byte, 4096)
-	}
 	r.tree = append(r.tree[:0], pid)
 	var ticksU, ticksS uint64
 	for i := 0; i < len(r.tree); i++ {
@@ -169,7 +199,7 @@ func (r *treeCPU) children(p, threads int) bool {
 	}
 	found := false
 	for _, f := range files {
-		b, err := r.readFile(f)
+		b, err := readInto(&r.buf, f)
 		if err != nil {
 			continue // the thread or process is gone, or the kernel has no such files
 		}
@@ -217,7 +247,7 @@ func (r *treeCPU) scan(pid int) (user, system float64, err error) {
 // stat reads utime, stime (ticks) and num_threads from /proc/p/stat.
 func (r *treeCPU) stat(p int) (utime, stime uint64, threads int, err error) {
 	path := filepath.Join(r.root, strconv.Itoa(p), "stat")
-	b, err := r.readFile(path)
+	b, err := readInto(&r.buf, path)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -228,19 +258,24 @@ func (r *treeCPU) stat(p int) (utime, stime uint64, threads int, err error) {
 	return utime, stime, threads, nil
 }
 
-// readFile reads a small /proc file into r.buf, growing it as needed.
-func (r *treeCPU) readFile(path string) ([]byte, error) {
+// readInto reads a small /proc file into *buf, growing it as needed, and
+// returns what it read.
+func readInto(buf *[]byte, path string) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	n := 0
+	if len(*buf) == 0 {
+		*buf = make([]byte, 4096)
+	}
+	b, n := *buf, 0
 	for {
-		if n == len(r.buf) {
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+		if n == len(b) {
+			b = append(b, make([]byte, len(b))...)
+			*buf = b
 		}
-		m, err := unix.Read(fd, r.buf[n:])
+		m, err := unix.Read(fd, b[n:])
 		if err == unix.EINTR {
 			continue
 		}
@@ -248,7 +283,7 @@ func (r *treeCPU) readFile(path string) ([]byte, error) {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if m == 0 {
-			return r.buf[:n], nil
+			return b[:n], nil
 		}
 		n += m
 	}

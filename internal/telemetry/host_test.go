@@ -244,3 +244,57 @@ func BenchmarkTreeCPU(b *testing.B) {
 		}
 	}
 }
+
+func TestParseCPULine(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want CPUCounters
+		ok   bool
+	}{
+		{"cpu  100 20 30 400 5 6 7 8 9 10", CPUCounters{1, 0.2, 0.3, 4, 0.05, 0.06, 0.07, 0.08}, true},
+		{"cpu 100 20 30 400", CPUCounters{User: 1, Nice: 0.2, System: 0.3, Idle: 4}, true}, // an old kernel's four fields
+		{"cpu 100 20 30", CPUCounters{}, false},
+		{"cpu0 100 20 30 400 5 6 7 8", CPUCounters{}, false},
+		{"cpu  100 20 x 400 5 6 7 8", CPUCounters{}, false},
+		{"cpu  100 20 -30 400 5 6 7 8", CPUCounters{}, false},
+		{"intr 1 2 3 4", CPUCounters{}, false},
+		{"", CPUCounters{}, false},
+	} {
+		got, ok := parseCPULine([]byte(c.line))
+		if ok != c.ok || got != c.want {
+			t.Errorf("parseCPULine(%q) = %+v, %v; want %+v, %v", c.line, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The host's own /proc/stat reads as procfs reads it: procfs's reading,
+// taken between two of ours, lies between them.
+func TestHostCPUMatchesProcfs(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	before := hostReadCPU(t, "/proc")
+	pfs, err := procfs.NewFS("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := pfs.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := hostReadCPU(t, "/proc")
+	p := st.CPUTotal
+	for _, f := range []struct {
+		name        string
+		lo, mid, hi float64
+	}{
+		{"user", before.User, p.User, after.User}, {"nice", before.Nice, p.Nice, after.Nice},
+		{"system", before.System, p.System, after.System}, {"idle", before.Idle, p.Idle, after.Idle},
+		{"iowait", before.IOWait, p.Iowait, after.IOWait}, {"irq", before.IRQ, p.IRQ, after.IRQ},
+		{"softirq", before.SoftIRQ, p.SoftIRQ, after.SoftIRQ}, {"steal", before.Steal, p.Steal, after.Steal},
+	} {
+		if f.mid < f.lo-1e-9 || f.mid > f.hi+1e-9 || f.hi <= 0 && f.name == "idle" {
+			t.Errorf("%s: procfs %v, ours %v before and %v after", f.name, f.mid, f.lo, f.hi)
+		}
+	}
+}
