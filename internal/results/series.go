@@ -22,7 +22,8 @@ type SeriesWriter struct {
 	buf     []Point
 	dropped int
 
-	flushMu sync.Mutex // one flush at a time
+	flushMu sync.Mutex       // one flush at a time
+	sids    map[string]int64 // the run's series ids by name, under flushMu
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -35,7 +36,7 @@ func (s *Store) NewSeriesWriter(runID string, flushEvery time.Duration) *SeriesW
 	if flushEvery <= 0 {
 		flushEvery = time.Second
 	}
-	w := &SeriesWriter{s: s, runID: runID, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &SeriesWriter{s: s, runID: runID, sids: map[string]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.loop(flushEvery)
 	return w
 }
@@ -72,7 +73,7 @@ func (w *SeriesWriter) Flush(ctx context.Context) error {
 	pts := w.buf
 	w.buf = nil
 	w.mu.Unlock()
-	err := w.s.AddPoints(ctx, w.runID, pts)
+	err := w.s.addPointsKnown(ctx, w.runID, pts, w.sids)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {

@@ -666,3 +666,40 @@ func TestStoreUpgradesVersion1(t *testing.T) {
 		t.Errorf("SetDocument on the upgraded store: %v", err)
 	}
 }
+
+// A series created by a write that then failed is not remembered: its id
+// was rolled back with it and may be given to another series.
+func TestStoreKnownSeriesSurviveOnlyCommits(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	r, err := s.CreateRun(ctx, "tpcc", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	known := map[string]int64{}
+	bad := []Point{{Name: "a", Step: NoStep, T: now, Value: 1}, {Name: "b", Step: NoStep - 1, T: now, Value: 2}}
+	if err := s.addPointsKnown(ctx, r.ID, bad, known); err == nil {
+		t.Fatal("a point with an invalid step was accepted")
+	}
+	if len(known) != 0 {
+		t.Errorf("known after a failed write: %v", known)
+	}
+	for _, name := range []string{"c", "a", "a"} {
+		if err := s.addPointsKnown(ctx, r.ID, []Point{{Name: name, Step: NoStep, T: now, Value: 3}}, known); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]int{"a": 2, "c": 1, "b": 0} {
+		pts, err := s.Points(ctx, r.ID, name, AllSteps)
+		if err != nil && want > 0 {
+			t.Fatal(err)
+		}
+		if len(pts) != want {
+			t.Errorf("series %s holds %d points, want %d", name, len(pts), want)
+		}
+	}
+	if len(known) != 2 || known["a"] == known["c"] {
+		t.Errorf("known = %v, want a and c with their own ids", known)
+	}
+}
