@@ -14,10 +14,8 @@ const (
 	field: int overwrite;	offset:8;	size:1;	signed:1;
 	field: char data;	offset:16;	size:4080;	signed:0;
 `
-	issueFormat618 = `name: block_rq_issue
-ID: 2104
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	// The fields both events start with.
+	blockFields618 = `	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
 	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
 	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
 	field:int common_pid;	offset:4;	size:4;	signed:1;
@@ -25,7 +23,11 @@ format:
 	field:dev_t dev;	offset:8;	size:4;	signed:0;
 	field:sector_t sector;	offset:16;	size:8;	signed:0;
 	field:unsigned int nr_sector;	offset:24;	size:4;	signed:0;
-	field:unsigned int bytes;	offset:28;	size:4;	signed:0;
+`
+	issueFormat618 = `name: block_rq_issue
+ID: 2104
+format:
+` + blockFields618 + `	field:unsigned int bytes;	offset:28;	size:4;	signed:0;
 	field:unsigned short ioprio;	offset:32;	size:2;	signed:0;
 	field:char rwbs[10];	offset:34;	size:10;	signed:0;
 	field:char comm[16];	offset:44;	size:16;	signed:0;
@@ -36,15 +38,7 @@ print fmt: "%d,%d %s %u (%s) %llu + %u %s,%u,%u [%s]", ...
 	completeFormat618 = `name: block_rq_complete
 ID: 2107
 format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:dev_t dev;	offset:8;	size:4;	signed:0;
-	field:sector_t sector;	offset:16;	size:8;	signed:0;
-	field:unsigned int nr_sector;	offset:24;	size:4;	signed:0;
-	field:int error;	offset:28;	size:4;	signed:1;
+` + blockFields618 + `	field:int error;	offset:28;	size:4;	signed:1;
 	field:unsigned short ioprio;	offset:32;	size:2;	signed:0;
 	field:char rwbs[10];	offset:34;	size:10;	signed:0;
 	field:__data_loc char[] cmd;	offset:44;	size:4;	signed:0;
