@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/prometheus/procfs"
@@ -166,6 +164,7 @@ type treeCPU struct {
 
 func (r *treeCPU) read(pid int) (user, system float64, err error) {
 	r.tree = append(r.tree[:0], pid)
+	scanned := false // the tree came whole from every process's ppid
 	var ticksU, ticksS uint64
 	for i := 0; i < len(r.tree); i++ {
 		p := r.tree[i]
@@ -181,8 +180,11 @@ func (r *treeCPU) read(pid int) (user, system float64, err error) {
 		}
 		ticksU += u
 		ticksS += s
-		if !r.children(p, threads) && i == 0 {
-			return r.scan(pid) // no children files on this kernel
+		if !scanned && !r.children(p, threads) && i == 0 { // no children files on this kernel
+			if r.tree, err = procTreeScan(r.root, pid); err != nil {
+				return 0, 0, fmt.Errorf("process tree cpu: %w", err)
+			}
+			scanned = true // pid first, as counted
 		}
 	}
 	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
@@ -190,6 +192,9 @@ func (r *treeCPU) read(pid int) (user, system float64, err error) {
 
 // children appends p's children not yet listed to r.tree, from the children
 // file of each of its threads, and reports false when p has none to read.
+//
+// With threads 1 that is the one file of the process's own task; with any
+// other count (0: not known) the files of every thread.
 func (r *treeCPU) children(p, threads int) bool {
 	var files []string
 	if threads == 1 {
@@ -219,29 +224,6 @@ func (r *treeCPU) children(p, threads int) bool {
 		}
 	}
 	return found
-}
-
-// scan is read for kernels without children files: the tree from every
-// process's ppid.
-func (r *treeCPU) scan(pid int) (user, system float64, err error) {
-	tree, err := procTreeScan(r.root, pid)
-	if err != nil {
-		return 0, 0, fmt.Errorf("process tree cpu: %w", err)
-	}
-	var ticksU, ticksS uint64
-	for i, p := range tree {
-		u, s, _, err := r.stat(p)
-		switch {
-		case err == nil:
-			ticksU += u
-			ticksS += s
-		case i == 0:
-			return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s: %w", pid, r.root, err)
-		case !procVanished(err):
-			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
-		}
-	}
-	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
 }
 
 // stat reads utime, stime (ticks) and num_threads from /proc/p/stat.
@@ -359,35 +341,16 @@ func ProcTree(procRoot string, pid int) ([]int, error) {
 }
 
 // procChildren lists pid and its descendants through the children files of
-// their threads, or reports false when pid has none to read.
+// all their threads, or reports false when pid has none to read.
 func procChildren(procRoot string, pid int) ([]int, bool) {
-	glob := func(p int) []string {
-		files, _ := filepath.Glob(filepath.Join(procRoot, strconv.Itoa(p), "task", "*", "children"))
-		return files
-	}
-	top := glob(pid)
-	if len(top) == 0 {
+	r := &treeCPU{root: procRoot, tree: []int{pid}}
+	if !r.children(pid, 0) {
 		return nil, false
 	}
-	return descendants(pid, func(p int) []int {
-		files := top
-		if p != pid {
-			files = glob(p)
-		}
-		var kids []int
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				continue // the thread or process is gone
-			}
-			for _, field := range strings.Fields(string(b)) {
-				if c, err := strconv.Atoi(field); err == nil {
-					kids = append(kids, c)
-				}
-			}
-		}
-		return kids
-	}), true
+	for i := 1; i < len(r.tree); i++ {
+		r.children(r.tree[i], 0)
+	}
+	return r.tree, true
 }
 
 // descendants lists pid and, breadth first, what children gives of each

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -109,7 +110,7 @@ func parseRawLayout(headerPage, issueFormat, completeFormat string) (*rawLayout,
 			sizes []int
 		}{{"dev", &l.dev[i], []int{4, 8}}, {"sector", &l.sector[i], []int{8}}, {"nr_sector", &l.nrSector[i], []int{4, 8}}} {
 			fl, ok := fields[f.name]
-			if !ok || (fl.size != f.sizes[0] && fl.size != f.sizes[len(f.sizes)-1]) {
+			if !ok || !slices.Contains(f.sizes, fl.size) {
 				return nil, fmt.Errorf("%s format: no field %s of %v bytes", name, f.name, f.sizes)
 			}
 			*f.dst = fl
