@@ -170,7 +170,43 @@ func TestTPCCRunModes(t *testing.T) {
 			if code != 0 || !strings.Contains(out, `"vus=2"`) {
 				t.Fatalf("results show: exit %d %s", code, out)
 			}
+			checkSecondSeries(t, resultsDir, d.RunID, float64(s.ClientTPM))
 		})
+	}
+}
+
+// checkSecondSeries checks a one-step run's per-second series in the
+// store: a point each second, the driver's rate near the step's (the
+// seconds of the ramp-up included), New-Order's percentiles in order.
+func checkSecondSeries(t *testing.T, dir, runID string, clientTPM float64) {
+	t.Helper()
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	series := map[string][]results.Point{}
+	for _, name := range []string{"client_tpm", "new_order.p50_ms", "new_order.p95_ms", "new_order.p99_ms"} {
+		if series[name], err = store.Points(context.Background(), runID, name, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rates := series["client_tpm"]
+	if len(rates) < 4 {
+		t.Fatalf("%d seconds of client_tpm, want at least 4", len(rates))
+	}
+	var sum float64
+	for _, p := range rates {
+		sum += p.Value
+	}
+	if mean := sum / float64(len(rates)); mean < clientTPM/2 || mean > clientTPM*2 {
+		t.Errorf("per-second client_tpm averages %.0f, the step's is %.0f", mean, clientTPM)
+	}
+	for i := range rates {
+		p50, p95, p99 := series["new_order.p50_ms"][i].Value, series["new_order.p95_ms"][i].Value, series["new_order.p99_ms"][i].Value
+		if p50 <= 0 || p50 > p95 || p95 > p99 {
+			t.Errorf("second %d: New-Order p50/p95/p99 %.3f/%.3f/%.3f ms", i+1, p50, p95, p99)
+		}
 	}
 }
 

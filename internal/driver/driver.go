@@ -287,10 +287,12 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 		}
 	}()
 	seeds := tpcc.NewRand(seed)
-	// One histogram set for all the step's VUs: a completion holds its lock
-	// for a few tens of nanoseconds, and the aggregator merges one set a
-	// second instead of one per VU (which cost ~6 µs a transaction at 4 VUs).
-	hist := metrics.NewSet(2 * int(tpcc.NumKinds))
+	// One recorder for all the step's VUs: a completion holds its lock for
+	// a few tens of nanoseconds, and the aggregator reads one a second
+	// instead of one per VU (which cost ~6 µs a transaction at 4 VUs). Only
+	// New-Order keeps per-second percentiles (the live line's and the
+	// series').
+	hist := metrics.NewRecorder(int(tpcc.NumKinds), int(tpcc.NewOrder))
 	for i := range vus {
 		w, err := cfg.Runner.NewWorker(ctx, cfg.Mode)
 		if err != nil {
@@ -327,21 +329,6 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 	}
 
 	res := &StepResult{Index: index, VUs: nvu, StartedAt: started, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{}}
-	for k := range res.Histograms {
-		res.Histograms[k] = metrics.NewHistogram()
-	}
-	// Every swap of the VUs' histograms goes into this second's (all
-	// completions) and into the step's (slots of the measured interval;
-	// the other slots land in a sink that is emptied each tick).
-	second := make([]*hdr.Histogram, 2*tpcc.NumKinds)
-	stepSlots := make([]*hdr.Histogram, 2*tpcc.NumKinds)
-	for k := range second {
-		second[k] = metrics.NewHistogram()
-		stepSlots[k] = metrics.NewHistogram()
-	}
-	for k := range tpcc.NumKinds {
-		stepSlots[int(tpcc.NumKinds)+int(k)] = res.Histograms[k]
-	}
 	prev := c0
 	var startCounters engine.Counters
 	var cpuStart time.Duration
@@ -373,7 +360,7 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 		case now := <-tick.C:
 			c, err := cfg.Runner.Counters(ctx)
 			if err == nil {
-				emitTick(cfg, index, nvu, phase, now, now.Sub(phaseStart), now.Sub(lastTick), prev, c, hist, second, stepSlots)
+				emitTick(cfg, index, nvu, phase, now, now.Sub(phaseStart), now.Sub(lastTick), prev, c, hist)
 				prev = c
 			}
 			lastTick = now
@@ -404,7 +391,7 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 				res.MeasureEnd = now
 				stopVUs()
 				wg.Wait()
-				finishStep(res, vus, hist, stepSlots, startCounters, endCounters, warehouses)
+				finishStep(res, vus, hist, startCounters, endCounters, warehouses)
 				if n := res.completed(); n > 0 {
 					res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
 				}
@@ -417,40 +404,36 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 // emitTick reports the last second: database TPM/NOPM from the counters'
 // growth, client rates, and New-Order percentiles of all completions.
 func emitTick(cfg *Config, index, nvu int, phase string, now time.Time, elapsed, dt time.Duration,
-	prev, cur engine.Counters, hist *metrics.Set, second, stepSlots []*hdr.Histogram) {
-	hist.MergeInto(second, stepSlots)
-	for k := range tpcc.NumKinds {
-		stepSlots[k].Reset() // the sink of completions outside the interval
-	}
+	prev, cur engine.Counters, hist *metrics.Recorder) {
 	perMin := 60 / dt.Seconds()
 	t := Tick{Step: index + 1, Steps: len(cfg.Steps), VUs: nvu, Phase: phase, T: now, Elapsed: elapsed,
 		TPM: float64(cur.Transactions-prev.Transactions) * perMin, NOPM: float64(cur.SumNextOID-prev.SumNextOID) * perMin}
+	hist.Second(t.TxnPerSec[:], func(_ int, no *hdr.Histogram) {
+		p := no.ValueAtPercentilesSlice(tickPercentiles[:])
+		t.NewOrderP50Ms, t.NewOrderP95Ms, t.NewOrderP99Ms = float64(p[0])/1000, float64(p[1])/1000, float64(p[2])/1000
+	})
 	var all int64
-	for k := range tpcc.NumKinds {
-		n := second[k].TotalCount() + second[int(tpcc.NumKinds)+int(k)].TotalCount()
-		t.TxnPerSec[k] = n
+	for _, n := range t.TxnPerSec {
 		all += n
 	}
 	t.ClientTPM = float64(all) * perMin
-	no := second[tpcc.NewOrder]
-	no.Merge(second[int(tpcc.NumKinds)+int(tpcc.NewOrder)])
-	s := metrics.Summarize(no)
-	t.NewOrderP50Ms, t.NewOrderP95Ms, t.NewOrderP99Ms = s.P50Ms, s.P95Ms, s.P99Ms
-	for _, h := range second {
-		h.Reset()
-	}
 	if cfg.OnTick != nil {
 		cfg.OnTick(t)
 	}
 }
 
+// tickPercentiles are the New-Order percentiles of each second.
+var tickPercentiles = [...]float64{50, 95, 99}
+
 // finishStep computes the step's numbers once its virtual users have stopped.
-func finishStep(res *StepResult, vus []*vu, hist *metrics.Set, stepSlots []*hdr.Histogram, c0, c1 engine.Counters, warehouses int) {
+func finishStep(res *StepResult, vus []*vu, hist *metrics.Recorder, c0, c1 engine.Counters, warehouses int) {
 	res.Seconds = res.MeasureEnd.Sub(res.MeasureStart).Seconds()
 	minutes := res.Seconds / 60
 	var audit tpcc.Audit
 	var done [tpcc.NumKinds]int64
-	hist.MergeInto(stepSlots)
+	for k := range res.Histograms {
+		res.Histograms[k] = hist.Step(k)
+	}
 	for _, v := range vus {
 		for k := range done {
 			done[k] += v.counts.done[k].Load()

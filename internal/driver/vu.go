@@ -53,7 +53,7 @@ type vu struct {
 	r       *tpcc.Rand
 	gen     *tpcc.InputGen
 	deck    *tpcc.Deck[tpcc.Kind]
-	hist    *metrics.Set // slots: kind (any time) and NumKinds+kind (inside the interval)
+	hist    *metrics.Recorder // a slot per kind
 	counts  vuCounters
 	auditAt [2]tpcc.Audit // inputs sent before the interval and by its last recorded transaction
 	inMI    bool
@@ -107,16 +107,14 @@ func (v *vu) run(ctx context.Context) {
 			}
 			continue
 		}
-		slot := int(kind)
 		if measured {
-			slot += int(tpcc.NumKinds)
 			v.counts.done[kind].Add(1)
 			if rolledBack {
 				v.counts.rollbacks.Add(1)
 			}
 			v.auditAt[1] = v.gen.Audit
 		}
-		v.hist.Record(slot, end.Sub(start))
+		v.hist.Record(int(kind), end.Sub(start), measured)
 		if v.cfg.KeyingThinking {
 			// Think time: -ln(r) x mean, truncated at 10 x mean (5.2.5.4).
 			think := min(-math.Log(1-v.r.Float64()), 10) * thinkMean[kind]

@@ -1,6 +1,6 @@
 // Package metrics holds latency histograms (HDR) and their summaries.
-// Workers record into a double-buffered Set; an aggregator swaps it out once
-// a second and merges it, so a recording never waits for the merge.
+// Workers record into a Recorder; an aggregator takes its counts and
+// per-second histograms once a second without holding up a recording.
 package metrics
 
 import (
@@ -56,46 +56,70 @@ func Summarize(h *hdr.Histogram) Summary {
 	}
 }
 
-// Set is a group of histograms, one per slot (e.g. per transaction type),
-// double-buffered: workers record into the current set under a lock held
-// for one RecordValue, and MergeInto hands the filled set to the aggregator
-// in exchange for an empty one.
-type Set struct {
-	mu    sync.Mutex
-	cur   []*hdr.Histogram
-	spare []*hdr.Histogram
+// Recorder keeps the latencies that a step's workers record. Per slot
+// (e.g. per transaction type) it holds a histogram of the measured interval,
+// recorded in place and read once the workers have stopped, and a count of
+// every completion since the last Second. Slots named at creation also keep
+// a histogram of the current second, double-buffered so that the
+// aggregator's reading never holds up a recording. A completion holds the
+// lock for one or two RecordValue calls; the aggregator's second costs a
+// swap, one pass over each per-second histogram and its reset, instead of a
+// merge of every slot (hdrhistogram-go's Merge walks each bucket up to the
+// largest value).
+type Recorder struct {
+	mu     sync.Mutex
+	step   []*hdr.Histogram
+	sec    []*hdr.Histogram // nil for slots without per-second histograms
+	spare  []*hdr.Histogram
+	counts []int64
 }
 
-// NewSet returns a set of n histograms.
-func NewSet(n int) *Set {
-	s := &Set{cur: make([]*hdr.Histogram, n), spare: make([]*hdr.Histogram, n)}
+// NewRecorder returns a recorder of n slots, of which perSecond also keep
+// this second's histogram.
+func NewRecorder(n int, perSecond ...int) *Recorder {
+	r := &Recorder{step: make([]*hdr.Histogram, n), sec: make([]*hdr.Histogram, n),
+		spare: make([]*hdr.Histogram, n), counts: make([]int64, n)}
 	for i := range n {
-		s.cur[i], s.spare[i] = NewHistogram(), NewHistogram()
+		r.step[i] = NewHistogram()
 	}
-	return s
+	for _, i := range perSecond {
+		r.sec[i], r.spare[i] = NewHistogram(), NewHistogram()
+	}
+	return r
 }
 
-// Record adds a latency to slot i.
-func (s *Set) Record(i int, d time.Duration) {
-	s.mu.Lock()
-	Record(s.cur[i], d)
-	s.mu.Unlock()
+// Record counts a completion in slot i and adds its latency to the slot's
+// per-second histogram and, when measured, to its histogram of the interval.
+func (r *Recorder) Record(i int, d time.Duration, measured bool) {
+	r.mu.Lock()
+	r.counts[i]++
+	if measured {
+		Record(r.step[i], d)
+	}
+	if h := r.sec[i]; h != nil {
+		Record(h, d)
+	}
+	r.mu.Unlock()
 }
 
-// MergeInto adds every slot's recordings since the last call to dst[i] (and
-// to each of more[j][i]), then clears them.
-func (s *Set) MergeInto(dst []*hdr.Histogram, more ...[]*hdr.Histogram) {
-	s.mu.Lock()
-	s.cur, s.spare = s.spare, s.cur
-	s.mu.Unlock()
-	for i, h := range s.spare {
-		if h.TotalCount() == 0 {
+// Second moves the completions counted since the last call into counts
+// (one per slot), calls each with every per-second histogram that recorded
+// something, then clears it.
+func (r *Recorder) Second(counts []int64, each func(i int, h *hdr.Histogram)) {
+	r.mu.Lock()
+	r.sec, r.spare = r.spare, r.sec
+	copy(counts, r.counts)
+	clear(r.counts)
+	r.mu.Unlock()
+	for i, h := range r.spare {
+		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
-		dst[i].Merge(h)
-		for _, m := range more {
-			m[i].Merge(h)
-		}
+		each(i, h)
 		h.Reset()
 	}
 }
+
+// Step returns slot i's histogram of the measured interval. The caller
+// reads it once no worker records any more.
+func (r *Recorder) Step(i int) *hdr.Histogram { return r.step[i] }

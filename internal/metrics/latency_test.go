@@ -24,46 +24,63 @@ func TestSummaryPercentiles(t *testing.T) {
 	}
 }
 
-// Records from several workers merged by swapping lose nothing.
-func TestSetMergeLosesNothing(t *testing.T) {
+// Recordings from several workers, taken a second at a time while they
+// record, lose nothing: every completion is counted once, the per-second
+// histograms see every one of their slot's, the step's only the measured.
+func TestRecorderLosesNothing(t *testing.T) {
 	const workers, each = 4, 5000
-	sets := make([]*Set, workers)
-	for i := range sets {
-		sets[i] = NewSet(2)
+	r := NewRecorder(2, 0)
+	var counts [2]int64
+	var perSecond int64
+	take := func() {
+		var c [2]int64
+		r.Second(c[:], func(i int, h *hdr.Histogram) {
+			if i != 0 {
+				t.Errorf("slot %d has a per-second histogram", i)
+			}
+			perSecond += h.TotalCount()
+		})
+		counts[0] += c[0]
+		counts[1] += c[1]
 	}
-	total := []*hdr.Histogram{NewHistogram(), NewHistogram()}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	merged := make(chan struct{})
-	go func() { // the aggregator, merging while workers record
-		defer close(merged)
+	taken := make(chan struct{})
+	go func() { // the aggregator, taking seconds while workers record
+		defer close(taken)
 		for {
 			select {
 			case <-stop:
-				for _, s := range sets {
-					s.MergeInto(total)
-				}
+				take()
 				return
 			default:
-				for _, s := range sets {
-					s.MergeInto(total)
-				}
+				take()
 			}
 		}
 	}()
-	for w := range workers {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				sets[w].Record(i%2, time.Millisecond)
+				r.Record(i%2, time.Duration(1+i%7)*time.Millisecond, i%3 == 0)
 			}
 		}()
 	}
 	wg.Wait()
 	close(stop)
-	<-merged
-	if got := total[0].TotalCount() + total[1].TotalCount(); got != workers*each {
-		t.Fatalf("merged %d recordings, want %d", got, workers*each)
+	<-taken
+	if counts[0] != workers*each/2 || counts[1] != workers*each/2 {
+		t.Errorf("counted %v, want %d in each slot", counts, workers*each/2)
+	}
+	if perSecond != counts[0] {
+		t.Errorf("per-second histograms saw %d recordings of slot 0, want %d", perSecond, counts[0])
+	}
+	// i%3 == 0 of each worker's 5,000: 1,667, of which 834 even (slot 0).
+	if got0, got1 := r.Step(0).TotalCount(), r.Step(1).TotalCount(); got0 != workers*834 || got1 != workers*833 {
+		t.Errorf("step histograms hold %d and %d, want %d and %d", got0, got1, workers*834, workers*833)
+	}
+	if max := r.Step(0).Max(); max < 7000 || max > 7010 {
+		t.Errorf("step maximum %d µs, want 7 ms", max)
 	}
 }
