@@ -360,7 +360,9 @@ func runStep(ctx context.Context, cfg *Config, index, nvu, warehouses int, crun 
 		case now := <-tick.C:
 			c, err := cfg.Runner.Counters(ctx)
 			if err == nil {
-				emitTick(cfg, index, nvu, phase, now, now.Sub(phaseStart), now.Sub(lastTick), prev, c, hist)
+				// A tick sent while the interval's start was being read is
+				// dated before it: the live line said "-0s".
+				emitTick(cfg, index, nvu, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, hist)
 				prev = c
 			}
 			lastTick = now
