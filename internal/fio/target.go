@@ -469,7 +469,7 @@ func checkMounts(devs []blockDev) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+		fields := mountinfo.Fields(sc.Text())
 		sep := -1
 		for i, s := range fields {
 			if s == "-" {
@@ -498,7 +498,7 @@ func checkSwaps(devs []blockDev) error {
 		return refusef("cannot tell whether %s is used as swap: %v", devs[0].node, err)
 	}
 	for _, line := range strings.Split(string(b), "\n")[1:] {
-		fields := strings.Fields(line)
+		fields := mountinfo.Fields(line)
 		if len(fields) == 0 {
 			continue
 		}

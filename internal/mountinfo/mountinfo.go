@@ -31,6 +31,14 @@ func Unescape(s string) string {
 	return b.String()
 }
 
+// Fields splits a line of a mount table at the kernel's separators: space,
+// tab and newline, which it always escapes inside a field. strings.Fields
+// would also split at a raw vertical tab or a no-break space, which a path
+// may hold unescaped.
+func Fields(line string) []string {
+	return strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
+}
+
 // Escape is the kernel's escaping of a path in its mount tables (fs/proc:
 // mangle(), the characters " \t\n\\"), the inverse of Unescape: tests use
 // it to write the lines the kernel would.

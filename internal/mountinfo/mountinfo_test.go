@@ -21,6 +21,20 @@ func TestUnescape(t *testing.T) {
 	}
 }
 
+func TestFields(t *testing.T) {
+	line := "36 35 98:0 / /mnt/a\vb\u00a0c rw  - ext4\t/dev/x\n"
+	got := Fields(line)
+	want := []string{"36", "35", "98:0", "/", "/mnt/a\vb\u00a0c", "rw", "-", "ext4", "/dev/x"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Fields(%q) = %q, want %q", line, got, want)
+	}
+	for _, s := range []string{"/a b", "/a\tb", "/a\nb", `/a\b`, "/a\vb"} {
+		if f := Fields("x " + Escape(s) + " y"); len(f) != 3 || Unescape(f[1]) != s {
+			t.Errorf("Fields of an escaped %q = %q", s, f)
+		}
+	}
+}
+
 func TestEscape(t *testing.T) {
 	if got, want := Escape("/a b\t\\c\nd"), `/a\040b\011\134c\012d`; got != want {
 		t.Errorf("Escape = %q, want %q", got, want)

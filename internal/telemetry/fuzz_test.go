@@ -23,6 +23,7 @@ func FuzzParseMountinfoLine(f *testing.F) {
 		"41 22 8:1 / /x rw - tmpfs tmpfs", "41 22 8:1 / /x rw -", "41 22 8:1 / /x rw - ext4", "1 2 3", "",
 		"41 22 8 / /x rw - ext4 /dev/a rw", "41 22 4294967296:1 / /x rw - ext4 /dev/a rw", "41 22 8:1 / - rw - - - -",
 		"41 22 8:1 / /x - - ext4 /dev/a rw", `41 22 8:1 / /x\ rw - ext4 /dev/a \777,,rw,rw`,
+		"0 0 0:0 0 \\013 0 - 0 0", "41 22 8:1 / /a\u00a0b rw - ext4 /dev/a rw",
 	} {
 		f.Add(s)
 	}

@@ -314,7 +314,7 @@ func readMountinfo(path string) ([]mountEntry, error) {
 }
 
 func parseMountinfoLine(line string) (mountEntry, bool) {
-	fields := strings.Fields(line)
+	fields := mountinfo.Fields(line)
 	sep := -1
 	for i := 6; i < len(fields); i++ {
 		if fields[i] == "-" {

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/internal/mountinfo"
 )
 
 // MinSize is the smallest image: ext4 with a journal needs a few MiB, and a
@@ -52,8 +54,8 @@ var ErrNotFound = errors.New("no such emulated tier")
 // Where the kernel's view of loop devices and mounts is read; fixed, since
 // the tests of this package need the real thing anyway (root, losetup).
 const (
-	sysBlock  = "/sys/block"
-	mountinfo = "/proc/self/mountinfo"
+	sysBlock   = "/sys/block"
+	mountTable = "/proc/self/mountinfo"
 )
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
@@ -323,13 +325,13 @@ func loopOf(file string) string {
 
 // mountedFrom says whether dev is mounted at mnt (/proc/self/mountinfo).
 func mountedFrom(mnt, dev string) bool {
-	b, err := os.ReadFile(mountinfo)
+	b, err := os.ReadFile(mountTable)
 	if err != nil {
 		return false
 	}
-	point := escape(mnt)
+	point := mountinfo.Escape(mnt)
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
+		f := mountinfo.Fields(line)
 		if len(f) < 5 || f[4] != point {
 			continue
 		}
@@ -340,11 +342,6 @@ func mountedFrom(mnt, dev string) bool {
 		}
 	}
 	return false
-}
-
-// escape writes a path as mountinfo does (\040 for space, and so on).
-func escape(p string) string {
-	return strings.NewReplacer(`\`, `\134`, " ", `\040`, "\t", `\011`, "\n", `\012`).Replace(p)
 }
 
 func identity(p string) (dev, ino uint64, err error) {
