@@ -52,6 +52,9 @@ type BackupRunOptions struct {
 	// why a throttled tier's phases run in none, or what escapes the group
 	// (v1's writeback). Set by a scenario.
 	ioGroup, ioNote string
+	// memoryMax is the memory cap of the group every phase runs in (the
+	// instance's own; 0: none). Set by a scenario.
+	memoryMax int64
 }
 
 // AddFlags registers the options' flags.
@@ -200,6 +203,10 @@ type backupRunParams struct {
 	// none on a throttled tier, or what escaped the group.
 	IOGroup string `json:"io_group,omitempty"`
 	IONote  string `json:"io_note,omitempty"`
+	// MemoryMax is the memory cap (bytes, page cache included) of the group
+	// every phase's processes, the restored server's among them, ran in: the
+	// source server's own cap.
+	MemoryMax int64 `json:"memory_max_bytes,omitempty"`
 	scenarioParams
 }
 
@@ -256,7 +263,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*back
 	scheme, _ := engine.SchemeOf(dsn)
 	params := backupRunParams{DSN: engine.Redact(dsn), Engine: scheme, Warehouses: warehouses, Target: opts.Target,
 		DataDir: dataDir, Cycles: opts.Cycles, Interval: plan.interval.String(), Method: bo.Method(), Verify: opts.Verify, Keep: opts.Keep,
-		IOGroup: opts.ioGroup, IONote: opts.ioNote, scenarioParams: opts.params()}
+		IOGroup: opts.ioGroup, IONote: opts.ioNote, MemoryMax: opts.memoryMax, scenarioParams: opts.params()}
 	if opts.Logical {
 		params.Jobs = opts.Jobs
 	}

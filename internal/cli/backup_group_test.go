@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,8 +15,9 @@ import (
 
 // The backups of an instance on a throttled emulated tier get a group of
 // their own that draws from the tier's I/O budget (v1: the processes join
-// the tier's blkio group; v2: the group is a child of the tier's); on an
-// unthrottled target, none.
+// the tier's blkio group; v2: the group is a child of the tier's) and has
+// the instance's memory cap; on an unthrottled target, a group with the
+// memory cap alone, and none for an instance without one.
 func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
@@ -31,9 +33,11 @@ func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
 	}
 	t.Cleanup(func() { im.Remove(context.Background()) })
 	sata := &execTarget{Target: scenario.Target{Name: "sata", Emulate: &scenario.Emulate{ReadIOPS: 3000, WriteMBps: 200}}, path: im.MountPoint}
-	in := &instance{name: "db-sata", target: sata, dataDir: filepath.Join(im.MountPoint, "db-sata")}
+	const memory = 96 << 20
+	in := &instance{name: "db-sata", target: sata, dataDir: filepath.Join(im.MountPoint, "db-sata"),
+		server: scenario.Server{Memory: memory}}
 
-	grp, note, err := backupGroup(in, sata)
+	grp, note, ap, err := backupGroup(in, sata)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +70,49 @@ func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
 	if grp.Version() == 1 && note != cgroup.V1WritebackNote {
 		t.Errorf("note %q; want v1's writeback caveat", note)
 	}
+	if len(ap.IO) != 1 {
+		t.Errorf("applied I/O limits %+v; want the tier's one", ap.IO)
+	}
+	checkMemoryMax(t, ap, memory)
 
 	fast := &execTarget{Target: scenario.Target{Name: "fast", Emulate: &scenario.Emulate{}}, path: dir}
-	if g, note, err := backupGroup(in, fast); g != nil || note != "" || err != nil {
-		t.Errorf("an unthrottled target: group %v, note %q, err %v; want none", g, note, err)
+	g, note, ap, err := backupGroup(in, fast)
+	if err != nil || g == nil {
+		t.Fatalf("an unthrottled target, an instance with a memory cap: group %v, note %q, err %v; want a group", g, note, err)
+	}
+	t.Cleanup(func() { g.Remove() })
+	for _, p := range g.ProcsFiles() {
+		if strings.Contains(p, "/tierbench/tier-") {
+			t.Errorf("cgroup.procs %s: an unthrottled target's backups joined a tier's budget", p)
+		}
+	}
+	if len(ap.IO) != 0 || note != "" {
+		t.Errorf("an unthrottled target: I/O limits %+v, note %q; want none", ap.IO, note)
+	}
+	checkMemoryMax(t, ap, memory)
+
+	in.server.Memory = 0
+	if g, note, _, err := backupGroup(in, fast); g != nil || note != "" || err != nil {
+		t.Errorf("an unthrottled target, no memory cap: group %v, note %q, err %v; want none", g, note, err)
+	}
+}
+
+// checkMemoryMax checks that the group ap describes is capped at want
+// bytes, in the kernel's own file.
+func checkMemoryMax(t *testing.T, ap cgroup.Applied, want int64) {
+	t.Helper()
+	if ap.MemoryMax != want {
+		t.Errorf("applied memory cap %d; want %d", ap.MemoryMax, want)
+	}
+	file := "memory.max"
+	if ap.Version == 1 {
+		file = "memory.limit_in_bytes"
+	}
+	b, err := os.ReadFile(filepath.Join(ap.Path, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(b)); got != strconv.FormatInt(want, 10) {
+		t.Errorf("%s/%s = %s; want %d", ap.Path, file, got, want)
 	}
 }

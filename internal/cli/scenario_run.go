@@ -255,7 +255,7 @@ func (e *scenarioExec) Disk(ctx context.Context, st *scenario.DiskStep) error {
 	o.scenarioRun = scenarioRun{group: e.group, label: label, target: t.Name, tier: t.emulated()}
 	// fio runs within the tier's I/O budget, so the profile shows the tier
 	// as the database will see it.
-	grp, device, note, err := tierGroup(t, "disk-"+strings.TrimPrefix(t.groupName(), "tier-"))
+	grp, device, note, _, err := tierGroup(t, "disk-"+strings.TrimPrefix(t.groupName(), "tier-"), 0)
 	if err != nil {
 		return err
 	}
@@ -296,29 +296,45 @@ func (t *execTarget) groupName() string {
 
 // tierGroup makes the cgroup name, within target t's I/O budget (the one
 // its servers share), that a workload's processes (fio, a backup cycle's)
-// start in. A target that is not throttled gives nothing; a machine that
-// cannot throttle gives no group and a note "not throttled: why". A group
-// comes with the device it throttles and what the machine noted (v1's
-// writeback caveat).
-func tierGroup(t *execTarget, name string) (grp *cgroup.Group, device, note string, err error) {
-	io, ok := t.throttle()
-	if !ok {
-		return nil, "", "", nil
+// start in, capped at memory bytes when memory > 0. A target that is not
+// throttled and no memory give nothing; a machine that cannot throttle gives
+// no I/O limit and a note "not throttled: why", and no group unless the
+// memory cap applied. A group comes with the device it throttles ("" when
+// it does not), what the machine noted (v1's writeback caveat, a cap it
+// could not set) and what applied.
+func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, device, note string, ap cgroup.Applied, err error) {
+	lim := cgroup.Limits{MemoryBytes: memory}
+	var notes []string
+	if io, ok := t.throttle(); ok {
+		var maj, mnr uint32
+		if device, maj, mnr, err = server.DeviceFor(t.path); err != nil {
+			device, notes = "", append(notes, "not throttled: "+err.Error())
+		} else {
+			io.Major, io.Minor = maj, mnr
+			lim.IO, lim.IOGroup = []cgroup.IOLimit{io}, t.groupName()
+		}
 	}
-	device, maj, mnr, err := server.DeviceFor(t.path)
+	if lim.MemoryBytes == 0 && len(lim.IO) == 0 {
+		return nil, "", strings.Join(notes, "; "), ap, nil
+	}
+	grp, ap, err = cgroup.Create(name, lim)
 	if err != nil {
-		return nil, "", "not throttled: " + err.Error(), nil
+		return nil, "", "", ap, err
 	}
-	io.Major, io.Minor = maj, mnr
-	grp, ap, err := cgroup.Create(name, cgroup.Limits{IO: []cgroup.IOLimit{io}, IOGroup: t.groupName()})
-	if err != nil {
-		return nil, "", "", err
+	switch {
+	case len(lim.IO) > 0 && len(ap.IO) == 0:
+		device, notes = "", append(notes, "not throttled: "+orUnknown(ap.IONote))
+	case ap.IONote != "":
+		notes = append(notes, ap.IONote)
 	}
-	if len(ap.IO) == 0 {
+	if lim.MemoryBytes > 0 && ap.MemoryMax == 0 {
+		notes = append(notes, "memory not capped: "+orUnknown(ap.MemoryNote))
+	}
+	if len(ap.IO) == 0 && ap.MemoryMax == 0 {
 		grp.Remove()
-		return nil, "", "not throttled: " + orUnknown(ap.IONote), nil
+		grp = nil
 	}
-	return grp, device, ap.IONote, nil
+	return grp, device, strings.Join(notes, "; "), ap, nil
 }
 
 // TPCCBuild builds (or reuses) the schema on the server's first instance;
@@ -465,7 +481,7 @@ func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, 
 	}
 	o.DSN = in.dsn
 	o.scenarioRun = scenarioRun{group: e.group, label: in.label(), instance: in.name, role: "backup", target: in.target.Name, tier: t.emulated()}
-	grp, note, err := backupGroup(in, t)
+	grp, note, ap, err := backupGroup(in, t)
 	if err != nil {
 		return fmt.Errorf("server %s: %w", in.name, err)
 	}
@@ -473,11 +489,19 @@ func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, 
 	switch {
 	case grp != nil:
 		defer grp.Remove() // on errors and Ctrl-C too: runBackupRun has stopped its processes by then
-		o.cgroupProcs, o.ioGroup = grp.ProcsFiles(), t.groupName()
+		o.cgroupProcs, o.memoryMax = grp.ProcsFiles(), ap.MemoryMax
+		var how []string
+		if len(ap.IO) > 0 {
+			o.ioGroup = t.groupName()
+			how = append(how, "throttled, within the I/O budget of target "+t.Name)
+		}
+		if ap.MemoryMax > 0 {
+			how = append(how, "in a memory cap of "+units.FormatSize(ap.MemoryMax)+", as the server has")
+		}
 		if note != "" {
 			note = " (" + note + ")"
 		}
-		g.progressf("server %s: its backups and restores run throttled, within the I/O budget of target %s%s\n", in.name, t.Name, note)
+		g.progressf("server %s: its backups and restores run %s%s\n", in.name, strings.Join(how, " and "), note)
 	case note != "":
 		g.progressf("server %s: its backups and restores are %s\n", in.name, note)
 	}
@@ -485,20 +509,24 @@ func (e *scenarioExec) backupRun(ctx context.Context, g *Globals, in *instance, 
 	return err
 }
 
-// backupGroup makes the cgroup an instance's backup cycles run in, within
-// the I/O budget of the target the backups go to, when it is throttled:
-// every process of a cycle doing I/O starts in it (backup.Options.CgroupProcs).
-// That target's device is all they touch: pg_basebackup or pg_dump writes
-// there, and a restore reads and writes only there (the source's files are
-// read for a backup by the source server, in its own tier's budget). The
-// group is backup-INSTANCE-HASH (HASH of the data directory and the target's
-// path), so the instances of a neighbours step each have theirs. A machine
-// that cannot throttle gives no group and a note "not throttled: why"; a
-// group may come with a note too (v1's writeback caveat).
-func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, error) {
+// backupGroup makes the cgroup an instance's backup cycles run in: every
+// process of a cycle doing I/O starts in it (backup.Options.CgroupProcs).
+// It draws from the I/O budget of the target the backups go to, when that
+// is throttled: that target's device is all they touch (pg_basebackup or
+// pg_dump writes there, and a restore reads and writes only there; the
+// source's files are read for a backup by the source server, in its own
+// tier's budget). It has the instance's memory cap, when the instance has
+// one: a restored copy, started with its source's settings, then also runs
+// in its source's memory, page cache included, not in the whole host's.
+// The group is backup-INSTANCE-HASH (HASH of the data directory and the
+// target's path), so the instances of a neighbours step each have theirs.
+// Nothing to limit gives no group; what the machine cannot do is a note
+// ("not throttled: why", "memory not capped: why"), as is v1's writeback
+// caveat.
+func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, cgroup.Applied, error) {
 	sum := sha256.Sum256([]byte(in.dataDir + "\x00" + t.path))
-	grp, _, note, err := tierGroup(t, "backup-"+in.name[:min(len(in.name), 60)]+"-"+hex.EncodeToString(sum[:4]))
-	return grp, note, err
+	grp, _, note, ap, err := tierGroup(t, "backup-"+in.name[:min(len(in.name), 60)]+"-"+hex.EncodeToString(sum[:4]), in.server.Memory)
+	return grp, note, ap, err
 }
 
 func (e *scenarioExec) Backup(ctx context.Context, st *scenario.BackupStep) error {

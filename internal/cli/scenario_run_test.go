@@ -71,7 +71,8 @@ func stepMetrics(t *testing.T, res, runID string) []map[string]any {
 
 // A shortened paper-4-backup: on a plain and an emulated tier (loop images,
 // the second throttled), a 1-warehouse schema is backed up and restored;
-// the restored server passes the checks, MB/s > 0, and the report shows
+// the restored server passes the checks, MB/s > 0, every phase ran in the
+// server's memory cap, and the report shows
 // the backup section with both tiers.
 func TestScenarioBackup(t *testing.T) {
 	pgtest.RequireBinaries(t)
@@ -92,6 +93,14 @@ func TestScenarioBackup(t *testing.T) {
 		t.Fatalf("backup runs %v; want db-fast, then db-sata (emulated)", backups)
 	}
 	for _, r := range backups {
+		// The phases, the restored server's among them, ran in the
+		// instance's memory cap.
+		var p struct {
+			MemoryMax int64 `json:"memory_max_bytes"`
+		}
+		if err := json.Unmarshal(r.Params, &p); err != nil || p.MemoryMax != 256<<20 {
+			t.Errorf("%s: memory_max_bytes %d (%v); want 256 MiB, the server's cap", param(r, "label"), p.MemoryMax, err)
+		}
 		steps := stepMetrics(t, res, r.ID)
 		if len(steps) != 2 || steps[0]["phase"] != "backup" || steps[1]["phase"] != "restore" {
 			t.Fatalf("run %s steps %v; want a backup and a restore", r.ID, steps)
