@@ -469,22 +469,14 @@ func checkMounts(devs []blockDev) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		fields := mountinfo.Fields(sc.Text())
-		sep := -1
-		for i, s := range fields {
-			if s == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+2 >= len(fields) {
+		m, ok := mountinfo.Parse(sc.Text())
+		if !ok {
 			continue
 		}
-		source := mountinfo.Unescape(fields[sep+2])
 		for _, d := range devs {
-			if fields[2] == d.num || isNode(source, d.num) {
+			if m.Device == d.num || isNode(m.Source, d.num) {
 				return refusef("%s is mounted on %s; unmount it first, no flag allows writing to a mounted device",
-					describe(d, devs[0].node), mountinfo.Unescape(fields[4]))
+					describe(d, devs[0].node), m.Point)
 			}
 		}
 	}

@@ -31,6 +31,41 @@ func Unescape(s string) string {
 	return b.String()
 }
 
+// Mount is one line of a mountinfo table (proc(5)), its paths unescaped:
+//
+//	36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
+//	(1)(2)(3)   (4)   (5)      (6)      (7)   (8) (9)   (10)         (11)
+type Mount struct {
+	Device       string // (3) MAJ:MIN, as written
+	Point        string // (5)
+	Options      string // (6) the mount's own options
+	FSType       string // (9)
+	Source       string // (10)
+	SuperOptions string // (11) the superblock's options; "" when absent
+}
+
+// Parse reads one mountinfo line, split at the kernel's separators
+// (Fields). It reports false for a line without the six fields before the
+// optional ones, the "-" that ends those, the type and the source.
+func Parse(line string) (Mount, bool) {
+	f := Fields(line)
+	sep := -1
+	for i := 6; i < len(f); i++ {
+		if f[i] == "-" {
+			sep = i
+			break
+		}
+	}
+	if sep < 0 || sep+2 >= len(f) {
+		return Mount{}, false
+	}
+	m := Mount{Device: f[2], Point: Unescape(f[4]), Options: f[5], FSType: f[sep+1], Source: Unescape(f[sep+2])}
+	if sep+3 < len(f) {
+		m.SuperOptions = Unescape(f[sep+3])
+	}
+	return m, true
+}
+
 // Fields splits a line of a mount table at the kernel's separators: space,
 // tab and newline, which it always escapes inside a field. strings.Fields
 // would also split at a raw vertical tab or a no-break space, which a path

@@ -35,6 +35,23 @@ func TestFields(t *testing.T) {
 	}
 }
 
+func TestParse(t *testing.T) {
+	m, ok := Parse(`36 35 98:0 /mnt1 /mnt/my\040data rw,noatime master:1 shared:2 - ext3 /dev/my\040disk rw,errors=continue` + "\n")
+	want := Mount{Device: "98:0", Point: "/mnt/my data", Options: "rw,noatime", FSType: "ext3", Source: "/dev/my disk",
+		SuperOptions: "rw,errors=continue"}
+	if !ok || m != want {
+		t.Errorf("Parse = %+v, %v; want %+v", m, ok, want)
+	}
+	if m, ok := Parse("22 1 259:2 / / rw - tmpfs tmpfs"); !ok || m.Source != "tmpfs" || m.SuperOptions != "" {
+		t.Errorf("a line without superblock options: %+v, %v", m, ok)
+	}
+	for _, line := range []string{"", "22 1 259:2 / / rw - ext4", "22 1 259:2 / / rw ext4 /dev/a rw", "22 - 259:2 / / rw ext4 /dev/a"} {
+		if m, ok := Parse(line); ok {
+			t.Errorf("Parse(%q) = %+v; want not a mount", line, m)
+		}
+	}
+}
+
 func TestEscape(t *testing.T) {
 	if got, want := Escape("/a b\t\\c\nd"), `/a\040b\011\134c\012d`; got != want {
 		t.Errorf("Escape = %q, want %q", got, want)

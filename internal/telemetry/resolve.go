@@ -289,10 +289,7 @@ type mountEntry struct {
 	options      string // per-mount options and superOpts, deduplicated
 }
 
-// readMountinfo parses proc(5) mountinfo lines:
-//
-//	36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
-//	(1)(2)(3)   (4)   (5)      (6)      (7)   (8) (9)   (10)         (11)
+// readMountinfo parses proc(5) mountinfo lines (mountinfo.Parse).
 func readMountinfo(path string) ([]mountEntry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -314,33 +311,17 @@ func readMountinfo(path string) ([]mountEntry, error) {
 }
 
 func parseMountinfoLine(line string) (mountEntry, bool) {
-	fields := mountinfo.Fields(line)
-	sep := -1
-	for i := 6; i < len(fields); i++ {
-		if fields[i] == "-" {
-			sep = i
-			break
-		}
-	}
-	if len(fields) < 7 || sep < 0 || sep+2 >= len(fields) {
-		return mountEntry{}, false
-	}
-	maj, min, ok := parseMajMin(fields[2])
+	mi, ok := mountinfo.Parse(line)
 	if !ok {
 		return mountEntry{}, false
 	}
-	m := mountEntry{
-		major:  maj,
-		minor:  min,
-		point:  mountinfo.Unescape(fields[4]),
-		fstype: fields[sep+1],
-		source: mountinfo.Unescape(fields[sep+2]),
+	maj, min, ok := parseMajMin(mi.Device)
+	if !ok {
+		return mountEntry{}, false
 	}
-	if sep+3 < len(fields) {
-		m.superOpts = mountinfo.Unescape(fields[sep+3])
-	}
+	m := mountEntry{major: maj, minor: min, point: mi.Point, fstype: mi.FSType, source: mi.Source, superOpts: mi.SuperOptions}
 	var opts []string
-	for _, o := range strings.Split(fields[5]+","+m.superOpts, ",") {
+	for _, o := range strings.Split(mi.Options+","+m.superOpts, ",") {
 		if o != "" && !slices.Contains(opts, o) {
 			opts = append(opts, o)
 		}

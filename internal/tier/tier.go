@@ -329,16 +329,9 @@ func mountedFrom(mnt, dev string) bool {
 	if err != nil {
 		return false
 	}
-	point := mountinfo.Escape(mnt)
-	for _, line := range strings.Split(string(b), "\n") {
-		f := mountinfo.Fields(line)
-		if len(f) < 5 || f[4] != point {
-			continue
-		}
-		for i := 6; i+2 < len(f); i++ {
-			if f[i] == "-" && f[i+2] == dev {
-				return true
-			}
+	for line := range strings.Lines(string(b)) {
+		if m, ok := mountinfo.Parse(line); ok && m.Point == mnt && m.Source == dev {
+			return true
 		}
 	}
 	return false
