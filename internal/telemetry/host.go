@@ -216,11 +216,7 @@ func (r *treeCPU) children(p, threads int) bool {
 				continue
 			}
 			b = b[n:]
-			// A pid reused while the host is read could make a cycle, and a
-			// process listed twice would count its CPU twice.
-			if c := int(v); !slices.Contains(r.tree, c) {
-				r.tree = append(r.tree, c)
-			}
+			r.tree = addPID(r.tree, int(v))
 		}
 	}
 	return found
@@ -353,22 +349,14 @@ func procChildren(procRoot string, pid int) ([]int, bool) {
 	return r.tree, true
 }
 
-// descendants lists pid and, breadth first, what children gives of each
-// listed pid, each pid once: a pid reused while the host is read could
-// otherwise make a cycle, and a process listed twice would count its CPU
-// twice.
-func descendants(pid int, children func(int) []int) []int {
-	tree := []int{pid}
-	seen := map[int]bool{pid: true}
-	for i := 0; i < len(tree); i++ {
-		for _, c := range children(tree[i]) {
-			if !seen[c] {
-				seen[c] = true
-				tree = append(tree, c)
-			}
-		}
+// addPID appends pid to a tree being listed unless it is there already: a
+// pid reused while the host is read could otherwise make a cycle, and a
+// process listed twice would count its CPU twice.
+func addPID(tree []int, pid int) []int {
+	if slices.Contains(tree, pid) {
+		return tree
 	}
-	return tree
+	return append(tree, pid)
 }
 
 // procTreeScan lists pid and its descendants through every process's ppid.
@@ -392,7 +380,13 @@ func procTreeScan(procRoot string, pid int) ([]int, error) {
 		}
 		children[st.PPID] = append(children[st.PPID], p.PID)
 	}
-	return descendants(pid, func(p int) []int { return children[p] }), nil
+	tree := []int{pid}
+	for i := 0; i < len(tree); i++ {
+		for _, c := range children[tree[i]] {
+			tree = addPID(tree, c)
+		}
+	}
+	return tree, nil
 }
 
 // procVanished reports whether err means the process exited while we read it.
