@@ -1,0 +1,43 @@
+package fio
+
+// PointResult is one measured point as `disk run --json` prints it and as
+// the results store keeps it (StoredPoint adds the job file). The report
+// decodes the same type: the schema lives here once.
+type PointResult struct {
+	Name        string       `json:"name"`
+	BS          string       `json:"bs"`
+	BSBytes     int64        `json:"bs_bytes"`
+	RW          string       `json:"rw"`
+	RWMixRead   int          `json:"rwmix_read,omitempty"`
+	IODepth     int          `json:"iodepth"`
+	Jobs        int          `json:"jobs"`
+	Read        *DirStats    `json:"read,omitempty"`
+	Write       *DirStats    `json:"write,omitempty"`
+	UsrCPUPct   float64      `json:"usr_cpu_pct"`
+	SysCPUPct   float64      `json:"sys_cpu_pct"`
+	Seconds     float64      `json:"seconds"`
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	Interrupted bool         `json:"interrupted,omitempty"`
+	// Host and Device are the telemetry of the point's measured interval.
+	Host   map[string]float64 `json:"host,omitempty"`
+	Device map[string]float64 `json:"device,omitempty"`
+}
+
+// StoredPoint is a point's step document in the results store: its figures
+// and the exact job file, so that the point can be re-run by hand.
+type StoredPoint struct {
+	PointResult
+	JobFile string `json:"job_file"`
+}
+
+// NewPointResult returns the figures of a measured point (telemetry is the
+// caller's to add).
+func NewPointResult(p *Point) PointResult {
+	r := p.Result
+	return PointResult{
+		Name: p.Spec.Name, BS: FormatBS(p.Spec.BS), BSBytes: p.Spec.BS, RW: p.Spec.RW, RWMixRead: p.Spec.RWMixRead,
+		IODepth: p.Spec.IODepth, Jobs: p.Spec.Jobs, Read: r.Read, Write: r.Write,
+		UsrCPUPct: r.UsrCPUPct, SysCPUPct: r.SysCPUPct, Seconds: r.RuntimeS, SteadyState: r.SteadyState,
+		Interrupted: p.Interrupted,
+	}
+}
