@@ -4,7 +4,7 @@
 GO       ?= go
 BIN      := bin/tierbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X github.com/tierbench/tierbench/internal/cli.Version=$(VERSION)
+LDFLAGS  := -X github.com/tierbench/tierbench/internal/version.Version=$(VERSION)
 
 .PHONY: all setup build test run vet clean
 

@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
-	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -36,7 +32,7 @@ type DiskRunOptions struct {
 	RWMix    string
 	IODepth  string
 	Jobs     string
-	Engine   string
+	IOEngine string // fio's ioengine: the --engine flag of disk run
 	Direct   bool
 	RateIOPS int
 	Compress int
@@ -55,7 +51,6 @@ type DiskRunOptions struct {
 	DestroyDataOn   string
 	EvenIfFormatted bool
 	telemetryOptions
-	scenarioRun // set by a scenario, not by flags
 }
 
 // adHocFlags are the flags that describe points; they replace a profile.
@@ -70,7 +65,7 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RWMix, "rwmix", "70", "ad hoc: percent reads of randrw, e.g. 70 or 50,70,90")
 	fs.StringVar(&o.IODepth, "iodepth", "8", "ad hoc: queue depths per job, e.g. 1,8,32")
 	fs.StringVar(&o.Jobs, "jobs", "4", "ad hoc: fio jobs (threads), each on its own region of the test file")
-	fs.StringVar(&o.Engine, "engine", "", "fio ioengine: io_uring, libaio or psync (default: the best that works here)")
+	fs.StringVar(&o.IOEngine, "engine", "", "fio ioengine: io_uring, libaio or psync (default: the best that works here)")
 	fs.BoolVar(&o.Direct, "direct", true, "direct I/O (O_DIRECT), bypassing the page cache")
 	fs.IntVar(&o.RateIOPS, "rate-iops", 0, "ad hoc: cap each job at this many IOPS (fio's rate_iops; 0: no cap)")
 	fs.IntVar(&o.Compress, "compress-pct", 0, "ad hoc: make written data this percent compressible")
@@ -90,17 +85,10 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	o.telemetryOptions.addFlags(fs)
 }
 
-// diskPlan is a validated `disk run`.
-type diskPlan struct {
-	profile string
-	specs   []fio.Spec
-	set     fio.Settings
-	target  fio.TargetOptions
-}
-
 var steadyRE = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
 
-func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
+// validate turns the flags into a run's config.
+func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, error) {
 	if o.Target == "" {
 		return nil, usagef("no --target given; name a directory, a file or a block device to test")
 	}
@@ -113,9 +101,7 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
 			adHoc = append(adHoc, "--"+f)
 		}
 	}
-	p := &diskPlan{set: fio.Settings{Direct: o.Direct, Engine: o.Engine}}
-	var defDuration, defRamp time.Duration
-	var defSize int64
+	var p *experiment.DiskConfig
 	switch {
 	case o.Profile != "" && len(adHoc) > 0:
 		return nil, usagef("--profile %s and %s describe the points twice; give one or the other", o.Profile, strings.Join(adHoc, ", "))
@@ -124,44 +110,41 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.profile, p.specs = "ad-hoc", specs
-		defDuration, defRamp, defSize = 30*time.Second, 5*time.Second, 1<<30
+		p = &experiment.DiskConfig{Profile: "ad-hoc", Points: specs, Settings: fio.Settings{Duration: 30 * time.Second, Ramp: 5 * time.Second},
+			TargetOptions: fio.TargetOptions{Size: 1 << 30}}
 	default:
-		name := o.Profile
-		if name == "" {
-			name = "quick"
-		}
-		prof, err := fio.LookupProfile(name)
+		c, err := experiment.ProfileConfig(o.Profile, 0, 0, 0)
 		if err != nil {
 			return nil, usagef("--profile: %v", err)
 		}
-		p.profile, p.specs = prof.Name, prof.Points
-		defDuration, defRamp, defSize = prof.Duration, prof.Ramp, prof.Size
+		p = &c
 	}
-	if o.Engine != "" && !slices.Contains(fio.Engines, o.Engine) {
-		return nil, usagef("--engine %q is not one tierbench drives; use %s, or leave it out for the best that works", o.Engine, strings.Join(fio.Engines, ", "))
+	p.Settings.Direct, p.Settings.IOEngine = o.Direct, o.IOEngine
+	if o.IOEngine != "" && !slices.Contains(fio.IOEngines, o.IOEngine) {
+		return nil, usagef("--engine %q is not an ioengine tierbench drives; use %s, or leave it out for the best that works", o.IOEngine, strings.Join(fio.IOEngines, ", "))
 	}
 	var err error
-	if p.set.Duration, err = durationOr(o.Duration, "--duration", defDuration); err != nil {
+	set := &p.Settings
+	if set.Duration, err = durationOr(o.Duration, "--duration", set.Duration); err != nil {
 		return nil, err
 	}
-	if p.set.Duration < time.Second {
-		return nil, usagef("--duration %s is too short; give at least 1s", p.set.Duration)
+	if set.Duration < time.Second {
+		return nil, usagef("--duration %s is too short; give at least 1s", set.Duration)
 	}
-	if p.set.Ramp, err = durationOr(o.Ramp, "--ramp", defRamp); err != nil {
+	if set.Ramp, err = durationOr(o.Ramp, "--ramp", set.Ramp); err != nil {
 		return nil, err
 	}
-	p.target = fio.TargetOptions{Size: defSize, Keep: o.Keep, OverwriteFile: o.OverwriteFile,
+	p.TargetOptions = fio.TargetOptions{Size: p.TargetOptions.Size, Keep: o.Keep, OverwriteFile: o.OverwriteFile,
 		DestroyDataOn: o.DestroyDataOn, EvenIfFormatted: o.EvenIfFormatted}
 	if o.Size != "" {
-		if p.target.Size, err = units.ParseSize(o.Size); err != nil {
+		if p.TargetOptions.Size, err = units.ParseSize(o.Size); err != nil {
 			return nil, usagef("--size: %v", err)
 		}
-		if p.target.Size < 1<<20 {
+		if p.TargetOptions.Size < 1<<20 {
 			return nil, usagef("--size %s is too small; give at least 1MiB", o.Size)
 		}
 	}
-	if _, err := o.interval(); err != nil {
+	if p.Telemetry, err = o.telemetry(); err != nil {
 		return nil, err
 	}
 	if err := checkResultsDir(o.Results); err != nil {
@@ -171,18 +154,19 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*diskPlan, error) {
 		if !steadyRE.MatchString(o.Steady) {
 			return nil, usagef("--steady-state %q is not understood; give iops, iops_slope, bw or bw_slope, a colon and a percentage, e.g. iops_slope:2%%", o.Steady)
 		}
-		p.set.SteadyState = o.Steady
-		if p.set.SteadyWindow, err = durationOr(o.SSWindow, "--steady-state-window", 0); err != nil {
+		set.SteadyState = o.Steady
+		if set.SteadyWindow, err = durationOr(o.SSWindow, "--steady-state-window", 0); err != nil {
 			return nil, err
 		}
-		if p.set.SteadyRamp, err = durationOr(o.SSRamp, "--steady-state-ramp", 0); err != nil {
+		if set.SteadyRamp, err = durationOr(o.SSRamp, "--steady-state-ramp", 0); err != nil {
 			return nil, err
 		}
-		if p.set.SteadyWindow < 2*time.Second || p.set.SteadyWindow+p.set.SteadyRamp > p.set.Duration {
+		if set.SteadyWindow < 2*time.Second || set.SteadyWindow+set.SteadyRamp > set.Duration {
 			return nil, usagef("--steady-state-window %s (plus --steady-state-ramp %s) must be at least 2s and fit in --duration %s",
-				p.set.SteadyWindow, p.set.SteadyRamp, p.set.Duration)
+				set.SteadyWindow, set.SteadyRamp, set.Duration)
 		}
 	}
+	p.Results, p.Target, p.Fio = o.Results, o.Target, o.Fio
 	return p, nil
 }
 
@@ -272,266 +256,16 @@ func newDiskRunCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-// diskPointOutput is one point of `disk run --json` (DESIGN.md).
-type diskPointOutput struct {
-	Name        string           `json:"name"`
-	BS          string           `json:"bs"`
-	BSBytes     int64            `json:"bs_bytes"`
-	RW          string           `json:"rw"`
-	RWMixRead   int              `json:"rwmix_read,omitempty"`
-	IODepth     int              `json:"iodepth"`
-	Jobs        int              `json:"jobs"`
-	Read        *fio.DirStats    `json:"read,omitempty"`
-	Write       *fio.DirStats    `json:"write,omitempty"`
-	UsrCPUPct   float64          `json:"usr_cpu_pct"`
-	SysCPUPct   float64          `json:"sys_cpu_pct"`
-	Seconds     float64          `json:"seconds"`
-	SteadyState *fio.SteadyState `json:"steady_state,omitempty"`
-	Interrupted bool             `json:"interrupted,omitempty"`
-	// Host and Device are the telemetry of the point's measured interval.
-	Host   map[string]float64 `json:"host,omitempty"`
-	Device map[string]float64 `json:"device,omitempty"`
-}
-
-// diskStepMetrics is what the store keeps per point: the output and the
-// exact job file, so the point can be re-run by hand.
-type diskStepMetrics struct {
-	diskPointOutput
-	JobFile string `json:"job_file"`
-}
-
-type diskRunOutput struct {
-	RunID      string            `json:"run_id"`
-	Status     string            `json:"status"`
-	Profile    string            `json:"profile"`
-	Target     string            `json:"target"`
-	File       string            `json:"file"`
-	Engine     string            `json:"engine"`
-	FioVersion string            `json:"fio_version"`
-	Points     []diskPointOutput `json:"points"`
-}
-
-type diskRunParams struct {
-	Profile     string `json:"profile"`
-	Target      string `json:"target"`
-	TargetKind  string `json:"target_kind"`
-	File        string `json:"file"`
-	Size        int64  `json:"size"`
-	Engine      string `json:"engine"`
-	Direct      bool   `json:"direct"`
-	Duration    string `json:"duration"`
-	Ramp        string `json:"ramp"`
-	SteadyState string `json:"steady_state,omitempty"`
-	scenarioParams
-	Fio        string     `json:"fio"`
-	FioVersion string     `json:"fio_version"`
-	Points     []fio.Spec `json:"points"`
-}
-
-func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.FlagSet) (*diskRunOutput, error) {
-	plan, err := opts.validate(fs)
+func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.FlagSet) (*experiment.DiskResult, error) {
+	cfg, err := opts.validate(fs)
 	if err != nil {
 		return nil, err
 	}
-	runner, err := fio.Find(ctx, opts.Fio)
-	if err != nil {
-		return nil, err
-	}
-	runner.CgroupProcs = opts.cgroupProcs
-	target, err := fio.PrepareTarget(opts.Target, plan.target)
-	if err != nil {
-		if errors.Is(err, fio.ErrRefused) {
-			return nil, &UsageError{Msg: err.Error()}
-		}
-		return nil, err
-	}
-	defer func() {
-		if err := target.Cleanup(); err != nil {
-			g.progressf("tierbench: removing the test file: %v\n", err)
-		}
-	}()
-	set := plan.set
-	set.File, set.Size = target.File, target.Size
-	if err := fio.Layout(ctx, target, func(have, want int64) {
-		g.progressf("laying out the test file %s: %s to %s\n", target.File, units.FormatSize(have), units.FormatSize(want))
-	}); err != nil {
-		return nil, err
-	}
-	if set.Engine, err = runner.PickEngine(ctx, target.File, set.Direct, set.Engine); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp("", "tierbench-fio-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
-
-	store, err := results.Open(opts.Results)
-	if err != nil {
-		return nil, fmt.Errorf("opening the results store: %w", err)
-	}
-	defer store.Close()
-	run, err := store.CreateRun(ctx, "disk", opts.group, diskRunParams{
-		Profile: plan.profile, Target: opts.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
-		Engine: set.Engine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-		SteadyState: set.SteadyState, scenarioParams: opts.params(), Fio: runner.Path, FioVersion: runner.Version, Points: plan.specs,
+	v := newView(g)
+	out, err := experiment.RunDisk(ctx, *cfg, v)
+	return out, printRun(v, out, err, func() {
+		fmt.Fprintf(g.Stdout, "run %s %s: %d points; stored in %s\n", out.RunID, out.Status, len(out.Points), v.store)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("recording the run: %w", err)
-	}
-	if err := captureEnvironment(ctx, g, store, run.ID, opts.Target, nil, "", runner.Version); err != nil {
-		return nil, fmt.Errorf("recording the run's environment: %w", err)
-	}
-	out := &diskRunOutput{RunID: run.ID, Status: results.StatusComplete, Profile: plan.profile, Target: opts.Target,
-		File: target.File, Engine: set.Engine, FioVersion: runner.Version, Points: []diskPointOutput{}}
-	g.progressf("run %s: profile %s, %d points on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",
-		run.ID, plan.profile, len(plan.specs), opts.Target, target.Kind, units.FormatSize(target.Size), target.File,
-		set.Duration, set.Ramp, set.Engine, set.Direct)
-	series := store.NewSeriesWriter(run.ID, time.Second)
-	every, _ := opts.interval()
-	tele, err := startTelemetry(ctx, g, every, opts.BlockTrace, opts.Target, nil, series)
-	if err != nil {
-		return nil, err
-	}
-	table := newDiskTable(g)
-	bg := context.WithoutCancel(ctx)
-	var runErr, storeErr error
-	for i, spec := range plan.specs {
-		tele.setStep(i)
-		table.running(i, len(plan.specs), spec, set)
-		p, err := runner.Run(ctx, i, spec, set, work)
-		if p != nil {
-			po := pointOutput(p)
-			if a := tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
-				po.Host, po.Device = a.Host, a.Device
-			}
-			out.Points = append(out.Points, po)
-			table.row(po)
-			_ = series.Flush(bg) // the point's telemetry before the point: a kill keeps both (Close reports a failure)
-			if err := storeDiskPoint(bg, store, run.ID, p, po); err != nil && storeErr == nil {
-				storeErr = err
-			}
-		}
-		if err != nil || ctx.Err() != nil {
-			runErr = err
-			break
-		}
-	}
-	tele.stop()
-	if err := series.Close(bg); err != nil && storeErr == nil {
-		storeErr = err
-	}
-	switch {
-	case ctx.Err() != nil:
-		out.Status = results.StatusInterrupted
-	case runErr != nil:
-		out.Status = results.StatusFailed
-	}
-	n := len(out.Points)
-	return out, g.endRun(bg, runEnd{store: store, runID: run.ID, status: out.Status, out: out,
-		summary: func() {
-			fmt.Fprintf(g.Stdout, "run %s %s: %d points; stored in %s\n", run.ID, out.Status, n, store.Path())
-		},
-		kept: fmt.Sprintf("%d points", n), done: fmt.Sprintf("%d points", n), runErr: runErr, storeErr: storeErr})
-}
-
-func pointOutput(p *fio.Point) diskPointOutput {
-	r := p.Result
-	return diskPointOutput{
-		Name: p.Spec.Name, BS: fio.FormatBS(p.Spec.BS), BSBytes: p.Spec.BS, RW: p.Spec.RW, RWMixRead: p.Spec.RWMixRead,
-		IODepth: p.Spec.IODepth, Jobs: p.Spec.Jobs, Read: r.Read, Write: r.Write,
-		UsrCPUPct: r.UsrCPUPct, SysCPUPct: r.SysCPUPct, Seconds: r.RuntimeS, SteadyState: r.SteadyState,
-		Interrupted: p.Interrupted,
-	}
-}
-
-// storeDiskPoint stores a point as a step of the run — its numbers and job
-// file, per-second series and merged latency histograms — in one
-// transaction.
-func storeDiskPoint(ctx context.Context, store *results.Store, runID string, p *fio.Point, po diskPointOutput) error {
-	doc, err := json.Marshal(diskStepMetrics{diskPointOutput: po, JobFile: p.JobFile})
-	if err != nil {
-		return err
-	}
-	var pts []results.Point
-	add := func(dir string, d *fio.DirSecond, t time.Time) {
-		if d == nil {
-			return
-		}
-		pts = append(pts,
-			results.Point{Name: dir + ".iops", Step: p.Index, T: t, Value: d.IOPS},
-			results.Point{Name: dir + ".mbps", Step: p.Index, T: t, Value: d.MBps},
-			results.Point{Name: dir + ".clat_ms", Step: p.Index, T: t, Value: d.ClatMs})
-	}
-	for _, s := range p.Seconds {
-		t := p.MeasureStart.Add(time.Duration(s.T) * time.Second)
-		add("read", s.Read, t)
-		add("write", s.Write, t)
-	}
-	hists := map[string][]byte{}
-	for dir, d := range map[string]*fio.DirStats{"read": p.Result.Read, "write": p.Result.Write} {
-		if d == nil || d.Hist == nil {
-			continue
-		}
-		data, err := json.Marshal(d.Hist)
-		if err != nil {
-			return err
-		}
-		hists[dir+".clat_ns"] = data
-	}
-	return store.AddStep(ctx, results.Step{RunID: runID, Index: p.Index, Name: p.Spec.Name,
-		StartedAt: p.Started, MeasureStart: p.MeasureStart, MeasureEnd: p.MeasureEnd, Metrics: doc,
-		Points: pts, Histograms: hists})
-}
-
-// diskTable prints points as they finish, in fixed-width columns (not with
-// --json), and says on stderr which point is running: in place on a
-// terminal, as a line otherwise.
-type diskTable struct {
-	out, progress io.Writer
-	on, tty, head bool
-	drawn         bool
-}
-
-func newDiskTable(g *Globals) *diskTable {
-	return &diskTable{out: g.Stdout, progress: g.Stderr, on: !g.JSON, tty: isTerminal(g.Stderr)}
-}
-
-func (t *diskTable) running(i, n int, s fio.Spec, set fio.Settings) {
-	line := fmt.Sprintf("point %d/%d %s: %s ramp + %s", i+1, n, s.Name, set.Ramp, set.Duration)
-	if t.tty {
-		fmt.Fprintf(t.progress, "\r\033[K%s", line)
-		t.drawn = true
-	} else {
-		fmt.Fprintln(t.progress, line)
-	}
-}
-
-func (t *diskTable) row(p diskPointOutput) {
-	if t.drawn {
-		fmt.Fprint(t.progress, "\r\033[K")
-		t.drawn = false
-	}
-	if !t.on {
-		return
-	}
-	if !t.head {
-		fmt.Fprintf(t.out, "%-22s %39s %39s %13s\n", "", "---------------- read ----------------", "---------------- write ---------------", "")
-		fmt.Fprintf(t.out, "%-22s %9s %7s %7s %7s %7s %9s %7s %7s %7s %7s %13s\n", "point",
-			"IOPS", "MB/s", "mean ms", "p99", "p99.9", "IOPS", "MB/s", "mean ms", "p99", "p99.9", "CPU usr/sys %")
-		t.head = true
-	}
-	cells := func(d *fio.DirStats) string {
-		if d == nil {
-			return fmt.Sprintf("%9s %7s %7s %7s %7s", "-", "-", "-", "-", "-")
-		}
-		return fmt.Sprintf("%9.0f %7.1f %7.3f %7.3f %7.3f", d.IOPS, d.MBps, d.MeanMs, d.P99Ms, d.P999Ms)
-	}
-	name := p.Name
-	if p.Interrupted {
-		name += " (cut)"
-	}
-	fmt.Fprintf(t.out, "%-22s %s %s %13s\n", name, cells(p.Read), cells(p.Write), fmt.Sprintf("%.0f/%.0f", p.UsrCPUPct, p.SysCPUPct))
 }
 
 // diskProfilesOutput is the JSON of `disk profiles`.

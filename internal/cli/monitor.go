@@ -2,16 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -48,18 +47,6 @@ func newMonitorCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-// monitorOutput is the JSON of `monitor` (DESIGN.md): averages over the
-// whole session.
-type monitorOutput struct {
-	RunID      string                  `json:"run_id"`
-	Seconds    float64                 `json:"seconds"`
-	Resolution *telemetry.Resolution   `json:"resolution,omitempty"`
-	Devices    []telemetry.DeviceRates `json:"devices"`
-	Host       map[string]float64      `json:"host"`
-	Device     map[string]float64      `json:"device,omitempty"`
-	DB         map[string]float64      `json:"db,omitempty"`
-}
-
 func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 	if opts.Target == "" {
 		return usagef("no --target given; name the path whose devices to sample, e.g. --target /var/lib/postgresql")
@@ -68,117 +55,30 @@ func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 	if err != nil {
 		return usagef("--duration: %v", err)
 	}
-	every, err := opts.interval()
+	tele, err := opts.telemetry()
 	if err != nil {
 		return err
 	}
-	if every == 0 {
+	if tele.Interval == 0 {
 		return usagef("--interval 0 would sample nothing; give an interval such as 1s")
 	}
 	if err := checkResultsDir(opts.Results); err != nil {
 		return err
 	}
-	var db engine.DB
 	if opts.DSN != "" {
-		if db, err = openDSN(ctx, opts.DSN, "--dsn"); err != nil {
-			return err
-		}
-		defer db.Close()
-	}
-	store, err := results.Open(opts.Results)
-	if err != nil {
-		return fmt.Errorf("opening the results store: %w", err)
-	}
-	defer store.Close()
-	run, err := store.CreateRun(ctx, "monitor", "", map[string]any{
-		"target": opts.Target, "interval": every.String(), "duration": d.String(), "dsn": engine.Redact(opts.DSN)})
-	if err != nil {
-		return fmt.Errorf("recording the run: %w", err)
-	}
-	scheme := ""
-	if db != nil {
-		scheme, _ = engine.SchemeOf(opts.DSN)
-	}
-	if err := captureEnvironment(ctx, g, store, run.ID, opts.Target, db, scheme, ""); err != nil {
-		return fmt.Errorf("recording the run's environment: %w", err)
-	}
-	series := store.NewSeriesWriter(run.ID, time.Second)
-	tele, err := startTelemetry(ctx, g, every, opts.BlockTrace, opts.Target, db, series)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	g.progressf("monitor %s: sampling every %s", run.ID, every)
-	if r := tele.session.Resolution(); r != nil {
-		g.progressf(" %s (%s on %s, devices %v)", opts.Target, r.FSType, r.Mount, r.Devices)
-	}
-	g.progressf("; Ctrl-C ends it\n")
-	wait := ctx.Done()
-	var timer <-chan time.Time
-	if d > 0 {
-		timer = time.After(d)
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	shown := time.Time{}
-loop:
-	for {
-		select {
-		case <-wait:
-			break loop
-		case <-timer:
-			break loop
-		case <-tick.C:
-			if x, ok := tele.session.Latest(); ok && x.T.After(shown) && !g.JSON {
-				printSample(g.Stdout, x)
-				shown = x.T
-			}
+		if _, err := all.NameOf(opts.DSN); err != nil {
+			return usagef("--dsn: %v", err)
 		}
 	}
-	end := time.Now()
-	tele.stop()
-	bg := context.WithoutCancel(ctx)
-	samples := tele.session.Samples(start, end)
-	agg := telemetry.Summarize(samples)
-	out := monitorOutput{RunID: run.ID, Seconds: end.Sub(start).Seconds(), Resolution: tele.session.Resolution(),
-		Devices: averageDevices(samples), Host: agg.Host, Device: agg.Device, DB: agg.DB}
-	storeErr := series.Close(bg)
-	status := results.StatusComplete
-	if ctx.Err() != nil && d > 0 {
-		status = results.StatusInterrupted
+	v := newView(g)
+	out, err := experiment.RunMonitor(ctx, experiment.MonitorConfig{Results: opts.Results, Target: opts.Target, DSN: opts.DSN,
+		Duration: d, Telemetry: tele}, v)
+	if errors.Is(err, experiment.ErrInvalid) && out == nil {
+		return usagef("--dsn: %v", err)
 	}
-	if err := store.FinishRun(bg, run.ID, status, out); err != nil && storeErr == nil {
-		storeErr = err
-	}
-	if g.JSON {
-		if err := g.printJSON(out); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(g.Stdout, "monitor %s: %d samples over %.0f s; stored in %s\n", run.ID, len(samples), out.Seconds, store.Path())
-	}
-	if storeErr != nil {
-		return fmt.Errorf("monitor %s: the results store failed: %w", run.ID, storeErr)
-	}
-	return nil
-}
-
-// averageDevices averages each device's rates over the samples.
-func averageDevices(samples []telemetry.Sample) []telemetry.DeviceRates {
-	by := map[string][]telemetry.DeviceRates{}
-	for _, x := range samples {
-		for _, d := range x.Devices {
-			by[d.Name] = append(by[d.Name], d)
-		}
-	}
-	out := []telemetry.DeviceRates{}
-	for name, xs := range by {
-		a := telemetry.AverageRates(xs)
-		a.Name = name
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return printRun(v, out, err, func() {
+		fmt.Fprintf(g.Stdout, "monitor %s: %d samples over %.0f s; stored in %s\n", out.RunID, out.Samples, out.Seconds, v.store)
+	})
 }
 
 // printSample prints one sample like iostat -x, with CPU and database

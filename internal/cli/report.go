@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/version"
 )
 
 // ReportOptions are the flags of `tierbench report`.
@@ -79,7 +80,7 @@ func runReport(ctx context.Context, g *Globals, opts ReportOptions) (report.Writ
 		return report.Written{}, err
 	}
 	defer store.Close()
-	w, err := report.Write(ctx, store, report.Options{Runs: opts.Runs, Group: opts.Group, Labels: labels, Out: opts.Out, Overwrite: opts.Overwrite, Version: Version})
+	w, err := report.Write(ctx, store, report.Options{Runs: opts.Runs, Group: opts.Group, Labels: labels, Out: opts.Out, Overwrite: opts.Overwrite, Version: version.Version})
 	switch {
 	case errors.Is(err, report.ErrNotOurs):
 		return w, usagef("%v; choose another --out, or pass --overwrite to replace it", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/experiment"
 )
 
 // Exit codes of the command-line contract (DESIGN.md).
@@ -84,10 +85,13 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	code := ExitFailure
 	var ue *UsageError
 	var ee *ExitError
+	var interrupted *experiment.Interrupted
 	switch {
 	case errors.As(err, &ee):
 		code = ee.Code
-	case errors.As(err, &ue), errors.Is(err, engine.ErrBadInput), !started:
+	case errors.As(err, &interrupted):
+		code = ExitInterrupted
+	case errors.As(err, &ue), errors.Is(err, engine.ErrBadInput), errors.Is(err, experiment.ErrInvalid), !started:
 		// cobra's own errors (unknown command or flag, bad arguments) come
 		// before any command starts: they are usage errors too.
 		code = ExitUsage
@@ -195,4 +199,23 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printRun ends a run's command: what is drawn in place is cleared, then,
+// when the run was recorded (out is not nil, even if it then failed), its
+// document is printed with --json and summary runs otherwise. It returns
+// the run's error.
+func printRun[T any](v *view, out *T, err error, summary func()) error {
+	v.done()
+	if out == nil {
+		return err
+	}
+	if v.g.JSON {
+		if perr := v.g.printJSON(out); perr != nil && err == nil {
+			return perr
+		}
+		return err
+	}
+	summary()
+	return err
 }

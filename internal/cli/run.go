@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
-	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -71,21 +70,10 @@ type runSummary struct {
 		Version string `json:"version"`
 		Reused  bool   `json:"reused"`
 	} `json:"server"`
-	Build  *tpcc.BuildResult `json:"build"` // null when a valid schema was reused
-	TPCC   *tpccRunOutput    `json:"tpcc"`
-	Check  *tpcc.CheckResult `json:"check"`  // after the run
-	Report string            `json:"report"` // the HTML report's path
-}
-
-// storeCheck keeps a consistency check with the run it followed, for the
-// report.
-func storeCheck(ctx context.Context, dir, runID string, c *tpcc.CheckResult) error {
-	store, err := results.Open(dir)
-	if err != nil {
-		return fmt.Errorf("opening the results store: %w", err)
-	}
-	defer store.Close()
-	return store.SetDocument(ctx, runID, results.DocCheck, c)
+	Build  *tpcc.BuildResult      `json:"build"` // null when a valid schema was reused
+	TPCC   *experiment.TPCCResult `json:"tpcc"`
+	Check  *tpcc.CheckResult      `json:"check"`  // after the run
+	Report string                 `json:"report"` // the HTML report's path
 }
 
 func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
@@ -104,7 +92,8 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
 		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions}
-	if _, err := runOpts.validate(); err != nil {
+	cfg, err := runOpts.validate()
+	if err != nil {
 		return err
 	}
 	info, err := server.Start(ctx, server.Options{DataDir: opts.DataDir, KeepRunning: true}) // it keeps running afterwards
@@ -121,17 +110,18 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return err
 	}
 	defer db.Close()
-	if sum.Build, err = ensureSchema(ctx, g, db, opts.Warehouses, opts.BuildVUs); err != nil {
+	v := newView(g) // with --json, everything goes into the one document printed at the end
+	sum.Build, err = experiment.EnsureSchema(ctx, db, opts.Warehouses, opts.BuildVUs, v)
+	v.done()
+	if err != nil {
 		return err
 	}
-	// The run prints its steps as they finish; with --json everything goes
-	// into the one document printed at the end.
-	sub := &Globals{Stdout: g.Stdout, Stderr: g.Stderr}
-	if g.JSON {
-		sub.Stdout = io.Discard
+	cfg.DSN = info.DSN
+	sum.TPCC, err = experiment.RunTPCC(ctx, cfg, v)
+	v.done()
+	if sum.TPCC != nil && !g.JSON {
+		printRunSummary(g.Stdout, sum.TPCC, v.store)
 	}
-	runOpts.DSN = info.DSN
-	sum.TPCC, err = runTPCCRun(ctx, sub, runOpts)
 	if err != nil {
 		return err
 	}
@@ -139,7 +129,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := storeCheck(ctx, opts.Results, sum.TPCC.RunID, sum.Check); err != nil {
+	if err := experiment.StoreCheck(ctx, opts.Results, sum.TPCC.RunID, sum.Check); err != nil {
 		return err
 	}
 	rep, err := runReport(ctx, &Globals{Stdout: io.Discard, Stderr: g.Stderr}, ReportOptions{Results: opts.Results,
@@ -162,39 +152,4 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return &ExitError{Code: ExitFailure}
 	}
 	return nil
-}
-
-// ensureSchema reuses a TPC-C schema that is complete and of the asked size,
-// and otherwise (re)builds and checks it; dropping is safe on tierbench's own
-// servers only, which is where this is called. The build result is nil when
-// the schema was reused.
-func ensureSchema(ctx context.Context, g *Globals, db engine.DB, warehouses, buildVUs int) (*tpcc.BuildResult, error) {
-	existing, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
-	switch {
-	case err == nil && existing.Warehouses == warehouses:
-		g.progressf("reusing the %d-warehouse TPC-C schema already built there\n", existing.Warehouses)
-		return nil, nil
-	case err != nil && !errors.Is(err, engine.ErrNoSchema):
-		return nil, err
-	}
-	bar := newProgressBar(g.Stderr, fmt.Sprintf("building %d warehouses with %d loader connections", warehouses, buildVUs))
-	build, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: warehouses, Workers: buildVUs,
-		Drop: true, Progress: bar.update, Version: Version})
-	bar.finish()
-	if err != nil {
-		return nil, fmt.Errorf("building the TPC-C schema: %w", err)
-	}
-	if !g.JSON {
-		printBuildResult(g.Stdout, build)
-		fmt.Fprintln(g.Stdout)
-	}
-	c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
-	if err != nil {
-		return build, err
-	}
-	if !c.OK {
-		printCheckResult(g.Stderr, c)
-		return build, fmt.Errorf("the freshly built schema fails its consistency check")
-	}
-	return build, nil
 }

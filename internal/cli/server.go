@@ -7,13 +7,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -58,7 +59,7 @@ type ServerStartOptions struct {
 
 // AddFlags registers the options' flags.
 func (o *ServerStartOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Engine, "engine", server.EnginePostgres, "database engine (postgres)")
+	fs.StringVar(&o.Engine, "engine", all.Names(true)[0], "database engine ("+strings.Join(all.Names(true), ", ")+")")
 	fs.StringVar(&o.DataDir, "datadir", "", "data directory; created with initdb on first use, reused afterwards")
 	fs.IntVar(&o.Port, "port", 0, "TCP port on 127.0.0.1 (default: the port of the last start, else a free one)")
 	fs.StringVar(&o.Memory, "memory", "", "memory to size the server for, e.g. 4GiB: shared_buffers = 1/4 of it and more (default: PostgreSQL's defaults)")
@@ -104,8 +105,8 @@ func (o *ServerStartOptions) throttle() (cgroup.IOLimit, bool, error) {
 // problem is a usage error, found before anything starts.
 func (o *ServerStartOptions) options() (server.Options, error) {
 	var so server.Options
-	if o.Engine != server.EnginePostgres {
-		return so, usagef("engine %q is not supported yet; use postgres", o.Engine)
+	if e, ok := all.Lookup(o.Engine); !ok || !e.ManagedServer {
+		return so, usagef("engine %q is not supported yet; use %s", o.Engine, strings.Join(all.Names(true), " or "))
 	}
 	dir, err := dataDirFlag(o.DataDir, "server start")
 	if err != nil {
@@ -213,7 +214,7 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	var device string
 	if asked && !info.AlreadyRunning {
 		var ap cgroup.Applied
-		if ap, device, err = applyLimits(ctx, info.DataDir, so.Memory, io, wantIO, ""); err != nil {
+		if ap, device, err = experiment.ApplyServerLimits(ctx, info.DataDir, so.Memory, io, wantIO, ""); err != nil {
 			return fmt.Errorf("PostgreSQL started in %s, but placing it under its limits failed: %w (`tierbench server stop --datadir %s` stops it)",
 				info.DataDir, err, info.DataDir)
 		}
@@ -229,100 +230,13 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	fmt.Fprintf(g.Stdout, "PostgreSQL %s %s in %s (pid %d, port %d)\n", info.Version, verb, info.DataDir, info.PID, info.Port)
 	switch {
 	case res.Limits != nil:
-		fmt.Fprintln(g.Stdout, limitsLine(*res.Limits, so.Memory > 0, wantIO, device, ""))
+		fmt.Fprintln(g.Stdout, experiment.LimitsText(*res.Limits, so.Memory > 0, wantIO, device, ""))
 	case asked:
 		fmt.Fprintln(g.Stdout, "limits not applied: the server was already running (stop it, then start it with them)")
 	}
 	// The one place the password is shown: the user asked for the DSN.
 	fmt.Fprintf(g.Stdout, "dsn: %s\n", info.DSN)
 	return nil
-}
-
-// applyLimits caps and throttles the started server; the device throttled is
-// the one holding its data directory. With ioGroup (an emulated tier's
-// cgroup), the throttle is that group's budget, shared with every other
-// server and workload in it; the memory cap stays the server's own. A device
-// that cannot be found is a note, as is anything the machine's cgroups
-// cannot do.
-func applyLimits(ctx context.Context, dataDir string, memory int64, io cgroup.IOLimit, wantIO bool, ioGroup string) (cgroup.Applied, string, error) {
-	lim := cgroup.Limits{MemoryBytes: memory}
-	var device, ioNote string
-	if wantIO {
-		name, maj, min, err := server.DeviceFor(dataDir)
-		if err != nil {
-			ioNote = err.Error()
-		} else {
-			io.Major, io.Minor, device = maj, min, name
-			lim.IO, lim.IOGroup = []cgroup.IOLimit{io}, ioGroup
-		}
-	}
-	var ap cgroup.Applied
-	if lim.MemoryBytes > 0 || len(lim.IO) > 0 {
-		var err error
-		if ap, err = server.ApplyLimits(ctx, dataDir, lim); err != nil {
-			return ap, device, err
-		}
-	}
-	if ioNote != "" {
-		ap.IONote = ioNote
-	}
-	return ap, device, nil
-}
-
-// limitsLine says in one line what applied and what did not, and why;
-// target names the scenario target whose servers share the I/O limits.
-func limitsLine(ap cgroup.Applied, wantMem, wantIO bool, device, target string) string {
-	var parts []string
-	if wantMem {
-		if ap.MemoryMax > 0 {
-			parts = append(parts, fmt.Sprintf("memory capped at %s through cgroup v%d (page cache included)", units.FormatSize(ap.MemoryMax), ap.Version))
-		} else {
-			parts = append(parts, "memory not capped: "+orUnknown(ap.MemoryNote)+" (buffers sized only)")
-		}
-	}
-	if wantIO {
-		var got []string
-		for _, l := range ap.IO {
-			if l.ReadIOPS > 0 {
-				got = append(got, fmt.Sprintf("read IOPS limited to %d", l.ReadIOPS))
-			}
-			if l.WriteIOPS > 0 {
-				got = append(got, fmt.Sprintf("write IOPS limited to %d", l.WriteIOPS))
-			}
-			if l.ReadBPS > 0 {
-				got = append(got, fmt.Sprintf("reads limited to %s MB/s", strconv.FormatFloat(float64(l.ReadBPS)/1e6, 'f', -1, 64)))
-			}
-			if l.WriteBPS > 0 {
-				got = append(got, fmt.Sprintf("writes limited to %s MB/s", strconv.FormatFloat(float64(l.WriteBPS)/1e6, 'f', -1, 64)))
-			}
-		}
-		note := ap.IONote
-		if len(got) > 0 {
-			s := strings.Join(got, ", ") + " on " + device
-			switch {
-			case ap.IOShared && target != "":
-				s += ", shared by every server on target " + target
-			case ap.IOShared:
-				s += ", shared by every server in " + ap.IOPath
-			}
-			if note == cgroup.V1WritebackNote {
-				s += " (" + note + ")"
-				note = ""
-			}
-			parts = append(parts, s)
-		}
-		if note != "" || len(got) == 0 {
-			parts = append(parts, "I/O not fully throttled: "+orUnknown(note))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-func orUnknown(note string) string {
-	if note == "" {
-		return "reason unknown"
-	}
-	return note
 }
 
 // ServerStopOptions are the flags of `server stop`.

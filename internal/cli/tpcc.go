@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -34,9 +35,9 @@ func (o *dsnOption) addFlag(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DSN, "dsn", "", "database to use, e.g. postgres://user:password@127.0.0.1:5432/dbname (default $TIERBENCH_DSN)")
 }
 
-// resolve returns the DSN, falling back to $TIERBENCH_DSN (which keeps the
-// password out of the process list).
-func (o *dsnOption) resolve() (string, error) {
+// check returns the DSN, falling back to $TIERBENCH_DSN (which keeps the
+// password out of the process list), once its scheme names an engine.
+func (o *dsnOption) check() (string, error) {
 	dsn := o.DSN
 	if dsn == "" {
 		dsn = os.Getenv("TIERBENCH_DSN")
@@ -44,7 +45,7 @@ func (o *dsnOption) resolve() (string, error) {
 	if dsn == "" {
 		return "", usagef("no database given; pass --dsn postgres://user:password@host:port/dbname or set TIERBENCH_DSN")
 	}
-	if _, err := engine.SchemeOf(dsn); err != nil {
+	if _, err := all.NameOf(dsn); err != nil {
 		return "", &UsageError{Msg: o.flag() + ": " + err.Error()}
 	}
 	return dsn, nil
@@ -58,22 +59,20 @@ func (o *dsnOption) flag() string {
 	return "--dsn"
 }
 
-// open resolves the DSN and opens its database (see openDSN).
-func (o *dsnOption) open(ctx context.Context) (string, engine.DB, error) {
-	dsn, err := o.resolve()
+// open checks the DSN and opens its database (see openDSN).
+func (o *dsnOption) open(ctx context.Context) (engine.DB, error) {
+	dsn, err := o.check()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	db, err := openDSN(ctx, dsn, o.flag())
-	return dsn, db, err
+	return openDSN(ctx, dsn, o.flag())
 }
 
 // openDSN opens the database a user's DSN names: a DSN that does not parse
-// is bad input, said naming flag (where the DSN came from), and found
-// before any connection is tried.
+// is bad input, said naming flag (where the DSN came from).
 func openDSN(ctx context.Context, dsn, flag string) (engine.DB, error) {
-	db, err := all.Open(ctx, dsn)
-	if errors.Is(err, engine.ErrBadInput) && !errors.Is(err, engine.ErrNoSchema) {
+	db, err := experiment.Open(ctx, dsn)
+	if errors.Is(err, experiment.ErrInvalid) {
 		return nil, &UsageError{Msg: flag + ": " + err.Error()}
 	}
 	return db, err
@@ -112,7 +111,7 @@ func newTPCCBuildCommand(g *Globals) *cobra.Command {
 }
 
 func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error {
-	dsn, err := opts.resolve()
+	dsn, err := opts.check()
 	if err != nil {
 		return err
 	}
@@ -130,12 +129,9 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 		return err
 	}
 	defer db.Close()
-	bar := newProgressBar(g.Stderr, fmt.Sprintf("building %d warehouses with %d loader connections", opts.Warehouses, opts.BuildVUs))
-	res, err := db.BuildTPCC(ctx, engine.BuildOptions{
-		Warehouses: opts.Warehouses, Workers: opts.BuildVUs, Drop: opts.Drop,
-		Progress: bar.update, Version: Version,
-	})
-	bar.finish()
+	v := newView(&Globals{Stdout: io.Discard, Stderr: g.Stderr, JSON: true}) // the result is printed below
+	res, err := experiment.Build(ctx, db, engine.BuildOptions{Warehouses: opts.Warehouses, Workers: opts.BuildVUs, Drop: opts.Drop}, v)
+	v.done()
 	if err != nil {
 		if errors.Is(err, engine.ErrBadInput) {
 			return err
@@ -187,51 +183,6 @@ func printBuildResult(w io.Writer, res *tpcc.BuildResult) {
 	tw.Flush()
 }
 
-// progressBar draws the build's progress on stderr: redrawn in place on a
-// terminal, a line every five seconds otherwise.
-type progressBar struct {
-	w        io.Writer
-	header   string // printed once, before the first update
-	tty      bool
-	start    time.Time
-	lastLine time.Time
-	drawn    bool
-}
-
-func newProgressBar(w io.Writer, header string) *progressBar {
-	return &progressBar{w: w, header: header, tty: isTerminal(w), start: time.Now()}
-}
-
-func (p *progressBar) update(s tpcc.BuildProgress) {
-	if p.header != "" {
-		fmt.Fprintln(p.w, p.header)
-		p.header = ""
-	}
-	el := time.Since(p.start).Seconds()
-	line := fmt.Sprintf("%s: %d/%d warehouses, %.1fM rows, %.0f rows/s, %.1f MB/s",
-		s.Phase, s.WarehousesDone, s.Warehouses, float64(s.Rows)/1e6, float64(s.Rows)/el, float64(s.Bytes)/1e6/el)
-	if s.Phase == "load" && s.Fraction > 0 && s.Fraction < 1 {
-		line += fmt.Sprintf(", ETA %s", time.Duration(el*(1-s.Fraction)/s.Fraction*float64(time.Second)).Round(time.Second))
-	}
-	if s.Phase != "load" {
-		line += fmt.Sprintf(", loaded in %.1f s; building keys and indexes", el)
-	}
-	switch {
-	case p.tty:
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		p.drawn = true
-	case s.Phase != "load" || time.Since(p.lastLine) >= 5*time.Second:
-		fmt.Fprintln(p.w, line)
-		p.lastLine = time.Now()
-	}
-}
-
-func (p *progressBar) finish() {
-	if p.drawn {
-		fmt.Fprintln(p.w)
-	}
-}
-
 // TPCCCheckOptions are the flags of `tpcc check`.
 type TPCCCheckOptions struct {
 	dsnOption
@@ -259,7 +210,7 @@ func newTPCCCheckCommand(g *Globals) *cobra.Command {
 }
 
 func runTPCCCheck(ctx context.Context, g *Globals, opts TPCCCheckOptions) error {
-	_, db, err := opts.open(ctx)
+	db, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -2,22 +2,18 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -38,44 +34,6 @@ type TPCCRunOptions struct {
 	Seed           uint64
 	Target         string
 	telemetryOptions
-	scenarioRun // set by a scenario, not by flags
-}
-
-// scenarioRun ties a run to a scenario: its results group and how the
-// report names it.
-type scenarioRun struct {
-	group    string
-	label    string // the run's name in reports ("": its id)
-	instance string // the server instance, when several run side by side
-	role     string // what the instance does meanwhile, e.g. "tpcc" beside "backup"
-	phase    string // which part of a side-by-side experiment, e.g. "baseline"
-	target   string // the scenario target the instance runs on
-	tier     string // an emulated tier's limits ("": a real one)
-	// cgroupProcs put the workload's own processes (fio) into an emulated
-	// tier's throttling cgroup.
-	cgroupProcs []string
-	limits      *cgroup.Applied // the server's memory cap and throttles, as read back
-	memory      int64           // the memory the scenario gave the server, bytes (0: engine defaults)
-}
-
-// scenarioParams is what a run's stored parameters say of the scenario it
-// ran in; the report reads them. Target is the name of the scenario target
-// (the tier) the instance runs on, under its own key: backup and disk runs
-// use "target" for a path.
-type scenarioParams struct {
-	Label    string          `json:"label,omitempty"`
-	Instance string          `json:"instance,omitempty"`
-	Role     string          `json:"role,omitempty"`
-	Phase    string          `json:"phase,omitempty"`
-	Target   string          `json:"scenario_target,omitempty"`
-	Tier     string          `json:"tier,omitempty"`
-	Limits   *cgroup.Applied `json:"limits,omitempty"`
-	Memory   int64           `json:"server_memory_bytes,omitempty"`
-}
-
-func (s scenarioRun) params() scenarioParams {
-	return scenarioParams{Label: s.label, Instance: s.instance, Role: s.role, Phase: s.phase, Target: s.target, Tier: s.tier, Limits: s.limits,
-		Memory: s.memory}
 }
 
 // AddFlags registers the options' flags.
@@ -96,9 +54,9 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	o.telemetryOptions.addFlags(fs)
 }
 
-// validated is a run's checked configuration.
-func (o *TPCCRunOptions) validate() (driver.Config, error) {
-	var cfg driver.Config
+// validate turns the flags into a run's config.
+func (o *TPCCRunOptions) validate() (experiment.TPCCConfig, error) {
+	var cfg experiment.TPCCConfig
 	steps, err := units.ParseCountList(o.VUs)
 	if err != nil {
 		return cfg, usagef("--vus: %v", err)
@@ -129,13 +87,13 @@ func (o *TPCCRunOptions) validate() (driver.Config, error) {
 	if o.Retry < 0 || o.Retry > 100 {
 		return cfg, usagef("--retry must be between 0 and 100 (got %d)", o.Retry)
 	}
-	if _, err := o.interval(); err != nil {
+	if cfg.Telemetry, err = o.telemetry(); err != nil {
 		return cfg, err
 	}
 	if err := checkResultsDir(o.Results); err != nil {
 		return cfg, err
 	}
-	cfg.Steps, cfg.Mode, cfg.Retry, cfg.Seed = steps, o.Mode, o.Retry, o.Seed
+	cfg.Results, cfg.VUs, cfg.Mode, cfg.Retry, cfg.Seed, cfg.Target = o.Results, steps, o.Mode, o.Retry, o.Seed, o.Target
 	cfg.AllWarehouses, cfg.KeyingThinking = o.AllWarehouses, o.KeyingThinking
 	return cfg, nil
 }
@@ -155,188 +113,21 @@ func newTPCCRunCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-// tpccRunOutput is the JSON of `tpcc run` (DESIGN.md).
-type tpccRunOutput struct {
-	RunID     string               `json:"run_id"`
-	Status    string               `json:"status"`
-	Mode      string               `json:"mode"`
-	Mix       string               `json:"mix"`
-	NOPMAgree bool                 `json:"nopm_agree"`
-	Steps     []*driver.StepResult `json:"steps"`
-}
-
-// tpccRunParams is what the results store keeps of a run's parameters:
-// everything needed to repeat it, the DSN without its password.
-type tpccRunParams struct {
-	DSN            string `json:"dsn"`
-	Engine         string `json:"engine"`
-	Warehouses     int    `json:"warehouses"`
-	VUs            []int  `json:"vus"`
-	RampUp         string `json:"rampup"`
-	Duration       string `json:"duration"`
-	Mode           string `json:"mode"`
-	Mix            string `json:"mix"`
-	AllWarehouses  bool   `json:"all_warehouses"`
-	KeyingThinking bool   `json:"keying_thinking"`
-	Retry          int    `json:"retry"`
-	Seed           uint64 `json:"seed"`
-	scenarioParams
-}
-
-func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*tpccRunOutput, error) {
+func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experiment.TPCCResult, error) {
 	cfg, err := opts.validate()
 	if err != nil {
 		return nil, err
 	}
-	dsn, db, err := opts.open(ctx)
-	if err != nil {
+	if cfg.DSN, err = opts.check(); err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	runner, ok := db.(engine.Runner)
-	if !ok {
-		return nil, usagef("this engine cannot run TPC-C yet")
-	}
-	schema, err := runner.Schema(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Seed == 0 {
-		cfg.Seed = uint64(time.Now().UnixNano())
-	}
-	store, err := results.Open(opts.Results)
-	if err != nil {
-		return nil, fmt.Errorf("opening the results store: %w", err)
-	}
-	defer store.Close()
-	scheme, _ := engine.SchemeOf(dsn)
-	run, err := store.CreateRun(ctx, "tpcc", opts.group, tpccRunParams{
-		DSN: engine.Redact(dsn), Engine: scheme, Warehouses: schema.Warehouses, VUs: cfg.Steps,
-		RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
-		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
-		scenarioParams: opts.params(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("recording the run: %w", err)
-	}
-	if err := captureEnvironment(ctx, g, store, run.ID, opts.Target, db, scheme, ""); err != nil {
-		return nil, fmt.Errorf("recording the run's environment: %w", err)
-	}
-	g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
-		run.ID, schema.Warehouses, opts.VUs, cfg.RampUp, cfg.Duration, cfg.Mode)
-	series := store.NewSeriesWriter(run.ID, time.Second)
-	every, _ := opts.interval()
-	tele, err := startTelemetry(ctx, g, every, opts.BlockTrace, opts.Target, db, series)
-	if err != nil {
-		return nil, err
-	}
-	live := newLiveLine(g.Stderr, tele.status)
-	var storeErr error
-	cfg.Runner = runner
-	cfg.OnTick = func(t driver.Tick) {
-		tele.setStep(t.Step - 1)
-		live.show(t)
-		step := t.Step - 1
-		for name, v := range map[string]float64{
-			"tpm": t.TPM, "nopm": t.NOPM, "client_tpm": t.ClientTPM,
-			"new_order.p50_ms": t.NewOrderP50Ms, "new_order.p95_ms": t.NewOrderP95Ms, "new_order.p99_ms": t.NewOrderP99Ms,
-		} {
-			series.Add(results.Point{Name: name, Step: step, T: t.T, Value: v})
-		}
-	}
-	cfg.OnStep = func(s *driver.StepResult) {
-		live.clear()
-		if a := tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
-			s.Host, s.Device, s.DB = a.Host, a.Device, a.DB
-		}
-		printStep(g.Stdout, g.JSON, s)
-		// A finished step is stored at once, its per-second series first,
-		// so an interrupted or killed run keeps both. A failed flush keeps
-		// its points for the next one, and Close reports it.
-		_ = series.Flush(context.WithoutCancel(ctx))
-		if err := storeStep(context.WithoutCancel(ctx), store, run.ID, s); err != nil && storeErr == nil {
-			storeErr = err
-		}
-	}
-	steps, runErr := driver.Run(ctx, cfg)
-	live.clear()
-	tele.stop()
-	bg := context.WithoutCancel(ctx)
-	if err := series.Close(bg); err != nil && storeErr == nil {
-		storeErr = err
-	}
-	out := &tpccRunOutput{RunID: run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true, Steps: steps}
-	for _, s := range steps {
-		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK
-	}
-	switch {
-	case errors.Is(runErr, driver.ErrInterrupted):
-		out.Status = results.StatusInterrupted
-	case runErr != nil:
-		out.Status = results.StatusFailed
-	}
-	return out, g.endRun(bg, runEnd{store: store, runID: run.ID, status: out.Status, out: out,
-		summary: func() { printRunSummary(g.Stdout, out, store.Path()) },
-		kept:    fmt.Sprintf("%d finished steps", len(steps)), done: fmt.Sprintf("%d steps", len(steps)),
-		runErr: runErr, storeErr: storeErr})
-}
-
-// storeStep stores a step with its histograms, in one transaction.
-func storeStep(ctx context.Context, store *results.Store, runID string, s *driver.StepResult) error {
-	doc, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	hists := map[string][]byte{}
-	for k, h := range s.Histograms {
-		data, err := h.Encode(hdr.V2CompressedEncodingCookieBase) // readable by every HdrHistogram library
-		if err != nil {
-			return err
-		}
-		hists[tpcc.Kind(k).String()] = data
-	}
-	return store.AddStep(ctx, results.Step{RunID: runID, Index: s.Index, Name: fmt.Sprintf("vus=%d", s.VUs),
-		StartedAt: s.StartedAt, MeasureStart: s.MeasureStart, MeasureEnd: s.MeasureEnd, Metrics: doc, Histograms: hists})
-}
-
-// liveLine shows the last second on stderr: redrawn in place on a terminal,
-// every fifth second as a line otherwise.
-type liveLine struct {
-	w     io.Writer
-	tty   bool
-	drawn bool
-	n     int
-	extra func() string // more to show, e.g. telemetry
-}
-
-func newLiveLine(w io.Writer, extra func() string) *liveLine {
-	return &liveLine{w: w, tty: isTerminal(w), extra: extra}
-}
-
-func (l *liveLine) show(t driver.Tick) {
-	line := fmt.Sprintf("step %d/%d  %d VUs  %-7s %4.0fs  TPM %8.0f  NOPM %8.0f  NO p95 %6.2f ms",
-		t.Step, t.Steps, t.VUs, t.Phase, t.Elapsed.Seconds(), t.TPM, t.NOPM, t.NewOrderP95Ms) + l.extra()
-	l.n++
-	if l.tty {
-		fmt.Fprintf(l.w, "\r\033[K%s", line)
-		l.drawn = true
-	} else if l.n%5 == 0 {
-		fmt.Fprintln(l.w, line)
-	}
-}
-
-func (l *liveLine) clear() {
-	if l.drawn {
-		fmt.Fprint(l.w, "\r\033[K")
-		l.drawn = false
-	}
+	v := newView(g)
+	out, err := experiment.RunTPCC(ctx, cfg, v)
+	return out, printRun(v, out, err, func() { printRunSummary(g.Stdout, out, v.store) })
 }
 
 // printStep prints a finished step's table (not with --json).
-func printStep(w io.Writer, asJSON bool, s *driver.StepResult) {
-	if asJSON {
-		return
-	}
+func printStep(w io.Writer, s *driver.StepResult) {
 	fmt.Fprintf(w, "step %d: %d VUs, %.0f s measured: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
 		s.Index+1, s.VUs, s.Seconds, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -352,7 +143,7 @@ func printStep(w io.Writer, asJSON bool, s *driver.StepResult) {
 	fmt.Fprintf(w, "System achieved %d NOPM from %d PostgreSQL TPM\n\n", s.NOPM, s.TPM)
 }
 
-func printRunSummary(w io.Writer, out *tpccRunOutput, storePath string) {
+func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) {
 	if len(out.Steps) == 0 {
 		fmt.Fprintf(w, "run %s %s with no finished step\n", out.RunID, out.Status)
 		return

@@ -6,10 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"github.com/tierbench/tierbench/internal/version"
 )
-
-// Version is set at build time with -ldflags "-X github.com/tierbench/tierbench/internal/cli.Version=…".
-var Version = "dev"
 
 type versionInfo struct {
 	Version string `json:"version"`
@@ -18,7 +16,7 @@ type versionInfo struct {
 }
 
 func currentVersion() versionInfo {
-	v := versionInfo{Version: Version, Go: runtime.Version()}
+	v := versionInfo{Version: version.Version, Go: runtime.Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {

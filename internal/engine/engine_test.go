@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-func TestSchemeOf(t *testing.T) {
-	for dsn, want := range map[string]string{"postgres://x": "postgres", "postgresql://a@b/c": "postgres", "POSTGRES://h": "postgres"} {
-		if got, err := SchemeOf(dsn); err != nil || got != want {
-			t.Errorf("SchemeOf(%q) = %q, %v", dsn, got, err)
+func TestScheme(t *testing.T) {
+	for dsn, want := range map[string]string{"postgres://x": "postgres", "POSTGRESQL://a@b/c": "postgresql", "MySQL://h": "mysql"} {
+		if got, err := Scheme(dsn); err != nil || got != want {
+			t.Errorf("Scheme(%q) = %q, %v", dsn, got, err)
 		}
 	}
-	for _, dsn := range []string{"", "host=x", "mysql://u@h/db", "ftp://x"} {
-		if _, err := SchemeOf(dsn); !errors.Is(err, ErrBadInput) {
-			t.Errorf("SchemeOf(%q) = %v, want bad input", dsn, err)
+	for _, dsn := range []string{"", "host=x", "://x", "postgres:/x"} {
+		if _, err := Scheme(dsn); !errors.Is(err, ErrBadInput) {
+			t.Errorf("Scheme(%q) = %v, want bad input", dsn, err)
 		}
 	}
 }

@@ -68,10 +68,10 @@ func FuzzRedact(f *testing.F) {
 			if got := PasswordOf(red); got != "" && got != "xxxxx" {
 				t.Fatalf("Redact(%q) = %q still carries password %q", form.dsn, red, got)
 			}
-			if _, err := SchemeOf(form.dsn); err != nil {
+			if _, err := Scheme(form.dsn); err != nil {
 				if msg := err.Error(); !errors.Is(err, ErrBadInput) || strings.ContainsAny(msg, "\n\r") ||
 					distinctive(pw, form.others) && strings.Contains(msg, pw) && strconv.Quote(form.dsn) == `"`+form.dsn+`"` {
-					t.Fatalf("SchemeOf(%q): %v", form.dsn, err)
+					t.Fatalf("Scheme(%q): %v", form.dsn, err)
 				}
 			}
 		}
@@ -85,31 +85,3 @@ func FuzzRedact(f *testing.F) {
 	})
 }
 
-// FuzzSchemeOf: any string either names the postgres engine by a scheme
-// that is postgres or postgresql in any case, or is bad input in one line
-// that never shows the DSN's password.
-func FuzzSchemeOf(f *testing.F) {
-	for _, s := range []string{"postgres://x", "postgresql://a@b/c", "POSTGRES://h", "", "host=x", "mysql://u@h/db", "ftp://x", "://x",
-		"postgres:/x", "postgres://u:hunter22@h/db", "host=h password=hunter22", "post\ngres://x", "x\n://y"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, dsn string) {
-		name, err := SchemeOf(dsn)
-		if err != nil {
-			msg := err.Error()
-			if !errors.Is(err, ErrBadInput) || msg == "" || strings.ContainsAny(msg, "\n\r") {
-				t.Fatalf("SchemeOf(%q): %q", dsn, msg)
-			}
-			// (Quoted with escapes, control characters can spell anything.)
-			if pw := PasswordOf(dsn); distinctive(pw, strings.Replace(dsn, pw, "", 1)) && strings.Contains(msg, pw) &&
-				strconv.Quote(dsn) == `"`+dsn+`"` {
-				t.Fatalf("SchemeOf(%q): %q shows the password %q", dsn, msg, pw)
-			}
-			return
-		}
-		scheme, _, _ := strings.Cut(dsn, "://")
-		if name != "postgres" || !strings.EqualFold(scheme, "postgres") && !strings.EqualFold(scheme, "postgresql") {
-			t.Fatalf("SchemeOf(%q) = %q", dsn, name)
-		}
-	})
-}

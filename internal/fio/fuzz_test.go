@@ -191,7 +191,7 @@ func FuzzJobFile(f *testing.F) {
 		s := Spec{BS: bs, RW: Patterns[int(rw)%len(Patterns)], RWMixRead: mix, IODepth: depth, Jobs: jobs,
 			RateIOPS: rate, CompressPc: compress, DedupePc: dedupe}
 		s.Name = PointName(s)
-		set := Settings{Engine: "psync", Duration: 90 * time.Second, Ramp: 1500 * time.Millisecond, File: file, Size: size,
+		set := Settings{IOEngine: "psync", Duration: 90 * time.Second, Ramp: 1500 * time.Millisecond, File: file, Size: size,
 			Header: header, LogPrefix: "/w/p1", SteadyState: "iops_slope:2%", SteadyWindow: 30 * time.Second}
 		job, err := JobFile(s, set)
 		if err != nil {

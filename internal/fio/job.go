@@ -40,7 +40,7 @@ type Spec struct {
 
 // Settings are what every point of a run shares.
 type Settings struct {
-	Engine        string        // fio ioengine
+	IOEngine      string        // fio's ioengine (not a database engine)
 	Direct        bool          // O_DIRECT: bypass the page cache
 	Duration      time.Duration // measured time per point (the maximum when steady state is sought)
 	Ramp          time.Duration // unmeasured time before it
@@ -150,7 +150,7 @@ func JobFile(s Spec, set Settings) (string, error) {
 	if set.Direct {
 		direct = 1
 	}
-	fmt.Fprintf(&b, "[global]\nioengine=%s\ndirect=%d\nfilename=%s\n", set.Engine, direct, filenameValue(set.File))
+	fmt.Fprintf(&b, "[global]\nioengine=%s\ndirect=%d\nfilename=%s\n", set.IOEngine, direct, filenameValue(set.File))
 	fmt.Fprintf(&b, "time_based=1\nruntime=%s\n", fioSeconds(set.Duration))
 	if set.Ramp > 0 {
 		fmt.Fprintf(&b, "ramp_time=%s\n", fioSeconds(set.Ramp))

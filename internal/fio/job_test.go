@@ -66,7 +66,7 @@ func TestSpecValidate(t *testing.T) {
 func TestJobFile(t *testing.T) {
 	s := Spec{BS: 4096, RW: RandRW, RWMixRead: 70, IODepth: 8, Jobs: 4, CompressPc: 50}
 	s.Name = PointName(s)
-	job, err := JobFile(s, Settings{Engine: "libaio", Direct: true, Duration: time.Minute, Ramp: 1500 * time.Millisecond,
+	job, err := JobFile(s, Settings{IOEngine: "libaio", Direct: true, Duration: time.Minute, Ramp: 1500 * time.Millisecond,
 		File: "/t/f.dat", Size: 1 << 30, LogPrefix: "/w/p1", SteadyState: "iops_slope:2%", SteadyWindow: 30 * time.Second,
 		Header: "point 1"})
 	if err != nil {
@@ -87,7 +87,7 @@ func TestJobFile(t *testing.T) {
 		}
 	}
 	seq := Spec{Name: "x", BS: 256 << 10, RW: SeqRead, IODepth: 1, Jobs: 3}
-	job, err = JobFile(seq, Settings{Engine: "psync", Duration: time.Second, File: "/f", Size: 100 << 20})
+	job, err = JobFile(seq, Settings{IOEngine: "psync", Duration: time.Second, File: "/f", Size: 100 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestJobFile(t *testing.T) {
 	if !strings.Contains(job, "size=34603008\n") || strings.Contains(job, "rwmixread") || !strings.Contains(job, "direct=0\n") {
 		t.Errorf("sequential job file:\n%s", job)
 	}
-	if _, err := JobFile(Spec{Name: "x", BS: 4096, RW: RandRead, IODepth: 1, Jobs: 8}, Settings{Engine: "psync",
+	if _, err := JobFile(Spec{Name: "x", BS: 4096, RW: RandRead, IODepth: 1, Jobs: 8}, Settings{IOEngine: "psync",
 		Duration: time.Second, File: "/f", Size: 4 << 20}); err == nil || !strings.Contains(err.Error(), "--size") {
 		t.Errorf("4 MiB for 8 jobs: %v, want a refusal naming --size", err)
 	}

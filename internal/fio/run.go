@@ -20,8 +20,8 @@ import (
 // io_uring and steady-state detection are all there by 3.16 (Ubuntu 20.04's).
 var MinVersion = [2]int{3, 16}
 
-// Engines are the I/O engines tierbench tries, best first.
-var Engines = []string{"io_uring", "libaio", "psync"}
+// IOEngines are fio's I/O engines tierbench tries, best first.
+var IOEngines = []string{"io_uring", "libaio", "psync"}
 
 // Runner runs fio. Each point is one fio process on one job file; its json+
 // output and per-second logs are merged job by job (ParseOutput, ReadLogs),
@@ -94,12 +94,12 @@ func parseVersion(v string) (major, minor int, ok bool) {
 	return major, minor, true
 }
 
-// PickEngine returns the I/O engine to use on file: want if it works, else
+// PickIOEngine returns the I/O engine to use on file: want if it works, else
 // the first of Engines that does. A failure with direct I/O on every engine
 // is reported as such, because some filesystems (tmpfs) refuse O_DIRECT.
 // The probe reads 64 KiB (laying out at most 1 MiB of a new test file).
-func (r *Runner) PickEngine(ctx context.Context, file string, direct bool, want string) (string, error) {
-	candidates := Engines
+func (r *Runner) PickIOEngine(ctx context.Context, file string, direct bool, want string) (string, error) {
+	candidates := IOEngines
 	if want != "" {
 		candidates = []string{want}
 	}
@@ -123,7 +123,7 @@ func (r *Runner) PickEngine(ctx context.Context, file string, direct bool, want 
 		return "", fmt.Errorf("direct I/O (O_DIRECT) does not work on %s, so the page cache cannot be bypassed; "+
 			"use a target on a filesystem that supports it, or add --direct=false", file)
 	}
-	return "", fmt.Errorf("fio cannot do I/O on %s with any of %s: %v", file, strings.Join(Engines, ", "), firstErr)
+	return "", fmt.Errorf("fio cannot do I/O on %s with any of %s: %v", file, strings.Join(IOEngines, ", "), firstErr)
 }
 
 func (r *Runner) probe(ctx context.Context, file, engine string, direct bool) error {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/chart"
 )
 
@@ -136,7 +137,7 @@ func diskTable(runs []*runData) *Table {
 		Header: []string{"run", "point", "read IOPS", "read MB/s", "read avg", "read p99", "read p99.9",
 			"write IOPS", "write MB/s", "write avg", "write p99", "write p99.9", "fio CPU usr/sys"},
 		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true}}
-	dir := func(d *dirStats) []string {
+	dir := func(d *fio.DirStats) []string {
 		if d == nil {
 			return []string{"–", "–", "–", "–", "–"}
 		}
@@ -146,7 +147,7 @@ func diskTable(runs []*runData) *Table {
 		for _, d := range rd.Disk {
 			row := append([]string{rd.Label, d.Name}, dir(d.Read)...)
 			row = append(row, dir(d.Write)...)
-			row = append(row, fmt.Sprintf("%s / %s %%", num(d.UsrCPU), num(d.SysCPU)))
+			row = append(row, fmt.Sprintf("%s / %s %%", num(d.UsrCPUPct), num(d.SysCPUPct)))
 			t.Rows = append(t.Rows, row)
 		}
 	}

@@ -6,26 +6,6 @@ import (
 	"strings"
 )
 
-// durabilityCycle is what `durability` stores per cycle
-// (durability.CycleResult's JSON).
-type durabilityCycle struct {
-	Cycle           int      `json:"cycle"`
-	Acknowledged    int64    `json:"acknowledged"`
-	Committed       int64    `json:"committed"`
-	RolledBack      int64    `json:"rolled_back"`
-	Found           int64    `json:"found"`
-	Lost            int64    `json:"lost"`
-	RolledBackFound int64    `json:"rolled_back_found"`
-	Excess          int64    `json:"excess"`
-	ExcessBound     int64    `json:"excess_bound"`
-	Consistency     bool     `json:"consistency"`
-	Failed          []string `json:"failed_conditions"`
-	RanSeconds      float64  `json:"ran_seconds"`
-	RecoverySeconds float64  `json:"recovery_seconds"`
-	OK              bool     `json:"ok"`
-	Problems        []string `json:"problems"`
-}
-
 // durabilitySection shows durability tests: runs of kind "durability", a
 // row per fault cycle, with the verdict of clause 3.5.4.
 func durabilitySection(runs []*runData) *Section {

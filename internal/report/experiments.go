@@ -6,11 +6,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/report/chart"
 )
 
 // backupSection shows backup and restore cycles: runs of kind "backup",
-// one step per phase of each cycle (see backupStep). Their devices'
+// one step per phase of each cycle (backup.PhaseResult). Their devices'
 // per-second telemetry is in the telemetry section.
 func backupSection(runs []*runData) *Section {
 	s := &Section{ID: "backup", Title: "Backup and restore"}
@@ -28,21 +29,21 @@ func backupSection(runs []*runData) *Section {
 	seen := map[string]bool{}
 	for _, rd := range group {
 		for _, b := range rd.Backup {
-			c := fmt.Sprintf("%s %d", b.Phase, b.Cycle)
+			c := fmt.Sprintf("%s %d", b.Phase.Phase, b.Cycle)
 			if !seen[c] {
 				seen[c] = true
 				cats = append(cats, c)
 			}
 		}
 	}
-	bars := func(id, title, ylabel string, v func(backupStep) float64) *Figure {
+	bars := func(id, title, ylabel string, v func(backup.PhaseResult) float64) *Figure {
 		c := chart.Chart{Title: title, XLabel: "phase and cycle", YLabel: ylabel, Kind: chart.Bar, YFromZero: true, Categories: cats}
 		for _, rd := range group {
 			sr := chart.Series{Name: rd.Label, Color: rd.Color}
 			for i, cat := range cats {
 				y := nan()
 				for _, b := range rd.Backup {
-					if fmt.Sprintf("%s %d", b.Phase, b.Cycle) == cat {
+					if fmt.Sprintf("%s %d", b.Phase.Phase, b.Cycle) == cat {
 						y = v(b)
 					}
 				}
@@ -52,14 +53,14 @@ func backupSection(runs []*runData) *Section {
 		}
 		return &Figure{ID: id, Chart: c}
 	}
-	s.figure(bars("backup-seconds", "Backup and restore times", "duration (s)", func(b backupStep) float64 { return b.Seconds }))
-	s.figure(bars("backup-mbps", "Backup and restore throughput", "MB/s", func(b backupStep) float64 { return b.MBps }))
+	s.figure(bars("backup-seconds", "Backup and restore times", "duration (s)", func(b backup.PhaseResult) float64 { return b.Seconds }))
+	s.figure(bars("backup-mbps", "Backup and restore throughput", "MB/s", func(b backup.PhaseResult) float64 { return b.MBps }))
 	t := &Table{ID: "backup-cycles", Caption: "Cycles", Header: []string{"run", "cycle", "phase", "method", "duration s", "size", "MB/s"},
 		Numeric: []bool{false, true, false, false, true, true, true}}
 	for _, rd := range group {
 		for _, b := range rd.Backup {
-			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(b.Cycle), b.Phase, orUnknown(b.Method), num(b.Seconds),
-				bytesText(int64(b.Bytes)), num(b.MBps)})
+			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(b.Cycle), b.Phase.Phase, orUnknown(b.Method), num(b.Seconds),
+				bytesText(b.Bytes), num(b.MBps)})
 		}
 	}
 	s.table(t)
@@ -73,7 +74,7 @@ func backupComparison(group []*runData) []Block {
 	meanSeconds := func(rd *runData, phase string) float64 {
 		var xs []float64
 		for _, b := range rd.Backup {
-			if b.Phase == phase && b.Seconds > 0 {
+			if b.Phase.Phase == phase && b.Seconds > 0 {
 				xs = append(xs, b.Seconds)
 			}
 		}
@@ -141,9 +142,9 @@ func neighboursSection(runs []*runData) *Section {
 					continue
 				}
 				if last, ok := lastStep(rd); ok {
-					y = last.NOPM
-					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs), num(last.TPM),
-						num(last.NOPM), num(last.Txn["new_order"].P95Ms)})
+					y = last.nopm()
+					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs), num(last.tpm()),
+						num(last.nopm()), num(last.Txn["new_order"].P95Ms)})
 				}
 			}
 			sr.Points = append(sr.Points, chart.Point{X: float64(i), Y: y})
@@ -208,11 +209,11 @@ func neighboursRatios(group []*runData) []Block {
 			continue
 		}
 		bp95, p95 := b.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms
-		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), num(b.NOPM), num(x.NOPM), ratio(b.NOPM, x.NOPM),
+		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), num(b.nopm()), num(x.nopm()), ratio(b.nopm(), x.nopm()),
 			num(bp95), num(p95), ratio(bp95, p95)})
 		tl := find(phase, rd.paramString("scenario_target"))
 		if b.NOPM > 0 {
-			tl.nopm = append(tl.nopm, x.NOPM/b.NOPM)
+			tl.nopm = append(tl.nopm, x.nopm()/b.nopm())
 		}
 		if bp95 > 0 && p95 > 0 {
 			tl.p95 = append(tl.p95, p95/bp95)
@@ -367,11 +368,11 @@ func memoryComparison(runs []*runData) []Block {
 				if !ok {
 					continue
 				}
-				t.Rows = append(t.Rows, []string{orUnknown(tg), e.rd.Label, bytesText(e.mem), base.rd.Label, strconv.Itoa(x.VUs), num(x.NOPM), num(bx.NOPM),
-					ratio(bx.NOPM, x.NOPM), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
+				t.Rows = append(t.Rows, []string{orUnknown(tg), e.rd.Label, bytesText(e.mem), base.rd.Label, strconv.Itoa(x.VUs), num(x.nopm()), num(bx.nopm()),
+					ratio(bx.nopm(), x.nopm()), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
 					ratio(get(bx.Device, "r_iops"), get(x.Device, "r_iops")), ratio(get(bx.DB, "read_latency_ms"), get(x.DB, "read_latency_ms"))})
 				if bx.NOPM > 0 {
-					ratios = append(ratios, x.NOPM/bx.NOPM)
+					ratios = append(ratios, x.nopm()/bx.nopm())
 				}
 			}
 			if e != least || len(ratios) == 0 {

@@ -10,15 +10,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/durability"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/inventory"
-	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
 // runData is one run as the report needs it: the store's rows decoded into
-// the shapes tierbench's commands write (the report reads JSON, it does not
-// import the commands).
+// the types tierbench's workloads write them from.
 type runData struct {
 	results.Run
 	Label string
@@ -27,79 +29,44 @@ type runData struct {
 	Env   *inventory.Environment // nil: not captured (an older run)
 	Check *tpcc.CheckResult      // nil: no consistency check stored
 
-	TPCC   []tpccStep
-	Disk   []diskStep
-	Backup []backupStep
+	TPCC []tpccStep
+	Disk []diskStep
+	// Backup: a step per phase of each cycle of a `backup run` (a later
+	// scenario step).
+	Backup []backup.PhaseResult
 	// Durability: the fault cycles of a durability run.
-	Durability []durabilityCycle
+	Durability []durability.CycleResult
 	Params     map[string]any
 
 	seriesNames []string
 	series      map[string][]results.Point
 }
 
-// tpccStep is what `tpcc run` stores per step (driver.StepResult's JSON).
+// tpccStep is one step of a `tpcc run`: the driver's own document
+// (driver.StepResult), so the schema is declared once, by its writer.
 type tpccStep struct {
-	Index        int                        `json:"index"`
-	VUs          int                        `json:"vus"`
-	TPM          float64                    `json:"tpm"`
-	NOPM         float64                    `json:"nopm"`
-	ClientTPM    float64                    `json:"client_tpm"`
-	ClientNOPM   float64                    `json:"client_nopm"`
-	Errors       int64                      `json:"errors"`
-	ErrorsByKind map[string]int64           `json:"errors_by_kind"`
-	Reconnects   int64                      `json:"reconnects"`
-	Txn          map[string]metrics.Summary `json:"txn"`
-	Audit        []tpcc.AuditItem           `json:"audit"`
-	Seconds      float64                    `json:"measured_seconds"`
-	ClientCPUUs  float64                    `json:"client_cpu_us_per_txn"`
-	NOPMCheck    struct {
-		OK bool `json:"ok"`
-	} `json:"nopm_check"`
-	Host   map[string]float64 `json:"host"`
-	Device map[string]float64 `json:"device"`
-	DB     map[string]float64 `json:"db"`
+	driver.StepResult
 }
 
-// dirStats is one direction of a fio point (fio.DirStats's JSON).
-type dirStats struct {
-	IOPS   float64 `json:"iops"`
-	MBps   float64 `json:"mbps"`
-	MeanMs float64 `json:"mean_ms"`
-	P50Ms  float64 `json:"p50_ms"`
-	P95Ms  float64 `json:"p95_ms"`
-	P99Ms  float64 `json:"p99_ms"`
-	P999Ms float64 `json:"p999_ms"`
-	MaxMs  float64 `json:"max_ms"`
-	IOs    float64 `json:"ios"`
-}
+// tpm, nopm: the driver counts whole transactions; the report computes
+// with floats.
+func (x tpccStep) tpm() float64  { return float64(x.TPM) }
+func (x tpccStep) nopm() float64 { return float64(x.NOPM) }
 
-// diskStep is what `disk run` stores per point.
+// diskStep is one point of a `disk run`: fio's own step document, with the
+// step's index in the store.
 type diskStep struct {
-	Index     int                `json:"-"`
-	Name      string             `json:"name"`
-	BS        string             `json:"bs"`
-	BSBytes   float64            `json:"bs_bytes"`
-	RW        string             `json:"rw"`
-	RWMixRead int                `json:"rwmix_read"`
-	IODepth   int                `json:"iodepth"`
-	Jobs      int                `json:"jobs"`
-	Read      *dirStats          `json:"read"`
-	Write     *dirStats          `json:"write"`
-	UsrCPU    float64            `json:"usr_cpu_pct"`
-	SysCPU    float64            `json:"sys_cpu_pct"`
-	Seconds   float64            `json:"seconds"`
-	Host      map[string]float64 `json:"host"`
-	Device    map[string]float64 `json:"device"`
+	fio.StoredPoint
+	Index int `json:"-"`
 }
 
 // iops, mbps: both directions together.
-func (d diskStep) iops() float64 { return d.Read.get().IOPS + d.Write.get().IOPS }
-func (d diskStep) mbps() float64 { return d.Read.get().MBps + d.Write.get().MBps }
+func (d diskStep) iops() float64 { return dirStats(d.Read).IOPS + dirStats(d.Write).IOPS }
+func (d diskStep) mbps() float64 { return dirStats(d.Read).MBps + dirStats(d.Write).MBps }
 
 // meanMs is the mean completion latency over both directions' I/Os.
 func (d diskStep) meanMs() float64 {
-	r, w := d.Read.get(), d.Write.get()
+	r, w := dirStats(d.Read), dirStats(d.Write)
 	if r.IOPS+w.IOPS == 0 {
 		return math.NaN()
 	}
@@ -108,12 +75,13 @@ func (d diskStep) meanMs() float64 {
 
 // p99Ms is the worse direction's p99 (the two are separate distributions).
 func (d diskStep) p99Ms() float64 {
-	return max(d.Read.get().P99Ms, d.Write.get().P99Ms)
+	return max(dirStats(d.Read).P99Ms, dirStats(d.Write).P99Ms)
 }
 
-func (d *dirStats) get() dirStats {
+// dirStats is a direction's figures, zero when the point has none.
+func dirStats(d *fio.DirStats) fio.DirStats {
 	if d == nil {
-		return dirStats{}
+		return fio.DirStats{}
 	}
 	return *d
 }
@@ -138,17 +106,6 @@ func (d diskStep) mixName() string {
 		return fmt.Sprintf("%s%d", d.RW, d.RWMixRead)
 	}
 	return d.RW
-}
-
-// backupStep is one backup or restore cycle, as `backup run` (a later
-// scenario step) stores it: a step per phase of each cycle.
-type backupStep struct {
-	Cycle   int     `json:"cycle"`
-	Phase   string  `json:"phase"` // "backup" or "restore"
-	Method  string  `json:"method"`
-	Seconds float64 `json:"seconds"`
-	Bytes   float64 `json:"bytes"`
-	MBps    float64 `json:"mbps"`
 }
 
 // load reads the runs, in the order asked, with their steps and series.
@@ -230,13 +187,13 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 			s.Index = st.Index
 			rd.Disk = append(rd.Disk, s)
 		case "backup":
-			s, err := decodeStep[backupStep](rd, st)
+			s, err := decodeStep[backup.PhaseResult](rd, st)
 			if err != nil {
 				return err
 			}
 			rd.Backup = append(rd.Backup, s)
 		case "durability":
-			s, err := decodeStep[durabilityCycle](rd, st)
+			s, err := decodeStep[durability.CycleResult](rd, st)
 			if err != nil {
 				return err
 			}

@@ -143,7 +143,13 @@ func runParams(rd *runData) string {
 	case "tpcc":
 		keys = []string{"warehouses", "vus", "rampup", "duration", "mode", "engine"}
 	case "disk":
-		keys = []string{"profile", "target", "engine", "duration", "size"}
+		// fio's I/O engine: "ioengine" since it was renamed, "engine" in
+		// stores written before.
+		eng := "ioengine"
+		if _, ok := rd.Params[eng]; !ok {
+			eng = "engine"
+		}
+		keys = []string{"profile", "target", eng, "duration", "size"}
 	default:
 		keys = []string{"target", "duration"}
 	}

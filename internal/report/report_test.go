@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/metrics"
@@ -166,8 +168,8 @@ func (f *fixture) backupRun(t *testing.T) string {
 	i := 0
 	for cycle := 1; cycle <= 2; cycle++ {
 		for _, phase := range []string{"backup", "restore"} {
-			doc, _ := json.Marshal(backupStep{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: float64(10 * cycle),
-				Bytes: 1 << 30, MBps: 1073.7 / float64(10*cycle)})
+			doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
+				Seconds: float64(10 * cycle), Bytes: 1 << 30, MBps: 1073.7 / float64(10*cycle)}})
 			must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
 				StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))
 			i++
@@ -526,7 +528,8 @@ func (f *fixture) neighbourRun(t *testing.T, group, target, inst, phase string, 
 	must(t, err)
 	for i, vus := range []int{1, 4} {
 		scale := float64(vus) / 4
-		doc, err := json.Marshal(map[string]any{"vus": vus, "tpm": 2.2 * nopm * scale, "nopm": nopm * scale,
+		// Whole transactions per minute, as the driver stores them.
+		doc, err := json.Marshal(map[string]any{"vus": vus, "tpm": math.Round(2.2 * nopm * scale), "nopm": math.Round(nopm * scale),
 			"txn": map[string]metrics.Summary{"new_order": {Count: 100, P95Ms: p95 / scale}}})
 		must(t, err)
 		must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: t0, MeasureStart: t0,
@@ -642,7 +645,7 @@ func TestMemoryPerTarget(t *testing.T) {
 			"server_memory_bytes": r.mem})
 		must(t, err)
 		for i, vus := range []int{1, 4} {
-			doc, err := json.Marshal(map[string]any{"vus": vus, "tpm": 2.2 * r.nopm[i], "nopm": r.nopm[i],
+			doc, err := json.Marshal(map[string]any{"vus": vus, "tpm": math.Round(2.2 * r.nopm[i]), "nopm": r.nopm[i],
 				"device": map[string]float64{"r_iops": 10 * r.nopm[i]}})
 			must(t, err)
 			must(t, f.store.AddStep(ctx, results.Step{RunID: rn.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: t0, MeasureStart: t0,
@@ -692,7 +695,8 @@ func TestBackupComparison(t *testing.T) {
 		for cycle := 1; cycle <= 2; cycle++ {
 			for p, phase := range []string{"backup", "restore"} {
 				s := secs[p][cycle-1]
-				doc, _ := json.Marshal(backupStep{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: s, Bytes: 1e9, MBps: 1e3 / s})
+				doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: s,
+					Bytes: 1e9, MBps: 1e3 / s}})
 				must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
 					StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))
 				i++

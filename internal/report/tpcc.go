@@ -67,11 +67,11 @@ func tpccSection(runs []*runData) *Section {
 			Kind: chart.Line, YFromZero: true, XInteger: true, Series: vusSeries(runs, ms)}}
 	}
 	s.figure(vus("TPM and NOPM by virtual users", "transactions per minute", []metric{
-		{"TPM", false, func(x tpccStep) float64 { return x.TPM }},
-		{"NOPM", true, func(x tpccStep) float64 { return x.NOPM }},
+		{"TPM", false, func(x tpccStep) float64 { return x.tpm() }},
+		{"NOPM", true, func(x tpccStep) float64 { return x.nopm() }},
 	}))
 	s.figure(vus("TPM per virtual user", "TPM per user", []metric{
-		{"TPM per user", false, func(x tpccStep) float64 { return x.TPM / float64(max(x.VUs, 1)) }},
+		{"TPM per user", false, func(x tpccStep) float64 { return x.tpm() / float64(max(x.VUs, 1)) }},
 	}))
 	s.figure(vus("CPU idle and iowait by virtual users", "% of all cores", []metric{
 		{"idle", false, func(x tpccStep) float64 { return get(x.Host, "cpu_idle_pct") }},
@@ -133,8 +133,8 @@ func tpccStepsTable(runs []*runData) *Table {
 	for _, rd := range runs {
 		for _, x := range rd.TPCC {
 			no := x.Txn["new_order"]
-			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), num(x.TPM), num(x.NOPM), num(x.ClientTPM), num(x.ClientNOPM),
-				num(x.TPM / float64(max(x.VUs, 1))), num(no.MeanMs), num(no.P95Ms), num(no.P99Ms), thousands(x.Errors),
+			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), num(x.tpm()), num(x.nopm()), num(float64(x.ClientTPM)), num(float64(x.ClientNOPM)),
+				num(x.tpm() / float64(max(x.VUs, 1))), num(no.MeanMs), num(no.P95Ms), num(no.P99Ms), thousands(x.Errors),
 				pct(get(x.Host, "cpu_idle_pct")), pct(get(x.Host, "cpu_iowait_pct")),
 				num(get(x.Device, "r_iops") + get(x.Device, "w_iops")), num(get(x.Device, "r_mbps") + get(x.Device, "w_mbps")),
 				num(deviceAwait(x.Device)), num(get(x.Device, "p99_ms")), num(get(x.DB, "read_latency_ms")), num(get(x.DB, "wal_sync_latency_ms")),
@@ -233,15 +233,15 @@ func tpccComparison(runs []*runData) []Block {
 				continue
 			}
 			top = max(top, x.VUs)
-			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), num(x.TPM), num(x.NOPM), ratio(bx.TPM, x.TPM),
-				ratio(bx.NOPM, x.NOPM), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
+			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), num(x.tpm()), num(x.nopm()), ratio(bx.tpm(), x.tpm()),
+				ratio(bx.nopm(), x.nopm()), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
 				ratio(get(bx.Host, "cpu_iowait_pct"), get(x.Host, "cpu_iowait_pct")), ratio(deviceAwait(bx.Device), deviceAwait(x.Device)),
 				ratio(get(bx.DB, "read_latency_ms"), get(x.DB, "read_latency_ms")), ratio(get(bx.DB, "wal_sync_latency_ms"), get(x.DB, "wal_sync_latency_ms"))})
 		}
 		if top >= 0 {
 			x, bx := byVUs(rd)[top], b[top]
 			blocks = append(blocks, text(fmt.Sprintf("%s: %s the NOPM of %s at %s (%s against %s NOPM).",
-				rd.Label, ratio(bx.NOPM, x.NOPM), base.Label, plural(top, "virtual user", "virtual users"), num(x.NOPM), num(bx.NOPM))))
+				rd.Label, ratio(bx.nopm(), x.nopm()), base.Label, plural(top, "virtual user", "virtual users"), num(x.nopm()), num(bx.nopm()))))
 		} else {
 			blocks = append(blocks, text(fmt.Sprintf("%s ran no virtual-user count that %s ran; nothing to compare step by step.", rd.Label, base.Label)))
 		}

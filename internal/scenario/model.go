@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -148,8 +149,8 @@ func (p *parser) parseServers(f field) {
 		}
 		if f, ok := fs["engine"]; ok {
 			if e, ok := p.text(f.val, what+": engine"); ok {
-				if !slices.Contains(Engines, e) {
-					p.bad(f.val, "%s: engine %q is not supported; use %s", what, e, strings.Join(Engines, ", "))
+				if managed := all.Names(true); !slices.Contains(managed, e) {
+					p.bad(f.val, "%s: engine %q is not supported; use %s", what, e, strings.Join(managed, ", "))
 				}
 				s.Engine = e
 			}

@@ -45,9 +45,6 @@ func protectRefs(src []byte) []byte { return refRE.ReplaceAll(src, []byte("$$⦃
 
 func unmark(s string) string { return markedRE.ReplaceAllString(s, "$${${1}}") }
 
-// Engines are the engines a server may name.
-var Engines = []string{"postgres"}
-
 var topKeys = []string{"name", "title", "description", "scales", "targets", "servers", "steps"}
 
 // minMemory keeps a server's memory cap above what PostgreSQL needs to start

@@ -186,7 +186,7 @@ func managedServer(pfs procfs.FS, pid int, dir string) (RunningServer, bool) {
 	// A damaged state file still marks the directory as tierbench's; what
 	// it held is reported as far as it reads.
 	st, _ := readState(dir)
-	rs := RunningServer{Engine: EnginePostgres, DataDir: dir, PID: pid, Port: st.Port, Version: st.Version}
+	rs := RunningServer{Engine: engineName, DataDir: dir, PID: pid, Port: st.Port, Version: st.Version}
 	if len(lines) > 2 {
 		if sec, err := strconv.ParseInt(strings.TrimSpace(lines[2]), 10, 64); err == nil && sec > 0 {
 			rs.Since = time.Unix(sec, 0)

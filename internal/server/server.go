@@ -30,8 +30,11 @@ import (
 	"github.com/tierbench/tierbench/internal/cgroup"
 )
 
-// EnginePostgres is the only engine a managed server runs so far.
-const EnginePostgres = "postgres"
+// engineName is the engine a managed server runs: this package is
+// PostgreSQL's server (initdb, pg_ctl; docs/architecture.md lists what a
+// second engine's server needs). Which engines have a managed server is
+// internal/engine/all's table.
+const engineName = "postgres"
 
 // Options say how to start a managed server.
 type Options struct {
@@ -213,7 +216,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 			opts.Memory, opts.Settings = st.Memory, st.Settings
 		}
 		if pid, port, ok := running(dir); ok {
-			return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid,
+			return Info{Engine: engineName, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid,
 				Version: st.Version, AlreadyRunning: true}, nil
 		}
 		if pgBin == "" && st.PgBin != "" && hasServerBinaries(st.PgBin) {
@@ -245,7 +248,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		}
 	}
 
-	st.Engine, st.User, st.PgBin, st.Version = EnginePostgres, DBUser, bins.Dir, bins.Version
+	st.Engine, st.User, st.PgBin, st.Version = engineName, DBUser, bins.Dir, bins.Version
 	st.Memory, st.Settings = opts.Memory, opts.Settings
 	st.StartedBy = thisProcess(opts.KeepRunning)
 	port := opts.Port
@@ -283,7 +286,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		return Info{}, fmt.Errorf("PostgreSQL in %s exited right after it started; last lines of %s: %s",
 			dir, logPath, tailLines(logPath, 5))
 	}
-	return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
+	return Info{Engine: engineName, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
 }
 
 // commandIn is a.command started inside the cgroups of procs
@@ -601,7 +604,7 @@ func Status(ctx context.Context, dataDir string) (StatusInfo, error) {
 	if err != nil {
 		return StatusInfo{}, err
 	}
-	s := StatusInfo{Engine: EnginePostgres, DataDir: dir, Port: st.Port, Version: st.Version}
+	s := StatusInfo{Engine: engineName, DataDir: dir, Port: st.Port, Version: st.Version}
 	if pid, port, ok := running(dir); ok {
 		s.Running, s.PID, s.DSN = true, pid, dsn(st.Password, port)
 		if port != 0 {

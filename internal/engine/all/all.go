@@ -1,9 +1,13 @@
-// Package all maps a DSN's scheme to the engine that serves it: the one
-// explicit table of engines (no init-time registration).
+// Package all is the one table of the database engines tierbench drives:
+// each engine's name, the DSN schemes that select it, how to open it and
+// whether tierbench can run its server. Adding an engine is a row here (and
+// its package beside internal/engine/postgres); nothing registers itself.
 package all
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/postgres"
@@ -12,21 +16,85 @@ import (
 // Constructor opens a database of one engine.
 type Constructor func(ctx context.Context, dsn string) (engine.DB, error)
 
-// Engines lists every engine tierbench can drive, by name.
-var Engines = map[string]Constructor{
-	"postgres": func(ctx context.Context, dsn string) (engine.DB, error) { return postgres.Open(ctx, dsn) },
+// Engine is one row of the table.
+type Engine struct {
+	Name    string
+	Schemes []string // lower-case DSN schemes that select it; the first is the one to show
+	Open    Constructor
+	// ManagedServer: `server start --engine NAME` and scenarios can run
+	// this engine's server (internal/server).
+	ManagedServer bool
+}
+
+// Engines lists every engine tierbench drives.
+var Engines = []Engine{
+	{
+		Name: "postgres", Schemes: []string{"postgres", "postgresql"}, ManagedServer: true,
+		Open: func(ctx context.Context, dsn string) (engine.DB, error) { return postgres.Open(ctx, dsn) },
+	},
+}
+
+// planned are schemes of engines users ask for that tierbench does not
+// drive yet: their DSNs get "not supported yet" rather than "unknown".
+var planned = []string{"mysql", "mariadb", "sqlite", "sqlserver", "mssql"}
+
+// Lookup returns the engine of this name.
+func Lookup(name string) (Engine, bool) {
+	for _, e := range Engines {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Engine{}, false
+}
+
+// Names lists the engines' names; managed only those whose server tierbench
+// can run.
+func Names(managed bool) []string {
+	var names []string
+	for _, e := range Engines {
+		if !managed || e.ManagedServer {
+			names = append(names, e.Name)
+		}
+	}
+	return names
+}
+
+// NameOf returns the name of the engine a DSN selects by its scheme. A DSN
+// without a scheme, or with one no engine serves, is bad input
+// (engine.ErrBadInput) whose message never shows the DSN's password.
+func NameOf(dsn string) (string, error) {
+	s, err := engine.Scheme(dsn)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range Engines {
+		if slices.Contains(e.Schemes, s) {
+			return e.Name, nil
+		}
+	}
+	if slices.Contains(planned, s) {
+		return "", engine.InputErrorf("engine %q is not supported yet; use %s", s, schemeList())
+	}
+	return "", engine.InputErrorf("DSN scheme %q is unknown; use %s", s, schemeList())
+}
+
+// schemeList names the DSN forms to use, e.g. "a postgres:// DSN".
+func schemeList() string {
+	var forms []string
+	for _, e := range Engines {
+		forms = append(forms, e.Schemes[0]+"://")
+	}
+	return "a " + strings.Join(forms, " or ") + " DSN"
 }
 
 // Open connects to the database named by dsn, choosing the engine by the
 // DSN's scheme.
 func Open(ctx context.Context, dsn string) (engine.DB, error) {
-	name, err := engine.SchemeOf(dsn)
+	name, err := NameOf(dsn)
 	if err != nil {
 		return nil, err
 	}
-	open, ok := Engines[name]
-	if !ok {
-		return nil, engine.InputErrorf("engine %q is not supported yet; use a postgres:// DSN", name)
-	}
-	return open(ctx, dsn)
+	e, _ := Lookup(name)
+	return e.Open(ctx, dsn)
 }

@@ -1,4 +1,4 @@
-package cli
+package scenario
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
-	"github.com/tierbench/tierbench/internal/scenario"
 	"github.com/tierbench/tierbench/internal/tier"
 )
 
@@ -32,10 +31,10 @@ func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { im.Remove(context.Background()) })
-	sata := &execTarget{Target: scenario.Target{Name: "sata", Emulate: &scenario.Emulate{ReadIOPS: 3000, WriteMBps: 200}}, path: im.MountPoint}
+	sata := &execTarget{Target: Target{Name: "sata", Emulate: &Emulate{ReadIOPS: 3000, WriteMBps: 200}}, path: im.MountPoint}
 	const memory = 96 << 20
 	in := &instance{name: "db-sata", target: sata, dataDir: filepath.Join(im.MountPoint, "db-sata"),
-		server: scenario.Server{Memory: memory}}
+		server: Server{Memory: memory}}
 
 	grp, note, ap, err := backupGroup(in, sata)
 	if err != nil {
@@ -75,7 +74,7 @@ func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
 	}
 	checkMemoryMax(t, ap, memory)
 
-	fast := &execTarget{Target: scenario.Target{Name: "fast", Emulate: &scenario.Emulate{}}, path: dir}
+	fast := &execTarget{Target: Target{Name: "fast", Emulate: &Emulate{}}, path: dir}
 	g, note, ap, err := backupGroup(in, fast)
 	if err != nil || g == nil {
 		t.Fatalf("an unthrottled target, an instance with a memory cap: group %v, note %q, err %v; want a group", g, note, err)

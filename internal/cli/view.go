@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/durability"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/report"
+	"github.com/tierbench/tierbench/internal/scenario"
+	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
+)
+
+// view is the command line's experiment.Observer: notes and progress on
+// stderr, results on stdout as they come (none with --json, whose one
+// document the command prints at the end). Progress is redrawn in place on
+// a terminal and printed every few seconds as a line otherwise.
+type view struct {
+	g     *Globals
+	tty   bool
+	drawn bool // a progress line is drawn in place
+	ticks int  // TPC-C seconds seen: a line every fifth when not a terminal
+	// build is the schema build's start and its last line printed.
+	buildStart, buildLine time.Time
+	tableHead             bool // the disk or backup table's header is printed
+	// durability is the durability run's parameters, which its cycle lines
+	// name.
+	durability *experiment.DurabilityParams
+	store      string // the results store's path, from the run's start
+}
+
+func newView(g *Globals) *view { return &view{g: g, tty: isTerminal(g.Stderr)} }
+
+var _ experiment.Observer = (*view)(nil)
+
+// draw shows a progress line: in place on a terminal; as a line when every
+// is true otherwise.
+func (v *view) draw(line string, every bool) {
+	switch {
+	case v.tty:
+		fmt.Fprintf(v.g.Stderr, "\r\033[K%s", line)
+		v.drawn = true
+	case every:
+		fmt.Fprintln(v.g.Stderr, line)
+	}
+}
+
+// clear removes a progress line drawn in place.
+func (v *view) clear() {
+	if v.drawn {
+		fmt.Fprint(v.g.Stderr, "\r\033[K")
+		v.drawn = false
+	}
+}
+
+func (v *view) Note(msg string) {
+	v.clear()
+	v.g.progressf("%s\n", msg)
+}
+
+func (v *view) Started(s experiment.Started) {
+	v.store = s.StorePath
+	switch p := s.Params.(type) {
+	case *experiment.TPCCParams:
+		v.g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
+			s.RunID, p.Warehouses, joinInts(p.VUs), p.RampUp, p.Duration, p.Mode)
+	case *experiment.DiskParams:
+		v.g.progressf("run %s: profile %s, %d points on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",
+			s.RunID, p.Profile, len(p.Points), p.Target, p.TargetKind, units.FormatSize(p.Size), p.File,
+			p.Duration, p.Ramp, p.IOEngine, p.Direct)
+	case *experiment.BackupParams:
+		every := ""
+		if p.Spacing != "0s" {
+			every = ", one every " + p.Spacing
+		}
+		v.g.progressf("run %s: %d cycles of %s backup and restore into %s%s\n", s.RunID, p.Cycles, p.Method, p.Target, every)
+	case *experiment.DurabilityParams:
+		v.durability = p
+		v.g.progressf("durability run %s: %d cycles of %s TPC-C with %d VUs on %d warehouses, then %s; success logs in %s\n",
+			s.RunID, p.Cycles, p.RunBeforeFault, p.VUs, p.Warehouses, p.Fault, p.LogDir)
+	case *experiment.MonitorParams:
+		v.g.progressf("monitor %s: sampling every %s", s.RunID, p.Interval)
+		if r := s.Resolution; r != nil {
+			v.g.progressf(" %s (%s on %s, devices %v)", p.Target, r.FSType, r.Mount, r.Devices)
+		}
+		v.g.progressf("; Ctrl-C ends it\n")
+	}
+}
+
+func (v *view) Progress(p experiment.Progress) {
+	switch {
+	case p.Build != nil:
+		v.buildProgress(*p.Build)
+	case p.Layout != nil:
+		v.g.progressf("laying out the test file %s: %s to %s\n", p.Layout.File, units.FormatSize(p.Layout.Have), units.FormatSize(p.Layout.Want))
+	case p.Point != nil:
+		pt := p.Point
+		v.draw(fmt.Sprintf("point %d/%d %s: %s ramp + %s", pt.Index+1, pt.Count, pt.Spec.Name, pt.Ramp, pt.Duration), true)
+	case p.Phase != nil:
+		ph := p.Phase
+		line := fmt.Sprintf("cycle %d/%d %-7s %4.0fs", ph.Cycle, ph.Cycles, ph.Phase, ph.Elapsed.Seconds()) + telemetryStatus(p.Telemetry)
+		v.draw(line, int(ph.Elapsed.Round(time.Second).Seconds())%5 == 0)
+	case p.Cycle != nil:
+		c := p.Cycle
+		if n := int(c.Elapsed.Seconds()); n > 0 && n%5 == 0 {
+			v.g.progressf("cycle %d/%d: %2.0f s, %d New-Orders acknowledged\n", c.Cycle, c.Cycles, c.Elapsed.Seconds(), c.Acknowledged)
+		}
+	}
+}
+
+// buildProgress draws a schema build's progress.
+func (v *view) buildProgress(s tpcc.BuildProgress) {
+	if v.buildStart.IsZero() {
+		v.buildStart = time.Now()
+	}
+	el := time.Since(v.buildStart).Seconds()
+	line := fmt.Sprintf("%s: %d/%d warehouses, %.1fM rows, %.0f rows/s, %.1f MB/s",
+		s.Phase, s.WarehousesDone, s.Warehouses, float64(s.Rows)/1e6, float64(s.Rows)/el, float64(s.Bytes)/1e6/el)
+	if s.Phase == "load" && s.Fraction > 0 && s.Fraction < 1 {
+		line += fmt.Sprintf(", ETA %s", time.Duration(el*(1-s.Fraction)/s.Fraction*float64(time.Second)).Round(time.Second))
+	}
+	if s.Phase != "load" {
+		line += fmt.Sprintf(", loaded in %.1f s; building keys and indexes", el)
+	}
+	every := s.Phase != "load" || time.Since(v.buildLine) >= 5*time.Second
+	if every {
+		v.buildLine = time.Now()
+	}
+	v.draw(line, every)
+}
+
+func (v *view) Tick(t experiment.Tick) {
+	if t.TPCC == nil {
+		if t.Telemetry != nil && !v.g.JSON {
+			printSample(v.g.Stdout, *t.Telemetry)
+		}
+		return
+	}
+	x := t.TPCC
+	v.ticks++
+	v.draw(fmt.Sprintf("step %d/%d  %d VUs  %-7s %4.0fs  TPM %8.0f  NOPM %8.0f  NO p95 %6.2f ms",
+		x.Step, x.Steps, x.VUs, x.Phase, x.Elapsed.Seconds(), x.TPM, x.NOPM, x.NewOrderP95Ms)+telemetryStatus(t.Telemetry), v.ticks%5 == 0)
+}
+
+func (v *view) Result(r experiment.Result) {
+	if r.Build != nil && v.drawn {
+		fmt.Fprintln(v.g.Stderr) // the build's last line stays
+		v.drawn = false
+	}
+	v.clear()
+	if v.g.JSON {
+		return
+	}
+	w := v.g.Stdout
+	switch {
+	case r.TPCC != nil:
+		printStep(w, r.TPCC)
+	case r.Point != nil:
+		v.diskRow(*r.Point)
+	case r.Phase != nil:
+		v.backupRow(r.Phase)
+	case r.Cycle != nil:
+		printCycle(w, r.Cycle, v.durability)
+	case r.Build != nil:
+		printBuildResult(w, r.Build)
+		fmt.Fprintln(w)
+	case r.Check != nil:
+		printCheckResult(w, r.Check)
+	}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// done clears what is drawn in place, before the command's last words.
+func (v *view) done() { v.clear() }
+
+// telemetryStatus is the short telemetry part of a live line: CPU idle and
+// iowait, and the target's device latency ("" without a sample).
+func telemetryStatus(x *telemetry.Sample) string {
+	if x == nil {
+		return ""
+	}
+	s := fmt.Sprintf("  idle %3.0f%% iowait %3.0f%%", x.CPU.IdlePct, x.CPU.IOWaitPct)
+	if x.Total != nil {
+		s += fmt.Sprintf("  dev r %5.0f w %5.0f IOPS await %5.2f/%5.2f ms", x.Total.RIOPS, x.Total.WIOPS, x.Total.RAwaitMs, x.Total.WAwaitMs)
+	}
+	if x.Latency != nil && x.Latency.Count > 0 {
+		s += fmt.Sprintf(" p99 %5.2f ms", x.Latency.P99Ms)
+	}
+	return s
+}
+
+// diskRow prints a finished point in fixed-width columns.
+func (v *view) diskRow(p fio.PointResult) {
+	w := v.g.Stdout
+	if !v.tableHead {
+		fmt.Fprintf(w, "%-22s %39s %39s %13s\n", "", "---------------- read ----------------", "---------------- write ---------------", "")
+		fmt.Fprintf(w, "%-22s %9s %7s %7s %7s %7s %9s %7s %7s %7s %7s %13s\n", "point",
+			"IOPS", "MB/s", "mean ms", "p99", "p99.9", "IOPS", "MB/s", "mean ms", "p99", "p99.9", "CPU usr/sys %")
+		v.tableHead = true
+	}
+	cells := func(d *fio.DirStats) string {
+		if d == nil {
+			return fmt.Sprintf("%9s %7s %7s %7s %7s", "-", "-", "-", "-", "-")
+		}
+		return fmt.Sprintf("%9.0f %7.1f %7.3f %7.3f %7.3f", d.IOPS, d.MBps, d.MeanMs, d.P99Ms, d.P999Ms)
+	}
+	name := p.Name
+	if p.Interrupted {
+		name += " (cut)"
+	}
+	fmt.Fprintf(w, "%-22s %s %s %13s\n", name, cells(p.Read), cells(p.Write), fmt.Sprintf("%.0f/%.0f", p.UsrCPUPct, p.SysCPUPct))
+}
+
+// backupRow prints a finished phase.
+func (v *view) backupRow(m *backup.PhaseResult) {
+	w := v.g.Stdout
+	if !v.tableHead {
+		fmt.Fprintf(w, "%5s  %-7s  %-13s  %9s  %10s  %8s  %15s  %15s  %8s\n",
+			"cycle", "phase", "method", "seconds", "size", "MB/s", "dev r/w IOPS", "await r/w ms", "verified")
+		v.tableHead = true
+	}
+	iops, await := "-", "-"
+	if d := m.Device; d != nil {
+		iops = fmt.Sprintf("%.0f/%.0f", d["r_iops"], d["w_iops"])
+		await = fmt.Sprintf("%.2f/%.2f", d["r_await_ms"], d["w_await_ms"])
+	}
+	verified := "-"
+	if m.Phase.Phase == backup.PhaseRestore {
+		verified = map[bool]string{true: "yes", false: "no"}[m.Verified]
+	}
+	fmt.Fprintf(w, "%5d  %-7s  %-13s  %9.2f  %10s  %8.1f  %15s  %15s  %8s\n",
+		m.Cycle, m.Phase.Phase, m.Method, m.Seconds, units.FormatSize(m.Bytes), m.MBps, iops, await, verified)
+}
+
+// printCycle prints a finished durability cycle.
+func printCycle(w io.Writer, c *durability.CycleResult, p *experiment.DurabilityParams) {
+	cycles, fault := 0, ""
+	if p != nil {
+		cycles, fault = p.Cycles, p.Fault
+	}
+	verdict := "ok"
+	if !c.OK {
+		verdict = "FAILED: " + strings.Join(c.Problems, "; ")
+	}
+	consistency := "hold"
+	if !c.Consistency {
+		consistency = "FAIL " + strings.Join(c.Failed, ",")
+	}
+	fmt.Fprintf(w, "cycle %d/%d: %.0f s of TPC-C, then %s: %d New-Orders acknowledged (%d committed, %d rolled back); "+
+		"found %d, lost %d, rolled back but found %d; excess %d (at most %d); recovered in %.2f s; consistency conditions %s; %s\n",
+		c.Cycle, cycles, c.RanSeconds, fault, c.Acknowledged, c.Committed, c.RolledBack,
+		c.Found, c.Lost, c.RolledBackFound, c.Excess, c.ExcessBound, c.RecoverySeconds, consistency, verdict)
+	for _, x := range c.Violations {
+		state := "committed, missing"
+		if x.RolledBack {
+			state = "rolled back, present"
+		}
+		fmt.Fprintf(w, "  order w=%d d=%d o_id=%d (customer %d, %d lines): %s\n", x.W, x.D, x.OID, x.Customer, x.Lines, state)
+	}
+}
+
+// scenarioView is the command line's scenario.Observer.
+type scenarioView struct{ *view }
+
+var _ scenario.Observer = scenarioView{}
+
+func (v scenarioView) Step(i, n int, st scenario.Step) {
+	v.clear()
+	v.g.progressf("\n== step %d/%d: %s\n", i, n, st)
+}
+
+func (v scenarioView) Checked(instance string, c *tpcc.CheckResult) {
+	fmt.Fprintf(v.g.Stdout, "consistency of %s:\n", instance)
+	printCheckResult(v.g.Stdout, c)
+}
+
+func (v scenarioView) Neighbour(instance string, s *driver.StepResult) {
+	fmt.Fprintf(v.g.Stdout, "%-12s %3d VUs  %8d TPM  %8d NOPM  NO p95 %.2f ms\n", instance, s.VUs, s.TPM, s.NOPM, s.Txn["new_order"].P95Ms)
+}
+
+func (v scenarioView) Reported(w report.Written) {
+	fmt.Fprintf(v.g.Stdout, "report: %s\n", w.HTML)
+}

@@ -1,0 +1,367 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+)
+
+// BackupConfig is a backup run: Cycles backups of the database at DSN into
+// Target, each restored and checked.
+type BackupConfig struct {
+	Record
+	DSN      string
+	Target   string        // a directory on the storage under test (tierbench's own, or empty)
+	Cycles   int           // at least 1
+	Spacing  time.Duration // from one cycle's start to the next's (0: back to back)
+	Logical  bool          // pg_dump/pg_restore instead of pg_basebackup and a restored server
+	Jobs     int           // parallel jobs of a logical backup and restore
+	DataDir  string        // the source's managed data directory ("": found from the server)
+	PgBin    string        // the backup tools' directory ("": beside the server's, else PATH)
+	Keep     bool          // keep the backups (restored copies are always removed)
+	Verify   bool          // check each restored database: consistency and row counts
+	IOGroup  string        // the emulated tier's I/O group whose share CgroupProcs are ("": none)
+	IONote   string        // why a throttled tier's phases run in no group, or what escapes it
+	// MemoryMax is the memory cap of the group the phases run in (0: none).
+	MemoryMax   int64
+	CgroupProcs []string // every phase's processes start in these cgroups
+}
+
+// BackupCycle is one cycle of `backup run --json`.
+type BackupCycle struct {
+	Cycle   int                 `json:"cycle"`
+	Backup  *backup.PhaseResult `json:"backup,omitempty"`
+	Restore *backup.PhaseResult `json:"restore,omitempty"`
+}
+
+// BackupResult is a backup run's document.
+type BackupResult struct {
+	RunID  string        `json:"run_id"`
+	Status string        `json:"status"`
+	Cycles []BackupCycle `json:"cycles"`
+}
+
+// BackupParams is what the store keeps of a backup run's parameters.
+type BackupParams struct {
+	DSN        string `json:"dsn"`
+	Engine     string `json:"engine"`
+	Warehouses int    `json:"warehouses,omitempty"`
+	Target     string `json:"target"`
+	DataDir    string `json:"datadir,omitempty"`
+	Cycles     int    `json:"cycles"`
+	Spacing    string `json:"interval"` // the stored key of the cycle spacing
+	Method     string `json:"method"`
+	Jobs       int    `json:"jobs,omitempty"`
+	Verify     bool   `json:"verify"`
+	Keep       bool   `json:"keep"`
+	IOGroup    string `json:"io_group,omitempty"`
+	IONote     string `json:"io_note,omitempty"`
+	MemoryMax  int64  `json:"memory_max_bytes,omitempty"`
+	Placement
+}
+
+// RunBackup times backup and restore cycles and records them. The result
+// is returned whenever the run was recorded, with the phases that finished.
+func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResult, error) {
+	if cfg.Cycles < 1 {
+		return nil, invalidf("a backup run needs at least one cycle (got %d)", cfg.Cycles)
+	}
+	db, err := Open(ctx, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	warehouses := 0
+	if runner, ok := db.(engine.Runner); ok {
+		schema, err := runner.Schema(ctx)
+		switch {
+		case err == nil:
+			warehouses = schema.Warehouses
+		case cfg.Verify:
+			// Verification is TPC-C's: without a schema there is nothing to check.
+			return nil, fmt.Errorf("%w (or give --verify=false to back up any database unchecked)", err)
+		}
+	}
+	dataDir, err := sourceDataDir(ctx, db, cfg.DSN, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if dataDir == "" && !cfg.Logical {
+		return nil, invalidf("a physical backup and restore (pg_basebackup) needs the source to be a server tierbench manages on this host: give its --datadir, or use --logical")
+	}
+	bo := backup.Options{DSN: cfg.DSN, DataDir: dataDir, Target: cfg.Target, Logical: cfg.Logical, Jobs: cfg.Jobs, PgBin: cfg.PgBin,
+		CgroupProcs: cfg.CgroupProcs}
+	if err := bo.Check(); err != nil {
+		return nil, serverError(err)
+	}
+	if err := backup.Prepare(cfg.Target); err != nil {
+		if errors.Is(err, backup.ErrRefused) {
+			return nil, Invalid(err)
+		}
+		return nil, err
+	}
+	defer func() {
+		if err := backup.Cleanup(context.WithoutCancel(ctx), cfg.Target, cfg.Keep); err != nil {
+			obs.Note(fmt.Sprintf("cleaning up %s: %v", cfg.Target, err))
+		}
+	}()
+	name, _ := all.NameOf(cfg.DSN)
+	params := &BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
+		DataDir: dataDir, Cycles: cfg.Cycles, Spacing: cfg.Spacing.String(), Method: bo.Method(), Verify: cfg.Verify, Keep: cfg.Keep,
+		IOGroup: cfg.IOGroup, IONote: cfg.IONote, MemoryMax: cfg.MemoryMax, Placement: cfg.Placement}
+	if cfg.Logical {
+		params.Jobs = cfg.Jobs
+	}
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindBackup, params: params, target: cfg.Target, db: db, engineName: name}, obs)
+	if err != nil {
+		return nil, err
+	}
+	c := &backupCycles{cfg: cfg, bo: bo, rec: rec, obs: obs,
+		out: &BackupResult{RunID: rec.run.ID, Status: results.StatusComplete, Cycles: []BackupCycle{}}}
+	runErr := c.run(ctx)
+	out := c.out
+	switch {
+	case ctx.Err() != nil:
+		out.Status, runErr = results.StatusInterrupted, nil
+	case runErr != nil:
+		out.Status = results.StatusFailed
+	}
+	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+		kept: fmt.Sprintf("%d finished phases", c.phases), done: fmt.Sprintf("%d phases", c.phases)})
+}
+
+// backupCycles is a backup run's loop.
+type backupCycles struct {
+	cfg    BackupConfig
+	bo     backup.Options
+	rec    *recording
+	obs    Observer
+	out    *BackupResult
+	phases int
+	// before and after are the source's row counts before and after the
+	// cycle's backup, which the restored copy must lie between.
+	before, after backup.Counts
+	label         atomic.Value // the running phase's name, for progress
+}
+
+func (c *backupCycles) run(ctx context.Context) error {
+	cfg := c.cfg
+	if cfg.Verify {
+		c.bo.Verify = func(ctx context.Context, dsn string) error {
+			c.label.Store("verify") // the restore's timing ended
+			return verifyRestored(ctx, dsn, c.before, c.after)
+		}
+	}
+	var first time.Time // cycle 1's backup start: the schedule's origin
+	for cycle := 1; cycle <= cfg.Cycles && ctx.Err() == nil; cycle++ {
+		c.rec.tele.setStep(results.NoStep)
+		var err error
+		if cfg.Verify {
+			if c.before, err = backup.CountTPCC(ctx, cfg.DSN); err != nil {
+				return err
+			}
+		}
+		if cycle > 1 && cfg.Spacing > 0 {
+			at := first.Add(time.Duration(cycle-1) * cfg.Spacing)
+			if late := time.Since(at); late > 0 {
+				c.obs.Note(fmt.Sprintf("cycle %d starts %s after its time: the cycles take longer than the spacing of %s",
+					cycle, late.Round(time.Second), cfg.Spacing))
+			}
+			if err := sleepUntil(ctx, at); err != nil {
+				return err
+			}
+		}
+		if cycle == 1 {
+			first = time.Now()
+		}
+		index := 2 * (cycle - 1)
+		c.rec.tele.setStep(index)
+		stop := c.progress(cycle, backup.PhaseBackup)
+		ph, dir, err := backup.Backup(ctx, c.bo, cycle)
+		stop()
+		if err != nil {
+			return err
+		}
+		c.record(ctx, ph, index)
+		c.rec.tele.setStep(results.NoStep)
+		if cfg.Verify {
+			if c.after, err = backup.CountTPCC(ctx, cfg.DSN); err != nil {
+				return err
+			}
+		}
+
+		c.rec.tele.setStep(index + 1)
+		stop = c.progress(cycle, backup.PhaseRestore)
+		ph, err = backup.Restore(ctx, c.bo, cycle, dir)
+		stop()
+		c.rec.tele.setStep(results.NoStep)
+		if ph.Seconds > 0 { // timed to its end, even if verification then failed
+			c.record(ctx, ph, index+1)
+		}
+		if !cfg.Keep {
+			os.RemoveAll(dir) // the next cycle must not find the space taken
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// progress tells the observer of the running phase once a second until the
+// returned stop is called.
+func (c *backupCycles) progress(cycle int, phase string) (stop func()) {
+	c.label.Store(phase)
+	start := time.Now()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			c.obs.Progress(Progress{Telemetry: c.rec.tele.latest(), Phase: &PhaseProgress{Cycle: cycle, Cycles: c.cfg.Cycles,
+				Phase: c.label.Load().(string), Elapsed: time.Since(start)}})
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// record adds a phase, with the telemetry of its interval, to the result
+// and the store.
+func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
+	out := c.out
+	if n := len(out.Cycles); n == 0 || out.Cycles[n-1].Cycle != ph.Cycle {
+		out.Cycles = append(out.Cycles, BackupCycle{Cycle: ph.Cycle})
+	}
+	cy := &out.Cycles[len(out.Cycles)-1]
+	m := &backup.PhaseResult{Phase: ph}
+	every := c.cfg.Telemetry.Interval
+	a := c.rec.tele.summarize(ph.Started, ph.Ended)
+	if a != nil && a.Samples == 0 {
+		// A phase shorter than a sampling interval: the samples that
+		// overlap it, once the last of them is taken.
+		_ = sleepUntil(ctx, ph.Ended.Add(every+every/4))
+		a = c.rec.tele.summarize(ph.Started.Add(-every/2), ph.Ended.Add(every/2))
+	}
+	if a != nil {
+		m.Host, m.Device = a.Host, a.Device
+	}
+	if ph.Phase == backup.PhaseBackup {
+		cy.Backup = m
+	} else {
+		cy.Restore = m
+	}
+	c.obs.Result(Result{Phase: m})
+	c.phases++
+	doc, err := json.Marshal(m)
+	if err != nil {
+		c.rec.keep(err)
+		return
+	}
+	c.rec.addStep(ctx, results.Step{Index: index, Name: fmt.Sprintf("%s %d", m.Phase.Phase, m.Cycle),
+		StartedAt: m.Started, MeasureStart: m.Started, MeasureEnd: m.Ended, Metrics: doc})
+}
+
+// sourceDataDir is the managed data directory of the server behind db: the
+// one given (which must be that server's), else the server's own when it
+// runs on this host under tierbench's management, else "".
+func sourceDataDir(ctx context.Context, db engine.DB, dsn, given string) (string, error) {
+	var dir string
+	var pid int
+	if sr, ok := db.(engine.StatsReader); ok {
+		if d, backend, err := sr.ServerInfo(ctx); err == nil {
+			dir, pid = d, localServerPID(backend)
+		}
+	}
+	if given == "" {
+		if dir == "" || pid == 0 {
+			return "", nil // not on this host, or it will not say
+		}
+		st, err := server.Status(ctx, dir)
+		if err != nil || !st.Running || st.PID != pid {
+			return "", nil // not one of tierbench's
+		}
+		return st.DataDir, nil
+	}
+	st, err := server.Status(ctx, given)
+	if err != nil {
+		return "", serverError(err)
+	}
+	if !st.Running {
+		return "", invalidf("--datadir %s: its server is not running; start it (tierbench server start --datadir %s)", given, given)
+	}
+	same := st.PID == pid
+	if pid == 0 { // the server would not say where it runs: compare ports
+		same = st.Port == dsnPort(dsn)
+	}
+	if !same {
+		return "", invalidf("--datadir %s is the managed server on port %d, not the server --dsn names (%s)", given, st.Port, engine.Redact(dsn))
+	}
+	return st.DataDir, nil
+}
+
+// dsnPort is the port a URL DSN names (PostgreSQL's default when none).
+func dsnPort(dsn string) int {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return 0
+	}
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		return n
+	}
+	return 5432
+}
+
+// verifyRestored checks a restored TPC-C database: the consistency
+// conditions of 3.3.2 and the cardinalities hold, and its row counts are
+// the source's (see backup.CompareCounts).
+func verifyRestored(ctx context.Context, dsn string, before, after backup.Counts) error {
+	db, err := all.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		return fmt.Errorf("consistency check failed: %s", CheckFailures(res))
+	}
+	counts, err := backup.CountTPCC(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	return backup.CompareCounts(counts, before, after)
+}
+
+// serverError makes a data directory that cannot be used as asked bad input;
+// anything else stays a failure.
+func serverError(err error) error {
+	var de *server.DataDirError
+	if errors.As(err, &de) {
+		return Invalid(err)
+	}
+	return err
+}

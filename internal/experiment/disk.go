@@ -1,0 +1,210 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/results"
+)
+
+// DiskConfig is a disk run: fio points, one after another, on Target.
+type DiskConfig struct {
+	Record
+	Target  string // a directory (tierbench's own test file goes there), a file or a block device
+	Profile string // the points' name: a bundled profile's, or "ad-hoc"
+	Points  []fio.Spec
+	// Settings are what every point shares (its File and Size are the
+	// prepared target's).
+	Settings fio.Settings
+	// TargetOptions say what may be written and how much (Size).
+	TargetOptions fio.TargetOptions
+	Fio           string // the fio binary ("": fio in PATH)
+	// CgroupProcs put fio's processes into these cgroups (an emulated tier's
+	// budget) as they start.
+	CgroupProcs []string
+}
+
+// ProfileConfig returns a disk run of a bundled profile, its duration, ramp
+// and test file size the profile's unless given (non-zero).
+func ProfileConfig(name string, duration, ramp time.Duration, size int64) (DiskConfig, error) {
+	if name == "" {
+		name = "quick"
+	}
+	p, err := fio.LookupProfile(name)
+	if err != nil {
+		return DiskConfig{}, Invalid(err)
+	}
+	c := DiskConfig{Profile: p.Name, Points: p.Points,
+		Settings:      fio.Settings{Direct: true, Duration: p.Duration, Ramp: p.Ramp},
+		TargetOptions: fio.TargetOptions{Size: p.Size}}
+	if duration > 0 {
+		c.Settings.Duration = duration
+	}
+	if ramp > 0 {
+		c.Settings.Ramp = ramp
+	}
+	if size > 0 {
+		c.TargetOptions.Size = size
+	}
+	return c, nil
+}
+
+// DiskResult is a disk run's document: what `disk run --json` prints and
+// the store keeps as the run's summary.
+type DiskResult struct {
+	RunID      string            `json:"run_id"`
+	Status     string            `json:"status"`
+	Profile    string            `json:"profile"`
+	Target     string            `json:"target"`
+	File       string            `json:"file"`
+	IOEngine   string            `json:"engine"` // the contract's key for fio's ioengine
+	FioVersion string            `json:"fio_version"`
+	Points     []fio.PointResult `json:"points"`
+}
+
+// DiskParams is what the store keeps of a disk run's parameters. Stores
+// written before this named the ioengine "engine"; the report reads both.
+type DiskParams struct {
+	Profile     string `json:"profile"`
+	Target      string `json:"target"`
+	TargetKind  string `json:"target_kind"`
+	File        string `json:"file"`
+	Size        int64  `json:"size"`
+	IOEngine    string `json:"ioengine"`
+	Direct      bool   `json:"direct"`
+	Duration    string `json:"duration"`
+	Ramp        string `json:"ramp"`
+	SteadyState string `json:"steady_state,omitempty"`
+	Placement
+	Fio        string     `json:"fio"`
+	FioVersion string     `json:"fio_version"`
+	Points     []fio.Spec `json:"points"`
+}
+
+// RunDisk runs the points with fio and records them. tierbench writes only
+// to a test file it creates, or where TargetOptions allow. The result is
+// returned whenever the run was recorded, with the points that finished.
+func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, error) {
+	if len(cfg.Points) == 0 {
+		return nil, invalidf("a disk run needs at least one point")
+	}
+	runner, err := fio.Find(ctx, cfg.Fio)
+	if err != nil {
+		return nil, err
+	}
+	runner.CgroupProcs = cfg.CgroupProcs
+	target, err := fio.PrepareTarget(cfg.Target, cfg.TargetOptions)
+	if err != nil {
+		if errors.Is(err, fio.ErrRefused) {
+			return nil, Invalid(err)
+		}
+		return nil, err
+	}
+	defer func() {
+		if err := target.Cleanup(); err != nil {
+			obs.Note(fmt.Sprintf("removing the test file: %v", err))
+		}
+	}()
+	set := cfg.Settings
+	set.File, set.Size = target.File, target.Size
+	if err := fio.Layout(ctx, target, func(have, want int64) {
+		obs.Progress(Progress{Layout: &LayoutProgress{File: target.File, Have: have, Want: want}})
+	}); err != nil {
+		return nil, err
+	}
+	if set.IOEngine, err = runner.PickIOEngine(ctx, target.File, set.Direct, set.IOEngine); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "tierbench-fio-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindDisk, target: cfg.Target, fioVersion: runner.Version,
+		params: &DiskParams{
+			Profile: cfg.Profile, Target: cfg.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
+			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
+			SteadyState: set.SteadyState, Placement: cfg.Placement, Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
+		}}, obs)
+	if err != nil {
+		return nil, err
+	}
+	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
+		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Points: []fio.PointResult{}}
+	var runErr error
+	for i, spec := range cfg.Points {
+		rec.tele.setStep(i)
+		obs.Progress(Progress{Point: &PointProgress{Index: i, Count: len(cfg.Points), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
+		p, err := runner.Run(ctx, i, spec, set, work)
+		if p != nil {
+			po := fio.NewPointResult(p)
+			if a := rec.tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
+				po.Host, po.Device = a.Host, a.Device
+			}
+			out.Points = append(out.Points, po)
+			obs.Result(Result{Point: &po})
+			st, err := diskStep(p, po)
+			if err != nil {
+				rec.keep(err)
+			} else {
+				rec.addStep(ctx, st)
+			}
+		}
+		if err != nil || ctx.Err() != nil {
+			runErr = err
+			break
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		out.Status = results.StatusInterrupted
+	case runErr != nil:
+		out.Status = results.StatusFailed
+	}
+	n := len(out.Points)
+	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+		kept: fmt.Sprintf("%d points", n), done: fmt.Sprintf("%d points", n)})
+}
+
+// diskStep is a point as the store keeps it: its figures and job file,
+// per-second series and merged latency histograms.
+func diskStep(p *fio.Point, po fio.PointResult) (results.Step, error) {
+	doc, err := json.Marshal(fio.StoredPoint{PointResult: po, JobFile: p.JobFile})
+	if err != nil {
+		return results.Step{}, err
+	}
+	var pts []results.Point
+	add := func(dir string, d *fio.DirSecond, t time.Time) {
+		if d == nil {
+			return
+		}
+		pts = append(pts,
+			results.Point{Name: dir + ".iops", Step: p.Index, T: t, Value: d.IOPS},
+			results.Point{Name: dir + ".mbps", Step: p.Index, T: t, Value: d.MBps},
+			results.Point{Name: dir + ".clat_ms", Step: p.Index, T: t, Value: d.ClatMs})
+	}
+	for _, s := range p.Seconds {
+		t := p.MeasureStart.Add(time.Duration(s.T) * time.Second)
+		add("read", s.Read, t)
+		add("write", s.Write, t)
+	}
+	hists := map[string][]byte{}
+	for dir, d := range map[string]*fio.DirStats{"read": p.Result.Read, "write": p.Result.Write} {
+		if d == nil || d.Hist == nil {
+			continue
+		}
+		data, err := json.Marshal(d.Hist)
+		if err != nil {
+			return results.Step{}, err
+		}
+		hists[dir+".clat_ns"] = data
+	}
+	return results.Step{Index: p.Index, Name: p.Spec.Name, StartedAt: p.Started, MeasureStart: p.MeasureStart,
+		MeasureEnd: p.MeasureEnd, Metrics: doc, Points: pts, Histograms: hists}, nil
+}

@@ -1,0 +1,227 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/durability"
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// DurabilityConfig is the durability test of TPC-C clause 3.5.4 on a
+// managed server (Managed) or the database at DSN.
+type DurabilityConfig struct {
+	Results        string // the results store's directory
+	DSN            string // the database ("" with Managed)
+	Managed        string // a managed server's data directory, started (and built) when needed
+	Cycles         int
+	VUs            int
+	RunBeforeFault time.Duration
+	Fault          string // durability.FaultKill, FaultStop, FaultRestart or FaultCommand
+	FaultCommand   string
+	RecoverCommand string
+	RecoverTimeout time.Duration
+	// Warehouses is the schema a managed server gets when it has none, or,
+	// with Rebuild, when it has another size.
+	Warehouses int
+	Rebuild    bool
+	Mode       string // "" is engine.ModeRoutines
+	Seed       uint64 // 0: a new one
+	// CommandOutput receives the fault and recovery commands' output (nil:
+	// discarded).
+	CommandOutput io.Writer
+}
+
+// DurabilityResult is a durability run's document.
+type DurabilityResult struct {
+	RunID  string                    `json:"run_id"`
+	Status string                    `json:"status"`
+	Fault  string                    `json:"fault"`
+	VUs    int                       `json:"vus"`
+	Cycles []*durability.CycleResult `json:"cycles"`
+	Total  durability.Totals         `json:"total"`
+}
+
+// DurabilityParams is what the store keeps of a durability run. The fault
+// and recovery commands are not kept: they may hold secrets.
+type DurabilityParams struct {
+	DSN            string `json:"dsn,omitempty"`
+	Managed        string `json:"managed,omitempty"`
+	Engine         string `json:"engine"`
+	Warehouses     int    `json:"warehouses"`
+	Cycles         int    `json:"cycles"`
+	VUs            int    `json:"vus"`
+	RunBeforeFault string `json:"run_before_fault"`
+	Fault          string `json:"fault"`
+	RecoverCommand bool   `json:"recover_command"`
+	Mode           string `json:"mode"`
+	Seed           uint64 `json:"seed"`
+	// LogDir is where the cycles' success logs go (not stored: it is the
+	// results directory's durability-RUN).
+	LogDir string `json:"-"`
+}
+
+// RunDurability runs the fault cycles and records them. A cycle that lost
+// an acknowledged New-Order is not an error: the result's Total says so.
+func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*DurabilityResult, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = engine.ModeRoutines
+	}
+	if cfg.CommandOutput == nil {
+		cfg.CommandOutput = io.Discard
+	}
+	dsn := cfg.DSN
+	if cfg.Managed != "" {
+		// The server is the user's to keep, as `tierbench run`'s is.
+		info, err := server.Start(ctx, server.Options{DataDir: cfg.Managed, KeepRunning: true})
+		if err != nil {
+			return nil, serverError(err)
+		}
+		obs.Note(fmt.Sprintf("server: %s %s on 127.0.0.1:%d, data in %s", info.Engine, info.Version, info.Port, info.DataDir))
+		dsn, cfg.Managed = info.DSN, info.DataDir
+	}
+	db, err := Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	fault, err := durabilityFault(ctx, cfg, db, obs)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := durabilitySchema(ctx, cfg, db, obs)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = uint64(time.Now().UnixNano())
+	}
+	name, _ := all.NameOf(dsn)
+	params := &DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
+		VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault.String(), Fault: cfg.Fault, RecoverCommand: cfg.RecoverCommand != "",
+		Mode: cfg.Mode, Seed: cfg.Seed}
+	if cfg.Managed == "" {
+		params.DSN = engine.Redact(dsn)
+	}
+	// The run's ID names the log directory, which must exist before the
+	// run starts: it is made once the run is recorded, before any cycle.
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: KindDurability, params: params, db: db, engineName: name},
+		logDirNamer{obs, params, cfg.Results})
+	if err != nil {
+		return nil, err
+	}
+	db.Close()
+	if err := os.Mkdir(params.LogDir, 0o700); err != nil {
+		_ = rec.finish(ctx, end{status: results.StatusFailed, runErr: err})
+		return nil, fmt.Errorf("creating the success-log directory: %w", err)
+	}
+	cycles, runErr := durability.Run(ctx, durability.Config{
+		Open:           func(ctx context.Context) (engine.DB, error) { return all.Open(ctx, dsn) },
+		Cycles:         cfg.Cycles, VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault, Fault: fault,
+		RecoverTimeout: cfg.RecoverTimeout, LogDir: params.LogDir, Mode: cfg.Mode, Seed: cfg.Seed,
+		OnProgress: func(cycle int, elapsed time.Duration, acked int64) {
+			obs.Progress(Progress{Cycle: &CycleProgress{Cycle: cycle, Cycles: cfg.Cycles, Elapsed: elapsed, Acknowledged: acked}})
+		},
+		OnCycle: func(c *durability.CycleResult) {
+			obs.Result(Result{Cycle: c})
+			doc, err := json.Marshal(c)
+			if err != nil {
+				rec.keep(err)
+				return
+			}
+			rec.addStep(ctx, results.Step{Index: c.Cycle - 1, Name: fmt.Sprintf("cycle=%d", c.Cycle),
+				StartedAt: c.StartedAt, MeasureStart: c.StartedAt, MeasureEnd: c.FaultAt, Metrics: doc})
+		},
+	})
+	out := &DurabilityResult{RunID: rec.run.ID, Status: results.StatusComplete, Fault: cfg.Fault, VUs: cfg.VUs,
+		Cycles: cycles, Total: durability.Total(cycles)}
+	if out.Cycles == nil {
+		out.Cycles = []*durability.CycleResult{}
+	}
+	switch {
+	case errors.Is(runErr, durability.ErrInterrupted):
+		out.Status = results.StatusInterrupted
+		if cfg.Managed != "" {
+			if st, err := server.Status(context.WithoutCancel(ctx), cfg.Managed); err == nil && !st.Running {
+				obs.Note(fmt.Sprintf("the managed server in %s is stopped (the interrupted cycle's fault); start it with: tierbench server start --datadir %s",
+					st.DataDir, st.DataDir))
+			}
+		}
+	case runErr != nil:
+		out.Status = results.StatusFailed
+	}
+	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+		kept: fmt.Sprintf("%d finished cycles", len(cycles)), done: fmt.Sprintf("%d cycles", len(cycles))})
+}
+
+// logDirNamer names the success-log directory after the run as soon as it
+// is recorded, so that the observer's Started sees it.
+type logDirNamer struct {
+	Observer
+	params  *DurabilityParams
+	results string
+}
+
+func (l logDirNamer) Started(s Started) {
+	l.params.LogDir = filepath.Join(l.results, "durability-"+s.RunID)
+	l.Observer.Started(s)
+}
+
+// durabilityFault returns the fault to cause: on a managed server, or on
+// the server db is, which a signal can reach only when it runs on this
+// host.
+func durabilityFault(ctx context.Context, cfg DurabilityConfig, db engine.DB, obs Observer) (durability.Fault, error) {
+	if cfg.Managed != "" {
+		return &durability.ManagedFault{DataDir: cfg.Managed, Kind: cfg.Fault, Command: cfg.FaultCommand,
+			RecoverCommand: cfg.RecoverCommand, StartTimeout: cfg.RecoverTimeout, Output: cfg.CommandOutput}, nil
+	}
+	fault := &durability.ServerFault{Kind: cfg.Fault, Command: cfg.FaultCommand, RecoverCommand: cfg.RecoverCommand, Output: cfg.CommandOutput}
+	if cfg.Fault == durability.FaultCommand {
+		return fault, nil
+	}
+	// A signal needs the postmaster's PID: postmaster.pid in the data
+	// directory the server names, readable here (PostgreSQL's; see
+	// docs/architecture.md).
+	if sr, ok := db.(engine.StatsReader); ok {
+		fault.DataDir, _, _ = sr.ServerInfo(ctx)
+	}
+	if _, err := os.Stat(filepath.Join(fault.DataDir, "postmaster.pid")); fault.DataDir == "" || err != nil {
+		return nil, invalidf("--fault %s signals the server's postmaster, which needs the server on this host and its data directory readable "+
+			"(the server did not name one, or postmaster.pid is not readable there); use --fault command --fault-command CMD instead", cfg.Fault)
+	}
+	if cfg.RecoverCommand == "" {
+		obs.Note(fmt.Sprintf("no --recover-command: after each %s, tierbench waits up to %s for the server to come back by itself",
+			cfg.Fault, cfg.RecoverTimeout))
+	}
+	return fault, nil
+}
+
+// durabilitySchema returns the TPC-C schema to run on: the one there, or
+// on a managed server a new one when there is none or Rebuild asks for
+// another size.
+func durabilitySchema(ctx context.Context, cfg DurabilityConfig, db engine.DB, obs Observer) (tpcc.SchemaInfo, error) {
+	runner, ok := db.(engine.Runner)
+	if !ok {
+		return tpcc.SchemaInfo{}, invalidf("this engine cannot run TPC-C yet")
+	}
+	schema, err := runner.Schema(ctx)
+	build := cfg.Managed != "" && (errors.Is(err, engine.ErrNoSchema) || (err == nil && cfg.Rebuild && schema.Warehouses != cfg.Warehouses))
+	if !build {
+		return schema, err
+	}
+	if _, err := EnsureSchema(ctx, db, cfg.Warehouses, runtime.NumCPU(), obs); err != nil {
+		return schema, err
+	}
+	return runner.Schema(ctx)
+}

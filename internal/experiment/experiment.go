@@ -1,0 +1,197 @@
+// Package experiment runs tierbench's experiments: a TPC-C run, a disk run
+// (fio storage profiles), backup and restore cycles, the durability test and
+// a telemetry monitor. Each takes a typed config and reports through an
+// Observer; none parses flags, prints or picks an exit code. Every run is
+// recorded through one lifecycle (see lifecycle.go): the results store, the
+// environment, the per-second series, telemetry and a final status that an
+// interrupted or killed run keeps.
+//
+// Front ends (the command line, the scenario executor, an HTTP API) build a
+// config, pass an Observer that turns events into their own output, and map
+// the errors: errors.Is(err, ErrInvalid) is bad input, *Interrupted a run
+// that was stopped and kept what it measured.
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/durability"
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// Run kinds, as the results store records them.
+const (
+	KindTPCC       = "tpcc"
+	KindDisk       = "disk"
+	KindBackup     = "backup"
+	KindDurability = "durability"
+	KindMonitor    = "monitor"
+)
+
+// ErrInvalid marks a config that cannot run as given (bad input): a front
+// end shows its message and lets the user correct it.
+var ErrInvalid = errors.New("invalid configuration")
+
+// invalidf returns an error that wraps ErrInvalid; its message is the text
+// alone.
+func invalidf(format string, args ...any) error {
+	return &invalidError{err: fmt.Errorf(format, args...)}
+}
+
+// Invalid marks err as bad input, keeping its message and what it wraps.
+func Invalid(err error) error { return &invalidError{err: err} }
+
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string        { return e.err.Error() }
+func (e *invalidError) Unwrap() error        { return e.err }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
+// Interrupted is the error of a run whose context ended before it finished:
+// what it measured so far is stored, the run marked interrupted.
+type Interrupted struct {
+	RunID string
+	Kept  string // what the run keeps, e.g. "2 finished steps"
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted; %s kept in run %s", e.Kept, e.RunID)
+}
+
+// Telemetry is how a run samples the host, its target's devices and the
+// database while it runs.
+type Telemetry struct {
+	Interval   time.Duration // 0: no telemetry
+	BlockTrace bool          // device latency percentiles from block tracepoints, where the kernel allows it
+}
+
+// DefaultTelemetry is what the command line samples unless told otherwise.
+var DefaultTelemetry = Telemetry{Interval: time.Second, BlockTrace: true}
+
+// Record says where a run is recorded and what it is part of.
+type Record struct {
+	Results   string // the results store's directory
+	Group     string // the results group, e.g. a scenario's ("": none)
+	Placement Placement
+	Telemetry Telemetry
+}
+
+// Placement is what a run's stored parameters say of the scenario it runs
+// in; the report reads it. Target is the scenario target (the tier) under
+// its own key, since backup and disk runs use "target" for a path.
+type Placement struct {
+	Label    string          `json:"label,omitempty"`    // the run's name in reports ("": its id)
+	Instance string          `json:"instance,omitempty"` // the server instance, when several run side by side
+	Role     string          `json:"role,omitempty"`     // what the instance does meanwhile, e.g. "tpcc" beside "backup"
+	Phase    string          `json:"phase,omitempty"`    // which part of a side-by-side experiment, e.g. "baseline"
+	Target   string          `json:"scenario_target,omitempty"`
+	Tier     string          `json:"tier,omitempty"`   // an emulated tier's limits ("": a real one)
+	Limits   *cgroup.Applied `json:"limits,omitempty"` // the server's memory cap and throttles, as read back
+	Memory   int64           `json:"server_memory_bytes,omitempty"`
+}
+
+// Observer hears what an experiment does. Its methods are called from the
+// experiment's goroutines, one at a time per run; they must return quickly
+// and must not block the workload.
+type Observer interface {
+	// Note is a line of information: what cannot be sampled or applied and
+	// why, a schedule that slips, a schema reused.
+	Note(msg string)
+	// Started says the run is recorded in the store.
+	Started(Started)
+	// Progress is the state of a running part, about once a second or when
+	// it starts.
+	Progress(Progress)
+	// Tick is one sampling interval of a TPC-C step or of a monitor.
+	Tick(Tick)
+	// Result is a finished part, as it is stored.
+	Result(Result)
+}
+
+// Started describes a recorded run.
+type Started struct {
+	RunID     string
+	Kind      string
+	StorePath string
+	// Params is the run's stored parameters: *TPCCParams, *DiskParams,
+	// *BackupParams, *DurabilityParams or *MonitorParams.
+	Params any
+	// Resolution is how telemetry resolved the target to devices (nil: no
+	// target, or not sampled).
+	Resolution *telemetry.Resolution
+}
+
+// Progress is one of: a schema build's progress, a test file's layout, a
+// disk point starting, a backup phase running, a durability cycle running.
+type Progress struct {
+	Build  *tpcc.BuildProgress
+	Layout *LayoutProgress
+	Point  *PointProgress
+	Phase  *PhaseProgress
+	Cycle  *CycleProgress
+	// Telemetry is the latest sample while a phase runs (nil: none yet).
+	Telemetry *telemetry.Sample
+}
+
+// LayoutProgress is fio's test file being written before the first point.
+type LayoutProgress struct {
+	File       string
+	Have, Want int64
+}
+
+// PointProgress says a disk point starts.
+type PointProgress struct {
+	Index, Count   int // 0-based index of Count points
+	Spec           fio.Spec
+	Ramp, Duration time.Duration
+}
+
+// PhaseProgress is a backup or restore running.
+type PhaseProgress struct {
+	Cycle, Cycles int
+	Phase         string // backup, restore, or verify once the restore is timed
+	Elapsed       time.Duration
+}
+
+// CycleProgress is a durability cycle's TPC-C running before its fault.
+type CycleProgress struct {
+	Cycle, Cycles int
+	Elapsed       time.Duration
+	Acknowledged  int64
+}
+
+// Tick is a TPC-C second (TPCC set) or a monitor's sample (TPCC nil).
+type Tick struct {
+	TPCC      *driver.Tick
+	Telemetry *telemetry.Sample // the latest sample (nil: none)
+}
+
+// Result is one of a finished TPC-C step, disk point, backup phase or
+// durability cycle, a schema built or a consistency check.
+type Result struct {
+	TPCC  *driver.StepResult
+	Point *fio.PointResult
+	Phase *backup.PhaseResult
+	Cycle *durability.CycleResult
+	Build *tpcc.BuildResult
+	Check *tpcc.CheckResult
+}
+
+// Nop is an Observer that ignores everything; embed it to hear only some
+// events.
+type Nop struct{}
+
+func (Nop) Note(string)       {}
+func (Nop) Started(Started)   {}
+func (Nop) Progress(Progress) {}
+func (Nop) Tick(Tick)         {}
+func (Nop) Result(Result)     {}
+
+var _ Observer = Nop{}

@@ -1,0 +1,270 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/inventory"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/version"
+)
+
+// recording is one run's life in the results store, the same for every kind
+// of run: created with its parameters and environment, fed steps and
+// per-second series while telemetry samples, and finished with a status.
+// A step is stored as soon as it ends, its series first, so an interrupted
+// or killed run keeps both; a run killed outright stays "running" in the
+// store, which shows it as such.
+type recording struct {
+	store    *results.Store
+	run      results.Run
+	series   *results.SeriesWriter
+	tele     *telemetryRun
+	obs      Observer
+	storeErr error // the first failure to store a step or series
+}
+
+// begin is what a run records before it starts.
+type begin struct {
+	Record
+	kind   string
+	params any
+	// target is the path whose devices telemetry samples and the inventory
+	// describes ("": the database's data directory, when it runs here).
+	target string
+	db     engine.DB // the database (nil: none)
+	// engineName and fioVersion go into the environment.
+	engineName, fioVersion string
+}
+
+// start opens the store, records the run and its environment, and starts
+// the series writer and telemetry. On error nothing is left open.
+func start(ctx context.Context, b begin, obs Observer) (*recording, error) {
+	store, err := results.Open(b.Results)
+	if err != nil {
+		return nil, fmt.Errorf("opening the results store: %w", err)
+	}
+	run, err := store.CreateRun(ctx, b.kind, b.Group, b.params)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("recording the run: %w", err)
+	}
+	r := &recording{store: store, run: run, obs: obs}
+	fail := func(err error) (*recording, error) {
+		_ = store.FinishRun(context.WithoutCancel(ctx), run.ID, results.StatusFailed, nil)
+		store.Close()
+		return nil, err
+	}
+	target, pid := localTarget(ctx, b.target, b.db)
+	env, notes := inventory.Collect(ctx, inventory.Options{Target: target, DB: b.db, Engine: b.engineName,
+		TierbenchVersion: version.Version, FioVersion: b.fioVersion})
+	for _, n := range notes {
+		obs.Note(n)
+	}
+	if err := store.SetDocument(ctx, run.ID, results.DocEnvironment, env); err != nil {
+		return fail(fmt.Errorf("recording the run's environment: %w", err))
+	}
+	r.series = store.NewSeriesWriter(run.ID, time.Second)
+	if r.tele, err = startTelemetry(ctx, b.Telemetry, target, pid, b.db, r.series, obs); err != nil {
+		_ = r.series.Close(context.WithoutCancel(ctx))
+		return fail(err)
+	}
+	st := Started{RunID: run.ID, Kind: b.kind, StorePath: store.Path(), Params: b.params}
+	if r.tele != nil {
+		st.Resolution = r.tele.session.Resolution()
+	}
+	obs.Started(st)
+	return r, nil
+}
+
+// addStep stores a finished step, the series sampled so far first. A
+// failure is kept for the run's end; the run goes on.
+func (r *recording) addStep(ctx context.Context, st results.Step) {
+	bg := context.WithoutCancel(ctx)
+	_ = r.series.Flush(bg) // a failed flush keeps its points for the next one; Close reports it
+	st.RunID = r.run.ID
+	r.keep(r.store.AddStep(bg, st))
+}
+
+func (r *recording) keep(err error) {
+	if err != nil && r.storeErr == nil {
+		r.storeErr = err
+	}
+}
+
+// end is how a run ended.
+type end struct {
+	status string
+	out    any    // the run's document, kept as its summary
+	kept   string // what an interrupted run keeps, e.g. "2 finished steps" ("": being stopped is its normal end)
+	done   string // what a failed run finished, e.g. "2 steps"
+	runErr error
+}
+
+// finish stops telemetry, stores the last series and the run's status and
+// summary, and closes the store. Its error says, in this order, that the
+// run was interrupted (*Interrupted), that it failed, or that the store
+// failed.
+func (r *recording) finish(ctx context.Context, e end) error {
+	bg := context.WithoutCancel(ctx)
+	r.tele.stop()
+	r.keep(r.series.Close(bg))
+	r.keep(r.store.FinishRun(bg, r.run.ID, e.status, e.out))
+	r.store.Close()
+	switch {
+	case e.status == results.StatusInterrupted && e.kept != "":
+		return &Interrupted{RunID: r.run.ID, Kept: e.kept}
+	case e.runErr != nil:
+		return fmt.Errorf("run %s failed after %s: %w", r.run.ID, e.done, e.runErr)
+	case r.storeErr != nil:
+		return fmt.Errorf("run %s finished but the results store failed: %w", r.run.ID, r.storeErr)
+	}
+	return nil
+}
+
+// telemetryRun ties a telemetry session to a run: every sample goes to the
+// run's series, tagged with the step running when it was taken.
+type telemetryRun struct {
+	session *telemetry.Session
+	step    atomic.Int64
+}
+
+// startTelemetry starts sampling for a run (nil when the interval is 0).
+// target is the path whose devices to sample ("" for none), pid the local
+// server's main process (0: none), db the database whose internals to
+// sample (nil for none). What cannot be sampled is a note; the run goes on.
+func startTelemetry(ctx context.Context, t Telemetry, target string, pid int, db engine.DB,
+	series *results.SeriesWriter, obs Observer) (*telemetryRun, error) {
+	if t.Interval == 0 {
+		return nil, nil
+	}
+	tr := &telemetryRun{}
+	cfg := telemetry.Config{
+		Interval: t.Interval, Target: target, ServerPID: pid, BlockTrace: t.BlockTrace,
+		Warn: func(msg string) { obs.Note("telemetry: " + msg) },
+	}
+	if sr, ok := db.(engine.StatsReader); ok {
+		cfg.DB = sr
+	}
+	cfg.OnSample = func(x telemetry.Sample) {
+		step := int(tr.step.Load())
+		for name, v := range x.Values() {
+			series.Add(results.Point{Name: name, Step: step, T: x.T, Value: v})
+		}
+	}
+	s, err := telemetry.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tr.session = s
+	return tr, nil
+}
+
+// setStep tags later samples with step (nil-safe).
+func (t *telemetryRun) setStep(step int) {
+	if t != nil {
+		t.step.Store(int64(step))
+	}
+}
+
+// summarize aggregates the samples of [from, to] (nil-safe).
+func (t *telemetryRun) summarize(from, to time.Time) *telemetry.Aggregate {
+	if t == nil {
+		return nil
+	}
+	a := telemetry.Summarize(t.session.Samples(from, to))
+	return &a
+}
+
+// latest is the last sample taken (nil-safe; nil when none yet).
+func (t *telemetryRun) latest() *telemetry.Sample {
+	if t == nil {
+		return nil
+	}
+	x, ok := t.session.Latest()
+	if !ok {
+		return nil
+	}
+	return &x
+}
+
+// stop ends sampling (nil-safe).
+func (t *telemetryRun) stop() {
+	if t != nil {
+		t.session.Stop()
+	}
+}
+
+// localTarget returns the path a run's telemetry and inventory look at:
+// target when given, else the data directory of the database server when
+// it runs on this host; and the server's main process when it does (0
+// otherwise).
+func localTarget(ctx context.Context, target string, db engine.DB) (string, int) {
+	sr, ok := db.(engine.StatsReader)
+	if !ok {
+		return target, 0
+	}
+	dataDir, backend, err := sr.ServerInfo(ctx)
+	if err != nil {
+		return target, 0
+	}
+	pid := localServerPID(backend)
+	if target == "" && pid > 0 && dataDir != "" {
+		if _, err := os.Stat(dataDir); err == nil {
+			target = dataDir
+		}
+	}
+	return target, pid
+}
+
+// serverProcesses are the process names of a database server's main
+// process and backends (PostgreSQL's; see docs/architecture.md's list of
+// engine-specific knowledge).
+var serverProcesses = []string{"postgres", "postmaster"}
+
+// localServerPID returns the main process of the database server whose
+// backend has PID backend, when that backend runs on this host: its parent,
+// if the parent is a server process. 0 otherwise.
+func localServerPID(backend int) int {
+	p, err := procfs.NewProc(backend)
+	if err != nil {
+		return 0
+	}
+	st, err := p.Stat()
+	if err != nil || st.Comm != serverProcesses[0] {
+		return 0
+	}
+	parent, err := procfs.NewProc(st.PPID)
+	if err != nil {
+		return 0
+	}
+	pst, err := parent.Stat()
+	if err != nil || !slices.Contains(serverProcesses, pst.Comm) {
+		return 0
+	}
+	return st.PPID
+}
+
+// sleepUntil waits for t or ctx, whichever comes first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

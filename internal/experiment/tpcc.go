@@ -1,0 +1,243 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/version"
+)
+
+// TPCCConfig is a TPC-C run: steps of virtual users, each a ramp-up and a
+// measured interval, on the database at DSN.
+type TPCCConfig struct {
+	Record
+	DSN            string
+	VUs            []int // virtual users per step
+	RampUp         time.Duration
+	Duration       time.Duration
+	Mode           string   // engine.ModeRoutines (""), or engine.ModeStatements
+	Mix            tpcc.Mix // zero: the spec's deck (tpcc.DefaultMix)
+	AllWarehouses  bool
+	KeyingThinking bool
+	Retry          int
+	Seed           uint64 // 0: a new one
+	// Target is the path whose devices telemetry samples ("": the server's
+	// data directory, when it runs on this host).
+	Target string
+}
+
+// TPCCResult is a TPC-C run's document: what `tpcc run --json` prints and
+// the store keeps as the run's summary.
+type TPCCResult struct {
+	RunID     string               `json:"run_id"`
+	Status    string               `json:"status"`
+	Mode      string               `json:"mode"`
+	Mix       string               `json:"mix"`
+	NOPMAgree bool                 `json:"nopm_agree"`
+	Steps     []*driver.StepResult `json:"steps"`
+}
+
+// TPCCParams is what the store keeps of a TPC-C run's parameters: all that
+// is needed to repeat it, the DSN without its password.
+type TPCCParams struct {
+	DSN            string `json:"dsn"`
+	Engine         string `json:"engine"`
+	Warehouses     int    `json:"warehouses"`
+	VUs            []int  `json:"vus"`
+	RampUp         string `json:"rampup"`
+	Duration       string `json:"duration"`
+	Mode           string `json:"mode"`
+	Mix            string `json:"mix"`
+	AllWarehouses  bool   `json:"all_warehouses"`
+	KeyingThinking bool   `json:"keying_thinking"`
+	Retry          int    `json:"retry"`
+	Seed           uint64 `json:"seed"`
+	Placement
+}
+
+// RunTPCC runs TPC-C and records it. The result is returned whenever the
+// run was recorded, with the steps that finished, even with an error.
+func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = engine.ModeRoutines
+	}
+	if cfg.Mix == (tpcc.Mix{}) {
+		cfg.Mix = tpcc.DefaultMix
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = uint64(time.Now().UnixNano())
+	}
+	db, err := Open(ctx, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	runner, ok := db.(engine.Runner)
+	if !ok {
+		return nil, invalidf("this engine cannot run TPC-C yet")
+	}
+	schema, err := runner.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name, _ := all.NameOf(cfg.DSN)
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindTPCC, target: cfg.Target, db: db, engineName: name,
+		params: &TPCCParams{
+			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
+			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
+			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
+			Placement: cfg.Placement,
+		}}, obs)
+	if err != nil {
+		return nil, err
+	}
+	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: cfg.VUs, RampUp: cfg.RampUp, Duration: cfg.Duration,
+		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed}
+	dc.OnTick = func(t driver.Tick) {
+		step := t.Step - 1
+		rec.tele.setStep(step)
+		obs.Tick(Tick{TPCC: &t, Telemetry: rec.tele.latest()})
+		for name, v := range map[string]float64{
+			"tpm": t.TPM, "nopm": t.NOPM, "client_tpm": t.ClientTPM,
+			"new_order.p50_ms": t.NewOrderP50Ms, "new_order.p95_ms": t.NewOrderP95Ms, "new_order.p99_ms": t.NewOrderP99Ms,
+		} {
+			rec.series.Add(results.Point{Name: name, Step: step, T: t.T, Value: v})
+		}
+	}
+	dc.OnStep = func(s *driver.StepResult) {
+		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
+			s.Host, s.Device, s.DB = a.Host, a.Device, a.DB
+		}
+		obs.Result(Result{TPCC: s})
+		st, err := tpccStep(s)
+		if err != nil {
+			rec.keep(err)
+			return
+		}
+		rec.addStep(ctx, st)
+	}
+	steps, runErr := driver.Run(ctx, dc)
+	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true, Steps: steps}
+	if out.Steps == nil {
+		out.Steps = []*driver.StepResult{}
+	}
+	for _, s := range steps {
+		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK
+	}
+	switch {
+	case errors.Is(runErr, driver.ErrInterrupted):
+		out.Status = results.StatusInterrupted
+	case runErr != nil:
+		out.Status = results.StatusFailed
+	}
+	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+		kept: fmt.Sprintf("%d finished steps", len(steps)), done: fmt.Sprintf("%d steps", len(steps))})
+}
+
+// tpccStep is a TPC-C step as the store keeps it, with its histograms.
+func tpccStep(s *driver.StepResult) (results.Step, error) {
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return results.Step{}, err
+	}
+	hists := map[string][]byte{}
+	for k, h := range s.Histograms {
+		data, err := h.Encode(hdr.V2CompressedEncodingCookieBase) // readable by every HdrHistogram library
+		if err != nil {
+			return results.Step{}, err
+		}
+		hists[tpcc.Kind(k).String()] = data
+	}
+	return results.Step{Index: s.Index, Name: fmt.Sprintf("vus=%d", s.VUs),
+		StartedAt: s.StartedAt, MeasureStart: s.MeasureStart, MeasureEnd: s.MeasureEnd, Metrics: doc, Histograms: hists}, nil
+}
+
+// Open opens the database a DSN names. A DSN that does not parse, or names
+// an engine tierbench does not drive, is bad input (ErrInvalid), found
+// before any connection is tried.
+func Open(ctx context.Context, dsn string) (engine.DB, error) {
+	db, err := all.Open(ctx, dsn)
+	if errors.Is(err, engine.ErrBadInput) && !errors.Is(err, engine.ErrNoSchema) {
+		return nil, Invalid(err)
+	}
+	return db, err
+}
+
+// EnsureSchema reuses a TPC-C schema that is complete and of the asked
+// size, and otherwise (re)builds and checks it. Dropping is safe on
+// tierbench's own servers only, which is where this is meant for. The build
+// result is nil when the schema was reused.
+func EnsureSchema(ctx context.Context, db engine.DB, warehouses, buildVUs int, obs Observer) (*tpcc.BuildResult, error) {
+	existing, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
+	switch {
+	case err == nil && existing.Warehouses == warehouses:
+		obs.Note(fmt.Sprintf("reusing the %d-warehouse TPC-C schema already built there", existing.Warehouses))
+		return nil, nil
+	case err != nil && !errors.Is(err, engine.ErrNoSchema):
+		return nil, err
+	}
+	build, err := Build(ctx, db, engine.BuildOptions{Warehouses: warehouses, Workers: buildVUs, Drop: true}, obs)
+	if err != nil {
+		return nil, fmt.Errorf("building the TPC-C schema: %w", err)
+	}
+	c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
+	if err != nil {
+		return build, err
+	}
+	if !c.OK {
+		return build, fmt.Errorf("the freshly built schema fails its consistency check: %s", CheckFailures(c))
+	}
+	return build, nil
+}
+
+// Build builds a TPC-C schema, telling obs of its progress and result.
+func Build(ctx context.Context, db engine.DB, o engine.BuildOptions, obs Observer) (*tpcc.BuildResult, error) {
+	obs.Note(fmt.Sprintf("building %d warehouses with %d loader connections", o.Warehouses, o.Workers))
+	o.Progress = func(p tpcc.BuildProgress) { obs.Progress(Progress{Build: &p}) }
+	o.Version = version.Version
+	res, err := db.BuildTPCC(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	obs.Result(Result{Build: res})
+	return res, nil
+}
+
+// CheckFailures lists what a failed consistency check found, e.g.
+// "3.3.2.1 (2 violations), stock has 99 rows, want 100".
+func CheckFailures(c *tpcc.CheckResult) string {
+	var bad []string
+	for _, x := range c.Conditions {
+		if !x.OK {
+			bad = append(bad, fmt.Sprintf("%s (%d violations)", x.ID, x.Violations))
+		}
+	}
+	for _, x := range c.Cardinalities {
+		if !x.OK {
+			bad = append(bad, fmt.Sprintf("%s has %d rows, want %d", x.Table, x.Found, x.Expected))
+		}
+	}
+	return strings.Join(bad, ", ")
+}
+
+// StoreCheck keeps a consistency check with the run it followed, for the
+// report.
+func StoreCheck(ctx context.Context, dir, runID string, c *tpcc.CheckResult) error {
+	store, err := results.Open(dir)
+	if err != nil {
+		return fmt.Errorf("opening the results store: %w", err)
+	}
+	defer store.Close()
+	return store.SetDocument(ctx, runID, results.DocCheck, c)
+}

@@ -1,0 +1,700 @@
+package scenario
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/report"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/tier"
+	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
+	"github.com/tierbench/tierbench/internal/version"
+)
+
+// Observer hears a scenario's run. Its experiment.Observer hears the
+// scenario's notes and the experiments that run in the foreground (one
+// instance at a time); experiments running side by side are not heard, so
+// that their output does not interleave.
+type Observer interface {
+	experiment.Observer
+	// Step says a step (1-based, of total) starts.
+	Step(step, total int, st Step)
+	// Checked is an instance's consistency check.
+	Checked(instance string, c *tpcc.CheckResult)
+	// Neighbour is a TPC-C instance's last step in a side-by-side step.
+	Neighbour(instance string, s *driver.StepResult)
+	// Reported says where the report was written.
+	Reported(w report.Written)
+}
+
+// ChecksFailed is the error of a scenario whose steps all ran but whose
+// consistency checks found violations (shown through Observer.Checked).
+type ChecksFailed struct{ N int }
+
+func (e *ChecksFailed) Error() string {
+	return fmt.Sprintf("%d consistency checks failed (see above)", e.N)
+}
+
+// Execute runs a scenario with tierbench's experiments, in-process: its
+// targets (loop images for emulated tiers), managed servers (capped,
+// throttled, cloned), disk, TPC-C, backup, check and report steps. Every run
+// goes into one results group, returned, which the report shows together.
+// When ctx is cancelled the error wraps ctx.Err().
+func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer) (group string, err error) {
+	ex := &executor{
+		obs: obs, sc: sc, results: resultsDir,
+		group:   sc.Name + "-" + time.Now().UTC().Format("20060102-150405"),
+		targets: map[string]*execTarget{}, instances: map[string]*instance{}, lastRun: map[string]string{},
+	}
+	scale := sc.Scale
+	if scale == "" {
+		scale = "default"
+	}
+	obs.Note(fmt.Sprintf("scenario %s (%s scale): %s; results group %s", sc.Name, scale, sc.Title, ex.group))
+	err = Run(ctx, sc, ex, obs.Step)
+	if err == nil && ex.failedChecks > 0 {
+		return ex.group, &ChecksFailed{N: ex.failedChecks}
+	}
+	return ex.group, err
+}
+
+// executor carries out a scenario's steps.
+type executor struct {
+	obs          Observer
+	sc           *Scenario
+	results      string
+	group        string
+	targets      map[string]*execTarget
+	instances    map[string]*instance
+	lastRunMu    sync.Mutex
+	lastRun      map[string]string // instance -> its latest tpcc run, which a check is stored with
+	failedChecks int
+}
+
+type execTarget struct {
+	Target
+	path  string
+	image *tier.Image
+}
+
+// emulated describes the tier's limits ("" when it is not emulated).
+func (t *execTarget) emulated() string {
+	if _, ok := t.throttle(); !ok {
+		return ""
+	}
+	e := t.Emulate
+	var parts []string
+	if e.ReadIOPS > 0 || e.WriteIOPS > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s IOPS", limitText(float64(e.ReadIOPS)), limitText(float64(e.WriteIOPS))))
+	}
+	if e.ReadMBps > 0 || e.WriteMBps > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s MB/s", limitText(e.ReadMBps), limitText(e.WriteMBps)))
+	}
+	return "emulated: read/write " + strings.Join(parts, ", ")
+}
+
+// label is how reports name runs on the target.
+func (t *execTarget) label(name string) string {
+	if t.emulated() != "" {
+		return name + " (emulated)"
+	}
+	return name
+}
+
+func limitText(v float64) string {
+	if v <= 0 {
+		return "∞"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+type instance struct {
+	name    string
+	server  Server
+	target  *execTarget
+	dataDir string
+	dsn     string
+	started bool
+	limits  *cgroup.Applied // what its start applied, for the runs' parameters
+}
+
+var _ Executor = (*executor)(nil)
+
+func (e *executor) note(format string, args ...any) { e.obs.Note(fmt.Sprintf(format, args...)) }
+
+func (e *executor) PrepareTarget(ctx context.Context, t Target) (string, error) {
+	path, err := filepath.Abs(t.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return "", fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	et := &execTarget{Target: t, path: path}
+	if t.Emulate != nil && t.Emulate.Loop > 0 {
+		im, err := tier.Create(ctx, path, t.Name, t.Emulate.Loop)
+		if err != nil {
+			return "", fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		et.image, et.path = im, im.MountPoint
+		e.note("target %s: a %s loop-backed ext4 image on %s, mounted at %s", t.Name, units.FormatSize(t.Emulate.Loop), im.Device, im.MountPoint)
+	} else {
+		e.note("target %s: %s", t.Name, path)
+	}
+	if d := et.emulated(); d != "" {
+		e.note("target %s is an emulated tier (%s: one budget, shared by every server on it)", t.Name, strings.TrimPrefix(d, "emulated: "))
+	}
+	e.targets[t.Name] = et
+	return et.path, nil
+}
+
+// StartServers starts a server's instances whose data exist; the first is
+// always started (a new data directory is initialised), the others of a
+// multi-instance server are cloned from it by its tpcc-build step.
+func (e *executor) StartServers(ctx context.Context, s Server, _ Target, names []string) error {
+	t := e.targets[s.Target]
+	for i, name := range names {
+		in := &instance{name: name, server: s, target: t, dataDir: filepath.Join(t.path, name)}
+		e.instances[name] = in
+		if i > 0 {
+			if _, err := server.Status(ctx, in.dataDir); err != nil {
+				continue // cloned when the schema is built
+			}
+		}
+		if err := e.start(ctx, in, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start starts an instance and applies its memory cap and its target's
+// throttles: one I/O budget per emulated tier (the tier's cgroup), which
+// every instance on it shares, as the databases on one datastore do.
+func (e *executor) start(ctx context.Context, in *instance, newPort bool) error {
+	info, err := server.Start(ctx, server.Options{DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
+	if err != nil {
+		var de *server.DataDirError
+		if errors.As(err, &de) {
+			err = experiment.Invalid(err)
+		}
+		return fmt.Errorf("server %s: %w", in.name, err)
+	}
+	in.dsn, in.started = info.DSN, true
+	e.note("server %s: %s %s on 127.0.0.1:%d, data in %s", in.name, info.Engine, info.Version, info.Port, info.DataDir)
+	io, wantIO := in.target.throttle()
+	if in.server.Memory > 0 || wantIO {
+		ap, device, err := experiment.ApplyServerLimits(ctx, in.dataDir, in.server.Memory, io, wantIO, in.target.groupName())
+		if err != nil {
+			return fmt.Errorf("server %s: %w", in.name, err)
+		}
+		in.limits = &ap
+		e.note("server %s: %s", in.name, experiment.LimitsText(ap, in.server.Memory > 0, wantIO, device, in.target.Name))
+	}
+	return nil
+}
+
+func (e *executor) instance(name string) (*instance, error) {
+	in, ok := e.instances[name]
+	if !ok || !in.started {
+		return nil, fmt.Errorf("instance %s is not running: its server's tpcc-build step must come first", name)
+	}
+	return in, nil
+}
+
+// forEach runs f on each instance at once; with one, in the foreground,
+// heard by the scenario's observer.
+func (e *executor) forEach(ctx context.Context, names []string, f func(ctx context.Context, obs experiment.Observer, in *instance) error) error {
+	if len(names) == 1 {
+		in, err := e.instance(names[0])
+		if err != nil {
+			return err
+		}
+		return f(ctx, e.obs, in)
+	}
+	grp, gctx := errgroup.WithContext(ctx)
+	for _, name := range names {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		grp.Go(func() error { return f(gctx, experiment.Nop{}, in) })
+	}
+	return grp.Wait()
+}
+
+// record is how the scenario's runs are recorded: in its group, sampled as
+// the command line samples by default.
+func (e *executor) record(p experiment.Placement) experiment.Record {
+	return experiment.Record{Results: e.results, Group: e.group, Placement: p, Telemetry: experiment.DefaultTelemetry}
+}
+
+func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
+	t := e.targets[st.Target]
+	cfg, err := experiment.ProfileConfig(st.Profile, st.Duration, 0, st.Size)
+	if err != nil {
+		return err
+	}
+	cfg.Target = t.path
+	cfg.Record = e.record(experiment.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
+	// fio runs within the tier's I/O budget, so the profile shows the tier
+	// as the database will see it.
+	grp, device, note, _, err := tierGroup(t, "disk-"+strings.TrimPrefix(t.groupName(), "tier-"), 0)
+	if err != nil {
+		return err
+	}
+	switch {
+	case grp != nil:
+		defer grp.Remove()
+		cfg.CgroupProcs = grp.ProcsFiles()
+		e.note("target %s: the storage profile runs throttled on %s, within the I/O budget the tier's servers share", t.Name, device)
+	case note != "":
+		e.note("target %s: the storage profile is %s", t.Name, note)
+	}
+	_, err = experiment.RunDisk(ctx, cfg, e.obs)
+	return err
+}
+
+// throttle is the target's emulated I/O limit (ok false when none).
+func (t *execTarget) throttle() (cgroup.IOLimit, bool) {
+	em := t.Emulate
+	if em == nil {
+		return cgroup.IOLimit{}, false
+	}
+	io := cgroup.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
+	return io, io.ReadIOPS > 0 || io.WriteIOPS > 0 || io.ReadBPS > 0 || io.WriteBPS > 0
+}
+
+// groupName is the cgroup of the target's I/O budget ("" when the target is
+// not throttled): every server on the target, and the storage profile, draw
+// from it. tier-NAME-HASH, the hash of the target's path, so that the
+// targets of one name of two scenarios (paper-2's and paper-5's "slow")
+// never share a budget, nor remove each other's.
+func (t *execTarget) groupName() string {
+	if _, ok := t.throttle(); !ok {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(t.path))
+	return "tier-" + t.Name[:min(len(t.Name), 80)] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// tierGroup makes the cgroup name, within target t's I/O budget (the one
+// its servers share), that a workload's processes (fio, a backup cycle's)
+// start in, capped at memory bytes when memory > 0. A target that is not
+// throttled and no memory give nothing; a machine that cannot throttle gives
+// no I/O limit and a note "not throttled: why", and no group unless the
+// memory cap applied. A group comes with the device it throttles ("" when
+// it does not), what the machine noted (v1's writeback caveat, a cap it
+// could not set) and what applied.
+func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, device, note string, ap cgroup.Applied, err error) {
+	lim := cgroup.Limits{MemoryBytes: memory}
+	var notes []string
+	if io, ok := t.throttle(); ok {
+		var maj, mnr uint32
+		if device, maj, mnr, err = server.DeviceFor(t.path); err != nil {
+			device, notes = "", append(notes, "not throttled: "+err.Error())
+		} else {
+			io.Major, io.Minor = maj, mnr
+			lim.IO, lim.IOGroup = []cgroup.IOLimit{io}, t.groupName()
+		}
+	}
+	if lim.MemoryBytes == 0 && len(lim.IO) == 0 {
+		return nil, "", strings.Join(notes, "; "), ap, nil
+	}
+	grp, ap, err = cgroup.Create(name, lim)
+	if err != nil {
+		return nil, "", "", ap, err
+	}
+	switch {
+	case len(lim.IO) > 0 && len(ap.IO) == 0:
+		device, notes = "", append(notes, "not throttled: "+experiment.OrUnknown(ap.IONote))
+	case ap.IONote != "":
+		notes = append(notes, ap.IONote)
+	}
+	if lim.MemoryBytes > 0 && ap.MemoryMax == 0 {
+		notes = append(notes, "memory not capped: "+experiment.OrUnknown(ap.MemoryNote))
+	}
+	if len(ap.IO) == 0 && ap.MemoryMax == 0 {
+		grp.Remove()
+		grp = nil
+	}
+	return grp, device, strings.Join(notes, "; "), ap, nil
+}
+
+// TPCCBuild builds (or reuses) the schema on the server's first instance;
+// the other instances are copies of its stopped, checked data directory.
+func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
+	first, err := e.instance(st.Instances[0])
+	if err != nil {
+		return err
+	}
+	db, err := all.Open(ctx, first.dsn)
+	if err != nil {
+		return err
+	}
+	vus := st.BuildVUs
+	if vus == 0 {
+		vus = runtime.NumCPU()
+	}
+	build, err := experiment.EnsureSchema(ctx, db, st.Warehouses, vus, e.obs)
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("server %s: %w", first.name, err)
+	}
+	rest := st.Instances[1:]
+	if len(rest) == 0 {
+		return nil
+	}
+	if build == nil { // reused: copies made from it before are still good, if there
+		missing := false
+		for _, name := range rest {
+			if in := e.instances[name]; !in.started {
+				missing = true
+			}
+		}
+		if !missing {
+			return nil
+		}
+	}
+	if _, err := server.Stop(ctx, first.dataDir, "fast"); err != nil {
+		return err
+	}
+	first.started = false
+	for _, name := range rest {
+		in := e.instances[name]
+		if in.started {
+			if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+				return err
+			}
+			in.started = false
+		}
+		if _, err := server.Status(ctx, in.dataDir); err == nil {
+			// A copy tierbench made before, now stale.
+			if err := os.RemoveAll(in.dataDir); err != nil {
+				return err
+			}
+		}
+		e.note("cloning %s into %s", first.dataDir, in.dataDir)
+		if err := server.Clone(ctx, first.dataDir, in.dataDir); err != nil {
+			return fmt.Errorf("server %s: %w", in.name, err)
+		}
+	}
+	if err := e.start(ctx, first, false); err != nil {
+		return err
+	}
+	for _, name := range rest {
+		if err := e.start(ctx, e.instances[name], true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tpccRun runs TPC-C on one instance, as a run of the scenario's group.
+func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
+	mode, role, phase string) error {
+	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
+		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
+			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory}),
+		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Mode: mode,
+	}, obs)
+	if out != nil {
+		e.setLastRun(in.name, out.RunID)
+	}
+	return err
+}
+
+func (e *executor) setLastRun(instance, runID string) {
+	e.lastRunMu.Lock()
+	defer e.lastRunMu.Unlock()
+	e.lastRun[instance] = runID
+}
+
+func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
+	role := ""
+	if len(st.Instances) > 1 {
+		role = "tpcc"
+	}
+	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
+		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Mode, role, "")
+	})
+}
+
+// backupRun runs backup cycles of one instance into DIR/backups-INSTANCE
+// on the step's target (default the instance's own).
+func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *instance, target string, cycles int, spacing time.Duration,
+	logical bool) error {
+	t := in.target
+	if target != "" {
+		t = e.targets[target]
+	}
+	cfg := experiment.BackupConfig{
+		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
+			Target: in.target.Name, Tier: t.emulated()}),
+		DSN: in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Spacing: spacing,
+		Logical: logical, Jobs: runtime.NumCPU(), DataDir: in.dataDir, Verify: true,
+	}
+	grp, note, ap, err := backupGroup(in, t)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", in.name, err)
+	}
+	cfg.IONote = note
+	switch {
+	case grp != nil:
+		defer grp.Remove() // on errors and Ctrl-C too: RunBackup has stopped its processes by then
+		cfg.CgroupProcs, cfg.MemoryMax = grp.ProcsFiles(), ap.MemoryMax
+		var how []string
+		if len(ap.IO) > 0 {
+			cfg.IOGroup = t.groupName()
+			how = append(how, "throttled, within the I/O budget of target "+t.Name)
+		}
+		if ap.MemoryMax > 0 {
+			how = append(how, "in a memory cap of "+units.FormatSize(ap.MemoryMax)+", as the server has")
+		}
+		if note != "" {
+			note = " (" + note + ")"
+		}
+		obs.Note(fmt.Sprintf("server %s: its backups and restores run %s%s", in.name, strings.Join(how, " and "), note))
+	case note != "":
+		obs.Note(fmt.Sprintf("server %s: its backups and restores are %s", in.name, note))
+	}
+	_, err = experiment.RunBackup(ctx, cfg, obs)
+	return err
+}
+
+// backupGroup makes the cgroup an instance's backup cycles run in: every
+// process of a cycle doing I/O starts in it (backup.Options.CgroupProcs).
+// It draws from the I/O budget of the target the backups go to, when that
+// is throttled: that target's device is all they touch (pg_basebackup or
+// pg_dump writes there, and a restore reads and writes only there; the
+// source's files are read for a backup by the source server, in its own
+// tier's budget). It has the instance's memory cap, when the instance has
+// one: a restored copy, started with its source's settings, then also runs
+// in its source's memory, page cache included, not in the whole host's.
+// The group is backup-INSTANCE-HASH (HASH of the data directory and the
+// target's path), so the instances of a neighbours step each have theirs.
+// Nothing to limit gives no group; what the machine cannot do is a note
+// ("not throttled: why", "memory not capped: why"), as is v1's writeback
+// caveat.
+func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, cgroup.Applied, error) {
+	sum := sha256.Sum256([]byte(in.dataDir + "\x00" + t.path))
+	grp, _, note, ap, err := tierGroup(t, "backup-"+in.name[:min(len(in.name), 60)]+"-"+hex.EncodeToString(sum[:4]), in.server.Memory)
+	return grp, note, ap, err
+}
+
+func (e *executor) Backup(ctx context.Context, st *BackupStep) error {
+	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
+		return e.backupRun(ctx, obs, in, st.Target, st.Cycles, st.Interval, st.Logical)
+	})
+}
+
+// Neighbours runs TPC-C on some instances while others run backup cycles,
+// the first backup starting when the TPC-C ramp-up ends, so the backups
+// fall in the measured interval.
+func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
+	phase := "baseline"
+	if len(st.Backup) > 0 {
+		phase = "beside backups"
+	}
+	grp, gctx := errgroup.WithContext(ctx)
+	for _, name := range st.TPCC {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		grp.Go(func() error {
+			return e.tpccRun(gctx, experiment.Nop{}, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase)
+		})
+	}
+	for _, name := range st.Backup {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		grp.Go(func() error {
+			if err := sleepFor(gctx, st.RampUp); err != nil {
+				return err
+			}
+			return e.backupRun(gctx, experiment.Nop{}, in, st.Target, st.Cycles, st.Interval, st.Logical)
+		})
+	}
+	e.note("%s: TPC-C with %d VUs on %s%s; %s ramp-up, %s measured", phase, st.VUs, strings.Join(st.TPCC, ", "),
+		backupText(st), st.RampUp, st.Duration)
+	if err := grp.Wait(); err != nil {
+		return err
+	}
+	return e.neighbours(ctx, st.TPCC)
+}
+
+// sleepFor waits d or until ctx ends.
+func sleepFor(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func backupText(st *NeighboursStep) string {
+	if len(st.Backup) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d backup cycles every %s on %s", st.Cycles, st.Interval, strings.Join(st.Backup, ", "))
+}
+
+// neighbours tells the observer each TPC-C instance's last step of a
+// side-by-side step, from the store.
+func (e *executor) neighbours(ctx context.Context, names []string) error {
+	store, err := results.OpenReadOnly(e.results)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	for _, name := range names {
+		steps, err := store.Steps(ctx, e.lastRun[name])
+		if err != nil || len(steps) == 0 {
+			continue
+		}
+		var s driver.StepResult
+		if json.Unmarshal(steps[len(steps)-1].Metrics, &s) == nil {
+			e.obs.Neighbour(name, &s)
+		}
+	}
+	return nil
+}
+
+// Check runs the consistency conditions on each instance and keeps the
+// result with the instance's latest TPC-C run. A failure is reported at the
+// end; the scenario goes on to its report.
+func (e *executor) Check(ctx context.Context, st *CheckStep) error {
+	for _, name := range st.Instances {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		db, err := all.Open(ctx, in.dsn)
+		if err != nil {
+			return err
+		}
+		c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1, All: st.All})
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("server %s: %w", name, err)
+		}
+		e.obs.Checked(name, c)
+		if !c.OK {
+			e.failedChecks++
+		}
+		if run := e.lastRun[name]; run != "" {
+			if err := experiment.StoreCheck(ctx, e.results, run, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *executor) Report(ctx context.Context, st *ReportStep) error {
+	out := st.Out
+	if out == "" {
+		out = filepath.Join(e.results, "report.html")
+	}
+	store, err := results.OpenReadOnly(e.results)
+	if err != nil {
+		return fmt.Errorf("opening the results store: %w", err)
+	}
+	defer store.Close()
+	w, err := report.Write(ctx, store, report.Options{Group: e.group, Out: out, Version: version.Version})
+	if err != nil {
+		return err
+	}
+	e.obs.Reported(w)
+	return nil
+}
+
+// Stop stops a server's running instances and removes their own cgroups
+// (the tier's shared I/O budget stays for the others on it). A later step
+// that needs the server starts it again, as StartServers does.
+func (e *executor) Stop(ctx context.Context, st *StopStep) error {
+	for _, name := range st.Instances {
+		in, ok := e.instances[name]
+		if !ok || !in.started {
+			continue
+		}
+		if err := stopInstance(ctx, in); err != nil {
+			return err
+		}
+		e.note("server %s: stopped", name)
+	}
+	return nil
+}
+
+// stopInstance stops the instance when it runs and removes its own cgroups
+// (not the tier's shared I/O group).
+func stopInstance(ctx context.Context, in *instance) error {
+	var errs []error
+	if in.started {
+		if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", in.name, err))
+		} else {
+			in.started = false
+		}
+	}
+	if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
+		errs = append(errs, fmt.Errorf("server %s: %w", in.name, err))
+	}
+	return errors.Join(errs...)
+}
+
+// Cleanup stops the servers the scenario started, lifts their limits (the
+// servers' cgroups, then the tiers' shared ones) and removes its loop images
+// (the data on them goes too). Data directories on real targets stay, so a
+// later run can reuse their schema.
+func (e *executor) Cleanup(ctx context.Context) error {
+	var errs []error
+	for _, in := range e.instances {
+		if err := stopInstance(ctx, in); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, t := range e.targets {
+		if name := t.groupName(); name != "" {
+			if g, err := cgroup.Open(name); err == nil {
+				if err := g.Remove(); err != nil {
+					errs = append(errs, fmt.Errorf("removing the I/O budget of target %s: %w", t.Name, err))
+				}
+			} else if !errors.Is(err, cgroup.ErrNotFound) {
+				errs = append(errs, err)
+			}
+		}
+		if t.image != nil {
+			if err := t.image.Remove(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("removing the image of target %s: %w", t.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
