@@ -18,7 +18,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 )
 
-// Exit codes of the command-line contract (DESIGN.md).
+// Exit codes of the command-line contract (docs/cli.md).
 const (
 	ExitOK      = 0
 	ExitFailure = 1 // a runtime failure, or a check that did not pass
@@ -119,10 +119,17 @@ func scrubPasswords(msg string, args []string) string {
 		quoted := strconv.Quote(a)
 		msg = strings.ReplaceAll(msg, a, red)
 		msg = strings.ReplaceAll(msg, quoted[1:len(quoted)-1], red)
-		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		if len(pw) >= minScrubbed {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
 	}
 	return msg
 }
+
+// minScrubbed is the shortest password scrubbed wherever it stands in a
+// message: a shorter one (a letter, two) is found inside ordinary words,
+// which it would mangle, and is scrubbed only as part of its DSN.
+const minScrubbed = 4
 
 // oneLine folds a multi-line message so an error is always one line.
 func oneLine(s string) string {

@@ -4,8 +4,20 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/scenario"
 )
+
+// scenarioRunOutput is the JSON of `scenario run`: where its runs went.
+type scenarioRunOutput struct {
+	Name         string   `json:"name"`
+	Status       string   `json:"status"` // complete, failed or interrupted
+	Group        string   `json:"group"`  // the results group of its runs
+	Results      string   `json:"results"`
+	Runs         []string `json:"runs"` // the group's run ids, oldest first
+	Report       string   `json:"report,omitempty"`
+	FailedChecks int      `json:"failed_checks"`
+}
 
 // runScenario runs `scenario run`: the scenario's steps through the
 // scenario executor, every run in one results group that its report shows
@@ -22,12 +34,45 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 		}
 		return err
 	}
-	v := scenarioView{newView(g)}
+	v := &scenarioView{view: newView(g)}
 	group, err := scenario.Execute(ctx, sc, opts.Results, v)
 	v.done()
-	if err != nil && ctx.Err() != nil {
+	out := scenarioRunOutput{Name: sc.Name, Status: results.StatusComplete, Group: group, Results: opts.Results,
+		Runs: groupRunIDs(ctx, opts.Results, group), Report: v.report}
+	var failed *scenario.ChecksFailed
+	switch {
+	case err != nil && ctx.Err() != nil:
+		out.Status = results.StatusInterrupted
 		g.progressf("scenario %s interrupted; its finished runs are in group %s\n", sc.Name, group)
-		return &ExitError{Code: ExitInterrupted}
+		err = &ExitError{Code: ExitInterrupted}
+	case errors.As(err, &failed):
+		out.FailedChecks = failed.N
+		out.Status = results.StatusFailed
+	case err != nil:
+		out.Status = results.StatusFailed // the error says why, on stderr
+	}
+	if g.JSON {
+		if perr := g.printJSON(out); perr != nil && err == nil {
+			return perr
+		}
 	}
 	return err
+}
+
+// groupRunIDs lists the runs of a results group, oldest first (none when
+// the store cannot be read).
+func groupRunIDs(ctx context.Context, dir, group string) []string {
+	ids := []string{}
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		return ids
+	}
+	defer store.Close()
+	runs, _ := store.Runs(context.WithoutCancel(ctx))
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Group == group {
+			ids = append(ids, runs[i].ID)
+		}
+	}
+	return ids
 }

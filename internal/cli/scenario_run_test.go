@@ -79,12 +79,25 @@ func TestScenarioBackup(t *testing.T) {
 	dir := pgtest.TempDir(t)
 	res := filepath.Join(dir, "results")
 	code, out, errOut := runTierbench(t, "scenario", "run", "paper-4-backup", "--data", filepath.Join(dir, "data"), "--results", res,
-		"--set", "warehouses=1", "--set", "cycles=1", "--set", "memory=256MiB")
+		"--set", "warehouses=1", "--set", "cycles=1", "--set", "memory=256MiB", "--json")
 	if code != 0 {
 		t.Fatalf("scenario run: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// --json prints one document: the scenario's group, its runs, its report.
+	var doc struct {
+		Name, Status, Group, Report string
+		Runs                        []string
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("scenario run --json printed no one JSON document: %v\n%s", err, out)
+	}
+	runs := groupRuns(t, res)
+	if doc.Name != "paper-4-backup" || doc.Status != "complete" || doc.Group != runs[0].Group || len(doc.Runs) != len(runs) ||
+		doc.Runs[0] != runs[0].ID || doc.Report != filepath.Join(res, "report.html") {
+		t.Errorf("scenario run --json: %+v; want paper-4-backup complete, group %s with %d runs, report in %s", doc, runs[0].Group, len(runs), res)
+	}
 	var backups []results.Run
-	for _, r := range groupRuns(t, res) {
+	for _, r := range runs {
 		if r.Kind == "backup" {
 			backups = append(backups, r)
 		}

@@ -275,24 +275,34 @@ func printCycle(w io.Writer, c *durability.CycleResult, p *experiment.Durability
 }
 
 // scenarioView is the command line's scenario.Observer.
-type scenarioView struct{ *view }
+type scenarioView struct {
+	*view
+	report string // the report's path, once written
+}
 
-var _ scenario.Observer = scenarioView{}
+var _ scenario.Observer = (*scenarioView)(nil)
 
-func (v scenarioView) Step(i, n int, st scenario.Step) {
+func (v *scenarioView) Step(i, n int, st scenario.Step) {
 	v.clear()
 	v.g.progressf("\n== step %d/%d: %s\n", i, n, st)
 }
 
-func (v scenarioView) Checked(instance string, c *tpcc.CheckResult) {
-	fmt.Fprintf(v.g.Stdout, "consistency of %s:\n", instance)
-	printCheckResult(v.g.Stdout, c)
+func (v *scenarioView) Checked(instance string, c *tpcc.CheckResult) {
+	if !v.g.JSON {
+		fmt.Fprintf(v.g.Stdout, "consistency of %s:\n", instance)
+		printCheckResult(v.g.Stdout, c)
+	}
 }
 
-func (v scenarioView) Neighbour(instance string, s *driver.StepResult) {
-	fmt.Fprintf(v.g.Stdout, "%-12s %3d VUs  %8d TPM  %8d NOPM  NO p95 %.2f ms\n", instance, s.VUs, s.TPM, s.NOPM, s.Txn["new_order"].P95Ms)
+func (v *scenarioView) Neighbour(instance string, s *driver.StepResult) {
+	if !v.g.JSON {
+		fmt.Fprintf(v.g.Stdout, "%-12s %3d VUs  %8d TPM  %8d NOPM  NO p95 %.2f ms\n", instance, s.VUs, s.TPM, s.NOPM, s.Txn["new_order"].P95Ms)
+	}
 }
 
-func (v scenarioView) Reported(w report.Written) {
-	fmt.Fprintf(v.g.Stdout, "report: %s\n", w.HTML)
+func (v *scenarioView) Reported(w report.Written) {
+	v.report = w.HTML
+	if !v.g.JSON {
+		fmt.Fprintf(v.g.Stdout, "report: %s\n", w.HTML)
+	}
 }

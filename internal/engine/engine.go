@@ -179,7 +179,7 @@ func (e *TxnError) Error() string { return string(e.Kind) + ": " + e.Err.Error()
 func (e *TxnError) Unwrap() error { return e.Err }
 
 // Counters are the database's own counts that TPM and NOPM come from
-// (DESIGN.md "Metrics").
+// (docs/tpcc.md, "TPM and NOPM").
 type Counters struct {
 	Transactions int64 // commits + rollbacks of the target database (HammerDB's TPM source)
 	SumNextOID   int64 // sum(d_next_o_id): its growth is the New-Orders committed (NOPM)

@@ -203,8 +203,14 @@ func EnsureSchema(ctx context.Context, db engine.DB, warehouses, buildVUs int, o
 
 // Build builds a TPC-C schema, telling obs of its progress and result.
 func Build(ctx context.Context, db engine.DB, o engine.BuildOptions, obs Observer) (*tpcc.BuildResult, error) {
-	obs.Note(fmt.Sprintf("building %d warehouses with %d loader connections", o.Warehouses, o.Workers))
-	o.Progress = func(p tpcc.BuildProgress) { obs.Progress(Progress{Build: &p}) }
+	said := false
+	o.Progress = func(p tpcc.BuildProgress) {
+		if !said { // once the build has begun: a refused one says only why
+			obs.Note(fmt.Sprintf("building %d warehouses with %d loader connections", o.Warehouses, o.Workers))
+			said = true
+		}
+		obs.Progress(Progress{Build: &p})
+	}
 	o.Version = version.Version
 	res, err := db.BuildTPCC(ctx, o)
 	if err != nil {

@@ -107,7 +107,7 @@ func TestBundledLaptopBudget(t *testing.T) {
 	}
 }
 
-// TestBundledPaperScale pins the reference method's numbers (DESIGN.md).
+// TestBundledPaperScale pins the reference method's numbers (docs/scenarios.md, "The bundled scenarios").
 func TestBundledPaperScale(t *testing.T) {
 	load := func(name string, sets map[string]string) *Scenario {
 		t.Helper()

@@ -2,14 +2,23 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/report"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/tier"
+	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
 // The backups of an instance on a throttled emulated tier get a group of
@@ -113,5 +122,89 @@ func checkMemoryMax(t *testing.T, ap cgroup.Applied, want int64) {
 	}
 	if got := strings.TrimSpace(string(b)); got != strconv.FormatInt(want, 10) {
 		t.Errorf("%s/%s = %s; want %d", ap.Path, file, got, want)
+	}
+}
+
+// scenarioRecorder is a front end of its own for Execute.
+type scenarioRecorder struct {
+	experiment.Nop
+	mu       sync.Mutex
+	steps    []string
+	checked  map[string]bool
+	tpcc     int
+	reported report.Written
+}
+
+func (r *scenarioRecorder) Step(i, n int, st Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.steps = append(r.steps, fmt.Sprintf("%d/%d %s", i, n, st.Kind))
+}
+func (r *scenarioRecorder) Checked(in string, c *tpcc.CheckResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checked[in] = c.OK
+}
+func (r *scenarioRecorder) Neighbour(string, *driver.StepResult) {}
+func (r *scenarioRecorder) Reported(w report.Written)            { r.reported = w }
+func (r *scenarioRecorder) Result(x experiment.Result) {
+	if x.TPCC != nil {
+		r.mu.Lock()
+		r.tpcc++
+		r.mu.Unlock()
+	}
+}
+
+// A scenario run through Execute, with no cobra: a managed server, a
+// 1-warehouse build, a TPC-C step, a check and the report, every step told
+// to the observer and every run in the scenario's group.
+func TestExecute(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	dir := pgtest.TempDir(t)
+	src := []byte(`name: tiny
+title: one server, one step
+targets:
+  - {name: local, path: ` + filepath.Join(dir, "data") + `}
+servers:
+  - {name: db, engine: postgres, target: local}
+steps:
+  - tpcc-build: {server: db, warehouses: 1}
+  - tpcc-run: {server: db, vus: "1,2", rampup: 1s, duration: 2s}
+  - check: {server: db}
+  - report: {}
+`)
+	sc, err := Parse("tiny.yaml", src, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(dir, "results")
+	rec := &scenarioRecorder{checked: map[string]bool{}}
+	group, err := Execute(context.Background(), sc, res, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1/4 tpcc-build", "2/4 tpcc-run", "3/4 check", "4/4 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
+		t.Errorf("steps %v; want %v", rec.steps, want)
+	}
+	if rec.tpcc != 2 || !rec.checked["db"] || rec.reported.HTML != filepath.Join(res, "report.html") {
+		t.Errorf("%d TPC-C steps heard, checks %v, report %q; want 2, db ok, RESULTS/report.html", rec.tpcc, rec.checked, rec.reported.HTML)
+	}
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	runs, err := store.Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Group != group || runs[0].Kind != "tpcc" || runs[0].Status != results.StatusComplete {
+		t.Fatalf("runs %+v; want one complete tpcc run in group %s", runs, group)
+	}
+	if _, err := store.Document(context.Background(), runs[0].ID, results.DocCheck); err != nil {
+		t.Errorf("the check was not stored with the run: %v", err)
+	}
+	if st, err := server.Status(context.Background(), filepath.Join(dir, "data", "db")); err != nil || st.Running {
+		t.Errorf("the scenario's server after the run: %+v, %v; want stopped", st, err)
 	}
 }
