@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/results"
 )
 
@@ -112,23 +113,9 @@ func openResults(dir string) (*results.Store, error) {
 	return s, nil
 }
 
-// tpccStepMetrics is the part of a tpcc step's metrics document that
-// `results` shows; other keys are ignored.
-type tpccStepMetrics struct {
-	VUs        float64 `json:"vus"`
-	TPM        float64 `json:"tpm"`
-	NOPM       float64 `json:"nopm"`
-	ClientTPM  float64 `json:"client_tpm"`
-	ClientNOPM float64 `json:"client_nopm"`
-	Errors     float64 `json:"errors"`
-	Txn        map[string]struct {
-		P95Ms float64 `json:"p95_ms"`
-		P99Ms float64 `json:"p99_ms"`
-	} `json:"txn"`
-}
-
-func tpccMetrics(st results.Step) (tpccStepMetrics, bool) {
-	var m tpccStepMetrics
+// tpccMetrics decodes a tpcc step's document.
+func tpccMetrics(st results.Step) (driver.StepResult, bool) {
+	var m driver.StepResult
 	if err := json.Unmarshal(st.Metrics, &m); err != nil {
 		return m, false
 	}
@@ -142,8 +129,8 @@ func bestNOPM(run results.Run, steps []results.Step) (best float64, ok bool) {
 		return 0, false
 	}
 	for _, st := range steps {
-		if m, good := tpccMetrics(st); good && (!ok || m.NOPM > best) {
-			best, ok = m.NOPM, true
+		if m, good := tpccMetrics(st); good && (!ok || float64(m.NOPM) > best) {
+			best, ok = float64(m.NOPM), true
 		}
 	}
 	return best, ok
@@ -287,7 +274,7 @@ func printRunShow(w io.Writer, out resultsShow) {
 				continue
 			}
 			no := m.Txn["new_order"]
-			fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t\n", st.Index+1, m.VUs, m.TPM, m.NOPM,
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t\n", st.Index+1, m.VUs, m.TPM, m.NOPM,
 				m.ClientTPM, m.ClientNOPM, m.Errors, no.P95Ms, no.P99Ms)
 		}
 		tw.Flush()

@@ -84,4 +84,3 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
-

@@ -22,18 +22,18 @@ import (
 // Target, each restored and checked.
 type BackupConfig struct {
 	Record
-	DSN      string
-	Target   string        // a directory on the storage under test (tierbench's own, or empty)
-	Cycles   int           // at least 1
-	Spacing  time.Duration // from one cycle's start to the next's (0: back to back)
-	Logical  bool          // pg_dump/pg_restore instead of pg_basebackup and a restored server
-	Jobs     int           // parallel jobs of a logical backup and restore
-	DataDir  string        // the source's managed data directory ("": found from the server)
-	PgBin    string        // the backup tools' directory ("": beside the server's, else PATH)
-	Keep     bool          // keep the backups (restored copies are always removed)
-	Verify   bool          // check each restored database: consistency and row counts
-	IOGroup  string        // the emulated tier's I/O group whose share CgroupProcs are ("": none)
-	IONote   string        // why a throttled tier's phases run in no group, or what escapes it
+	DSN     string
+	Target  string        // a directory on the storage under test (tierbench's own, or empty)
+	Cycles  int           // at least 1
+	Spacing time.Duration // from one cycle's start to the next's (0: back to back)
+	Logical bool          // pg_dump/pg_restore instead of pg_basebackup and a restored server
+	Jobs    int           // parallel jobs of a logical backup and restore
+	DataDir string        // the source's managed data directory ("": found from the server)
+	PgBin   string        // the backup tools' directory ("": beside the server's, else PATH)
+	Keep    bool          // keep the backups (restored copies are always removed)
+	Verify  bool          // check each restored database: consistency and row counts
+	IOGroup string        // the emulated tier's I/O group whose share CgroupProcs are ("": none)
+	IONote  string        // why a throttled tier's phases run in no group, or what escapes it
 	// MemoryMax is the memory cap of the group the phases run in (0: none).
 	MemoryMax   int64
 	CgroupProcs []string // every phase's processes start in these cgroups

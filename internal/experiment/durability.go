@@ -127,8 +127,8 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		return nil, fmt.Errorf("creating the success-log directory: %w", err)
 	}
 	cycles, runErr := durability.Run(ctx, durability.Config{
-		Open:           func(ctx context.Context) (engine.DB, error) { return all.Open(ctx, dsn) },
-		Cycles:         cfg.Cycles, VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault, Fault: fault,
+		Open:   func(ctx context.Context) (engine.DB, error) { return all.Open(ctx, dsn) },
+		Cycles: cfg.Cycles, VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault, Fault: fault,
 		RecoverTimeout: cfg.RecoverTimeout, LogDir: params.LogDir, Mode: cfg.Mode, Seed: cfg.Seed,
 		OnProgress: func(cycle int, elapsed time.Duration, acked int64) {
 			obs.Progress(Progress{Cycle: &CycleProgress{Cycle: cycle, Cycles: cfg.Cycles, Elapsed: elapsed, Acknowledged: acked}})
