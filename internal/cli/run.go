@@ -98,7 +98,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	}
 	info, err := server.Start(ctx, server.Options{DataDir: opts.DataDir, KeepRunning: true}) // it keeps running afterwards
 	if err != nil {
-		return serverError(err)
+		return experiment.ServerError(err)
 	}
 	var sum runSummary
 	sum.Server.Engine, sum.Server.DataDir, sum.Server.Port = info.Engine, info.DataDir, info.Port

@@ -29,16 +29,6 @@ func newServerCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-// serverError turns a data directory that cannot be used as asked into bad
-// input (exit 2); anything else stays a runtime failure.
-func serverError(err error) error {
-	var de *server.DataDirError
-	if errors.As(err, &de) {
-		return &UsageError{Msg: err.Error()}
-	}
-	return err
-}
-
 // ServerStartOptions are the flags of `server start`.
 type ServerStartOptions struct {
 	Engine  string
@@ -207,7 +197,7 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	}
 	info, err := server.Start(ctx, so)
 	if err != nil {
-		return serverError(err)
+		return experiment.ServerError(err)
 	}
 	res := serverStartResult{Info: info}
 	asked := !opts.NoCgroup && (so.Memory > 0 || wantIO)
@@ -337,7 +327,7 @@ func runServerStopAll(ctx context.Context, g *Globals, mode string) error {
 func stopServer(ctx context.Context, g *Globals, dir, mode string) (serverStopResult, error) {
 	was, err := server.Stop(ctx, dir, mode)
 	if err != nil {
-		return serverStopResult{}, serverError(err)
+		return serverStopResult{}, experiment.ServerError(err)
 	}
 	// The cgroup a start with limits made; a server started without any has none.
 	if err := server.RemoveLimits(dir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
@@ -400,7 +390,7 @@ func runServerStatus(ctx context.Context, g *Globals, opts ServerStatusOptions) 
 	}
 	st, err := server.Status(ctx, dir)
 	if err != nil {
-		return serverError(err)
+		return experiment.ServerError(err)
 	}
 	if g.JSON {
 		return g.printJSON(st)

@@ -104,7 +104,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	bo := backup.Options{DSN: cfg.DSN, DataDir: dataDir, Target: cfg.Target, Logical: cfg.Logical, Jobs: cfg.Jobs, PgBin: cfg.PgBin,
 		CgroupProcs: cfg.CgroupProcs}
 	if err := bo.Check(); err != nil {
-		return nil, serverError(err)
+		return nil, ServerError(err)
 	}
 	if err := backup.Prepare(cfg.Target); err != nil {
 		if errors.Is(err, backup.ErrRefused) {
@@ -179,7 +179,7 @@ func (c *backupCycles) run(ctx context.Context) error {
 				c.obs.Note(fmt.Sprintf("cycle %d starts %s after its time: the cycles take longer than the spacing of %s",
 					cycle, late.Round(time.Second), cfg.Spacing))
 			}
-			if err := sleepUntil(ctx, at); err != nil {
+			if err := SleepUntil(ctx, at); err != nil {
 				return err
 			}
 		}
@@ -260,7 +260,7 @@ func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
 	if a != nil && a.Samples == 0 {
 		// A phase shorter than a sampling interval: the samples that
 		// overlap it, once the last of them is taken.
-		_ = sleepUntil(ctx, ph.Ended.Add(every+every/4))
+		_ = SleepUntil(ctx, ph.Ended.Add(every+every/4))
 		a = c.rec.tele.summarize(ph.Started.Add(-every/2), ph.Ended.Add(every/2))
 	}
 	if a != nil {
@@ -305,7 +305,7 @@ func sourceDataDir(ctx context.Context, db engine.DB, dsn, given string) (string
 	}
 	st, err := server.Status(ctx, given)
 	if err != nil {
-		return "", serverError(err)
+		return "", ServerError(err)
 	}
 	if !st.Running {
 		return "", invalidf("--datadir %s: its server is not running; start it (tierbench server start --datadir %s)", given, given)
@@ -356,9 +356,9 @@ func verifyRestored(ctx context.Context, dsn string, before, after backup.Counts
 	return backup.CompareCounts(counts, before, after)
 }
 
-// serverError makes a data directory that cannot be used as asked bad input;
+// ServerError makes a data directory that cannot be used as asked bad input;
 // anything else stays a failure.
-func serverError(err error) error {
+func ServerError(err error) error {
 	var de *server.DataDirError
 	if errors.As(err, &de) {
 		return Invalid(err)

@@ -86,7 +86,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		// The server is the user's to keep, as `tierbench run`'s is.
 		info, err := server.Start(ctx, server.Options{DataDir: cfg.Managed, KeepRunning: true})
 		if err != nil {
-			return nil, serverError(err)
+			return nil, ServerError(err)
 		}
 		obs.Note(fmt.Sprintf("server: %s %s on 127.0.0.1:%d, data in %s", info.Engine, info.Version, info.Port, info.DataDir))
 		dsn, cfg.Managed = info.DSN, info.DataDir

@@ -253,8 +253,8 @@ func localServerPID(backend int) int {
 	return st.PPID
 }
 
-// sleepUntil waits for t or ctx, whichever comes first.
-func sleepUntil(ctx context.Context, t time.Time) error {
+// SleepUntil waits for t or ctx, whichever comes first.
+func SleepUntil(ctx context.Context, t time.Time) error {
 	d := time.Until(t)
 	if d <= 0 {
 		return nil

@@ -194,11 +194,7 @@ func (e *executor) StartServers(ctx context.Context, s Server, _ Target, names [
 func (e *executor) start(ctx context.Context, in *instance, newPort bool) error {
 	info, err := server.Start(ctx, server.Options{DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
 	if err != nil {
-		var de *server.DataDirError
-		if errors.As(err, &de) {
-			err = experiment.Invalid(err)
-		}
-		return fmt.Errorf("server %s: %w", in.name, err)
+		return fmt.Errorf("server %s: %w", in.name, experiment.ServerError(err))
 	}
 	in.dsn, in.started = info.DSN, true
 	e.note("server %s: %s %s on 127.0.0.1:%d, data in %s", in.name, info.Engine, info.Version, info.Port, info.DataDir)
@@ -532,7 +528,7 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 			return err
 		}
 		grp.Go(func() error {
-			if err := sleepFor(gctx, st.RampUp); err != nil {
+			if err := experiment.SleepUntil(gctx, time.Now().Add(st.RampUp)); err != nil {
 				return err
 			}
 			return e.backupRun(gctx, experiment.Nop{}, in, st.Target, st.Cycles, st.Interval, st.Logical)
@@ -544,18 +540,6 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 		return err
 	}
 	return e.neighbours(ctx, st.TPCC)
-}
-
-// sleepFor waits d or until ctx ends.
-func sleepFor(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func backupText(st *NeighboursStep) string {
