@@ -38,6 +38,9 @@ const engineName = "postgres"
 
 // Options say how to start a managed server.
 type Options struct {
+	// Engine is "postgres" (the default) or "mariadb", for a new data
+	// directory; an existing managed directory keeps its own.
+	Engine  string
 	DataDir string
 	// Port to listen on at 127.0.0.1; 0 keeps the port of the last start, or
 	// picks a free one for a new data directory.

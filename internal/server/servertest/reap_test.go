@@ -1,4 +1,4 @@
-package pgtest
+package servertest
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 func TestReapOrphans(t *testing.T) {
 	mk := func(owner int) string {
-		dir, err := worldDir(sharedPrefix)
+		dir, err := worldDir("tierbench-reaptest-")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func TestReapOrphans(t *testing.T) {
 	}
 	orphan := mk(gone.Process.Pid) // its owner has exited
 	alive := mk(os.Getpid())
-	reapOrphans(context.Background())
+	reapOrphans(context.Background(), "tierbench-reaptest-")
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Errorf("orphan %s was not reaped: %v", orphan, err)
 	}

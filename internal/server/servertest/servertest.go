@@ -1,0 +1,245 @@
+// Package servertest is the machinery behind the test harnesses pgtest and
+// mariatest: one managed server per engine per test process, started on
+// first use, a fresh database per test, a test's own server when it must
+// stop, kill or copy it, and the clean-up of servers whose test process
+// died. Tests use pgtest or mariatest, not this package.
+package servertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/server"
+)
+
+// Harness gives tests a real server of one engine.
+type Harness struct {
+	Engine  string // server.Options.Engine
+	Display string // the engine's name in messages, e.g. "PostgreSQL"
+	// EnvDSN names the variable that points the tests at an existing
+	// server instead of a managed one.
+	EnvDSN string
+	// Settings of the shared server: test data is thrown away, so
+	// durability would only slow the tests.
+	Settings map[string]string
+	// Binaries says whether the engine's server binaries are installed.
+	Binaries func() error
+	// CreateDB and DropDB run on the server of adminDSN; WithDatabase
+	// points a DSN at another database.
+	CreateDB     func(ctx context.Context, adminDSN, name string) error
+	DropDB       func(ctx context.Context, adminDSN, name string) error
+	WithDatabase func(dsn, name string) (string, error)
+
+	once    sync.Once
+	dir     string // the world-searchable directory holding the data directory
+	dataDir string
+	dsn     string
+	missing error // no server binaries: skip (or fail in CI)
+	err     error // the server did not start
+}
+
+// started lists the harnesses whose shared server Main must stop.
+var started struct {
+	sync.Mutex
+	list []*Harness
+}
+
+// MissingBinaries skips the test (or, when CI=true, fails it) with the reason.
+func (h *Harness) MissingBinaries(t testing.TB, reason error) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required in CI: %v", h.Display, reason)
+	}
+	t.Skipf("skipping: %v", reason)
+}
+
+// RequireBinaries skips the test (fails it in CI) when the engine's server
+// binaries are not installed.
+func (h *Harness) RequireBinaries(t testing.TB) {
+	t.Helper()
+	if err := h.Binaries(); err != nil {
+		h.MissingBinaries(t, err)
+	}
+}
+
+// TempDir is a directory for a managed data directory, removed when the test
+// ends. Unlike t.TempDir (mode 0700), it is world-searchable, so that when the
+// tests run as root the unprivileged user running the server can enter it.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := worldDir("tierbench-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// StartManaged starts a managed server of the test's own in a new data
+// directory (DIR/data of a TempDir), stopped when the test ends; for tests
+// that stop, kill or copy their server.
+func (h *Harness) StartManaged(t testing.TB, ctx context.Context) server.Info {
+	t.Helper()
+	h.RequireBinaries(t)
+	dataDir := filepath.Join(TempDir(t), "data")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		server.Stop(ctx, dataDir, "immediate")
+	})
+	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+func worldDir(prefix string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// DSN is the DSN of this process's shared server (a superuser), started on
+// first use, or the EnvDSN variable's when set.
+func (h *Harness) DSN(t testing.TB) string {
+	t.Helper()
+	if dsn := os.Getenv(h.EnvDSN); dsn != "" {
+		return dsn
+	}
+	h.once.Do(h.startShared)
+	if h.missing != nil {
+		h.MissingBinaries(t, h.missing)
+	}
+	if h.err != nil {
+		t.Fatalf("starting the shared %s test server: %v", h.Display, h.err)
+	}
+	return h.dsn
+}
+
+func (h *Harness) sharedPrefix() string { return "tierbench-" + h.Engine + "test-" }
+
+func (h *Harness) startShared() {
+	if err := h.Binaries(); err != nil {
+		h.missing = err
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	reapOrphans(ctx, h.sharedPrefix())
+	dir, err := worldDir(h.sharedPrefix())
+	if err != nil {
+		h.err = err
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
+		h.err = err
+		return
+	}
+	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: filepath.Join(dir, "data"), Settings: h.Settings})
+	if err != nil {
+		os.RemoveAll(dir)
+		h.err = err
+		return
+	}
+	h.dir, h.dataDir, h.dsn = dir, info.DataDir, info.DSN
+	started.Lock()
+	started.list = append(started.list, h)
+	started.Unlock()
+}
+
+// ownerFile, in a shared server's directory, records the PID of the test
+// process that owns it.
+const ownerFile = "owner.pid"
+
+// reapOrphans stops and removes shared servers whose test process died
+// without reaching Main's cleanup (a panic, a -timeout, a kill).
+func reapOrphans(ctx context.Context, prefix string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		if _, err := server.Stop(ctx, filepath.Join(dir, "data"), "immediate"); err != nil {
+			var de *server.DataDirError
+			if !errors.As(err, &de) { // a directory without a server is just removed
+				continue
+			}
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// NewDatabase creates an empty database on the shared server (or on the
+// EnvDSN variable's), returns its DSN and drops it when the test ends.
+func (h *Harness) NewDatabase(t testing.TB) string {
+	t.Helper()
+	base := h.DSN(t)
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	name := "tb_" + hex.EncodeToString(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.CreateDB(ctx, base, name); err != nil {
+		t.Fatalf("creating test database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.DropDB(ctx, base, name); err != nil {
+			t.Errorf("dropping test database %s: %v", name, err)
+		}
+	})
+	dsn, err := h.WithDatabase(base, name)
+	if err != nil {
+		t.Fatalf("%s is not a valid DSN: %v", h.EnvDSN, err)
+	}
+	return dsn
+}
+
+// Main runs the tests, then stops the shared servers that were started and
+// removes their directories. pgtest.Main and mariatest.Main are this.
+func Main(m *testing.M) {
+	code := m.Run()
+	started.Lock()
+	for _, h := range started.list {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if _, err := server.Stop(ctx, h.dataDir, "immediate"); err != nil {
+			fmt.Fprintf(os.Stderr, "servertest: stopping the shared %s server: %v\n", h.Display, err)
+		}
+		cancel()
+		os.RemoveAll(h.dir)
+	}
+	started.Unlock()
+	os.Exit(code)
+}
