@@ -31,7 +31,7 @@ type Config struct {
 	AllWarehouses  bool // every transaction draws its warehouse (HammerDB's "use all warehouses")
 	KeyingThinking bool // keying and think times of 5.2.5
 	Mix            tpcc.Mix
-	Retry          int    // retries of serialization failures and deadlocks
+	Retry          int    // retries of serialization failures, deadlocks and lock-wait timeouts
 	Seed           uint64 // 0: random
 	Tick           time.Duration
 

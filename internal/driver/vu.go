@@ -29,9 +29,9 @@ type vuCounters struct {
 	skipped    atomic.Int64 // Delivery districts skipped (2.7.4.2)
 }
 
-const numErrKinds = 4
+const numErrKinds = 5
 
-var errKindNames = [numErrKinds]engine.ErrorKind{engine.ErrSerialization, engine.ErrDeadlock, engine.ErrConnection, engine.ErrOther}
+var errKindNames = [numErrKinds]engine.ErrorKind{engine.ErrSerialization, engine.ErrDeadlock, engine.ErrLockTimeout, engine.ErrConnection, engine.ErrOther}
 
 func errIndex(k engine.ErrorKind) int {
 	for i, n := range errKindNames {
@@ -150,15 +150,15 @@ func (v *vu) prepare(kind tpcc.Kind) {
 	}
 }
 
-// execute runs the prepared transaction, retrying serialization failures
-// and deadlocks up to cfg.Retry times. It reports whether a New-Order rolled
+// execute runs the prepared transaction, retrying serialization failures,
+// deadlocks and lock-wait timeouts up to cfg.Retry times. It reports whether a New-Order rolled
 // back (its unused item, 2.4.2.3).
 func (v *vu) execute(ctx context.Context, kind tpcc.Kind) (rolledBack bool, err error) {
 	for attempt := 0; ; attempt++ {
 		rolledBack, err = v.once(ctx, kind)
 		var te *engine.TxnError
 		if err == nil || attempt >= v.cfg.Retry || !errors.As(err, &te) ||
-			(te.Kind != engine.ErrSerialization && te.Kind != engine.ErrDeadlock) {
+			!te.Kind.Retryable() {
 			return rolledBack, err
 		}
 		v.counts.retries.Add(1)

@@ -163,10 +163,17 @@ type ErrorKind string
 // The kinds of transaction failure the driver tells apart.
 const (
 	ErrSerialization ErrorKind = "serialization" // SQLSTATE 40001: retry may succeed
-	ErrDeadlock      ErrorKind = "deadlock"      // SQLSTATE 40P01: retry may succeed
+	ErrDeadlock      ErrorKind = "deadlock"      // SQLSTATE 40P01, MySQL error 1213: retry may succeed
+	ErrLockTimeout   ErrorKind = "lock_timeout"  // MySQL error 1205 (innodb_lock_wait_timeout): retry may succeed
 	ErrConnection    ErrorKind = "connection"    // the connection is gone: reconnect
 	ErrOther         ErrorKind = "other"
 )
+
+// Retryable says whether a retry of a transaction that failed so may
+// succeed: it lost a conflict with another transaction.
+func (k ErrorKind) Retryable() bool {
+	return k == ErrSerialization || k == ErrDeadlock || k == ErrLockTimeout
+}
 
 // TxnError is a transaction that failed (and was rolled back).
 type TxnError struct {
