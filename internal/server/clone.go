@@ -38,7 +38,7 @@ func Clone(ctx context.Context, src, dst string) (err error) {
 		return err
 	}
 	if kind, _ := classify(src); kind != dirManaged {
-		return &DataDirError{Dir: src, Problem: "is not a tierbench-managed data directory (it has no PG_VERSION and " + StateFile + "); there is nothing to clone"}
+		return &DataDirError{Dir: src, Problem: "is not a tierbench-managed data directory (it has no " + StateFile + " beside a PostgreSQL or MariaDB data directory); there is nothing to clone"}
 	}
 	if _, _, ok := running(src); ok {
 		return &DataDirError{Dir: src, Problem: "belongs to a running server; stop it before cloning (a running server's files are not a consistent copy)"}
@@ -176,7 +176,7 @@ func cloneTarget(dst string, like fs.FileInfo) (made bool, err error) {
 // entries that belong to the source's run, not to its data: the pid file,
 // the server's log, and sockets with their lock files. A copy of the data
 // directory (Clone, a backup's restore) leaves them out.
-var RunFiles = []string{"postmaster.pid", "postmaster.opts", LogFile, ".s.PGSQL.*"}
+var RunFiles = []string{"postmaster.pid", "postmaster.opts", LogFile, ".s.PGSQL.*", mariaPIDFile, mariaSocket}
 
 // skipInClone leaves out RunFiles, and sockets anywhere.
 func skipInClone(rel string, d fs.DirEntry) bool {

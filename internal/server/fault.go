@@ -13,10 +13,11 @@ import (
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
-// Signal sends sig to the PostgreSQL postmaster whose data directory is
-// dataDir (any server on this host whose postmaster.pid tierbench can read,
-// managed or not) and waits until it and the processes it had started are
-// gone. It is how the durability test causes its faults: SIGKILL is a crash
+// Signal sends sig to the server whose data directory is dataDir — a
+// PostgreSQL postmaster (any on this host whose postmaster.pid tierbench can
+// read, managed or not) or a managed MariaDB's mariadbd — and waits until it
+// and the processes it had started are gone. For MariaDB, SIGKILL is the
+// crash; SIGTERM its clean shutdown. It is how the durability test causes its faults: SIGKILL is a crash
 // (no shutdown at all), SIGQUIT an immediate shutdown (no checkpoint: the
 // next start recovers from the WAL), SIGINT a fast, clean shutdown.
 //
@@ -28,24 +29,25 @@ func Signal(ctx context.Context, dataDir string, sig syscall.Signal) (int, error
 	if err != nil {
 		return 0, err
 	}
+	name := engineDisplay(dirEngine(dir))
 	pid, _, ok := running(dir)
 	if !ok {
-		return 0, fmt.Errorf("no PostgreSQL server runs in %s (no live postmaster.pid)", dir)
+		return 0, fmt.Errorf("no %s server runs in %s (no live pid file)", name, dir)
 	}
 	tree, err := telemetry.ProcTree("/proc", pid)
 	if err != nil {
 		return pid, err
 	}
 	if err := syscall.Kill(pid, sig); err != nil {
-		return pid, fmt.Errorf("signalling PostgreSQL's postmaster (pid %d): %w", pid, err)
+		return pid, fmt.Errorf("signalling %s's server process (pid %d): %w", name, pid, err)
 	}
 	grace := 10 * time.Second
-	if sig == syscall.SIGINT {
+	if sig == syscall.SIGINT || sig == syscall.SIGTERM {
 		grace = 10 * time.Minute // a fast shutdown writes a checkpoint first
 	}
 	if !waitFor(ctx, tree, liveProcess, grace) {
 		if sig != syscall.SIGKILL {
-			return pid, fmt.Errorf("PostgreSQL in %s did not stop within %s of %s", dir, grace, sig)
+			return pid, fmt.Errorf("%s in %s did not stop within %s of %s", name, dir, grace, sig)
 		}
 		for _, p := range tree {
 			_ = syscall.Kill(p, syscall.SIGKILL)
@@ -55,7 +57,7 @@ func Signal(ctx context.Context, dataDir string, sig syscall.Signal) (int, error
 	// daemonized postmaster) reaps them, and PostgreSQL refuses to start
 	// while the PID in postmaster.pid exists at all.
 	if !waitFor(ctx, tree, processExists, time.Minute) {
-		return pid, fmt.Errorf("processes of the stopped PostgreSQL in %s are still there (or not reaped) after a minute", dir)
+		return pid, fmt.Errorf("processes of the stopped %s in %s are still there (or not reaped) after a minute", name, dir)
 	}
 	return pid, nil
 }

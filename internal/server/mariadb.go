@@ -1,12 +1,22 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // EngineMariaDB is the engine name of a managed MariaDB server.
@@ -56,3 +66,390 @@ func FindMariaDB() (MariaDBBinaries, error) {
 
 // mariaVersion finds "10.11.19" in "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for …".
 var mariaVersion = regexp.MustCompile(`Ver (\d+\.\d+\.\d+)`)
+
+// Files of a managed MariaDB data directory besides MariaDB's own and the
+// state file and log every managed directory has.
+const (
+	MariaConfFile = "tierbench.cnf"  // the whole option file, rewritten on every start (--defaults-file)
+	mariaPIDFile  = "mariadbd.pid"   // written by mariadbd
+	mariaSocket   = "mariadb.sock"   // the Unix socket, unless the path is too long (socketDir)
+	mariaDatabase = "tierbench"      // the database a managed server's DSN names
+)
+
+// isMariaDir says whether dir holds a MariaDB or MySQL data directory: the
+// system schema's directory and InnoDB's system tablespace.
+func isMariaDir(dir string) bool {
+	_, e1 := os.Stat(filepath.Join(dir, "mysql"))
+	_, e2 := os.Stat(filepath.Join(dir, "ibdata1"))
+	return e1 == nil && e2 == nil
+}
+
+// MariaDBMemorySettings sizes MariaDB from one number, the memory M (bytes)
+// the server is meant to have. InnoDB reads and writes its data files with
+// O_DIRECT, so unlike PostgreSQL it does not lean on the page cache: the
+// buffer pool takes most of M, and the rest is left for connections, the
+// log buffer, temporary tables and the server's own code.
+//
+//	innodb_buffer_pool_size = 5M/8, in whole MB
+//	innodb_log_buffer_size  = M/64, clamped to [16MB, 256MB]
+//	tmp_table_size          = M/64, clamped to [16MB, 256MB]
+//	max_heap_table_size     = as tmp_table_size
+//
+// The redo log's size (innodb_log_file_size) is disk, not memory: every
+// start sets it to 1GB (MariaDBFixedSettings) so that a bulk load does not
+// measure forced checkpoints. M <= 0 means "not set": nil, and MariaDB keeps
+// its defaults (a 128MB buffer pool).
+func MariaDBMemorySettings(m int64) map[string]string {
+	if m <= 0 {
+		return nil
+	}
+	small := clamp(m/64, 16*mib, 256*mib)
+	return map[string]string{
+		"innodb_buffer_pool_size": mariaSize(max(m/8*5, 5*mib)),
+		"innodb_log_buffer_size":  mariaSize(small),
+		"tmp_table_size":          mariaSize(small),
+		"max_heap_table_size":     mariaSize(small),
+	}
+}
+
+// mariaSize writes bytes rounded down to whole MB, or GB when exact, as
+// option files take them (1024-based).
+func mariaSize(b int64) string {
+	mb := b / mib
+	if mb > 0 && mb%1024 == 0 {
+		return strconv.FormatInt(mb/1024, 10) + "G"
+	}
+	return strconv.FormatInt(mb, 10) + "M"
+}
+
+// mariaFixed are the settings every managed MariaDB starts with, before the
+// memory-derived ones and --set overrides. The durability settings are
+// InnoDB's safe ones, stated rather than assumed.
+var mariaFixed = [][2]string{
+	{"max_connections", strconv.Itoa(MaxConnections)},
+	{"skip_name_resolve", "ON"},
+	{"character_set_server", "utf8mb4"},
+	{"collation_server", "utf8mb4_general_ci"},
+	// tpcc build streams rows with LOAD DATA LOCAL INFILE: the client sends
+	// them, the server reads no file of its own.
+	{"local_infile", "ON"},
+	{"innodb_flush_log_at_trx_commit", "1"},
+	{"innodb_doublewrite", "ON"},
+	{"innodb_flush_method", "O_DIRECT"},
+	// A bulk load writes GBs of redo: with the 96MB default it would be
+	// dominated by forced checkpoints (PostgreSQL's max_wal_size is 4GB
+	// for the same reason).
+	{"innodb_log_file_size", "1G"},
+	// Every start is cold, as PostgreSQL's is: no buffer pool reloaded from
+	// the last shutdown's dump.
+	{"innodb_buffer_pool_dump_at_shutdown", "OFF"},
+	{"innodb_buffer_pool_load_at_startup", "OFF"},
+	// The server's own file I/O latency for telemetry
+	// (performance_schema.file_summary_by_event_name).
+	{"performance_schema", "ON"},
+}
+
+// ValidMariaSettingName reports whether name can be a MariaDB option name
+// (letters, digits, '_' and '-').
+func ValidMariaSettingName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i, r := range name {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case (r >= '0' && r <= '9' || r == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// mariaConfFile is the option file of a start: where to listen and keep
+// files, the fixed settings, the memory-derived ones and the --set
+// overrides, in that order (a later line wins).
+func mariaConfFile(dir string, st *state) (string, error) {
+	var b strings.Builder
+	b.WriteString("# Written by tierbench on every start; change it with `tierbench server start --set name=value`.\n")
+	b.WriteString("[mariadbd]\n")
+	fmt.Fprintf(&b, "datadir = %s\n", dir)
+	b.WriteString("bind_address = 127.0.0.1\n")
+	fmt.Fprintf(&b, "port = %d\n", st.Port)
+	fmt.Fprintf(&b, "socket = %s\n", filepath.Join(st.SocketDir, mariaSocket))
+	fmt.Fprintf(&b, "pid_file = %s\n", filepath.Join(dir, mariaPIDFile))
+	fmt.Fprintf(&b, "log_error = %s\n", filepath.Join(dir, LogFile))
+	for _, kv := range mariaFixed {
+		fmt.Fprintf(&b, "%s = %s\n", kv[0], kv[1])
+	}
+	if mem := MariaDBMemorySettings(st.Memory); mem != nil {
+		fmt.Fprintf(&b, "# Sized from --memory %d bytes (see MariaDBMemorySettings).\n", st.Memory)
+		writeSortedPlain(&b, mem)
+	}
+	if len(st.Settings) > 0 {
+		for k, v := range st.Settings {
+			if strings.ContainsAny(v, "\n\r") {
+				return "", fmt.Errorf("the value of setting %s holds a line break, which a MariaDB option file cannot", k)
+			}
+		}
+		b.WriteString("# --set overrides.\n")
+		writeSortedPlain(&b, st.Settings)
+	}
+	return b.String(), nil
+}
+
+func writeSortedPlain(b *strings.Builder, m map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(b, "%s = %s\n", k, m[k])
+	}
+}
+
+// mariaRunning reads the pid file and reports whether that process is alive
+// and is a MariaDB server; the port is the state file's.
+func mariaRunning(dir string) (pid, port int, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, mariaPIDFile))
+	if err != nil {
+		return 0, 0, false
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 || !liveProcess(pid) {
+		return 0, 0, false
+	}
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+		c := strings.TrimSpace(string(comm))
+		if c != "mariadbd" && c != "mysqld" {
+			return 0, 0, false
+		}
+	}
+	st, _ := readState(dir)
+	return pid, st.Port, true
+}
+
+// mariaDSN is the DSN of a managed MariaDB.
+func mariaDSN(password string, port int) string {
+	u := url.URL{
+		Scheme: "mariadb",
+		User:   url.UserPassword(DBUser, password),
+		Host:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Path:   "/" + mariaDatabase,
+	}
+	return u.String()
+}
+
+// startMariaDB is Start for a MariaDB data directory (kind tells a new one
+// from a managed one; a managed one's state is st).
+func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts Options) (Info, error) {
+	for name := range opts.Settings {
+		if !ValidMariaSettingName(name) {
+			return Info{}, fmt.Errorf("setting name %q is not a valid MariaDB option name", name)
+		}
+	}
+	var acct account
+	var err error
+	if kind == dirManaged {
+		if pid, port, ok := mariaRunning(dir); ok {
+			return Info{Engine: EngineMariaDB, DSN: mariaDSN(st.Password, port), DataDir: dir, Port: port, PID: pid,
+				Version: st.Version, AlreadyRunning: true}, nil
+		}
+		if acct, err = managedAccount(ctx, dir); err != nil {
+			return Info{}, err
+		}
+	} else if acct, err = serviceAccount(ctx); err != nil {
+		return Info{}, err
+	}
+	bins, err := FindMariaDB()
+	if err != nil {
+		return Info{}, err
+	}
+	if kind == dirManaged {
+		if err := acct.checkReachable(dir); err != nil {
+			return Info{}, err
+		}
+	} else if st, err = mariaInitialize(ctx, dir, kind, acct, bins); err != nil {
+		return Info{}, err
+	}
+	st.Engine, st.User, st.PgBin, st.Version = EngineMariaDB, DBUser, filepath.Dir(bins.Mariadbd), bins.Version
+	st.Memory, st.Settings = opts.Memory, opts.Settings
+	st.StartedBy = thisProcess(opts.KeepRunning)
+	port := opts.Port
+	if port == 0 && opts.NewPort {
+		if port, err = freePort(); err != nil {
+			return Info{}, err
+		}
+	}
+	if err := mariaConfigure(dir, &st, port, acct); err != nil {
+		if kind != dirManaged {
+			emptyDir(dir)
+		}
+		return Info{}, err
+	}
+	wait := 60 * time.Second
+	if opts.StartTimeout > 0 {
+		wait = opts.StartTimeout
+	}
+	pid, err := mariaLaunch(ctx, dir, acct, bins, opts.CgroupProcs, wait)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Engine: EngineMariaDB, DSN: mariaDSN(st.Password, st.Port), DataDir: dir, Port: st.Port, PID: pid, Version: bins.Version}, nil
+}
+
+// mariaConfigure picks the port and socket and writes the option file and
+// the state file.
+func mariaConfigure(dir string, st *state, port int, acct account) error {
+	switch {
+	case port != 0:
+		st.Port = port
+	case st.Port == 0:
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		st.Port = p
+	}
+	st.SocketDir = dir
+	if len(filepath.Join(dir, mariaSocket)) >= maxSocketPath {
+		st.SocketDir = socketDir(dir+"\x00mariadb", st.Port) // a short directory in /tmp
+		if err := ensureSocketDir(st.SocketDir, acct); err != nil {
+			return err
+		}
+	}
+	conf, err := mariaConfFile(dir, st)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAs(filepath.Join(dir, MariaConfFile), []byte(conf), 0o600, acct); err != nil {
+		return err
+	}
+	return writeState(dir, *st, acct)
+}
+
+// mariaInitialize creates the data directory (owned by acct) and its system
+// tables (mariadb-install-db), then the tierbench user with a fresh
+// password and the tierbench database. The password reaches the server on
+// its standard input, in a bootstrap run: never in a file or an argument.
+func mariaInitialize(ctx context.Context, dir string, kind dirKind, acct account, bins MariaDBBinaries) (st state, err error) {
+	if err := prepareDir(dir, kind, acct); err != nil {
+		return st, err
+	}
+	if st.Password, err = newPassword(); err != nil {
+		return st, err
+	}
+	defer func() {
+		if err != nil {
+			emptyDir(dir)
+		}
+	}()
+	logPath := filepath.Join(dir, LogFile)
+	cmd := acct.command(ctx, bins.InstallDB, "--no-defaults", "--datadir="+dir, "--skip-test-db",
+		"--auth-root-authentication-method=socket", "--auth-root-socket-user="+acct.name, "--skip-name-resolve")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return st, fmt.Errorf("mariadb-install-db %s: %v: %s", dir, err, lastLines(string(out), 5))
+	}
+	// install-db made a user named after the account, authenticated by
+	// its Unix socket; tierbench's is a password user.
+	boot := fmt.Sprintf(`FLUSH PRIVILEGES;
+DROP USER IF EXISTS '%[1]s'@'localhost';
+CREATE USER '%[1]s'@'localhost' IDENTIFIED BY '%[2]s';
+CREATE USER '%[1]s'@'127.0.0.1' IDENTIFIED BY '%[2]s';
+GRANT ALL PRIVILEGES ON *.* TO '%[1]s'@'localhost' WITH GRANT OPTION;
+GRANT ALL PRIVILEGES ON *.* TO '%[1]s'@'127.0.0.1' WITH GRANT OPTION;
+CREATE DATABASE IF NOT EXISTS %[3]s;
+`, DBUser, st.Password, mariaDatabase)
+	cmd = acct.command(ctx, bins.Mariadbd, "--no-defaults", "--datadir="+dir, "--bootstrap", "--skip-networking",
+		"--log-error="+logPath, "--skip-name-resolve")
+	cmd.Stdin = strings.NewReader(boot)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return st, fmt.Errorf("creating the tierbench user in %s: %v: %s; last lines of %s: %s",
+			dir, err, lastLines(string(out), 3), logPath, tailLines(logPath, 5))
+	}
+	return st, nil
+}
+
+// mariaLaunch starts mariadbd as acct, in its own session (a Ctrl-C in the
+// terminal is not its), inside the cgroups of procs from its first
+// instruction, and waits until it says it is ready for connections. It
+// returns the server's PID. The server outlives this process; while this
+// process lives, it reaps the server when it ends, so that a killed server
+// leaves no zombie behind.
+func mariaLaunch(ctx context.Context, dir string, acct account, bins MariaDBBinaries, procs []string, wait time.Duration) (int, error) {
+	logPath := filepath.Join(dir, LogFile)
+	var logStart int64
+	if fi, err := os.Stat(logPath); err == nil {
+		logStart = fi.Size()
+	}
+	// Not bound to ctx: the server must outlive the start.
+	cmd, err := acct.commandIn(context.Background(), procs, bins.Mariadbd, "--defaults-file="+filepath.Join(dir, MariaConfFile))
+	if err != nil {
+		return 0, err
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid = true
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("starting %s: %w", bins.Mariadbd, err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-exited:
+			return 0, fmt.Errorf("MariaDB in %s exited while starting; last lines of %s: %s", dir, logPath, tailLines(logPath, 5))
+		case <-deadline.C:
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			return 0, fmt.Errorf("MariaDB in %s was not ready within %s; last lines of %s: %s", dir, wait, logPath, tailLines(logPath, 5))
+		case <-ctx.Done():
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			return 0, ctx.Err()
+		case <-tick.C:
+			if logSays(logPath, logStart, "ready for connections") {
+				return pid, nil
+			}
+		}
+	}
+}
+
+// logSays reports whether the log, from byte offset from on, holds s.
+func logSays(path string, from int64, s string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	return err == nil && strings.Contains(string(b), s)
+}
+
+// mariaStop stops the MariaDB of dir: "fast" is a clean shutdown (SIGTERM:
+// InnoDB flushes and writes a checkpoint), "immediate" a kill (SIGKILL: the
+// next start runs crash recovery from the redo log, as after a power loss).
+func mariaStop(ctx context.Context, dir string, st state, mode string) (bool, error) {
+	pid, _, ok := mariaRunning(dir)
+	if !ok {
+		return false, nil
+	}
+	sig, grace := syscall.SIGTERM, 10*time.Minute // a clean shutdown flushes the buffer pool's dirty pages
+	if mode == "immediate" {
+		sig, grace = syscall.SIGKILL, time.Minute
+	}
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return true, fmt.Errorf("signalling MariaDB (pid %d): %w", pid, err)
+	}
+	if !waitFor(ctx, []int{pid}, processExists, grace) {
+		return true, fmt.Errorf("MariaDB in %s (pid %d) did not stop within %s", dir, pid, grace)
+	}
+	if st.SocketDir != "" && st.SocketDir != dir {
+		os.Remove(st.SocketDir)
+	}
+	return true, nil
+}

@@ -81,8 +81,8 @@ type Starter struct {
 }
 
 // Running finds every managed server running on this host: PostgreSQL
-// postmasters whose data directory holds tierbench's state file, sorted by
-// data directory. It sees the processes this user may inspect: as root,
+// postmasters and MariaDB servers whose data directory holds tierbench's
+// state file, sorted by data directory. It sees the processes this user may inspect: as root,
 // all of them.
 func Running(ctx context.Context) ([]RunningServer, error) {
 	return findRunning(ctx, procfs.DefaultMountPoint)
@@ -104,10 +104,15 @@ func findRunning(ctx context.Context, procRoot string) ([]RunningServer, error) 
 			return nil, err
 		}
 		dir, ok := postmasterDir(pfs, p)
+		manage := managedServer
+		if !ok {
+			dir, ok = mariadbdDir(p)
+			manage = managedMariaDB
+		}
 		if !ok || seen[dir] {
 			continue
 		}
-		if rs, ok := managedServer(pfs, p.PID, dir); ok {
+		if rs, ok := manage(pfs, p.PID, dir); ok {
 			seen[dir] = true
 			found = append(found, rs)
 		}
@@ -186,7 +191,7 @@ func managedServer(pfs procfs.FS, pid int, dir string) (RunningServer, bool) {
 	// A damaged state file still marks the directory as tierbench's; what
 	// it held is reported as far as it reads.
 	st, _ := readState(dir)
-	rs := RunningServer{Engine: engineName, DataDir: dir, PID: pid, Port: st.Port, Version: st.Version}
+	rs := RunningServer{Engine: EnginePostgres, DataDir: dir, PID: pid, Port: st.Port, Version: st.Version}
 	if len(lines) > 2 {
 		if sec, err := strconv.ParseInt(strings.TrimSpace(lines[2]), 10, 64); err == nil && sec > 0 {
 			rs.Since = time.Unix(sec, 0)
@@ -197,11 +202,55 @@ func managedServer(pfs procfs.FS, pid int, dir string) (RunningServer, bool) {
 			rs.Port = port
 		}
 	}
+	rs.describeStarter(pfs, st)
+	return rs, true
+}
+
+// describeStarter fills in who started the server and whether it is orphaned.
+func (rs *RunningServer) describeStarter(pfs procfs.FS, st state) {
 	if s := st.StartedBy; s != nil {
 		rs.StartedBy = &Starter{PID: s.PID, Command: s.Command, KeepRunning: s.KeepRunning,
 			Alive: processRuns(pfs, s.PID, s.StartTicks)}
 		rs.Orphaned = !rs.StartedBy.Alive && !s.KeepRunning
 	}
+}
+
+// mariadbdDir reports whether p is a managed MariaDB server — mariadbd
+// started with --defaults-file=DIR/tierbench.cnf — and returns DIR.
+func mariadbdDir(p procfs.Proc) (string, bool) {
+	args, err := p.CmdLine()
+	if err != nil || len(args) < 2 {
+		return "", false
+	}
+	if b := filepath.Base(args[0]); b != "mariadbd" && b != "mysqld" {
+		return "", false
+	}
+	conf, ok := strings.CutPrefix(args[1], "--defaults-file=")
+	if !ok || filepath.Base(conf) != MariaConfFile || !filepath.IsAbs(conf) {
+		return "", false
+	}
+	return filepath.Dir(filepath.Clean(conf)), true
+}
+
+// managedMariaDB describes the mariadbd pid of data directory dir, if dir
+// is a managed one whose pid file names pid.
+func managedMariaDB(pfs procfs.FS, pid int, dir string) (RunningServer, bool) {
+	if _, err := os.Stat(filepath.Join(dir, StateFile)); err != nil {
+		return RunningServer{}, false
+	}
+	if p, _, ok := mariaRunning(dir); !ok || p != pid {
+		return RunningServer{}, false
+	}
+	st, _ := readState(dir)
+	rs := RunningServer{Engine: EngineMariaDB, DataDir: dir, PID: pid, Port: st.Port, Version: st.Version}
+	if proc, err := pfs.Proc(pid); err == nil {
+		if t, err := proc.Stat(); err == nil {
+			if sec, err := t.StartTime(); err == nil {
+				rs.Since = time.Unix(int64(sec), 0)
+			}
+		}
+	}
+	rs.describeStarter(pfs, st)
 	return rs, true
 }
 

@@ -68,7 +68,7 @@ func TestFindRunning(t *testing.T) {
 	root := t.TempDir()
 	proc, data := filepath.Join(root, "proc"), filepath.Join(root, "data")
 	managedState := func(by *starter) *state {
-		return &state{Engine: engineName, Port: 1, User: DBUser, Password: "pw", Version: "15.14", StartedBy: by}
+		return &state{Engine: EnginePostgres, Port: 1, User: DBUser, Password: "pw", Version: "15.14", StartedBy: by}
 	}
 	fakeProc(t, proc, 1, 0, "S", 1, "", "/sbin/init")
 	fakeProc(t, proc, 300, 1, "S", 777, "", "/usr/bin/tierbench", "scenario", "run", "quick")

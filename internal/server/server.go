@@ -30,11 +30,18 @@ import (
 	"github.com/tierbench/tierbench/internal/cgroup"
 )
 
-// engineName is the engine a managed server runs: this package is
-// PostgreSQL's server (initdb, pg_ctl; docs/architecture.md lists what a
-// second engine's server needs). Which engines have a managed server is
-// internal/engine/all's table.
-const engineName = "postgres"
+// EnginePostgres is the engine name of a managed PostgreSQL server (initdb,
+// pg_ctl); mariadb.go is MariaDB's. Which engines have a managed server is
+// internal/engine/all's table, whose names these are.
+const EnginePostgres = "postgres"
+
+// engineDisplay names an engine in messages.
+func engineDisplay(engine string) string {
+	if engine == EngineMariaDB {
+		return "MariaDB"
+	}
+	return "PostgreSQL"
+}
 
 // Options say how to start a managed server.
 type Options struct {
@@ -147,16 +154,19 @@ func classify(dir string) (dirKind, error) {
 		return err == nil
 	}
 	switch {
-	case has("PG_VERSION") && has(StateFile):
+	case (has("PG_VERSION") || isMariaDir(dir)) && has(StateFile):
 		return dirManaged, nil
 	case has("PG_VERSION"):
 		return 0, &DataDirError{Dir: dir, Problem: "is a PostgreSQL data directory that tierbench did not create (no " +
+			StateFile + "); tierbench will not take it over: give a new or empty directory"}
+	case isMariaDir(dir):
+		return 0, &DataDirError{Dir: dir, Problem: "is a MariaDB/MySQL data directory that tierbench did not create (no " +
 			StateFile + "); tierbench will not take it over: give a new or empty directory"}
 	case len(entries) == 1 && entries[0].Name() == "lost+found":
 		return 0, &DataDirError{Dir: dir, Problem: "looks like the root of a file system (it holds lost+found); use a subdirectory such as " +
 			filepath.Join(dir, "pgdata")}
 	default:
-		return 0, &DataDirError{Dir: dir, Problem: "is not empty and is not a PostgreSQL data directory; give a new or empty directory"}
+		return 0, &DataDirError{Dir: dir, Problem: "is not empty and is not a database data directory; give a new or empty directory"}
 	}
 }
 
@@ -171,7 +181,7 @@ func managed(dataDir string) (string, state, error) {
 		return dir, state{}, &DataDirError{Dir: dir, Problem: "is a file, not a directory"}
 	}
 	if kind, _ := classify(dir); kind != dirManaged {
-		return dir, state{}, &DataDirError{Dir: dir, Problem: "is not a tierbench-managed data directory (it has no PG_VERSION and " + StateFile + ")"}
+		return dir, state{}, &DataDirError{Dir: dir, Problem: "is not a tierbench-managed data directory (it has no " + StateFile + " beside a PostgreSQL or MariaDB data directory)"}
 	}
 	st, err := readState(dir)
 	return dir, st, err
@@ -198,19 +208,15 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	if opts.Memory < 0 {
 		return Info{}, fmt.Errorf("memory %d is negative", opts.Memory)
 	}
-	for name := range opts.Settings {
-		if !ValidSettingName(name) {
-			return Info{}, fmt.Errorf("setting name %q is not valid", name)
-		}
-	}
 	kind, err := classify(dir)
 	if err != nil {
 		return Info{}, err
 	}
-
 	var st state
-	var acct account
-	pgBin := opts.PgBin
+	engine := opts.Engine
+	if engine == "" {
+		engine = EnginePostgres
+	}
 	if kind == dirManaged {
 		if st, err = readState(dir); err != nil {
 			return Info{}, err
@@ -218,8 +224,31 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		if opts.KeepConfig {
 			opts.Memory, opts.Settings = st.Memory, st.Settings
 		}
+		have := dirEngine(dir)
+		if opts.Engine != "" && opts.Engine != have {
+			return Info{}, &DataDirError{Dir: dir, Problem: fmt.Sprintf("holds a managed %s server, not %s; give a new or empty directory for a %s server",
+				engineDisplay(have), engineDisplay(opts.Engine), engineDisplay(opts.Engine))}
+		}
+		engine = have
+	}
+	switch engine {
+	case EngineMariaDB:
+		return startMariaDB(ctx, dir, kind, st, opts)
+	case EnginePostgres:
+	default:
+		return Info{}, fmt.Errorf("engine %q has no managed server; use %s or %s", engine, EnginePostgres, EngineMariaDB)
+	}
+	for name := range opts.Settings {
+		if !ValidSettingName(name) {
+			return Info{}, fmt.Errorf("setting name %q is not valid", name)
+		}
+	}
+
+	var acct account
+	pgBin := opts.PgBin
+	if kind == dirManaged {
 		if pid, port, ok := running(dir); ok {
-			return Info{Engine: engineName, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid,
+			return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid,
 				Version: st.Version, AlreadyRunning: true}, nil
 		}
 		if pgBin == "" && st.PgBin != "" && hasServerBinaries(st.PgBin) {
@@ -251,7 +280,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		}
 	}
 
-	st.Engine, st.User, st.PgBin, st.Version = engineName, DBUser, bins.Dir, bins.Version
+	st.Engine, st.User, st.PgBin, st.Version = EnginePostgres, DBUser, bins.Dir, bins.Version
 	st.Memory, st.Settings = opts.Memory, opts.Settings
 	st.StartedBy = thisProcess(opts.KeepRunning)
 	port := opts.Port
@@ -289,7 +318,7 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		return Info{}, fmt.Errorf("PostgreSQL in %s exited right after it started; last lines of %s: %s",
 			dir, logPath, tailLines(logPath, 5))
 	}
-	return Info{Engine: engineName, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
+	return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
 }
 
 // commandIn is a.command started inside the cgroups of procs
@@ -386,30 +415,7 @@ func checkMajor(dir string, bins Binaries) error {
 // step after initdb fails, the directory is emptied again so the next start
 // can retry instead of finding a half-made, unmanaged cluster.
 func initialize(ctx context.Context, dir string, kind dirKind, acct account, bins Binaries) (st state, err error) {
-	// Before creating anything: the parents that exist already.
-	if err := acct.checkReachable(dir); err != nil {
-		return st, err
-	}
-	if kind == dirMissing {
-		// Parents the service user must walk through: 0755 (before umask).
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return st, err
-		}
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			return st, err
-		}
-	}
-	// Again, for the parents just made (a strict umask may have closed them).
-	if err := acct.checkReachable(dir); err != nil {
-		if kind == dirMissing {
-			os.Remove(dir)
-		}
-		return st, err
-	}
-	if err := acct.chown(dir); err != nil {
-		return st, err
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	if err := prepareDir(dir, kind, acct); err != nil {
 		return st, err
 	}
 	st.Password, err = newPassword()
@@ -434,6 +440,35 @@ func initialize(ctx context.Context, dir string, kind dirKind, acct account, bin
 		err = cerr
 	}
 	return st, err
+}
+
+// prepareDir creates a new data directory, or takes an empty one: mode
+// 0700, owned by acct, every parent searchable by it.
+func prepareDir(dir string, kind dirKind, acct account) error {
+	// Before creating anything: the parents that exist already.
+	if err := acct.checkReachable(dir); err != nil {
+		return err
+	}
+	if kind == dirMissing {
+		// Parents the service user must walk through: 0755 (before umask).
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return err
+		}
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	// Again, for the parents just made (a strict umask may have closed them).
+	if err := acct.checkReachable(dir); err != nil {
+		if kind == dirMissing {
+			os.Remove(dir)
+		}
+		return err
+	}
+	if err := acct.chown(dir); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
 }
 
 // initdb creates the cluster. The password reaches it through a 0600 file
@@ -504,9 +539,26 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// running reads postmaster.pid (line 1: PID, line 4: port) and reports
-// whether that process is alive and is a PostgreSQL server.
+// running reports whether the server of data directory dir (either
+// engine) runs: its main process and port.
 func running(dir string) (pid, port int, ok bool) {
+	if dirEngine(dir) == EngineMariaDB {
+		return mariaRunning(dir)
+	}
+	return pgRunning(dir)
+}
+
+// dirEngine is the engine whose data directory dir is, by its files.
+func dirEngine(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil && isMariaDir(dir) {
+		return EngineMariaDB
+	}
+	return EnginePostgres
+}
+
+// pgRunning reads postmaster.pid (line 1: PID, line 4: port) and reports
+// whether that process is alive and is a PostgreSQL server.
+func pgRunning(dir string) (pid, port int, ok bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
 	if err != nil {
 		return 0, 0, false
@@ -556,9 +608,10 @@ func ownerUID(fi fs.FileInfo) uint32 {
 	return 0
 }
 
-// Stop stops the managed server in dataDir; mode is pg_ctl's shutdown mode,
-// "fast" (the default: roll back sessions, checkpoint) or "immediate" (no
-// checkpoint: the next start runs crash recovery, as after a power loss).
+// Stop stops the managed server in dataDir; mode is "fast" (the default:
+// roll back sessions, checkpoint) or "immediate" (no checkpoint: the next
+// start runs crash recovery, as after a power loss). For PostgreSQL these
+// are pg_ctl's shutdown modes; for MariaDB, SIGTERM and SIGKILL.
 // Stopping a stopped server is not an error: wasRunning says which it was.
 func Stop(ctx context.Context, dataDir, mode string) (wasRunning bool, err error) {
 	switch mode {
@@ -571,6 +624,9 @@ func Stop(ctx context.Context, dataDir, mode string) (wasRunning bool, err error
 	dir, st, err := managed(dataDir)
 	if err != nil {
 		return false, err
+	}
+	if dirEngine(dir) == EngineMariaDB {
+		return mariaStop(ctx, dir, st, mode)
 	}
 	if _, _, ok := running(dir); !ok {
 		return false, nil
@@ -607,9 +663,12 @@ func Status(ctx context.Context, dataDir string) (StatusInfo, error) {
 	if err != nil {
 		return StatusInfo{}, err
 	}
-	s := StatusInfo{Engine: engineName, DataDir: dir, Port: st.Port, Version: st.Version}
+	s := StatusInfo{Engine: dirEngine(dir), DataDir: dir, Port: st.Port, Version: st.Version}
 	if pid, port, ok := running(dir); ok {
 		s.Running, s.PID, s.DSN = true, pid, dsn(st.Password, port)
+		if s.Engine == EngineMariaDB {
+			s.DSN = mariaDSN(st.Password, port)
+		}
 		if port != 0 {
 			s.Port = port
 		}

@@ -97,8 +97,6 @@ func (db *DB) CheckTPCC(ctx context.Context, opts engine.CheckOptions) (*tpcc.Ch
 	}
 	defer tx.Rollback(context.Background())
 
-	w := meta.Warehouses
-	res := &tpcc.CheckResult{OK: true, Warehouses: w}
 	counts, err := tableCounts(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -107,50 +105,16 @@ func (db *DB) CheckTPCC(ctx context.Context, opts engine.CheckOptions) (*tpcc.Ch
 	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(d_next_o_id - 1), 0) FROM district`).Scan(&sumNextOID); err != nil {
 		return nil, fmt.Errorf("reading d_next_o_id: %w", err)
 	}
-	districts := int64(w * tpcc.DistrictsPerWarehouse)
-	// As loaded: no New-Order has been entered and none delivered.
-	res.AsLoaded = sumNextOID == districts*(tpcc.DistrictNextOID-1) &&
-		counts[tpcc.TableNewOrder] == districts*tpcc.NewOrdersPerDistrict
-	res.Cardinalities = cardinalities(w, counts, sumNextOID, res.AsLoaded)
-
-	all := make([]int, w)
-	for i := range all {
-		all[i] = i + 1
-	}
-	sample := all
-	if !opts.All {
-		sample = tpcc.SampleWarehouses(w, tpcc.NewRand(opts.Seed))
-	}
-	for _, def := range tpcc.Conditions {
-		c := tpcc.Condition{ID: def.ID, Title: def.Title, Scope: "all"}
-		if def.LoadOnly && !res.AsLoaded {
-			c.OK, c.Scope = true, "not-applicable"
-			c.Note = "holds only right after the initial load; transactions have run since"
-			res.Conditions = append(res.Conditions, c)
-			continue
-		}
-		ws := all
-		if def.Expensive && len(sample) < w {
-			ws, c.Scope, c.Warehouses = sample, "sample", sample
-			c.Note = "sampled warehouses; use --all to check every one"
-		}
+	tables := engine.CheckTables{Warehouses: meta.Warehouses, Counts: counts, SumNextOID: sumNextOID}
+	return engine.RunCheck(tables, opts, func(id string, ws []int) (int64, error) {
 		var args []any
-		if def.Expensive {
+		if ws != nil {
 			args = append(args, ws)
 		}
-		if err := tx.QueryRow(ctx, conditionSQL[def.ID], args...).Scan(&c.Violations); err != nil {
-			return nil, fmt.Errorf("condition %s: %w", def.ID, err)
-		}
-		c.OK = c.Violations == 0
-		res.Conditions = append(res.Conditions, c)
-	}
-	for _, c := range res.Conditions {
-		res.OK = res.OK && c.OK
-	}
-	for _, c := range res.Cardinalities {
-		res.OK = res.OK && c.OK
-	}
-	return res, nil
+		var n int64
+		err := tx.QueryRow(ctx, conditionSQL[id], args...).Scan(&n)
+		return n, err
+	})
 }
 
 func tableCounts(ctx context.Context, tx pgx.Tx) (map[string]int64, error) {
@@ -163,46 +127,4 @@ func tableCounts(ctx context.Context, tx pgx.Tx) (map[string]int64, error) {
 		counts[t] = n
 	}
 	return counts, nil
-}
-
-// cardinalities compares row counts with 4.2.2. Tables that transactions
-// grow or shrink are held to their load-time counts only while the database
-// is as loaded; ORDER always has exactly D_NEXT_O_ID - 1 rows per district.
-func cardinalities(w int, counts map[string]int64, sumNextOID int64, asLoaded bool) []tpcc.Cardinality {
-	exp := tpcc.ExpectedLoadRows(w)
-	var out []tpcc.Cardinality
-	for _, t := range tpcc.Tables {
-		c := tpcc.Cardinality{Table: t, Found: counts[t], Expected: exp[t]}
-		switch t {
-		case tpcc.TableOrders:
-			c.Expected = sumNextOID
-			c.Note = "sum(d_next_o_id - 1)"
-		case tpcc.TableOrderLine:
-			c.Tolerance = 0.01
-			if !asLoaded {
-				c.OK, c.Note = true, "changes with every order; sum(o_ol_cnt) is condition 3.3.2.4"
-				out = append(out, c)
-				continue
-			}
-		case tpcc.TableHistory:
-			// Every Payment adds a row: the load's count is a floor.
-			c.OK, c.Note = c.Found >= c.Expected, "at least one row per customer"
-			out = append(out, c)
-			continue
-		case tpcc.TableNewOrder:
-			if !asLoaded {
-				c.OK, c.Note = true, "changes with every transaction; checked right after the load only"
-				out = append(out, c)
-				continue
-			}
-		}
-		if c.Tolerance > 0 {
-			dev := float64(c.Found-c.Expected) / float64(c.Expected)
-			c.OK = dev >= -c.Tolerance && dev <= c.Tolerance
-		} else {
-			c.OK = c.Found == c.Expected
-		}
-		out = append(out, c)
-	}
-	return out
 }

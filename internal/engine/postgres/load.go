@@ -3,18 +3,13 @@ package postgres
 import (
 	"bufio"
 	"context"
-	crand "crypto/rand"
 	_ "embed"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -60,44 +55,6 @@ func AfterLoadStatements() []string {
 	}
 }
 
-// countingReader adds what passes through it to a shared counter, for the
-// progress display.
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// loadCounters are shared by the workers of one build.
-type loadCounters struct {
-	rows, bytes atomic.Int64
-	tasksDone   atomic.Int64
-	mu          sync.Mutex
-	perTable    map[string]int64
-	perW        map[int]int // tasks finished per warehouse
-	whDone      atomic.Int64
-}
-
-func (lc *loadCounters) finish(t tpcc.LoadTask, perTable map[string]int64) {
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	for k, v := range perTable {
-		lc.perTable[k] += v
-	}
-	if t.Kind != "item" {
-		lc.perW[t.W]++
-		if lc.perW[t.W] == 2 {
-			lc.whDone.Add(1)
-		}
-	}
-	lc.tasksDone.Add(1)
-}
-
 // BuildTPCC creates the schema and loads it with opts.Workers connections in
 // parallel, then builds keys and indexes and gathers statistics. If anything
 // fails, it drops what it created, so no half-built schema is left for a
@@ -129,7 +86,7 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 		}
 	}
 
-	seed := randomSeed()
+	seed := engine.RandomSeed()
 	cload := tpcc.NewLoadC(tpcc.NewRand(seed))
 	if _, err := conn.Exec(ctx, schemaSQL); err != nil {
 		return nil, fmt.Errorf("creating the TPC-C tables: %w", err)
@@ -156,8 +113,8 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 	}()
 
 	res := &tpcc.BuildResult{Warehouses: opts.Warehouses, CLoad: cload, Workers: workers}
-	lc := &loadCounters{perTable: map[string]int64{}, perW: map[int]int{}}
-	stopProgress := startProgress(opts, lc)
+	lc := engine.NewLoadCounters()
+	stopProgress := engine.StartProgress(opts, lc)
 	loadStart := time.Now()
 	err = db.load(ctx, opts.Warehouses, workers, seed, cload, lc)
 	res.LoadSec = time.Since(loadStart).Seconds()
@@ -186,133 +143,59 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 		return nil, fmt.Errorf("marking the build complete: %w", err)
 	}
 	done = true
-	res.Rows = lc.perTable
-	res.CopyBytes = lc.bytes.Load()
+	res.Rows = lc.PerTable()
+	res.CopyBytes = lc.Bytes()
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
 
 // load runs the COPY tasks over workers connections.
-func (db *DB) load(ctx context.Context, warehouses, workers int, seed uint64, cload tpcc.CValues, lc *loadCounters) error {
-	all := tpcc.LoadTasks(warehouses)
-	tasks := make(chan tpcc.LoadTask, len(all))
-	for _, t := range all {
-		tasks <- t
-	}
-	close(tasks)
-	now := time.Now()
-	eg, ctx := errgroup.WithContext(ctx)
-	seeds := tpcc.NewRand(seed)
-	for range workers {
-		r := seeds.Child()
-		eg.Go(func() error {
-			conn, err := db.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(context.Background())
-			g := tpcc.NewGen(r, cload, now)
-			for t := range tasks {
-				if err := copyTask(ctx, conn, g, t, lc); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	return eg.Wait()
+func (db *DB) load(ctx context.Context, warehouses, workers int, seed uint64, cload tpcc.CValues, lc *engine.LoadCounters) error {
+	return engine.Load(ctx, warehouses, workers, seed, cload, lc, func(ctx context.Context) (engine.StreamLoader, error) {
+		conn, err := db.connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return copyLoader{conn}, nil
+	})
 }
 
-func copyTask(ctx context.Context, conn *pgx.Conn, g *tpcc.Gen, t tpcc.LoadTask, lc *loadCounters) error {
-	perTable := map[string]int64{}
-	for _, s := range t.Streams(g) {
-		rr := s.Reader()
-		// pgconn sends what one Read returns as one CopyData message; a
-		// 256 KiB buffer keeps messages large and syscalls few.
-		r := bufio.NewReaderSize(countingReader{rr, &lc.bytes}, 256<<10)
-		tag, err := conn.PgConn().CopyFrom(ctx, r, "COPY "+s.Table+" FROM STDIN")
-		if err != nil {
-			return fmt.Errorf("COPY %s (warehouse %d): %w", s.Table, t.W, err)
-		}
-		perTable[s.Table] += tag.RowsAffected()
-		lc.rows.Add(tag.RowsAffected())
+// copyLoader loads streams with COPY FROM STDIN.
+type copyLoader struct{ conn *pgx.Conn }
+
+func (l copyLoader) LoadStream(ctx context.Context, table string, w int, rows io.Reader) (int64, error) {
+	// pgconn sends what one Read returns as one CopyData message; a
+	// 256 KiB buffer keeps messages large and syscalls few.
+	r := bufio.NewReaderSize(rows, 256<<10)
+	tag, err := l.conn.PgConn().CopyFrom(ctx, r, "COPY "+table+" FROM STDIN")
+	if err != nil {
+		return 0, fmt.Errorf("COPY %s (warehouse %d): %w", table, w, err)
 	}
-	if t.Kind == "rest" {
-		g.ReleasePlan(t.W)
-	}
-	lc.finish(t, perTable)
-	return nil
+	return tag.RowsAffected(), nil
 }
+
+func (l copyLoader) Close() { l.conn.Close(context.Background()) }
 
 // runParallel runs independent statements over workers connections, each
 // connection first running setup (when not empty).
 func (db *DB) runParallel(ctx context.Context, workers int, stmts []string, setup string) error {
-	work := make(chan string, len(stmts))
-	for _, s := range stmts {
-		work <- s
-	}
-	close(work)
-	eg, ctx := errgroup.WithContext(ctx)
-	for range min(workers, len(stmts)) {
-		eg.Go(func() error {
+	return engine.RunParallel(ctx, workers, stmts,
+		func(ctx context.Context) (*pgx.Conn, error) {
 			conn, err := db.connect(ctx)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			defer conn.Close(context.Background())
 			if setup != "" {
 				if _, err := conn.Exec(ctx, setup); err != nil {
-					return fmt.Errorf("%s: %w", setup, err)
+					conn.Close(context.Background())
+					return nil, fmt.Errorf("%s: %w", setup, err)
 				}
 			}
-			for s := range work {
-				if _, err := conn.Exec(ctx, s); err != nil {
-					return fmt.Errorf("%s: %w", s, err)
-				}
-			}
-			return nil
-		})
-	}
-	return eg.Wait()
-}
-
-// startProgress calls opts.Progress once a second until the returned
-// function is called; that function reports one last snapshot with the
-// next phase's name.
-func startProgress(opts engine.BuildOptions, lc *loadCounters) func(next string) {
-	if opts.Progress == nil {
-		return func(string) {}
-	}
-	totalTasks := float64(2*opts.Warehouses + 1)
-	snap := func(phase string) tpcc.BuildProgress {
-		return tpcc.BuildProgress{Phase: phase, WarehousesDone: int(lc.whDone.Load()), Warehouses: opts.Warehouses,
-			Rows: lc.rows.Load(), Bytes: lc.bytes.Load(), Fraction: float64(lc.tasksDone.Load()) / totalTasks}
-	}
-	stop := make(chan struct{})
-	finished := make(chan struct{})
-	opts.Progress(snap("load"))
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				opts.Progress(snap("load"))
-			}
-		}
-	}()
-	return func(next string) {
-		close(stop)
-		<-finished
-		opts.Progress(snap(next))
-	}
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = crand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
+			return conn, nil
+		},
+		func(ctx context.Context, conn *pgx.Conn, s string) error {
+			_, err := conn.Exec(ctx, s)
+			return err
+		},
+		func(conn *pgx.Conn) { conn.Close(context.Background()) })
 }
