@@ -37,9 +37,12 @@ type ServerStartOptions struct {
 	// PortSet records that --port was given, so that --port 0 is refused
 	// rather than read as "not given".
 	PortSet bool
-	Memory  string
-	Set     []string
-	PgBin   string
+	// EngineSet records that --engine was given: without it, a managed
+	// directory keeps its own engine.
+	EngineSet bool
+	Memory    string
+	Set       []string
+	PgBin     string
 	// Throttles of the device holding the data directory; 0: none.
 	ReadIOPS, WriteIOPS int64
 	ReadMBps, WriteMBps float64 // MB = 10^6 bytes, as disk run reports
@@ -52,7 +55,7 @@ func (o *ServerStartOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Engine, "engine", all.Names(true)[0], "database engine ("+strings.Join(all.Names(true), ", ")+")")
 	fs.StringVar(&o.DataDir, "datadir", "", "data directory; created with initdb on first use, reused afterwards")
 	fs.IntVar(&o.Port, "port", 0, "TCP port on 127.0.0.1 (default: the port of the last start, else a free one)")
-	fs.StringVar(&o.Memory, "memory", "", "memory to size the server for, e.g. 4GiB: shared_buffers = 1/4 of it and more (default: PostgreSQL's defaults)")
+	fs.StringVar(&o.Memory, "memory", "", "memory to size the server for, e.g. 4GiB: PostgreSQL's shared_buffers = 1/4 of it, MariaDB's buffer pool 5/8, and more (default: the engine's defaults)")
 	fs.StringArrayVar(&o.Set, "set", nil, "a server setting name=value, applied last (repeatable)")
 	fs.StringVar(&o.PgBin, "pg-bin", "", "directory of initdb, pg_ctl and postgres (default: found on PATH or in /usr/lib/postgresql/*/bin)")
 	fs.Int64Var(&o.ReadIOPS, "read-iops", 0, "throttle the server's reads from the data directory's device to N IOPS (cgroup; 0: no limit)")
@@ -106,6 +109,9 @@ func (o *ServerStartOptions) options() (server.Options, error) {
 		return so, usagef("--datadir %s is a file, not a directory; give a new or empty directory", dir)
 	}
 	so.DataDir = dir
+	if o.EngineSet {
+		so.Engine = o.Engine // otherwise a managed directory keeps its engine, and a new one is PostgreSQL's
+	}
 	if o.PortSet || o.Port != 0 {
 		if o.Port < 1 || o.Port > 65535 {
 			return so, usagef("--port %d is not a TCP port; give one in 1..65535", o.Port)
@@ -130,7 +136,9 @@ func (o *ServerStartOptions) options() (server.Options, error) {
 			return so, usagef("--set %q is not name=value, e.g. --set work_mem=64MB", s)
 		case name == "":
 			return so, usagef("--set %q has an empty name; write name=value, e.g. --set work_mem=64MB", s)
-		case !server.ValidSettingName(name):
+		case o.Engine == server.EngineMariaDB && !server.ValidMariaSettingName(name):
+			return so, usagef("--set %q: %q is not a MariaDB option name (letters, digits, _ and -)", s, name)
+		case o.Engine != server.EngineMariaDB && !server.ValidSettingName(name):
 			return so, usagef("--set %q: %q is not a setting name (letters, digits, _ and .)", s, name)
 		}
 		if so.Settings == nil {
@@ -155,14 +163,16 @@ func newServerStartCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start a managed server in --datadir (initdb on first use) and print its DSN",
-		Long: `Start a managed PostgreSQL server in --datadir and print its DSN.
+		Long: `Start a managed PostgreSQL or MariaDB server in --datadir and print its DSN.
 
-The first start creates the data directory (initdb, a superuser "tierbench" with
-a random password kept in DIR/tierbench-server.json). Later starts reuse it, and
-its port and password. --memory sizes shared_buffers, effective_cache_size,
-maintenance_work_mem and work_mem from one number (see docs/server.md); --set
-overrides any setting. Durability settings are left alone unless you --set them.
-When run as root, the server runs as the system user "tierbench".
+The first start creates the data directory (initdb or mariadb-install-db, a
+superuser "tierbench" with a random password kept in DIR/tierbench-server.json).
+Later starts reuse it, its engine, port and password. --memory sizes the server
+from one number (PostgreSQL: shared_buffers, effective_cache_size,
+maintenance_work_mem, work_mem; MariaDB: innodb_buffer_pool_size and the log and
+temporary-table buffers; see docs/server.md); --set overrides any setting.
+Durability settings stay at their safe values unless you --set them. When run
+as root, the server runs as the system user "tierbench".
 
 --memory also caps the memory of the server's processes, page cache included,
 through a cgroup; --read-iops, --write-iops, --read-mbps and --write-mbps
@@ -172,6 +182,7 @@ is said, with the reason; it is not an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.PortSet = cmd.Flags().Changed("port")
+			opts.EngineSet = cmd.Flags().Changed("engine")
 			return runServerStart(cmd.Context(), g, opts)
 		},
 	}
@@ -205,8 +216,8 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	if asked && !info.AlreadyRunning {
 		var ap cgroup.Applied
 		if ap, device, err = experiment.ApplyServerLimits(ctx, info.DataDir, so.Memory, io, wantIO, ""); err != nil {
-			return fmt.Errorf("PostgreSQL started in %s, but placing it under its limits failed: %w (`tierbench server stop --datadir %s` stops it)",
-				info.DataDir, err, info.DataDir)
+			return fmt.Errorf("%s started in %s, but placing it under its limits failed: %w (`tierbench server stop --datadir %s` stops it)",
+				all.Display(info.Engine), info.DataDir, err, info.DataDir)
 		}
 		res.Limits = &ap
 	}
@@ -217,7 +228,7 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	if info.AlreadyRunning {
 		verb = "was already running"
 	}
-	fmt.Fprintf(g.Stdout, "PostgreSQL %s %s in %s (pid %d, port %d)\n", info.Version, verb, info.DataDir, info.PID, info.Port)
+	fmt.Fprintf(g.Stdout, "%s %s %s in %s (pid %d, port %d)\n", all.Display(info.Engine), info.Version, verb, info.DataDir, info.PID, info.Port)
 	switch {
 	case res.Limits != nil:
 		fmt.Fprintln(g.Stdout, experiment.LimitsText(*res.Limits, so.Memory > 0, wantIO, device, ""))
@@ -258,6 +269,7 @@ func newServerStopCommand(g *Globals) *cobra.Command {
 }
 
 type serverStopResult struct {
+	Engine     string `json:"engine"`
 	DataDir    string `json:"datadir"`
 	WasRunning bool   `json:"was_running"`
 }
@@ -333,7 +345,7 @@ func stopServer(ctx context.Context, g *Globals, dir, mode string) (serverStopRe
 	if err := server.RemoveLimits(dir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
 		g.progressf("warning: removing the server's cgroup: %v\n", err)
 	}
-	res := serverStopResult{DataDir: dir, WasRunning: was}
+	res := serverStopResult{Engine: server.EngineOf(dir), DataDir: dir, WasRunning: was}
 	if abs, err := filepath.Abs(dir); err == nil {
 		res.DataDir = abs
 	}
@@ -342,9 +354,9 @@ func stopServer(ctx context.Context, g *Globals, dir, mode string) (serverStopRe
 
 func printStopped(g *Globals, res serverStopResult, mode string) {
 	if res.WasRunning {
-		fmt.Fprintf(g.Stdout, "stopped PostgreSQL in %s (%s)\n", res.DataDir, mode)
+		fmt.Fprintf(g.Stdout, "stopped %s in %s (%s)\n", all.Display(res.Engine), res.DataDir, mode)
 	} else {
-		fmt.Fprintf(g.Stdout, "PostgreSQL in %s was not running\n", res.DataDir)
+		fmt.Fprintf(g.Stdout, "%s in %s was not running\n", all.Display(res.Engine), res.DataDir)
 	}
 }
 
@@ -396,9 +408,9 @@ func runServerStatus(ctx context.Context, g *Globals, opts ServerStatusOptions) 
 		return g.printJSON(st)
 	}
 	if st.Running {
-		fmt.Fprintf(g.Stdout, "PostgreSQL %s in %s: running (pid %d, port %d)\n", st.Version, st.DataDir, st.PID, st.Port)
+		fmt.Fprintf(g.Stdout, "%s %s in %s: running (pid %d, port %d)\n", all.Display(st.Engine), st.Version, st.DataDir, st.PID, st.Port)
 	} else {
-		fmt.Fprintf(g.Stdout, "PostgreSQL %s in %s: stopped (port %d at the last start)\n", st.Version, st.DataDir, st.Port)
+		fmt.Fprintf(g.Stdout, "%s %s in %s: stopped (port %d at the last start)\n", all.Display(st.Engine), st.Version, st.DataDir, st.Port)
 	}
 	return nil
 }
@@ -432,7 +444,7 @@ func runningLine(rs server.RunningServer) string {
 	if !rs.Since.IsZero() {
 		since = "up since " + localTime(rs.Since)
 	}
-	line := fmt.Sprintf("%s: PostgreSQL %s, pid %d, port %d, %s; ", rs.DataDir, rs.Version, rs.PID, rs.Port, since)
+	line := fmt.Sprintf("%s: %s %s, pid %d, port %d, %s; ", rs.DataDir, all.Display(rs.Engine), rs.Version, rs.PID, rs.Port, since)
 	by := rs.StartedBy
 	switch {
 	case by == nil:

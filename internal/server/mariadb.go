@@ -70,10 +70,10 @@ var mariaVersion = regexp.MustCompile(`Ver (\d+\.\d+\.\d+)`)
 // Files of a managed MariaDB data directory besides MariaDB's own and the
 // state file and log every managed directory has.
 const (
-	MariaConfFile = "tierbench.cnf"  // the whole option file, rewritten on every start (--defaults-file)
-	mariaPIDFile  = "mariadbd.pid"   // written by mariadbd
-	mariaSocket   = "mariadb.sock"   // the Unix socket, unless the path is too long (socketDir)
-	mariaDatabase = "tierbench"      // the database a managed server's DSN names
+	MariaConfFile = "tierbench.cnf" // the whole option file, rewritten on every start (--defaults-file)
+	mariaPIDFile  = "mariadbd.pid"  // written by mariadbd
+	mariaSocket   = "mariadb.sock"  // the Unix socket, unless the path is too long (socketDir)
+	mariaDatabase = "tierbench"     // the database a managed server's DSN names
 )
 
 // isMariaDir says whether dir holds a MariaDB or MySQL data directory: the

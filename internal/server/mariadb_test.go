@@ -132,4 +132,3 @@ func TestMariaDBRefusesForeignDirectory(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
-

@@ -548,6 +548,16 @@ func running(dir string) (pid, port int, ok bool) {
 	return pgRunning(dir)
 }
 
+// EngineOf is the engine whose managed data directory dataDir is:
+// "postgres" or "mariadb".
+func EngineOf(dataDir string) string {
+	dir, err := absDir(dataDir)
+	if err != nil {
+		return EnginePostgres
+	}
+	return dirEngine(dir)
+}
+
 // dirEngine is the engine whose data directory dir is, by its files.
 func dirEngine(dir string) string {
 	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil && isMariaDir(dir) {

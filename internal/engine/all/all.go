@@ -19,6 +19,7 @@ type Constructor func(ctx context.Context, dsn string) (engine.DB, error)
 // Engine is one row of the table.
 type Engine struct {
 	Name    string
+	Display string   // the engine's name in messages, e.g. "PostgreSQL"
 	Schemes []string // lower-case DSN schemes that select it; the first is the one to show
 	Open    Constructor
 	// ManagedServer: `server start --engine NAME` and scenarios can run
@@ -29,7 +30,7 @@ type Engine struct {
 // Engines lists every engine tierbench drives.
 var Engines = []Engine{
 	{
-		Name: "postgres", Schemes: []string{"postgres", "postgresql"}, ManagedServer: true,
+		Name: "postgres", Display: "PostgreSQL", Schemes: []string{"postgres", "postgresql"}, ManagedServer: true,
 		Open: func(ctx context.Context, dsn string) (engine.DB, error) { return postgres.Open(ctx, dsn) },
 	},
 }
@@ -37,6 +38,15 @@ var Engines = []Engine{
 // planned are schemes of engines users ask for that tierbench does not
 // drive yet: their DSNs get "not supported yet" rather than "unknown".
 var planned = []string{"mysql", "mariadb", "sqlite", "sqlserver", "mssql"}
+
+// Display is the engine's name in messages ("PostgreSQL", "MariaDB"), or
+// name itself for an engine not in the table.
+func Display(name string) string {
+	if e, ok := Lookup(name); ok {
+		return e.Display
+	}
+	return name
+}
 
 // Lookup returns the engine of this name.
 func Lookup(name string) (Engine, bool) {
