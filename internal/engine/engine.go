@@ -226,11 +226,13 @@ type StatsReader interface {
 	// Stats reads the server's counters and gauges. Its own connection is
 	// kept open between calls.
 	Stats(ctx context.Context) (Stats, error)
-	// ServerInfo says where the server keeps its data and which process
-	// serves this connection, when the server will tell (both zero values
-	// otherwise); telemetry uses them to find the devices and the server's
-	// process tree when the server runs on this host.
-	ServerInfo(ctx context.Context) (dataDir string, backendPID int, err error)
+	// ServerInfo says where the server keeps its data, when the server
+	// will tell, and its main process when it runs on this host (0
+	// otherwise: another host, or a PID this host does not know as the
+	// engine's). Telemetry uses them to find the devices and the server's
+	// process tree; each engine knows its own processes (a PostgreSQL
+	// postmaster and its backends, MariaDB's one mariadbd).
+	ServerInfo(ctx context.Context) (dataDir string, serverPID int, err error)
 }
 
 // Setting is one server setting that matters to a benchmark's outcome, as the server shows it.

@@ -289,8 +289,8 @@ func sourceDataDir(ctx context.Context, db engine.DB, dsn, given string) (string
 	var dir string
 	var pid int
 	if sr, ok := db.(engine.StatsReader); ok {
-		if d, backend, err := sr.ServerInfo(ctx); err == nil {
-			dir, pid = d, localServerPID(backend)
+		if d, p, err := sr.ServerInfo(ctx); err == nil {
+			dir, pid = d, p
 		}
 	}
 	if given == "" {

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/procfs"
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/inventory"
@@ -212,45 +209,16 @@ func localTarget(ctx context.Context, target string, db engine.DB) (string, int)
 	if !ok {
 		return target, 0
 	}
-	dataDir, backend, err := sr.ServerInfo(ctx)
+	dataDir, pid, err := sr.ServerInfo(ctx)
 	if err != nil {
 		return target, 0
 	}
-	pid := localServerPID(backend)
 	if target == "" && pid > 0 && dataDir != "" {
 		if _, err := os.Stat(dataDir); err == nil {
 			target = dataDir
 		}
 	}
 	return target, pid
-}
-
-// serverProcesses are the process names of a database server's main
-// process and backends (PostgreSQL's; see docs/architecture.md's list of
-// engine-specific knowledge).
-var serverProcesses = []string{"postgres", "postmaster"}
-
-// localServerPID returns the main process of the database server whose
-// backend has PID backend, when that backend runs on this host: its parent,
-// if the parent is a server process. 0 otherwise.
-func localServerPID(backend int) int {
-	p, err := procfs.NewProc(backend)
-	if err != nil {
-		return 0
-	}
-	st, err := p.Stat()
-	if err != nil || st.Comm != serverProcesses[0] {
-		return 0
-	}
-	parent, err := procfs.NewProc(st.PPID)
-	if err != nil {
-		return 0
-	}
-	pst, err := parent.Stat()
-	if err != nil || !slices.Contains(serverProcesses, pst.Comm) {
-		return 0
-	}
-	return st.PPID
 }
 
 // SleepUntil waits for t or ctx, whichever comes first.

@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/procfs"
 
 	"github.com/tierbench/tierbench/internal/engine"
 )
@@ -140,9 +142,9 @@ func queryStats(ctx context.Context, conn pgx.Tx) (engine.Stats, error) {
 }
 
 // ServerInfo returns the server's data directory (when the role may read
-// it: superusers and pg_read_all_settings) and the backend PID of the
-// connection Stats keeps open, so that the backend is still there when the
-// caller looks it up.
+// it: superusers and pg_read_all_settings) and, when the server runs on this
+// host, its postmaster: the parent of the backend of the connection Stats
+// keeps open (so that the backend is still there when it is looked up).
 func (db *DB) ServerInfo(ctx context.Context) (string, int, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
@@ -153,5 +155,31 @@ func (db *DB) ServerInfo(ctx context.Context) (string, int, error) {
 	if err := db.statsConn.QueryRow(ctx, `SELECT coalesce(current_setting('data_directory', true), '')`).Scan(&dir); err != nil {
 		return "", 0, fmt.Errorf("asking PostgreSQL for its data directory: %s", db.redact(err))
 	}
-	return dir, int(db.statsConn.PgConn().PID()), nil
+	return dir, postmasterOf(int(db.statsConn.PgConn().PID())), nil
+}
+
+// serverProcesses are the names of PostgreSQL's main process.
+var serverProcesses = []string{"postgres", "postmaster"}
+
+// postmasterOf returns the postmaster of the backend with PID backend, when
+// that backend runs on this host: its parent, if the parent is a
+// PostgreSQL process. 0 otherwise.
+func postmasterOf(backend int) int {
+	p, err := procfs.NewProc(backend)
+	if err != nil {
+		return 0
+	}
+	st, err := p.Stat()
+	if err != nil || st.Comm != serverProcesses[0] {
+		return 0
+	}
+	parent, err := procfs.NewProc(st.PPID)
+	if err != nil {
+		return 0
+	}
+	pst, err := parent.Stat()
+	if err != nil || !slices.Contains(serverProcesses, pst.Comm) {
+		return 0
+	}
+	return st.PPID
 }
