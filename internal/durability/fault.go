@@ -13,8 +13,8 @@ import (
 
 // The faults a durability test can cause.
 const (
-	FaultKill    = "kill"    // SIGKILL of the server's postmaster: a crash
-	FaultStop    = "stop"    // immediate shutdown: no checkpoint, recovery from the WAL
+	FaultKill    = "kill"    // SIGKILL of the server's main process: a crash
+	FaultStop    = "stop"    // immediate shutdown: no checkpoint, recovery from the WAL (MariaDB: a kill)
 	FaultRestart = "restart" // fast, clean shutdown and start
 	FaultCommand = "command" // the user's command, e.g. a remote power cut
 )
@@ -22,10 +22,15 @@ const (
 // Faults lists the fault kinds.
 var Faults = []string{FaultKill, FaultStop, FaultRestart, FaultCommand}
 
-// signals are the postmaster signals of the faults on a server tierbench
-// does not manage (PostgreSQL's own meanings: SIGQUIT is an immediate
-// shutdown, SIGINT a fast one).
-var signals = map[string]syscall.Signal{FaultKill: syscall.SIGKILL, FaultStop: syscall.SIGQUIT, FaultRestart: syscall.SIGINT}
+// PostgresSignals are the signals of the faults on a PostgreSQL server
+// tierbench does not manage, in PostgreSQL's own meanings: SIGQUIT is an
+// immediate shutdown, SIGINT a fast one. Each engine's are in the table of
+// engines (internal/engine/all).
+var PostgresSignals = map[string]syscall.Signal{FaultKill: syscall.SIGKILL, FaultStop: syscall.SIGQUIT, FaultRestart: syscall.SIGINT}
+
+// MariaDBSignals are MariaDB's: it has no immediate shutdown, so a stop is
+// a kill; SIGTERM is its clean shutdown.
+var MariaDBSignals = map[string]syscall.Signal{FaultKill: syscall.SIGKILL, FaultStop: syscall.SIGKILL, FaultRestart: syscall.SIGTERM}
 
 // ManagedFault causes a fault on a managed server and recovers by starting
 // it again as it last ran (or by RecoverCommand first, when given).
@@ -68,11 +73,13 @@ func (f *ManagedFault) Recover(ctx context.Context) error {
 }
 
 // ServerFault causes a fault on a server tierbench does not manage: a
-// signal to its postmaster when it runs on this host (DataDir, read from
-// the server), or the user's command. It recovers with RecoverCommand, or
-// by waiting for whatever supervises the server to bring it back.
+// signal to its main process when it runs on this host (PID, from the
+// server), or the user's command. It recovers with RecoverCommand, or by
+// waiting for whatever supervises the server to bring it back.
 type ServerFault struct {
-	DataDir        string // "" when the server is not on this host
+	PID            int                       // the server's main process; 0 when it is not on this host
+	Name           string                    // the server, in messages
+	Signals        map[string]syscall.Signal // the engine's signal for each fault kind
 	Kind           string
 	Command        string
 	RecoverCommand string
@@ -84,12 +91,14 @@ func (f *ServerFault) Cause(ctx context.Context) error {
 	if f.Kind == FaultCommand {
 		return runCommand(ctx, "--fault-command", f.Command, f.Output)
 	}
-	sig, ok := signals[f.Kind]
+	sig, ok := f.Signals[f.Kind]
 	if !ok {
 		return fmt.Errorf("unknown fault %q", f.Kind)
 	}
-	_, err := server.Signal(ctx, f.DataDir, sig)
-	return err
+	if f.PID <= 0 {
+		return fmt.Errorf("fault %s needs the server's process on this host", f.Kind)
+	}
+	return server.SignalProcess(ctx, f.PID, sig, f.Name)
 }
 
 // Recover implements Fault.

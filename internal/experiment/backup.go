@@ -320,7 +320,7 @@ func sourceDataDir(ctx context.Context, db engine.DB, dsn, given string) (string
 	return st.DataDir, nil
 }
 
-// dsnPort is the port a URL DSN names (PostgreSQL's default when none).
+// dsnPort is the port a URL DSN names (its engine's default when none).
 func dsnPort(dsn string) int {
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -330,7 +330,9 @@ func dsnPort(dsn string) int {
 		n, _ := strconv.Atoi(p)
 		return n
 	}
-	return 5432
+	name, _ := all.NameOf(dsn)
+	e, _ := all.Lookup(name)
+	return e.DefaultPort
 }
 
 // verifyRestored checks a restored TPC-C database: the consistency

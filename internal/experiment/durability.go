@@ -186,19 +186,20 @@ func durabilityFault(ctx context.Context, cfg DurabilityConfig, db engine.DB, ob
 		return &durability.ManagedFault{DataDir: cfg.Managed, Kind: cfg.Fault, Command: cfg.FaultCommand,
 			RecoverCommand: cfg.RecoverCommand, StartTimeout: cfg.RecoverTimeout, Output: cfg.CommandOutput}, nil
 	}
-	fault := &durability.ServerFault{Kind: cfg.Fault, Command: cfg.FaultCommand, RecoverCommand: cfg.RecoverCommand, Output: cfg.CommandOutput}
+	eng, _ := all.NameOf(cfg.DSN)
+	fault := &durability.ServerFault{Kind: cfg.Fault, Command: cfg.FaultCommand, RecoverCommand: cfg.RecoverCommand, Output: cfg.CommandOutput,
+		Name: all.Display(eng) + " server", Signals: all.FaultSignals(eng)}
 	if cfg.Fault == durability.FaultCommand {
 		return fault, nil
 	}
-	// A signal needs the postmaster's PID: postmaster.pid in the data
-	// directory the server names, readable here (PostgreSQL's; see
-	// docs/architecture.md).
+	// A signal needs the server's main process on this host, which the
+	// engine finds from what the server says of itself.
 	if sr, ok := db.(engine.StatsReader); ok {
-		fault.DataDir, _, _ = sr.ServerInfo(ctx)
+		_, fault.PID, _ = sr.ServerInfo(ctx)
 	}
-	if _, err := os.Stat(filepath.Join(fault.DataDir, "postmaster.pid")); fault.DataDir == "" || err != nil {
-		return nil, invalidf("--fault %s signals the server's postmaster, which needs the server on this host and its data directory readable "+
-			"(the server did not name one, or postmaster.pid is not readable there); use --fault command --fault-command CMD instead", cfg.Fault)
+	if fault.PID <= 0 {
+		return nil, invalidf("--fault %s signals the server's main process, which needs the server on this host "+
+			"(tierbench could not find its process here); use --fault command --fault-command CMD instead", cfg.Fault)
 	}
 	if cfg.RecoverCommand == "" {
 		obs.Note(fmt.Sprintf("no --recover-command: after each %s, tierbench waits up to %s for the server to come back by itself",

@@ -16,10 +16,11 @@ import (
 // Signal sends sig to the server whose data directory is dataDir — a
 // PostgreSQL postmaster (any on this host whose postmaster.pid tierbench can
 // read, managed or not) or a managed MariaDB's mariadbd — and waits until it
-// and the processes it had started are gone. For MariaDB, SIGKILL is the
-// crash; SIGTERM its clean shutdown. It is how the durability test causes its faults: SIGKILL is a crash
-// (no shutdown at all), SIGQUIT an immediate shutdown (no checkpoint: the
-// next start recovers from the WAL), SIGINT a fast, clean shutdown.
+// and the processes it had started are gone. It is how the durability test
+// causes its faults. SIGKILL is a crash (no shutdown at all) for both
+// engines; for PostgreSQL SIGQUIT is an immediate shutdown (no checkpoint:
+// the next start recovers from the WAL) and SIGINT a fast, clean one; for
+// MariaDB SIGTERM is the clean shutdown.
 //
 // A killed postmaster's backends notice its death and exit by themselves;
 // any still there after a grace period get SIGKILL too, or the next start
@@ -34,12 +35,19 @@ func Signal(ctx context.Context, dataDir string, sig syscall.Signal) (int, error
 	if !ok {
 		return 0, fmt.Errorf("no %s server runs in %s (no live pid file)", name, dir)
 	}
+	return pid, SignalProcess(ctx, pid, sig, name+" in "+dir)
+}
+
+// SignalProcess is Signal for a server known by its main process's PID
+// (name says which server, in messages), for a server tierbench does not
+// manage; it waits the same way for its processes to be gone.
+func SignalProcess(ctx context.Context, pid int, sig syscall.Signal, name string) error {
 	tree, err := telemetry.ProcTree("/proc", pid)
 	if err != nil {
-		return pid, err
+		return err
 	}
 	if err := syscall.Kill(pid, sig); err != nil {
-		return pid, fmt.Errorf("signalling %s's server process (pid %d): %w", name, pid, err)
+		return fmt.Errorf("signalling %s's server process (pid %d): %w", name, pid, err)
 	}
 	grace := 10 * time.Second
 	if sig == syscall.SIGINT || sig == syscall.SIGTERM {
@@ -47,7 +55,7 @@ func Signal(ctx context.Context, dataDir string, sig syscall.Signal) (int, error
 	}
 	if !waitFor(ctx, tree, liveProcess, grace) {
 		if sig != syscall.SIGKILL {
-			return pid, fmt.Errorf("%s in %s did not stop within %s of %s", name, dir, grace, sig)
+			return fmt.Errorf("%s did not stop within %s of %s", name, grace, sig)
 		}
 		for _, p := range tree {
 			_ = syscall.Kill(p, syscall.SIGKILL)
@@ -57,9 +65,9 @@ func Signal(ctx context.Context, dataDir string, sig syscall.Signal) (int, error
 	// daemonized postmaster) reaps them, and PostgreSQL refuses to start
 	// while the PID in postmaster.pid exists at all.
 	if !waitFor(ctx, tree, processExists, time.Minute) {
-		return pid, fmt.Errorf("processes of the stopped %s in %s are still there (or not reaped) after a minute", name, dir)
+		return fmt.Errorf("processes of the stopped %s are still there (or not reaped) after a minute", name)
 	}
-	return pid, nil
+	return nil
 }
 
 // waitFor waits until alive is false for every pid, limit passes or ctx

@@ -8,7 +8,9 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"syscall"
 
+	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/postgres"
 )
@@ -25,12 +27,19 @@ type Engine struct {
 	// ManagedServer: `server start --engine NAME` and scenarios can run
 	// this engine's server (internal/server).
 	ManagedServer bool
+	// DefaultPort is the port a DSN without one means.
+	DefaultPort int
+	// FaultSignals are the signals the durability test's faults send to
+	// the main process of a server tierbench does not manage (kill, stop,
+	// restart), in the engine's own meanings.
+	FaultSignals map[string]syscall.Signal
 }
 
 // Engines lists every engine tierbench drives.
 var Engines = []Engine{
 	{
 		Name: "postgres", Display: "PostgreSQL", Schemes: []string{"postgres", "postgresql"}, ManagedServer: true,
+		DefaultPort: 5432, FaultSignals: durability.PostgresSignals,
 		Open: func(ctx context.Context, dsn string) (engine.DB, error) { return postgres.Open(ctx, dsn) },
 	},
 }
@@ -46,6 +55,15 @@ func Display(name string) string {
 		return e.Display
 	}
 	return name
+}
+
+// FaultSignals are the fault signals of the engine of this name
+// (PostgreSQL's for a name not in the table).
+func FaultSignals(name string) map[string]syscall.Signal {
+	if e, ok := Lookup(name); ok {
+		return e.FaultSignals
+	}
+	return durability.PostgresSignals
 }
 
 // Lookup returns the engine of this name.
