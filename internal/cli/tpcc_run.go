@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/engine/all"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -127,7 +129,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 }
 
 // printStep prints a finished step's table (not with --json).
-func printStep(w io.Writer, s *driver.StepResult) {
+func printStep(w io.Writer, s *driver.StepResult, engine string) {
 	fmt.Fprintf(w, "step %d: %d VUs, %.0f s measured: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
 		s.Index+1, s.VUs, s.Seconds, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -140,7 +142,8 @@ func printStep(w io.Writer, s *driver.StepResult) {
 	if line := telemetryLine(s.Host, s.Device, s.DB); line != "" {
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "System achieved %d NOPM from %d PostgreSQL TPM\n\n", s.NOPM, s.TPM)
+	// HammerDB's line, with the engine's name where HammerDB names its database.
+	fmt.Fprintf(w, "System achieved %d NOPM from %d %s TPM\n\n", s.NOPM, s.TPM, all.Display(engine))
 }
 
 func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) {

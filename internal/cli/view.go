@@ -35,6 +35,7 @@ type view struct {
 	// name.
 	durability *experiment.DurabilityParams
 	store      string // the results store's path, from the run's start
+	engine     string // the TPC-C run's engine, which its step summaries name
 }
 
 func newView(g *Globals) *view { return &view{g: g, tty: isTerminal(g.Stderr)} }
@@ -70,6 +71,7 @@ func (v *view) Started(s experiment.Started) {
 	v.store = s.StorePath
 	switch p := s.Params.(type) {
 	case *experiment.TPCCParams:
+		v.engine = p.Engine
 		v.g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
 			s.RunID, p.Warehouses, joinInts(p.VUs), p.RampUp, p.Duration, p.Mode)
 	case *experiment.DiskParams:
@@ -162,7 +164,7 @@ func (v *view) Result(r experiment.Result) {
 	w := v.g.Stdout
 	switch {
 	case r.TPCC != nil:
-		printStep(w, r.TPCC)
+		printStep(w, r.TPCC, v.engine)
 	case r.Point != nil:
 		v.diskRow(*r.Point)
 	case r.Phase != nil:

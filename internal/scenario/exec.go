@@ -192,7 +192,7 @@ func (e *executor) StartServers(ctx context.Context, s Server, _ Target, names [
 // throttles: one I/O budget per emulated tier (the tier's cgroup), which
 // every instance on it shares, as the databases on one datastore do.
 func (e *executor) start(ctx context.Context, in *instance, newPort bool) error {
-	info, err := server.Start(ctx, server.Options{DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
+	info, err := server.Start(ctx, server.Options{Engine: in.server.Engine, DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
 	if err != nil {
 		return fmt.Errorf("server %s: %w", in.name, experiment.ServerError(err))
 	}
