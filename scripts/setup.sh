@@ -3,7 +3,8 @@
 # missing, on Debian/Ubuntu: Go modules, the PostgreSQL server binaries and
 # fio (storage profiles), plus blkid (util-linux), which the fio target guard uses.
 # With --test (make test) it also installs Chromium, which the report tests
-# open the HTML report in.
+# open the HTML report in, and MariaDB (mariadb-server, mariadb-backup), the
+# second engine the tests run.
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +63,20 @@ fi
 # blkid: the guard that keeps fio off formatted block devices asks it.
 if ! command -v blkid >/dev/null 2>&1; then
 	apt_install util-linux
+fi
+
+# MariaDB: the second engine's tests start managed MariaDB servers
+# (mariadbd, mariadb-install-db) and back them up (mariadb-backup). Debian
+# starts its own mariadb service on install, listening on 127.0.0.1 only;
+# tierbench's servers use their own ports and data directories.
+if [ -n "$for_tests" ]; then
+	missing=""
+	if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then missing="mariadb-server"; fi
+	if ! command -v mariadb-backup >/dev/null 2>&1; then missing="$missing mariadb-backup"; fi
+	if [ -n "$missing" ]; then
+		# shellcheck disable=SC2086 # two package names
+		apt_install $missing
+	fi
 fi
 
 # Chromium: the report tests (internal/report/reporttest) check the HTML
