@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -21,6 +22,7 @@ import (
 type DurabilityOptions struct {
 	dsnOption
 	Managed        string
+	Engine         string // with --managed: the engine of a new data directory
 	Cycles         int
 	VUs            int
 	RunBeforeFault string
@@ -39,10 +41,11 @@ type DurabilityOptions struct {
 func (o *DurabilityOptions) AddFlags(fs *pflag.FlagSet) {
 	o.addFlag(fs)
 	fs.StringVar(&o.Managed, "managed", "", "data directory of a managed server to test instead of --dsn (started, and built with --warehouses, when needed)")
+	fs.StringVar(&o.Engine, "engine", "", "with --managed: the engine of a new data directory ("+strings.Join(all.Names(true), ", ")+"; default postgres; an existing one keeps its own)")
 	fs.IntVar(&o.Cycles, "cycles", 3, "fault cycles to run")
 	fs.IntVar(&o.VUs, "vus", 4, "virtual users running TPC-C when the fault hits")
 	fs.StringVar(&o.RunBeforeFault, "run-before-fault", "20s", "TPC-C time before each fault (the audited test of clause 3.5 runs at least 5m)")
-	fs.StringVar(&o.Fault, "fault", durability.FaultKill, "the failure: kill (SIGKILL of the postmaster), stop (immediate shutdown), restart (clean shutdown and start), command (--fault-command)")
+	fs.StringVar(&o.Fault, "fault", durability.FaultKill, "the failure: kill (SIGKILL of the server's main process), stop (immediate shutdown; MariaDB: a kill), restart (clean shutdown and start), command (--fault-command)")
 	fs.StringVar(&o.FaultCommand, "fault-command", "", "shell command that causes the failure, with --fault command (e.g. a remote power cut)")
 	fs.StringVar(&o.RecoverCommand, "recover-command", "", "shell command that brings the server back after the fault (then tierbench waits for it to answer)")
 	fs.StringVar(&o.RecoverTimeout, "recover-timeout", "10m", "how long to wait for the database to answer after recovery")
@@ -55,12 +58,20 @@ func (o *DurabilityOptions) AddFlags(fs *pflag.FlagSet) {
 // validate turns the flags into a run's config (its DSN, when given, not yet
 // checked).
 func (o *DurabilityOptions) validate() (experiment.DurabilityConfig, error) {
-	c := experiment.DurabilityConfig{Results: o.Results, Managed: o.Managed, Cycles: o.Cycles, VUs: o.VUs, Fault: o.Fault,
+	c := experiment.DurabilityConfig{Results: o.Results, Managed: o.Managed, Engine: o.Engine, Cycles: o.Cycles, VUs: o.VUs, Fault: o.Fault,
 		FaultCommand: o.FaultCommand, RecoverCommand: o.RecoverCommand, Warehouses: o.Warehouses, Rebuild: o.WarehousesSet,
 		Mode: o.Mode, Seed: o.Seed}
 	var err error
 	if o.DSN != "" && o.Managed != "" {
 		return c, usagef("give either --dsn (a server you run) or --managed DIR (a server tierbench manages), not both")
+	}
+	if o.Engine != "" {
+		if e, ok := all.Lookup(o.Engine); !ok || !e.ManagedServer {
+			return c, usagef("--engine %q has no managed server; use %s", o.Engine, strings.Join(all.Names(true), " or "))
+		}
+		if o.Managed == "" {
+			return c, usagef("--engine names the engine of a new --managed server; with --dsn the DSN's scheme says it")
+		}
 	}
 	if o.Managed == "" {
 		if c.DSN, err = o.check(); err != nil {

@@ -25,6 +25,7 @@ type DurabilityConfig struct {
 	Results        string // the results store's directory
 	DSN            string // the database ("" with Managed)
 	Managed        string // a managed server's data directory, started (and built) when needed
+	Engine         string // the engine of a new Managed directory ("": PostgreSQL; an existing one keeps its own)
 	Cycles         int
 	VUs            int
 	RunBeforeFault time.Duration
@@ -84,7 +85,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	dsn := cfg.DSN
 	if cfg.Managed != "" {
 		// The server is the user's to keep, as `tierbench run`'s is.
-		info, err := server.Start(ctx, server.Options{DataDir: cfg.Managed, KeepRunning: true})
+		info, err := server.Start(ctx, server.Options{Engine: cfg.Engine, DataDir: cfg.Managed, KeepRunning: true})
 		if err != nil {
 			return nil, ServerError(err)
 		}
