@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -29,12 +30,14 @@ type RunOptions struct {
 	Results    string
 	Mode       string
 	Report     string
+	Engine     string
 	telemetryOptions
 }
 
 // AddFlags registers the options' flags.
 func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DataDir, "datadir", "./tierbench-data", "data directory of the managed server (created on first use)")
+	fs.StringVar(&o.Engine, "engine", "", "the engine of a new --datadir ("+strings.Join(all.Names(true), ", ")+"; default postgres; an existing one keeps its own)")
 	fs.IntVar(&o.Warehouses, "warehouses", 2, "warehouses to build when no valid schema is there")
 	fs.IntVar(&o.BuildVUs, "build-vus", runtime.NumCPU(), "parallel loader connections")
 	fs.StringVar(&o.VUs, "vus", "1,2,4", "virtual users per step")
@@ -50,7 +53,7 @@ func newRunCommand(g *Globals) *cobra.Command {
 	var opts RunOptions
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "The main job: a managed PostgreSQL under ./tierbench-data, TPC-C built if needed, run in steps of 1,2,4 VUs, checked",
+		Short: "The main job: a managed PostgreSQL (or --engine mariadb) under ./tierbench-data, TPC-C built if needed, run in steps of 1,2,4 VUs, checked",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runMain(cmd.Context(), g, opts)
@@ -90,13 +93,18 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		// Checked now, not after the run when the report is written.
 		return usagef("--report %s: give an .html file name (the Markdown and data directory are named after it)", opts.Report)
 	}
+	if opts.Engine != "" {
+		if e, ok := all.Lookup(opts.Engine); !ok || !e.ManagedServer {
+			return usagef("--engine %q has no managed server; use %s", opts.Engine, strings.Join(all.Names(true), " or "))
+		}
+	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
 		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions}
 	cfg, err := runOpts.validate()
 	if err != nil {
 		return err
 	}
-	info, err := server.Start(ctx, server.Options{DataDir: opts.DataDir, KeepRunning: true}) // it keeps running afterwards
+	info, err := server.Start(ctx, server.Options{Engine: opts.Engine, DataDir: opts.DataDir, KeepRunning: true}) // it keeps running afterwards
 	if err != nil {
 		return experiment.ServerError(err)
 	}
