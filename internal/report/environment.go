@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -103,6 +104,7 @@ func environmentSection(runs []*runData) *Section {
 			}
 			return orUnknown(strings.TrimSpace(rd.Env.Database.Engine + " " + rd.Env.Database.Version))
 		})},
+		{"database cache", env(engineCache)},
 		{"tierbench", env(func(rd *runData) string { return orUnknown(rd.Env.Software.Tierbench) })},
 		{"fio", env(func(rd *runData) string {
 			if rd.Kind != "disk" {
@@ -112,39 +114,81 @@ func environmentSection(runs []*runData) *Section {
 		})},
 		{"Go", env(func(rd *runData) string { return orUnknown(rd.Env.Software.Go) })},
 	}
-	// Database settings: the union of names, in the order first seen.
-	var names []string
-	seen := map[string]bool{}
-	for _, rd := range runs {
-		if rd.Env == nil || rd.Env.Database == nil {
-			continue
-		}
-		for _, st := range rd.Env.Database.Settings {
-			if !seen[st.Name] {
-				seen[st.Name] = true
-				names = append(names, st.Name)
-			}
-		}
-	}
-	var settings []fact
-	for _, name := range names {
-		settings = append(settings, fact{name, func(rd *runData) string {
-			if rd.Env == nil || rd.Env.Database == nil {
-				return "–"
-			}
-			for _, st := range rd.Env.Database.Settings {
-				if st.Name == name {
-					return st.Value
-				}
-			}
-			return unknown
-		}})
-	}
 	s.table(&Table{ID: "environment-hardware", Caption: "Hardware and storage", Header: header, Rows: rows(hardware)})
 	s.table(&Table{ID: "environment-software", Caption: "Software", Header: header, Rows: rows(software)})
-	s.table(&Table{ID: "environment-database-settings", Caption: "Database settings that matter (memory, durability, checkpoints, WAL)",
-		Header: header, Rows: rows(settings)})
+	for _, t := range settingsTables(runs) {
+		s.table(t)
+	}
 	return s
+}
+
+// settingsCaption says what the settings tables hold, whatever the engine.
+const settingsCaption = "Database settings that matter (memory, durability, checkpoints, write-ahead or redo log)"
+
+// settingsTables are the database settings each run captured, a row per
+// setting in the order first seen, a column per run. Runs of one engine
+// share one table; with several engines, whose settings have different
+// names (shared_buffers, innodb_buffer_pool_size), each engine has a table
+// of its own runs, so no run shows another engine's settings as unknown.
+func settingsTables(runs []*runData) []*Table {
+	engineName := func(rd *runData) string {
+		if e := rd.Env.Database.Engine; e != "" {
+			return e
+		}
+		return engineOf(rd)
+	}
+	var engs []string
+	for _, rd := range runs {
+		if rd.Env != nil && rd.Env.Database != nil && !slices.Contains(engs, engineName(rd)) {
+			engs = append(engs, engineName(rd))
+		}
+	}
+	table := func(id, caption string, cols []*runData) *Table {
+		t := &Table{ID: id, Caption: caption, Header: []string{"fact"}}
+		var names []string
+		for _, rd := range cols {
+			t.Header = append(t.Header, rd.Label)
+			if rd.Env == nil || rd.Env.Database == nil {
+				continue
+			}
+			for _, st := range rd.Env.Database.Settings {
+				if !slices.Contains(names, st.Name) {
+					names = append(names, st.Name)
+				}
+			}
+		}
+		for _, name := range names {
+			row := []string{name}
+			for _, rd := range cols {
+				v := "–"
+				if rd.Env != nil && rd.Env.Database != nil {
+					v = unknown
+					for _, st := range rd.Env.Database.Settings {
+						if st.Name == name {
+							v = st.Value
+						}
+					}
+				}
+				row = append(row, v)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		return t
+	}
+	if len(engs) < 2 {
+		return []*Table{table("environment-database-settings", settingsCaption, runs)}
+	}
+	var out []*Table
+	for _, eng := range engs {
+		var cols []*runData
+		for _, rd := range runs {
+			if rd.Env != nil && rd.Env.Database != nil && engineName(rd) == eng {
+				cols = append(cols, rd)
+			}
+		}
+		out = append(out, table("environment-database-settings-"+slug(eng), settingsCaption+", "+engineDisplay(eng), cols))
+	}
+	return out
 }
 
 // target wraps a fact of the run's target path.

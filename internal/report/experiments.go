@@ -310,30 +310,33 @@ func phaseOf(rd *runData) string {
 }
 
 // memoryComparison compares, on each target, the TPC-C runs of servers
-// given less memory with the run of the server given the most: runs whose
-// parameters carry the scenario's server_memory_bytes. Per virtual-user
-// count both ran, a row of ratios; per target, a sentence with the mean NOPM
-// ratio of its least-memory run; and, over targets, which lost the most.
-// Paper-1 at two tiers is what it is for: whether less memory costs a slow
-// tier more than a fast one.
+// given less memory with the run of the server of the same engine given the
+// most: runs whose parameters carry the scenario's server_memory_bytes. Per
+// virtual-user count both ran, a row of ratios; per target (and engine), a
+// sentence with the mean NOPM ratio of its least-memory run; and, over
+// targets, which lost the most. Paper-1 at two tiers is what it is for:
+// whether less memory costs a slow tier more than a fast one. Engines are
+// never divided by one another here (enginesSection does that).
 func memoryComparison(runs []*runData) []Block {
 	type entry struct {
 		rd  *runData
 		mem int64
 	}
-	byTarget := map[string][]entry{}
-	var targets []string
+	type place struct{ target, engine string }
+	byTarget := map[place][]entry{}
+	var targets []place
 	for _, rd := range runs {
 		mem, _ := rd.Params["server_memory_bytes"].(float64)
 		if rd.Kind != "tpcc" || mem <= 0 || len(rd.TPCC) == 0 {
 			continue
 		}
-		tg := rd.paramString("scenario_target")
-		if _, ok := byTarget[tg]; !ok {
-			targets = append(targets, tg)
+		pl := place{rd.paramString("scenario_target"), engineOf(rd)}
+		if _, ok := byTarget[pl]; !ok {
+			targets = append(targets, pl)
 		}
-		byTarget[tg] = append(byTarget[tg], entry{rd, int64(mem)})
+		byTarget[pl] = append(byTarget[pl], entry{rd, int64(mem)})
 	}
+	several := len(engines(runs)) > 1
 	t := &Table{ID: "tpcc-memory", Caption: "Less memory, per target: each run against the run with the most memory on the same target (NOPM below 1: less throughput)",
 		Header:  []string{"target", "run", "memory", "against", "VUs", "NOPM", "NOPM with most memory", "NOPM ratio", "NO p95 ratio", "device reads/s ratio", "DB read ratio"},
 		Numeric: []bool{false, false, true, false, true, true, true, true, true, true, true}}
@@ -342,9 +345,10 @@ func memoryComparison(runs []*runData) []Block {
 		nopm   float64 // mean NOPM ratio of the target's least-memory run
 	}
 	var blocks []Block
-	var losses []loss
-	for _, tg := range targets {
-		es := byTarget[tg]
+	losses := map[string][]loss{} // per engine
+	var lossEngines []string
+	for _, pl := range targets {
+		tg, es := pl.target, byTarget[pl]
 		base, least := es[0], es[0]
 		for _, e := range es[1:] {
 			if e.mem > base.mem {
@@ -382,20 +386,31 @@ func memoryComparison(runs []*runData) []Block {
 			if tg != "" {
 				where = "On " + tg + ", with"
 			}
-			blocks = append(blocks, text(fmt.Sprintf("%s %s of memory instead of %s, %s kept %s the NOPM of %s (mean over %s).",
-				where, bytesText(e.mem), bytesText(base.mem), e.rd.Label, times(mean(ratios)), base.rd.Label,
+			eng := ""
+			if several {
+				eng = engineDisplay(pl.engine) + " "
+			}
+			blocks = append(blocks, text(fmt.Sprintf("%s %s of memory instead of %s, %s%s kept %s the NOPM of %s (mean over %s).",
+				where, bytesText(e.mem), bytesText(base.mem), eng, e.rd.Label, times(mean(ratios)), base.rd.Label,
 				plural(len(ratios), "virtual-user count", "virtual-user counts"))))
 			if tg != "" {
-				losses = append(losses, loss{tg, mean(ratios)})
+				if len(losses[pl.engine]) == 0 {
+					lossEngines = append(lossEngines, pl.engine)
+				}
+				losses[pl.engine] = append(losses[pl.engine], loss{tg, mean(ratios)})
 			}
 		}
 	}
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	if len(losses) > 1 {
-		most, least := losses[0], losses[0]
-		for _, l := range losses[1:] {
+	for _, eng := range lossEngines {
+		ls := losses[eng]
+		if len(ls) < 2 {
+			continue
+		}
+		most, least := ls[0], ls[0]
+		for _, l := range ls[1:] {
 			if l.nopm < most.nopm {
 				most = l
 			}
@@ -403,9 +418,13 @@ func memoryComparison(runs []*runData) []Block {
 				least = l
 			}
 		}
+		who := ""
+		if several {
+			who = " " + engineDisplay(eng)
+		}
 		if most.target != least.target {
-			blocks = append(blocks, text(fmt.Sprintf("Less memory cost the most throughput on %s (%s the NOPM) and the least on %s (%s).",
-				most.target, times(most.nopm), least.target, times(least.nopm))))
+			blocks = append(blocks, text(fmt.Sprintf("Less memory cost%s the most throughput on %s (%s the NOPM) and the least on %s (%s).",
+				who, most.target, times(most.nopm), least.target, times(least.nopm))))
 		}
 	}
 	return append(blocks, tableBlock(t))

@@ -24,10 +24,13 @@ import (
 type runData struct {
 	results.Run
 	Label string
-	Color int // palette index
-	Steps []results.Step
-	Env   *inventory.Environment // nil: not captured (an older run)
-	Check *tpcc.CheckResult      // nil: no consistency check stored
+	// Legend is the run's name in chart legends when it is not Label: with
+	// TPC-C runs of several engines, its engine and target (nameEngines).
+	Legend string
+	Color  int // palette index
+	Steps  []results.Step
+	Env    *inventory.Environment // nil: not captured (an older run)
+	Check  *tpcc.CheckResult      // nil: no consistency check stored
 
 	TPCC []tpccStep
 	Disk []diskStep
@@ -40,6 +43,14 @@ type runData struct {
 
 	seriesNames []string
 	series      map[string][]results.Point
+}
+
+// legend is the run's name in chart legends.
+func (rd *runData) legend() string {
+	if rd.Legend != "" {
+		return rd.Legend
+	}
+	return rd.Label
 }
 
 // tpccStep is one step of a `tpcc run`: the driver's own document

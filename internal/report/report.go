@@ -1,7 +1,9 @@
 // Package report writes tierbench's report from the results store: one
 // self-contained HTML file (styles embedded, charts as inline SVG, no
 // scripts, nothing fetched), a Markdown twin, and CSV files of every table
-// and series beside them. It reads the store only; it knows no engine.
+// and series beside them. It reads the store only and imports no engine: of
+// the engines it knows only their names in prose and the setting that sizes
+// each one's cache (engines.go).
 package report
 
 import (
@@ -101,7 +103,8 @@ func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*
 		sections = append(sections, diskSection(disk))
 	}
 	if tp := byKind("tpcc"); len(tp) > 0 {
-		sections = append(sections, tpccSection(tp), neighboursSection(tp))
+		nameEngines(tp)
+		sections = append(sections, tpccSection(tp), enginesSection(tp), neighboursSection(tp))
 	}
 	sections = append(sections, backupSection(runs), durabilitySection(runs), telemetrySection(runs))
 	for _, s := range sections {

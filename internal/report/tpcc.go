@@ -20,13 +20,13 @@ type metric struct {
 }
 
 // vusSeries builds the series of a by-virtual-users chart. With one run,
-// metrics get the colours; with several, runs do and a second metric is
-// dashed. Steps without the number are left out.
-func vusSeries(runs []*runData, ms []metric) []chart.Series {
+// metrics get the colours; with several, runs do, each named by name, and a
+// second metric is dashed. Steps without the number are left out.
+func vusSeries(runs []*runData, ms []metric, name func(*runData) string) []chart.Series {
 	var out []chart.Series
 	for _, rd := range runs {
 		for mi, m := range ms {
-			s := chart.Series{Name: rd.Label, Color: rd.Color, Dashed: m.dashed}
+			s := chart.Series{Name: name(rd), Color: rd.Color, Dashed: m.dashed}
 			if len(ms) > 1 {
 				s.Name += " " + m.name
 			}
@@ -64,7 +64,7 @@ func tpccSection(runs []*runData) *Section {
 		"Every number is taken over each step's measured interval; ramp-up is excluded.")
 	vus := func(title, ylabel string, ms []metric) *Figure {
 		return &Figure{ID: slug("tpcc", title), Chart: chart.Chart{Title: title, XLabel: "virtual users", YLabel: ylabel,
-			Kind: chart.Line, YFromZero: true, XInteger: true, Series: vusSeries(runs, ms)}}
+			Kind: chart.Line, YFromZero: true, XInteger: true, Series: vusSeries(runs, ms, (*runData).legend)}}
 	}
 	s.figure(vus("TPM and NOPM by virtual users", "transactions per minute", []metric{
 		{"TPM", false, func(x tpccStep) float64 { return x.tpm() }},
@@ -93,7 +93,7 @@ func tpccSection(runs []*runData) *Section {
 		{"data block read", false, func(x tpccStep) float64 { return get(x.DB, "read_latency_ms") }},
 		{"WAL sync", true, func(x tpccStep) float64 { return get(x.DB, "wal_sync_latency_ms") }},
 	}); !f.Chart.Empty() {
-		s.text("The database's own I/O times (track_io_timing, track_wal_io_timing) count every wait of a read or a WAL sync, " +
+		s.text("The database's own I/O times, where its engine times its I/O, count every wait of a data block read or a WAL sync, " +
 			"including the block-I/O throttle of an emulated tier, which holds requests before they reach the device's queue and so never shows in device await.")
 		s.figure(f)
 	}
@@ -175,7 +175,7 @@ func txnPercentileFigure(runs []*runData) *Figure {
 			continue
 		}
 		for pi, p := range picks {
-			sr := chart.Series{Name: fmt.Sprintf("%s p99 (%d VUs)", rd.Label, last.VUs), Color: rd.Color}
+			sr := chart.Series{Name: fmt.Sprintf("%s p99 (%d VUs)", rd.legend(), last.VUs), Color: rd.Color}
 			if len(runs) == 1 {
 				sr = chart.Series{Name: fmt.Sprintf("%s (%d VUs)", p.name, last.VUs), Color: pi}
 			}
@@ -312,7 +312,7 @@ func timeline(runs []*runData, id, title, ylabel string, refs []seriesRef, step 
 			if len(pts) == 0 {
 				continue
 			}
-			s := chart.Series{Name: rd.Label + " " + ref.legend, Color: rd.Color, Dashed: ref.dashed}
+			s := chart.Series{Name: rd.legend() + " " + ref.legend, Color: rd.Color, Dashed: ref.dashed}
 			if len(runs) == 1 {
 				s = chart.Series{Name: ref.legend, Color: ri}
 			}
