@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/engine/postgres"
 )
 
@@ -42,11 +43,16 @@ var Engines = []Engine{
 		DefaultPort: 5432, FaultSignals: durability.PostgresSignals,
 		Open: func(ctx context.Context, dsn string) (engine.DB, error) { return postgres.Open(ctx, dsn) },
 	},
+	{
+		Name: "mariadb", Display: "MariaDB", Schemes: []string{"mysql", "mariadb"}, ManagedServer: true,
+		DefaultPort: mariadb.DefaultPort, FaultSignals: durability.MariaDBSignals,
+		Open: func(ctx context.Context, dsn string) (engine.DB, error) { return mariadb.Open(ctx, dsn) },
+	},
 }
 
 // planned are schemes of engines users ask for that tierbench does not
 // drive yet: their DSNs get "not supported yet" rather than "unknown".
-var planned = []string{"mysql", "mariadb", "sqlite", "sqlserver", "mssql"}
+var planned = []string{"sqlite", "sqlserver", "mssql"}
 
 // Display is the engine's name in messages ("PostgreSQL", "MariaDB"), or
 // name itself for an engine not in the table.

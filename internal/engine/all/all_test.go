@@ -11,12 +11,13 @@ import (
 )
 
 func TestNameOf(t *testing.T) {
-	for dsn, want := range map[string]string{"postgres://x": "postgres", "postgresql://a@b/c": "postgres", "POSTGRES://h": "postgres"} {
+	for dsn, want := range map[string]string{"postgres://x": "postgres", "postgresql://a@b/c": "postgres", "POSTGRES://h": "postgres",
+		"mysql://u@h/db": "mariadb", "MariaDB://u:p@h:3306/db": "mariadb"} {
 		if got, err := NameOf(dsn); err != nil || got != want {
 			t.Errorf("NameOf(%q) = %q, %v", dsn, got, err)
 		}
 	}
-	for dsn, says := range map[string]string{"": "no scheme", "host=x": "no scheme", "mysql://u@h/db": "not supported yet", "ftp://x": "unknown"} {
+	for dsn, says := range map[string]string{"": "no scheme", "host=x": "no scheme", "sqlite://x.db": "not supported yet", "ftp://x": "unknown"} {
 		_, err := NameOf(dsn)
 		if !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), says) {
 			t.Errorf("NameOf(%q) = %v, want bad input saying %q", dsn, err, says)
@@ -37,11 +38,14 @@ func TestTable(t *testing.T) {
 			}
 			seen[s] = e.Name
 		}
+		if e.Display == "" || e.DefaultPort == 0 || len(e.FaultSignals) != 3 {
+			t.Errorf("engine %s lacks a display name, a default port or the signals of kill, stop and restart", e.Name)
+		}
 		if got, ok := Lookup(e.Name); !ok || got.Name != e.Name {
 			t.Errorf("Lookup(%q) = %v, %v", e.Name, got.Name, ok)
 		}
 	}
-	if !slices.Contains(Names(true), "postgres") || len(Names(false)) != len(Engines) {
+	if !slices.Contains(Names(true), "postgres") || !slices.Contains(Names(true), "mariadb") || len(Names(false)) != len(Engines) {
 		t.Errorf("Names: %v, managed %v", Names(false), Names(true))
 	}
 }

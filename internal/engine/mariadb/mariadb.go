@@ -41,7 +41,8 @@ type DB struct {
 	// "10.11.19-MariaDB-0+deb12u1" or "8.0.36".
 	Version string
 
-	pool *sql.DB
+	pool   *sql.DB // a few kept connections for short tasks
+	direct *sql.DB // connect's: a new connection per call, closed with it
 
 	mu         sync.Mutex
 	statsConn  *sql.Conn // kept open for Stats and ServerInfo
@@ -135,15 +136,24 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{cfg: cfg, password: cfg.Passwd}
+	// One connection per task: nothing idles in this pool, so a task's
+	// Close closes its connection.
+	db.direct = sql.OpenDB(db.connector(nil))
+	db.direct.SetMaxIdleConns(0)
 	conn, err := db.connect(ctx)
 	if err != nil {
+		db.direct.Close()
 		return nil, err
 	}
-	defer conn.Close()
-	if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&db.Version); err != nil {
-		return nil, fmt.Errorf("reading the server's version: %s", db.redact(err))
+	err = conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&db.Version)
+	conn.Close()
+	if err == nil {
+		err = CheckVersion(db.Version)
+	} else {
+		err = fmt.Errorf("reading the server's version: %s", db.redact(err))
 	}
-	if err := CheckVersion(db.Version); err != nil {
+	if err != nil {
+		db.direct.Close()
 		return nil, err
 	}
 	db.pool = sql.OpenDB(db.connector(nil))
@@ -216,11 +226,8 @@ func (db *DB) connector(dial func(ctx context.Context, network, addr string) (ne
 // connect opens one connection of its own (not from the pool), with an error
 // that names the server but never the password.
 func (db *DB) connect(ctx context.Context) (*sql.Conn, error) {
-	one := sql.OpenDB(db.connector(nil))
-	one.SetMaxOpenConns(1)
-	conn, err := one.Conn(ctx)
+	conn, err := db.direct.Conn(ctx)
 	if err != nil {
-		one.Close()
 		return nil, db.connectError(err)
 	}
 	return conn, nil
@@ -274,6 +281,9 @@ func (db *DB) Close() {
 	}
 	if db.pool != nil {
 		db.pool.Close()
+	}
+	if db.direct != nil {
+		db.direct.Close()
 	}
 }
 

@@ -1,0 +1,27 @@
+package mariadb
+
+import (
+	"context"
+	"io"
+)
+
+// What the tests of package mariadb_test reach inside for. (They are an
+// external test package because mariatest imports this one.)
+
+// SettingNames are the settings Settings reads, in order.
+var SettingNames = settingNames
+
+// LoadRows loads rows of the generator's text format into table, as the
+// loader does, on a loader connection of its own.
+func (db *DB) LoadRows(ctx context.Context, table string, r io.Reader) (int64, error) {
+	conn, err := db.loaderConn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	l := infileLoader{db, conn}
+	defer l.Close()
+	return l.LoadStream(ctx, table, 0, r)
+}
+
+// ConditionQuery is condition id's query restricted to warehouses ws.
+func ConditionQuery(id string, ws []int) string { return conditionQuery(id, ws) }
