@@ -30,10 +30,11 @@ func newTPCCGenerateCommand(g *Globals) *cobra.Command {
 	var opts TPCCGenerateOptions
 	cmd := &cobra.Command{
 		Use:   "generate",
-		Short: "Write the initial population as COPY text files (one per table and load task), with PostgreSQL DDL",
+		Short: "Write the initial population as COPY text files (one per table and load task), with PostgreSQL's and MariaDB's DDL",
 		Long: `Writes exactly what 'tpcc build' streams into the database, as tab-separated text files
-(PostgreSQL COPY text format; MySQL LOAD DATA reads it too), plus postgres-schema.sql,
-postgres-indexes.sql, postgres-analyze.sql and tasks.txt (one load task per line: table=file pairs).
+(PostgreSQL COPY text format; MariaDB's and MySQL's LOAD DATA reads it too), plus postgres-schema.sql,
+postgres-indexes.sql, postgres-analyze.sql, mariadb-schema.sql, mariadb-indexes.sql and tasks.txt (one
+load task per line: table=file pairs). The files are the same whichever engine loads them.
 bench/build.sh uses it to measure the database's own COPY limit.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/engine/postgres"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -78,6 +79,9 @@ func Generate(ctx context.Context, warehouses, workers int, dir string) (*Genera
 		"postgres-schema.sql":  postgres.SchemaSQL(),
 		"postgres-indexes.sql": strings.Join(postgres.IndexStatements(), ";\n") + ";\n",
 		"postgres-analyze.sql": strings.Join(postgres.AfterLoadStatements(), ";\n") + ";\n",
+		// MariaDB/MySQL: LOAD DATA INFILE reads the same files.
+		"mariadb-schema.sql":  strings.Join(mariadb.SchemaStatements(), ";\n") + ";\n",
+		"mariadb-indexes.sql": strings.Join(mariadb.IndexStatements(), ";\n") + ";\n",
 	}
 	for name, content := range extra {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
