@@ -117,12 +117,20 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
+	// The driver logs what it also returns as errors (a connection reset
+	// when the server is killed) to stderr; the errors are what count.
+	cfg.Logger = discardLogger{}
 	cfg.AllowNativePasswords = true
 	cfg.InterpolateParams = false // statements are prepared on the server
 	cfg.MultiStatements = false
 	cfg.Loc = time.UTC
 	return cfg, nil
 }
+
+// discardLogger is the driver's logger: it drops every line.
+type discardLogger struct{}
+
+func (discardLogger) Print(...any) {}
 
 func badDSN(dsn, why string) error {
 	return engine.InputErrorf("DSN %s is not valid: %s; give one such as %s", engine.Redact(dsn), why, ExampleDSN)
