@@ -1,12 +1,20 @@
-// Package backup is the backup and restore benchmark: it backs up a
-// PostgreSQL server onto the storage under test and restores it from there,
-// timing each phase, the way the white papers' backup test does.
+// Package backup is the backup and restore benchmark: it backs up a database
+// server onto the storage under test and restores it from there, timing each
+// phase, the way the white papers' backup test does.
 //
-// Physical (the default): pg_basebackup copies the whole cluster into
-// TARGET/cycle-N; a restore copies that backup into a fresh data directory,
-// TARGET/restore-N, and starts it as a managed server, which replays the WAL
-// the backup carries. Logical: pg_dump -Fd -j N writes TARGET/cycle-N; a
-// restore is pg_restore -j N into a fresh database on the same server.
+// The benchmark itself (the target, the phases and their timing, the page
+// cache, the restored copy's life, verification and clean-up) is the same
+// for every engine; what backs up and restores one engine's server is its
+// method (the method interface), chosen by the engine of the DSN:
+// postgres.go for PostgreSQL, mariadb.go and dump.go for MariaDB.
+//
+// Physical (the default): a copy of the whole server goes to TARGET/cycle-N
+// (pg_basebackup; mariadb-backup --backup); a restore turns that backup into
+// a fresh data directory, TARGET/restore-N, and starts it as a managed
+// server, which replays the log the backup carries. Logical: a parallel dump
+// writes TARGET/cycle-N (pg_dump -Fd -j N; tierbench's own dump of MariaDB);
+// a restore loads it into a fresh database on the same server (pg_restore
+// -j N; tierbench's parallel LOAD DATA).
 //
 // tierbench deletes only what it made: the target directory (when it created
 // it), the marker file that says it prepared the target, and the cycle-N
@@ -30,9 +38,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/server"
 )
 
@@ -41,6 +48,14 @@ const (
 	MethodBasebackup = "pg_basebackup"
 	MethodDump       = "pg_dump"
 	MethodRestore    = "pg_restore"
+	// MethodMariaBackup is MariaDB's physical backup and its restore
+	// (mariadb-backup --backup; --prepare and --copy-back).
+	MethodMariaBackup = "mariadb-backup"
+	// MethodMariaDump and MethodMariaLoad are MariaDB's logical backup and
+	// restore: tierbench's own parallel dump of one consistent snapshot,
+	// and its parallel LOAD DATA (see dump.go).
+	MethodMariaDump = "tierbench-dump"
+	MethodMariaLoad = "tierbench-load"
 )
 
 // Phases of a cycle.
@@ -50,13 +65,17 @@ const (
 )
 
 // restoreStartTimeout bounds the wait for a restored server to replay its
-// WAL and accept connections (ctx can end it sooner).
+// log and accept connections (ctx can end it sooner).
 const restoreStartTimeout = 6 * time.Hour
 
 // Options say what to back up, where to, and how.
 type Options struct {
 	// DSN is the source server (password inside; never printed: engine.Redact).
 	DSN string
+	// Engine is the source's engine, as internal/engine/all names it
+	// ("postgres", "mariadb"); "" means the engine the DSN's scheme selects
+	// (all.NameOf).
+	Engine string
 	// DataDir is the source's managed data directory when tierbench manages
 	// it, "" otherwise. A physical backup is given to its owner, so that a
 	// restored copy starts as the same user.
@@ -64,13 +83,15 @@ type Options struct {
 	// Target is the directory on the storage under test where backups go
 	// (see Prepare).
 	Target string
-	// Logical uses pg_dump -Fd -j Jobs / pg_restore -j Jobs instead of
-	// pg_basebackup.
+	// Logical uses the engine's logical method with Jobs parallel workers
+	// (pg_dump -Fd -j Jobs / pg_restore -j Jobs; tierbench-dump and
+	// tierbench-load for MariaDB) instead of the physical one.
 	Logical bool
 	// Jobs is the parallel jobs of the logical mode (default: number of CPUs).
 	Jobs int
-	// PgBin is the directory of pg_basebackup/pg_dump/pg_restore; default:
-	// the server's binaries (server.FindBinaries), else PATH.
+	// PgBin is the directory of PostgreSQL's pg_basebackup/pg_dump/pg_restore;
+	// default: the server's binaries (server.FindBinaries), else PATH. It
+	// concerns PostgreSQL only: MariaDB's mariadb-backup is found on PATH.
 	PgBin string
 	// Verify, when set, is called on the restored database; its verdict is
 	// Phase.Verified.
@@ -84,23 +105,36 @@ type Options struct {
 	// CgroupProcs are the cgroup.procs files of the I/O group every phase
 	// runs in, typically within the budget of the emulated tier the target
 	// is on (see cgroup.Limits.IOGroup); none: no group. Each process doing
-	// a phase's I/O starts inside the group (cgroup.Command): pg_basebackup,
-	// pg_dump and pg_restore, the restore's copy and its fsync, and the
-	// restored server's postmaster, so that on a throttled tier a backup or
-	// a restore is as slow as the tier. What does not run inside is the
-	// source server, reading its files for pg_basebackup or pg_dump (in its
-	// own group, when it has one), and the untimed work around the phases
-	// (dropping the page cache, chown, removing a restored copy). On cgroup
-	// v1, buffered writes the kernel writes back on its own escape the group
+	// a phase's I/O starts inside the group (cgroup.Command), so that on a
+	// throttled tier a backup or a restore is as slow as the tier:
+	//
+	//   - PostgreSQL: pg_basebackup, pg_dump and pg_restore, the restore's
+	//     copy and its fsync, and the restored server's postmaster. The source
+	//     server reads its files for pg_basebackup or pg_dump in its own group.
+	//   - MariaDB physical: mariadb-backup (which reads the source's files
+	//     itself, so those reads are inside too) and the fsync of what it
+	//     wrote, --prepare and --copy-back and their fsync, and the restored
+	//     mariadbd.
+	//   - MariaDB logical: the children that write each dump file (dd
+	//     conv=fsync, fed through a pipe) and read it back for LOAD DATA
+	//     (dd), and the fsync of the directory. tierbench itself, which turns
+	//     rows into text and back, and the source server, which reads its
+	//     tables and writes the restored ones, are not inside.
+	//
+	// Nor is the untimed work around the phases (dropping the page cache,
+	// chown, removing a restored copy). On cgroup v1, buffered writes the
+	// kernel writes back on its own escape the group
 	// (cgroup.V1WritebackNote); each phase fsyncs what it wrote from inside.
 	CgroupProcs []string
 }
 
 // Phase is one timed backup or restore.
 type Phase struct {
-	Cycle   int     `json:"cycle"`
-	Phase   string  `json:"phase"`  // "backup" | "restore"
-	Method  string  `json:"method"` // "pg_basebackup" | "pg_dump" | "pg_restore"
+	Cycle int    `json:"cycle"`
+	Phase string `json:"phase"` // "backup" | "restore"
+	// Method is "pg_basebackup" | "pg_dump" | "pg_restore" |
+	// "mariadb-backup" | "tierbench-dump" | "tierbench-load".
+	Method  string  `json:"method"`
 	Seconds float64 `json:"seconds"`
 	Bytes   int64   `json:"bytes"`
 	MBps    float64 `json:"mbps"` // bytes / 1e6 / seconds
@@ -122,12 +156,81 @@ func (p *Phase) finish(bytes int64) {
 	}
 }
 
-// Method is the method of o's backups.
-func (o Options) Method() string {
-	if o.Logical {
-		return MethodDump
+// time drops what the phase reads, under reads, from the page cache (unless
+// o keeps it), then runs f: Started and Ended bound f.
+func (p *Phase) time(o Options, reads string, f func() error) error {
+	p.ColdCache = o.dropCache(reads)
+	p.Started = time.Now()
+	err := f()
+	p.Ended = time.Now()
+	return err
+}
+
+// method is how one engine's server is backed up and restored: the seam
+// between the benchmark, which is the same for every engine, and the
+// engine's tools. Its errors say what went wrong without the phase and
+// cycle, which the caller adds, and never show the password.
+type method interface {
+	// names are the Phase.Method of a backup of this kind (logical or
+	// physical) and of its restore.
+	names(logical bool) (backup, restore string)
+	// checkDSN says whether dsn is a DSN of this engine the tools can use.
+	checkDSN(dsn string) error
+	// checkTools finds the programs o needs, before anything runs.
+	checkTools(o Options) error
+	// backup writes the backup of o's source into dir, which does not
+	// exist, timing with ph.time what the phase measures. On an error the
+	// caller removes dir.
+	backup(ctx context.Context, o Options, ph *Phase, dir string) error
+	// place turns the physical backup in backupDir into the data directory
+	// dir (which does not exist), ready for server.Start: what a physical
+	// restore times before the start.
+	place(ctx context.Context, o Options, backupDir, dir string) error
+	// restoredDSN is dsn pointed at a restored copy of its server,
+	// listening on 127.0.0.1:port, with the source's users and databases.
+	restoredDSN(dsn string, port int) (string, error)
+	// createDatabase makes the empty database name on the server of dsn,
+	// for a logical restore of the backup in backupDir; dropDatabase
+	// removes it again.
+	createDatabase(ctx context.Context, dsn, backupDir, name string) error
+	dropDatabase(ctx context.Context, dsn, name string) error
+	// load restores the logical backup in backupDir into the empty
+	// database of dsn: what a logical restore times.
+	load(ctx context.Context, o Options, backupDir, dsn string) error
+	// countTPCC counts the rows of the nine TPC-C tables in one snapshot.
+	countTPCC(ctx context.Context, dsn string) (Counts, error)
+}
+
+// methodOf is the method of the engine named (all's names); "" is the
+// engine of dsn.
+func methodOf(name, dsn string) (method, error) {
+	if name == "" {
+		n, err := all.NameOf(dsn)
+		if err != nil {
+			return nil, err
+		}
+		name = n
 	}
-	return MethodBasebackup
+	switch name {
+	case server.EnginePostgres:
+		return postgresMethod{}, nil
+	case server.EngineMariaDB:
+		return mariaMethod{}, nil
+	}
+	return nil, engine.InputErrorf("tierbench cannot back up %s servers; it backs up PostgreSQL and MariaDB", all.Display(name))
+}
+
+func (o Options) method() (method, error) { return methodOf(o.Engine, o.DSN) }
+
+// Method is the method of o's backups ("" when o's engine is not one
+// tierbench backs up).
+func (o Options) Method() string {
+	m, err := o.method()
+	if err != nil {
+		return ""
+	}
+	b, _ := m.names(o.Logical)
+	return b
 }
 
 func (o Options) jobs() int {
@@ -146,15 +249,22 @@ func (o Options) restoreDir(cycle int) string {
 	return filepath.Join(o.Target, "restore-"+strconv.Itoa(cycle))
 }
 
-// errNeedManaged says why a physical restore needs a managed source.
-var errNeedManaged = engine.InputErrorf("a physical restore starts the backup as a managed server, so the source must be a server " +
-	"tierbench manages on this host (give its data directory); for any other server use the logical mode (pg_dump/pg_restore)")
+// needManaged says why a physical restore needs a managed source.
+func needManaged(m method) error {
+	b, r := m.names(true)
+	return engine.InputErrorf("a physical restore starts the backup as a managed server, so the source must be a server "+
+		"tierbench manages on this host (give its data directory); for any other server use the logical mode (%s/%s)", b, r)
+}
 
-// Check finds what o needs before anything runs: a DSN, a target, the
-// source's data directory for a physical restore, and the PostgreSQL tools.
-// Bad input is engine.ErrBadInput.
+// Check finds what o needs before anything runs: a DSN of an engine
+// tierbench backs up, a target, the source's data directory for a physical
+// restore, and the engine's tools. Bad input is engine.ErrBadInput.
 func (o Options) Check() error {
-	if _, _, err := clientConn(o.DSN); err != nil {
+	m, err := o.method()
+	if err != nil {
+		return err
+	}
+	if err := m.checkDSN(o.DSN); err != nil {
 		return err
 	}
 	if strings.TrimSpace(o.Target) == "" {
@@ -167,23 +277,16 @@ func (o Options) Check() error {
 			return engine.InputErrorf("backup target %s is inside the source's data directory %s; a backup would copy itself: give a directory outside it", o.Target, o.DataDir)
 		}
 	}
-	tools := []string{MethodDump, MethodRestore}
 	if !o.Logical {
 		if o.DataDir == "" {
-			return errNeedManaged
+			return needManaged(m)
 		}
 		// The restored copy runs as the source's user, inside the target.
 		if err := server.CheckReachable(o.restoreDir(1), o.DataDir); err != nil {
 			return err
 		}
-		tools = []string{MethodBasebackup}
 	}
-	for _, t := range tools {
-		if _, err := findTool(o.PgBin, t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.checkTools(o)
 }
 
 // Backup backs up the source into BackupDir(cycle) (replacing an earlier
@@ -191,39 +294,20 @@ func (o Options) Check() error {
 // the backup's directory. Bytes is the size of what was written. On any
 // error, ctx's included, the partial backup is removed.
 func Backup(ctx context.Context, o Options, cycle int) (Phase, string, error) {
-	ph := Phase{Cycle: cycle, Phase: PhaseBackup, Method: o.Method()}
+	ph := Phase{Cycle: cycle, Phase: PhaseBackup}
+	m, err := o.method()
+	if err != nil {
+		return ph, "", err
+	}
+	ph.Method, _ = m.names(o.Logical)
 	if err := Prepare(o.Target); err != nil {
-		return ph, "", err
-	}
-	tool, err := findTool(o.PgBin, ph.Method)
-	if err != nil {
-		return ph, "", err
-	}
-	conn, password, err := clientConn(o.DSN)
-	if err != nil {
 		return ph, "", err
 	}
 	dir := o.BackupDir(cycle)
 	if err := os.RemoveAll(dir); err != nil { // ours: an earlier run's --keep
 		return ph, "", err
 	}
-	var args []string
-	if o.Logical {
-		// Uncompressed: the benchmark measures the storage, not gzip on
-		// the CPUs (pg_dump -Fd compresses by default).
-		args = []string{"--format=directory", "--jobs=" + strconv.Itoa(o.jobs()), "--compress=0", "--file=" + dir,
-			"--no-password", "--dbname=" + conn}
-	} else {
-		// Plain format with the WAL streamed beside it: a directory that
-		// starts as is. -c fast: the backup does not wait for a scheduled
-		// checkpoint. Synced (no --no-sync): a backup must be durable.
-		args = []string{"--pgdata=" + dir, "--format=plain", "--wal-method=stream", "--checkpoint=fast",
-			"--no-password", "--dbname=" + conn}
-	}
-	ph.ColdCache = o.dropCache(o.DataDir)
-	ph.Started = time.Now()
-	err = runTool(ctx, o.CgroupProcs, tool, args, password)
-	ph.Ended = time.Now()
+	err = m.backup(ctx, o, &ph, dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		if ctx.Err() != nil {
@@ -236,35 +320,34 @@ func Backup(ctx context.Context, o Options, cycle int) (Phase, string, error) {
 		return ph, "", err
 	}
 	ph.finish(size)
-	if !o.Logical && o.DataDir != "" {
-		// Root's pg_basebackup wrote root's files; the server's user must
-		// own its restored copy.
-		if err := server.ChownToManaged(dir, o.DataDir); err != nil {
-			return ph, "", fmt.Errorf("giving the backup %s to the server's user: %w", dir, err)
-		}
-	}
 	return ph, dir, nil
 }
 
 // Restore restores the backup in backupDir and times it; then, outside the
 // timing, calls o.Verify on the restored database and removes it.
 //
-// Physical: Seconds is the copy of the backup into TARGET/restore-N plus the
-// start of a managed server there (WAL replay included) until it accepts
-// connections. Logical: Seconds is pg_restore into a fresh database on the
+// Physical: Seconds is the making of TARGET/restore-N from the backup (a
+// copy; for MariaDB mariadb-backup --prepare and --copy-back) plus the
+// start of a managed server there (log replay included) until it accepts
+// connections. Logical: Seconds is the load into a fresh database on the
 // source server. Bytes is the backup's size. A failed verification returns
 // the phase (Verified false) with an error.
 func Restore(ctx context.Context, o Options, cycle int, backupDir string) (Phase, error) {
-	if o.Logical {
-		return restoreLogical(ctx, o, cycle, backupDir)
+	m, err := o.method()
+	if err != nil {
+		return Phase{Cycle: cycle, Phase: PhaseRestore}, err
 	}
-	return restorePhysical(ctx, o, cycle, backupDir)
+	if o.Logical {
+		return restoreLogical(ctx, o, m, cycle, backupDir)
+	}
+	return restorePhysical(ctx, o, m, cycle, backupDir)
 }
 
-func restorePhysical(ctx context.Context, o Options, cycle int, backupDir string) (ph Phase, err error) {
-	ph = Phase{Cycle: cycle, Phase: PhaseRestore, Method: MethodBasebackup}
+func restorePhysical(ctx context.Context, o Options, m method, cycle int, backupDir string) (ph Phase, err error) {
+	ph = Phase{Cycle: cycle, Phase: PhaseRestore}
+	_, ph.Method = m.names(false)
 	if o.DataDir == "" {
-		return ph, errNeedManaged
+		return ph, needManaged(m)
 	}
 	size, err := dirSize(backupDir)
 	if err != nil {
@@ -275,15 +358,16 @@ func restorePhysical(ctx context.Context, o Options, cycle int, backupDir string
 	removeRestored(bg, dir) // an earlier run's, killed before its cleanup
 	defer removeRestored(bg, dir)
 
-	ph.ColdCache = o.dropCache(backupDir)
-	ph.Started = time.Now()
-	err = copyBackup(ctx, o.CgroupProcs, backupDir, dir)
 	var info server.Info
-	if err == nil {
+	err = ph.time(o, backupDir, func() error {
+		if err := m.place(ctx, o, backupDir, dir); err != nil {
+			return err
+		}
+		var err error
 		info, err = server.Start(ctx, server.Options{DataDir: dir, NewPort: true, KeepConfig: true,
 			StartTimeout: restoreStartTimeout, CgroupProcs: o.CgroupProcs})
-	}
-	ph.Ended = time.Now()
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ph, fmt.Errorf("restore %d interrupted: %w", cycle, ctx.Err())
@@ -291,7 +375,7 @@ func restorePhysical(ctx context.Context, o Options, cycle int, backupDir string
 		return ph, fmt.Errorf("restore %d: %w", cycle, err)
 	}
 	ph.finish(size)
-	dsn, err := withPort(o.DSN, info.Port)
+	dsn, err := m.restoredDSN(o.DSN, info.Port)
 	if err != nil {
 		return ph, err
 	}
@@ -308,12 +392,9 @@ func removeRestored(ctx context.Context, dir string) {
 	os.RemoveAll(dir)
 }
 
-func restoreLogical(ctx context.Context, o Options, cycle int, backupDir string) (ph Phase, err error) {
-	ph = Phase{Cycle: cycle, Phase: PhaseRestore, Method: MethodRestore}
-	tool, err := findTool(o.PgBin, MethodRestore)
-	if err != nil {
-		return ph, err
-	}
+func restoreLogical(ctx context.Context, o Options, m method, cycle int, backupDir string) (ph Phase, err error) {
+	ph = Phase{Cycle: cycle, Phase: PhaseRestore}
+	_, ph.Method = m.names(true)
 	size, err := dirSize(backupDir)
 	if err != nil {
 		return ph, err
@@ -325,11 +406,11 @@ func restoreLogical(ctx context.Context, o Options, cycle int, backupDir string)
 		return ph, err
 	}
 	name := fmt.Sprintf("tierbench_restore_%d_%s", cycle, hex.EncodeToString(b))
-	if err := adminExec(ctx, o.DSN, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE template0"); err != nil {
+	if err := m.createDatabase(ctx, o.DSN, backupDir, name); err != nil {
 		return ph, fmt.Errorf("restore %d: creating database %s: %w", cycle, name, err)
 	}
 	defer func() {
-		derr := adminExec(context.WithoutCancel(ctx), o.DSN, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		derr := m.dropDatabase(context.WithoutCancel(ctx), o.DSN, name)
 		if derr != nil && err == nil {
 			err = fmt.Errorf("restore %d: dropping the restored database %s: %w", cycle, name, derr)
 		}
@@ -338,18 +419,7 @@ func restoreLogical(ctx context.Context, o Options, cycle int, backupDir string)
 	if err != nil {
 		return ph, err
 	}
-	conn, password, err := clientConn(dsn)
-	if err != nil {
-		return ph, err
-	}
-	// --no-owner: the restoring user owns what it restores, so a DSN that is
-	// not a superuser restores too.
-	args := []string{"--jobs=" + strconv.Itoa(o.jobs()), "--exit-on-error", "--no-owner", "--no-password",
-		"--dbname=" + conn, backupDir}
-	ph.ColdCache = o.dropCache(backupDir)
-	ph.Started = time.Now()
-	err = runTool(ctx, o.CgroupProcs, tool, args, password)
-	ph.Ended = time.Now()
+	err = ph.time(o, backupDir, func() error { return m.load(ctx, o, backupDir, dsn) })
 	if err != nil {
 		if ctx.Err() != nil {
 			return ph, fmt.Errorf("restore %d interrupted: %w", cycle, ctx.Err())
@@ -374,57 +444,11 @@ func verify(ctx context.Context, o Options, ph *Phase, dsn string) error {
 	return nil
 }
 
-// adminExec runs one statement on the source server.
-func adminExec(ctx context.Context, dsn, sql string) error {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return errors.New(redact(err.Error(), dsn))
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		return errors.New(redact(err.Error(), dsn))
-	}
-	return nil
-}
-
 func redact(s, dsn string) string {
 	if pw := engine.PasswordOf(dsn); pw != "" {
 		s = strings.ReplaceAll(s, pw, "xxxxx")
 	}
 	return s
-}
-
-// pgxOnly are DSN parameters pgx understands and libpq (pg_dump & co.)
-// refuses.
-var pgxOnly = []string{"statement_cache_capacity", "description_cache_capacity", "default_query_exec_mode",
-	"min_read_buffer_size", "pool_max_conns", "pool_min_conns", "pool_max_conn_lifetime", "pool_max_conn_idle_time",
-	"pool_health_check_period", "pool_max_conn_lifetime_jitter", "pool_min_idle_conns"}
-
-// clientConn splits a DSN into a connection string for the PostgreSQL tools'
-// command line, without the password (command lines are world-readable in
-// /proc), and the password, which goes to them as PGPASSWORD.
-func clientConn(dsn string) (conn, password string, err error) {
-	u, err := url.Parse(dsn)
-	if err == nil && (u.Scheme == "" || u.Opaque != "") {
-		err = errors.New("no scheme://")
-	}
-	if err != nil {
-		return "", "", engine.InputErrorf("DSN %q is not a URL: %s", engine.Redact(dsn), redact(err.Error(), dsn))
-	}
-	// The userinfo's password, or a password parameter's, which wins (in
-	// libpq too).
-	password = engine.PasswordOf(dsn)
-	if u.User != nil {
-		u.User = url.User(u.User.Username())
-	}
-	q := u.Query()
-	q.Del("password")
-	for _, k := range pgxOnly {
-		q.Del(k)
-	}
-	u.RawQuery = q.Encode()
-	u.Fragment, u.RawFragment = "", "" // no client reads it, and it could hold anything
-	return u.String(), password, nil
 }
 
 // withPort is dsn pointed at 127.0.0.1:port: the restored copy of a managed

@@ -60,23 +60,36 @@ func copyBackup(ctx context.Context, procs []string, src, dst string) error {
 		cp = append(cp, "!", "-name", n)
 	}
 	cp = append(cp, "-exec", "cp", "-a", "--reflink=never", "-t", dst, "--", "{}", "+")
-	// Every file and directory of the copy, and dst's entry in its parent
-	// (the parent again with each batch: an fsync that finds nothing to do).
-	sync := []string{dst, "(", "-type", "f", "-o", "-type", "d", ")", "-exec", "sync", "--", filepath.Dir(dst), "{}", "+"}
-	for _, step := range []struct {
-		what string
-		args []string
-	}{{"copying " + src + " to " + dst, cp}, {"syncing " + dst, sync}} {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		out, err := runGroup(ctx, cgroup.Command(ctx, procs, "find", step.args...))
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %v: %s", step.what, err, lastLines(out, 4))
-		}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	out, err := runGroup(ctx, cgroup.Command(ctx, procs, "find", cp...))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("copying %s to %s: %v: %s", src, dst, err, lastLines(out, 4))
+	}
+	return syncTree(ctx, procs, dst)
+}
+
+// syncTree puts every file and directory under dir on stable storage, and
+// dir's entry in its parent (the parent again with each batch: an fsync
+// that finds nothing to do). A child does it, inside the cgroups of procs
+// when there are any (coreutils sync FILE… fsyncs each file in its own
+// context): on cgroup v1 a buffered write is charged to whoever pushes it
+// out.
+func syncTree(ctx context.Context, procs []string, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	args := []string{dir, "(", "-type", "f", "-o", "-type", "d", ")", "-exec", "sync", "--", filepath.Dir(dir), "{}", "+"}
+	out, err := runGroup(ctx, cgroup.Command(ctx, procs, "find", args...))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("syncing %s: %v: %s", dir, err, lastLines(out, 4))
 	}
 	return nil
 }

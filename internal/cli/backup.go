@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -45,11 +47,13 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Target, "target", "", "directory on the storage under test for the backups (created by tierbench, or an empty one)")
 	fs.IntVar(&o.Cycles, "cycles", 3, "backup and restore cycles")
 	fs.StringVar(&o.Spacing, "interval", "0s", "time from one cycle's start to the next's (0: back to back), e.g. 100s")
-	fs.BoolVar(&o.Logical, "logical", false, "pg_dump -Fd -j / pg_restore -j into a new database, instead of pg_basebackup and a restored server")
-	fs.IntVar(&o.Jobs, "jobs", runtime.NumCPU(), "parallel jobs of pg_dump and pg_restore (--logical)")
+	fs.BoolVar(&o.Logical, "logical", false, "a parallel dump, restored into a new database on the same server (PostgreSQL: pg_dump -Fd -j / pg_restore -j; "+
+		"MariaDB: tierbench-dump / tierbench-load), instead of a physical backup and a restored server")
+	fs.IntVar(&o.Jobs, "jobs", runtime.NumCPU(), "parallel jobs of the logical dump and restore (--logical)")
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	fs.StringVar(&o.DataDir, "datadir", "", "the source's managed data directory (default: found from the server, when tierbench manages it on this host)")
-	fs.StringVar(&o.PgBin, "pg-bin", "", "directory of pg_basebackup, pg_dump and pg_restore (default: beside the server's binaries, else PATH)")
+	fs.StringVar(&o.PgBin, "pg-bin", "", "PostgreSQL only: directory of pg_basebackup, pg_dump and pg_restore (default: beside the server's binaries, else PATH); "+
+		"MariaDB's mariadb-backup is found on PATH")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the backups in --target (restored copies are always removed)")
 	fs.BoolVar(&o.Verify, "verify", true, "check each restored database: TPC-C consistency conditions and row counts equal to the source's")
 	// --interval is this command's cycle spacing (the white paper's "a
@@ -88,14 +92,19 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 	if err := checkResultsDir(o.Results); err != nil {
 		return cfg, err
 	}
-	return cfg, o.checkPgBin()
+	return cfg, nil
 }
 
 // checkPgBin makes sure a given --pg-bin holds the tools the method needs,
-// before anything connects (without it, they are looked for later).
-func (o *BackupRunOptions) checkPgBin() error {
+// before anything connects (without it, they are looked for later), and
+// that the DSN is PostgreSQL's, whose tools they are.
+func (o *BackupRunOptions) checkPgBin(dsn string) error {
 	if o.PgBin == "" {
 		return nil
+	}
+	if name, err := all.NameOf(dsn); err == nil && name != server.EnginePostgres {
+		return usagef("--pg-bin names the directory of PostgreSQL's backup tools, and %s is a %s server's, whose backup does not use them; leave --pg-bin out",
+			o.flag(), all.Display(name))
 	}
 	tools := []string{backup.MethodBasebackup}
 	if o.Logical {
@@ -121,12 +130,16 @@ func newBackupRunCommand(g *Globals) *cobra.Command {
 		Short: "Back up and restore the database N times: duration and MB/s per phase, with the storage's telemetry",
 		Long: `Back up the database at --dsn into --target and restore it from there, --cycles times.
 
-Physical (default): pg_basebackup -X stream -c fast into TARGET/cycle-N; the
-restore copies it into TARGET/restore-N and starts it as a second managed
+Physical (default): a copy of the whole server into TARGET/cycle-N
+(PostgreSQL: pg_basebackup -X stream -c fast; MariaDB: mariadb-backup
+--backup); the restore makes TARGET/restore-N of it (a copy; MariaDB:
+mariadb-backup --prepare and --copy-back) and starts it as a second managed
 server (a free port) until it accepts connections. The source must be a server
 tierbench manages on this host (--datadir, found from the server by default).
-Logical (--logical): pg_dump -Fd -j into TARGET/cycle-N; the restore is
-pg_restore -j into a new database on the source server.
+Logical (--logical): a parallel dump into TARGET/cycle-N, restored into a new
+database on the source server (PostgreSQL: pg_dump -Fd -j and pg_restore -j;
+MariaDB: tierbench-dump, --jobs connections sharing one consistent snapshot,
+and tierbench-load, a parallel LOAD DATA).
 
 Each restored database is checked (TPC-C consistency, row counts), then
 removed; the backups too unless --keep. tierbench writes only into a target it
@@ -147,6 +160,9 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 		return nil, err
 	}
 	if cfg.DSN, err = opts.check(); err != nil {
+		return nil, err
+	}
+	if err := opts.checkPgBin(cfg.DSN); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -26,10 +26,10 @@ type BackupConfig struct {
 	Target  string        // a directory on the storage under test (tierbench's own, or empty)
 	Cycles  int           // at least 1
 	Spacing time.Duration // from one cycle's start to the next's (0: back to back)
-	Logical bool          // pg_dump/pg_restore instead of pg_basebackup and a restored server
+	Logical bool          // the engine's logical dump and restore (pg_dump/pg_restore, tierbench-dump/-load) instead of a physical backup and a restored server
 	Jobs    int           // parallel jobs of a logical backup and restore
 	DataDir string        // the source's managed data directory ("": found from the server)
-	PgBin   string        // the backup tools' directory ("": beside the server's, else PATH)
+	PgBin   string        // PostgreSQL's backup tools' directory ("": beside the server's, else PATH); PostgreSQL only
 	Keep    bool          // keep the backups (restored copies are always removed)
 	Verify  bool          // check each restored database: consistency and row counts
 	IOGroup string        // the emulated tier's I/O group whose share CgroupProcs are ("": none)
@@ -98,11 +98,13 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	if err != nil {
 		return nil, err
 	}
+	name, _ := all.NameOf(cfg.DSN) // Open took it
+	bo := backup.Options{DSN: cfg.DSN, Engine: name, DataDir: dataDir, Target: cfg.Target, Logical: cfg.Logical, Jobs: cfg.Jobs,
+		PgBin: cfg.PgBin, CgroupProcs: cfg.CgroupProcs}
 	if dataDir == "" && !cfg.Logical {
-		return nil, invalidf("a physical backup and restore (pg_basebackup) needs the source to be a server tierbench manages on this host: give its --datadir, or use --logical")
+		return nil, invalidf("a physical backup and restore (%s) needs the source to be a %s server tierbench manages on this host: give its --datadir, or use --logical",
+			bo.Method(), all.Display(name))
 	}
-	bo := backup.Options{DSN: cfg.DSN, DataDir: dataDir, Target: cfg.Target, Logical: cfg.Logical, Jobs: cfg.Jobs, PgBin: cfg.PgBin,
-		CgroupProcs: cfg.CgroupProcs}
 	if err := bo.Check(); err != nil {
 		return nil, ServerError(err)
 	}
@@ -117,7 +119,6 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 			obs.Note(fmt.Sprintf("cleaning up %s: %v", cfg.Target, err))
 		}
 	}()
-	name, _ := all.NameOf(cfg.DSN)
 	params := &BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
 		DataDir: dataDir, Cycles: cfg.Cycles, Spacing: cfg.Spacing.String(), Method: bo.Method(), Verify: cfg.Verify, Keep: cfg.Keep,
 		IOGroup: cfg.IOGroup, IONote: cfg.IONote, MemoryMax: cfg.MemoryMax, Placement: cfg.Placement}

@@ -481,10 +481,14 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 // backupGroup makes the cgroup an instance's backup cycles run in: every
 // process of a cycle doing I/O starts in it (backup.Options.CgroupProcs).
 // It draws from the I/O budget of the target the backups go to, when that
-// is throttled: that target's device is all they touch (pg_basebackup or
-// pg_dump writes there, and a restore reads and writes only there; the
-// source's files are read for a backup by the source server, in its own
-// tier's budget). It has the instance's memory cap, when the instance has
+// is throttled: that target's device is all they touch (the backup tool,
+// pg_basebackup, pg_dump, mariadb-backup or tierbench-dump's writers,
+// writes there, and a restore reads and writes only there; the source's
+// files are read for a backup by the source server, in its own tier's
+// budget, except by mariadb-backup, which reads them itself from inside
+// this group: throttled when they are on the target's device, not drawn
+// from the source tier's budget when they are not). It has the instance's
+// memory cap, when the instance has
 // one: a restored copy, started with its source's settings, then also runs
 // in its source's memory, page cache included, not in the whole host's.
 // The group is backup-INSTANCE-HASH (HASH of the data directory and the

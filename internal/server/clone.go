@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -289,4 +290,19 @@ func CheckReachable(dir, likeDir string) error {
 		return err
 	}
 	return acct.checkReachable(abs)
+}
+
+// CommandAsOwner prepares name to run as the user that owns the managed data
+// directory likeDir, the user its server runs as (tierbench's own user when
+// it is not root): inside the cgroups of procs from its first instruction
+// when there are any (setpriv switches to that user after cgroup.Command
+// placed it), in "/" and without our PG* variables. A backup tool that
+// reads a server's files, or writes a copy that a server of that user
+// starts from, runs so.
+func CommandAsOwner(ctx context.Context, likeDir string, procs []string, name string, args ...string) (*exec.Cmd, error) {
+	acct, err := ownerAccount(likeDir)
+	if err != nil {
+		return nil, err
+	}
+	return acct.commandIn(ctx, procs, name, args...)
 }
