@@ -68,7 +68,10 @@ func TestBadInput(t *testing.T) {
 		{"build warehouses word", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "two"}, []string{"--warehouses"}},
 		{"build zero build-vus", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "1", "--build-vus", "0"}, []string{"--build-vus"}},
 		{"build huge build-vus", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "1", "--build-vus", "5000"}, []string{"--build-vus", "1024"}},
-		{"check other engine", []string{"tpcc", "check", "--dsn", "mysql://u@h/db"}, []string{"--dsn", "not supported"}},
+		{"check other engine", []string{"tpcc", "check", "--dsn", "sqlite://x.db"}, []string{"--dsn", "not supported"}},
+		{"check mysql dsn without database", []string{"tpcc", "check", "--dsn", "mysql://u:pw12345@127.0.0.1:3306"}, []string{"names no database", "mysql://user:password@"}},
+		{"check mysql dsn bad port", []string{"tpcc", "check", "--dsn", "mariadb://u:pw12345@127.0.0.1:99999/db"}, []string{"port", "1..65535"}},
+		{"check mysql dsn bad tls", []string{"tpcc", "check", "--dsn", "mysql://u:pw12345@127.0.0.1/db?tls=maybe"}, []string{"tls=", "skip-verify"}},
 		{"check stray argument", []string{"tpcc", "check", "--dsn", closed, "extra"}, []string{"extra"}},
 		// tpcc run
 		{"run vus 0", append(tpccRun, "--vus", "0"), []string{"--vus", "1 or more"}},

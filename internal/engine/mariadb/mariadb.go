@@ -258,7 +258,9 @@ func (db *DB) connectError(err error) error {
 		case 1049: // ER_BAD_DB_ERROR
 			hint = " (check the database name in the DSN, or create the database)"
 		}
-		return engine.InputErrorf("cannot connect to MariaDB/MySQL at %s (database %s, user %s): the server said: %s%s",
+		// As for PostgreSQL, a server that refuses the login is a failure
+		// to connect (exit 1), not a malformed request.
+		return fmt.Errorf("cannot connect to MariaDB/MySQL at %s (database %s, user %s): the server said: %s%s",
 			where, db.cfg.DBName, db.cfg.User, db.redact(myErr), hint)
 	case errors.As(err, &opErr):
 		hint = " (is the server running? `tierbench server start --engine mariadb` starts one)"

@@ -349,8 +349,9 @@ func TestOpenErrors(t *testing.T) {
 	user := u.User.Username()
 	u.User = url.UserPassword(user, "wr0ngPassw0rd")
 	_, err = mariadb.Open(ctx, u.String())
-	if !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), user) || strings.Contains(err.Error(), "wr0ngPassw0rd") {
-		t.Fatalf("wrong password: %v, want bad input naming user %s, without the password", err, user)
+	if err == nil || errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), user) ||
+		!strings.Contains(err.Error(), "check the user and password") || strings.Contains(err.Error(), "wr0ngPassw0rd") {
+		t.Fatalf("wrong password: %v, want a failure to connect naming user %s and what to check, without the password", err, user)
 	}
 
 	// Nothing listens on port 1.

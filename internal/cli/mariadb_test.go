@@ -1,0 +1,425 @@
+package cli_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/tierbench/tierbench/internal/engine/mariadb"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/mariatest"
+)
+
+// startMariaDB runs `server start --engine mariadb` in a new data directory
+// of the test's own and returns its JSON; the server is stopped when the
+// test ends.
+func startMariaDB(t *testing.T, dataDir string, more ...string) serverStartDoc {
+	t.Helper()
+	mariatest.RequireBinaries(t)
+	t.Cleanup(func() {
+		server.Stop(context.Background(), dataDir, "immediate")
+		server.RemoveLimits(dataDir)
+	})
+	args := append([]string{"server", "start", "--json", "--engine", "mariadb", "--datadir", dataDir}, more...)
+	code, out, errOut := runTierbench(t, args...)
+	if code != 0 {
+		t.Fatalf("server start --engine mariadb: exit %d: %s", code, errOut)
+	}
+	var doc serverStartDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.DSN == "" {
+		t.Fatalf("server start --json: %v\n%s", err, out)
+	}
+	return doc
+}
+
+type serverStartDoc struct {
+	Engine  string `json:"engine"`
+	DSN     string `json:"dsn"`
+	DataDir string `json:"datadir"`
+	Port    int    `json:"port"`
+	PID     int    `json:"pid"`
+	Limits  *struct {
+		MemoryMax int64    `json:"memory_max_bytes"`
+		Notes     []string `json:"notes"`
+	} `json:"limits"`
+}
+
+// The managed MariaDB through the CLI: start with --memory (the buffer pool
+// sized from it and, where cgroups allow, the cap read back), status, a
+// second start, stop, and a refusal to start PostgreSQL in its directory.
+func TestMariaDBServerCommands(t *testing.T) {
+	dataDir := filepath.Join(mariatest.TempDir(t), "maria")
+	doc := startMariaDB(t, dataDir, "--memory", "512MiB", "--set", "innodb_io_capacity=777")
+	if doc.Engine != "mariadb" || !strings.HasPrefix(doc.DSN, "mariadb://tierbench:") || doc.PID == 0 {
+		t.Fatalf("server start: %+v", doc)
+	}
+	if os.Geteuid() == 0 {
+		if doc.Limits == nil || doc.Limits.MemoryMax != 512<<20 {
+			t.Errorf("the memory cap read back: %+v", doc.Limits)
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(doc.PID) + "/status")
+		if err != nil || strings.Contains(string(b), "\nUid:\t0\t") {
+			t.Errorf("mariadbd runs as root (%v)", err)
+		}
+	}
+	code, out, errOut := runTierbench(t, "server", "status", "--datadir", dataDir)
+	if code != 0 || !strings.Contains(out, "MariaDB ") || !strings.Contains(out, "running (pid "+strconv.Itoa(doc.PID)) {
+		t.Errorf("server status: exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out, "dsn") {
+		t.Errorf("server status without --json shows the DSN:\n%s", out)
+	}
+	code, out, errOut = runTierbench(t, "server", "start", "--datadir", dataDir)
+	if code != 0 || !strings.Contains(out, "MariaDB ") || !strings.Contains(out, "was already running") {
+		t.Errorf("second server start: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runTierbench(t, "server", "start", "--engine", "postgres", "--datadir", dataDir)
+	if code != 2 || !strings.Contains(errOut, "holds a managed MariaDB server") {
+		t.Errorf("server start --engine postgres on a MariaDB directory: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = runTierbench(t, "server", "start", "--engine", "mariadb", "--datadir", filepath.Join(dataDir, "x"), "--set", "bad name=1")
+	if code != 2 || !strings.Contains(errOut, "not a MariaDB option name") {
+		t.Errorf("a bad --set name: exit %d, %s", code, errOut)
+	}
+	code, out, errOut = runTierbench(t, "server", "stop", "--json", "--datadir", dataDir)
+	if code != 0 || !strings.Contains(out, `"engine": "mariadb"`) || !strings.Contains(out, `"was_running": true`) {
+		t.Errorf("server stop: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// Connecting fails with one line that says why: a wrong password names the
+// user and what to check, never the password; a closed port asks whether
+// the server runs.
+func TestMariaDBConnectErrors(t *testing.T) {
+	dsn := mariatest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "wrong-password-42")
+	args := []string{"tpcc", "check", "--dsn", u.String()}
+	code, out, errOut := runTierbench(t, args...)
+	badInputLine(t, args, code, out, errOut, 1, "Access denied", "check the user and password")
+	if strings.Contains(errOut, "wrong-password-42") {
+		t.Errorf("the password shows: %s", errOut)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	args = []string{"tpcc", "check", "--dsn", "mysql://u:pw-secret-9@" + closed + "/db"}
+	code, out, errOut = runTierbench(t, args...)
+	badInputLine(t, args, code, out, errOut, 1, closed, "is the server running")
+	if strings.Contains(errOut, "pw-secret-9") {
+		t.Errorf("the password shows: %s", errOut)
+	}
+}
+
+// TPC-C on MariaDB through the commands: build, check, a short run in each
+// mode with every transaction type and the database's and the driver's
+// New-Order counts agreeing, and the checks passing afterwards.
+func TestMariaDBTPCC(t *testing.T) {
+	dsn := mariatest.NewDatabase(t)
+	buildSchema(t, dsn, 2)
+	if code, out, errOut := runTierbench(t, "tpcc", "check", "--dsn", dsn); code != 0 || !strings.Contains(out, "all consistency conditions hold") {
+		t.Fatalf("check after build: exit %d\n%s%s", code, out, errOut)
+	}
+	resultsDir := t.TempDir()
+	for _, mode := range []string{"routines", "statements"} {
+		t.Run(mode, func(t *testing.T) {
+			code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--mode", mode,
+				"--vus", "2", "--rampup", "1s", "--duration", "4s", "--results", resultsDir)
+			if code != 0 {
+				t.Fatalf("run: exit %d: %s", code, errOut)
+			}
+			d := parseRun(t, out)
+			if d.Status != "complete" || len(d.Steps) != 1 || !d.NOPMAgree {
+				t.Fatalf("run: %s", out)
+			}
+			s := d.Steps[0]
+			for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
+				tx := s.Txn[k]
+				if tx.Count == 0 || tx.P50 <= 0 || tx.P50 > tx.P95 || tx.P95 > tx.P99 || tx.P99 > tx.Max {
+					t.Errorf("%s: %+v", k, tx)
+				}
+			}
+			if s.Errors != 0 || s.NOPM <= 0 || s.TPM <= 0 || s.ClientNOPM <= 0 || s.CPU <= 0 {
+				t.Errorf("step numbers: %+v", s)
+			}
+			if s.DB["commits_per_s"] <= 0 || s.DB["cache_hit_pct"] <= 0 || s.Host["server_cpu_pct"] <= 0 {
+				t.Errorf("step telemetry: db %v, host %v", s.DB, s.Host)
+			}
+			diff := s.NOPMCheck.Database - s.NOPMCheck.Client
+			if diff > s.NOPMCheck.Bound || -diff > s.NOPMCheck.Bound || s.NOPMCheck.Bound != 2 {
+				t.Errorf("database committed %d New-Orders, driver saw %d (bound %d)", s.NOPMCheck.Database, s.NOPMCheck.Client, s.NOPMCheck.Bound)
+			}
+			// TPM is Com_commit + Com_rollback: one per business
+			// transaction in both modes (docs/tpcc.md), so the database
+			// and the driver agree but for the transactions in flight at
+			// the edges and tierbench's own readings.
+			db, client := float64(s.TPM)*s.Seconds/60, float64(s.ClientTPM)*s.Seconds/60
+			if db < client-4 || db > client+4+float64(s.Retries)+2*s.Seconds {
+				t.Errorf("the database counted %.0f transactions, the driver %.0f (%d retried), in %.1f s", db, client, s.Retries, s.Seconds)
+			}
+			if code, out, _ := runTierbench(t, "tpcc", "check", "--json", "--dsn", dsn, "--all"); code != 0 {
+				t.Fatalf("consistency after a %s run: %s", mode, out)
+			}
+			code, out, _ = runTierbench(t, "results", "show", d.RunID, "--results", resultsDir)
+			if code != 0 || !strings.Contains(out, "MariaDB") && !strings.Contains(out, "mariadb") {
+				t.Errorf("results show: exit %d\n%s", code, out)
+			}
+		})
+	}
+}
+
+// `durability --managed DIR --engine mariadb --fault kill`: SIGKILL of
+// mariadbd under load three times, recovery, and every acknowledged
+// New-Order found.
+func TestMariaDBDurabilityKill(t *testing.T) {
+	mariatest.RequireBinaries(t)
+	base := mariatest.TempDir(t)
+	dataDir := filepath.Join(base, "data")
+	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
+	code, out, errOut := runTierbench(t, "durability", "--managed", dataDir, "--engine", "mariadb", "--cycles", "3", "--fault", "kill",
+		"--vus", "2", "--run-before-fault", "2s", "--warehouses", "1", "--results", filepath.Join(base, "results"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if strings.Contains(errOut, "[mysql]") {
+		t.Errorf("the driver's own log reached stderr:\n%s", errOut)
+	}
+	var doc durabilityDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON document: %v\n%s", err, out)
+	}
+	if doc.Status != "complete" || len(doc.Cycles) != 3 || !doc.Total.OK || doc.Total.Lost != 0 {
+		t.Fatalf("document: %+v", doc)
+	}
+	for _, c := range doc.Cycles {
+		if !c.OK || c.Lost != 0 || c.Committed == 0 || c.Found != c.Committed || !c.Consistency || c.RecoverySeconds <= 0 {
+			t.Errorf("cycle %+v", c)
+		}
+	}
+	if st, err := server.Status(context.Background(), dataDir); err != nil || !st.Running || st.Engine != "mariadb" {
+		t.Fatalf("the managed MariaDB is not running after the test: %+v, %v", st, err)
+	}
+}
+
+// TestSecretsMariaDB: the managed MariaDB's password and a user's password
+// in mysql:// and mariadb:// DSNs appear nowhere but where documented —
+// not in any command's output, the store, the report, the server's files
+// and log, nor any process's command line while the commands run.
+func TestSecretsMariaDB(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("TIERBENCH_DSN", "")
+	base := mariatest.TempDir(t)
+	dataDir := filepath.Join(base, "data", "db")
+	started := startMariaDB(t, dataDir)
+	u, err := url.Parse(started.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	managedPW, _ := u.User.Password()
+	pw, pwRuns := distinctivePassword(t)
+	wrongPW, wrongRuns := distinctivePassword(t)
+	scan := &leakScan{t: t}
+	scan.add("the DSN's password", pw, pwRuns...)
+	scan.add("the wrong password", wrongPW, wrongRuns...)
+	scan.add(managedSecret, managedPW, managedPW[:8], managedPW[8:16], managedPW[16:])
+
+	// A user of the test's own with the distinctive password.
+	const user, dbName = "tb_secret_user", "tb_secrets"
+	mariaAdmin(ctx, t, started.DSN,
+		"CREATE USER '"+user+"'@'127.0.0.1' IDENTIFIED BY '"+strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw)+"'",
+		"GRANT ALL PRIVILEGES ON *.* TO '"+user+"'@'127.0.0.1'",
+		"CREATE DATABASE "+dbName)
+	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(started.Port))
+	dsnURL := func(scheme, password, host string) string {
+		return (&url.URL{Scheme: scheme, User: url.UserPassword(user, password), Host: host, Path: "/" + dbName}).String()
+	}
+	var (
+		dsn      = dsnURL("mysql", pw, host)
+		mariaDSN = dsnURL("mariadb", pw, host)
+		queryDSN = "mysql://" + user + "@" + host + "/" + dbName + "?password=" + url.QueryEscape(pw)
+		wrongDSN = dsnURL("mysql", wrongPW, host)
+		downDSN  = dsnURL("mysql", pw, "127.0.0.1:1")
+		rawDSN   = "mysql://" + user + ":" + pw + "@" + host + "/" + dbName // the password pasted unescaped
+	)
+	res := filepath.Join(base, "results")
+
+	// The process list, sampled while the commands run: no secret may show
+	// in any process's command line (mariadbd's, mariadb-backup's, ours).
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var cmdlines []string
+	var mu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			for _, p := range paths {
+				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+					mu.Lock()
+					cmdlines = append(cmdlines, strings.ReplaceAll(string(b), "\x00", " "))
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+
+	calls := []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"tpcc", "build", "--dsn", dsn, "--warehouses", "1", "--build-vus", "2"}, true},
+		{[]string{"tpcc", "check", "--dsn", mariaDSN}, true},
+		{[]string{"tpcc", "check", "--json", "--dsn", queryDSN}, true},
+		{[]string{"tpcc", "check", "--dsn", wrongDSN}, false},
+		{[]string{"tpcc", "check", "--dsn", downDSN}, false},
+		{[]string{"tpcc", "check", "--dsn", rawDSN}, false},
+		{[]string{"tpcc", "build", "--dsn", dsn, "--warehouses", "1"}, false}, // a schema is there: no --drop
+		{[]string{"tpcc", "run", "--dsn", dsn, "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, true},
+		{[]string{"tpcc", "run", "--json", "--dsn", mariaDSN, "--mode", "statements", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, true},
+		{[]string{"tpcc", "run", "--dsn", wrongDSN, "--vus", "1", "--duration", "2s", "--results", res}, false},
+		{[]string{"monitor", "--target", base, "--duration", "2s", "--dsn", dsn, "--results", res}, true},
+		{[]string{"backup", "run", "--json", "--dsn", dsn, "--datadir", dataDir, "--target", filepath.Join(base, "backup-physical"),
+			"--cycles", "1", "--keep", "--results", res}, true},
+		{[]string{"backup", "run", "--dsn", dsn, "--target", filepath.Join(base, "backup-logical"), "--logical", "--jobs", "2",
+			"--cycles", "1", "--keep", "--results", res}, true},
+		{[]string{"durability", "--dsn", dsn, "--cycles", "1", "--vus", "1", "--run-before-fault", "2s", "--fault", "command",
+			"--fault-command", "true", "--recover-timeout", "30s", "--results", res}, true},
+		{[]string{"server", "status", "--datadir", dataDir}, true},
+	}
+	for _, c := range calls {
+		name := redactArgs(c.args)
+		code, out, errOut := runTierbench(t, c.args...)
+		t.Logf("exit %d: %s", code, name)
+		switch {
+		case c.ok && code != 0:
+			t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
+		case !c.ok && code == 0:
+			t.Errorf("%s: exit 0, want a failure", name)
+		}
+		scan.check(name+": stdout", out)
+		scan.check(name+": stderr", errOut)
+	}
+	close(stop)
+	wg.Wait()
+	for _, c := range cmdlines {
+		scan.check("a process's command line", c)
+	}
+	if len(cmdlines) == 0 {
+		t.Error("the process list was never read")
+	}
+	reportOut := filepath.Join(base, "report", "all.html")
+	if code, out, errOut := runTierbench(t, "report", "--results", res, "--out", reportOut); code != 0 {
+		t.Errorf("report: exit %d\n%s", code, errOut)
+	} else {
+		scan.check("report", out+errOut)
+	}
+	scan.tree(res)
+	scan.store(ctx, res)
+	scan.tree(filepath.Join(base, "report"))
+	scan.tree(filepath.Join(base, "backup-logical"))
+	// The server's own files: its option file, its error log.
+	for _, f := range []string{server.LogFile, server.MariaConfFile} {
+		b, err := os.ReadFile(filepath.Join(dataDir, f))
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		scan.check(filepath.Join(dataDir, f), string(b))
+	}
+	for path, want := range map[string]os.FileMode{dataDir: 0o700, filepath.Join(dataDir, server.StateFile): 0o600,
+		filepath.Join(dataDir, server.MariaConfFile): 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %04o", path, fi.Mode().Perm(), err, want)
+		}
+	}
+	// 127.0.0.2 is loopback too: a server on 0.0.0.0 would answer there.
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(started.Port)), 2*time.Second); err == nil {
+		c.Close()
+		t.Errorf("the managed MariaDB answers on 127.0.0.2:%d; it must listen on 127.0.0.1 only", started.Port)
+	}
+}
+
+// The bundled engines scenario at a shortened laptop scale: both engines
+// build, run and pass their checks, and the report compares them.
+func TestScenarioEngines(t *testing.T) {
+	mariatest.RequireBinaries(t)
+	base := mariatest.TempDir(t)
+	data, res := filepath.Join(base, "data"), filepath.Join(base, "results")
+	t.Cleanup(func() {
+		for _, s := range []string{"postgres", "mariadb"} {
+			dir := filepath.Join(data, "engines", s)
+			server.Stop(context.Background(), dir, "immediate")
+			server.RemoveLimits(dir)
+		}
+	})
+	code, out, errOut := runTierbench(t, "scenario", "run", "engines", "--data", data, "--results", res,
+		"--set", "warehouses=1", "--set", "vus=1,2", "--set", "rampup=0s", "--set", "duration=3s", "--set", "memory=512MiB")
+	if code != 0 {
+		t.Fatalf("scenario run engines: exit %d\n%s%s", code, out, errOut)
+	}
+	runs := groupRuns(t, res)
+	engines := map[string]int{}
+	for _, r := range runs {
+		if r.Kind == "tpcc" {
+			engines[param(r, "engine")]++
+		}
+	}
+	if engines["postgres"] != 1 || engines["mariadb"] != 1 {
+		t.Fatalf("TPC-C runs by engine: %v", engines)
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatalf("the scenario's report: %v", err)
+	}
+	for _, id := range []string{`id="engines-ratios"`, `id="engines-throughput"`} {
+		if !strings.Contains(string(html), id) {
+			t.Errorf("the report lacks %s", id)
+		}
+	}
+	if !strings.Contains(string(html), "MariaDB") || !strings.Contains(string(html), "PostgreSQL") {
+		t.Error("the report does not name both engines")
+	}
+}
+
+// mariaAdmin runs statements on a MariaDB as the user of dsn.
+func mariaAdmin(ctx context.Context, t *testing.T, dsn string, stmts ...string) {
+	t.Helper()
+	cfg, err := mariadb.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", strings.Fields(s)[:2], err)
+		}
+	}
+}
