@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/rawconn"
 )
 
 var _ engine.DB = (*DB)(nil)
@@ -69,7 +70,7 @@ const noParallelParam = "max_parallel_workers_per_gather"
 // which cannot see how narrow its range of orders is: with
 // plan_cache_mode=force_generic_plan, on a database whose districts had
 // grown to 50,000 orders, every Stock-Level counted three. Its socket is
-// read and written by raw system calls (see rawConn), which a run's
+// read and written by raw system calls (see rawconn.Conn), which a run's
 // connections make many of.
 func (db *DB) connectSerial(ctx context.Context) (*pgx.Conn, error) {
 	cfg := db.cfg.Copy()
@@ -79,7 +80,7 @@ func (db *DB) connectSerial(ctx context.Context) (*pgx.Conn, error) {
 	if _, set := cfg.RuntimeParams[noParallelParam]; !set {
 		cfg.RuntimeParams[noParallelParam] = "0"
 	}
-	cfg.DialFunc = rawDialer(cfg.DialFunc)
+	cfg.DialFunc = rawconn.Dialer(cfg.DialFunc)
 	return db.connectConfig(ctx, cfg)
 }
 

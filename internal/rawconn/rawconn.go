@@ -1,19 +1,17 @@
-package mariadb
-
-// This file is a copy of internal/engine/postgres/rawconn.go (tested there),
-// used by the workers' connections (worker.go: openWorkerConn): through Go's
-// usual path, a SELECT 1 round trip to a local MariaDB cost the client 33 µs
-// of CPU, raw 12 µs (BenchmarkWorker/*/round_trip, -cpu 1). It belongs in a
-// package both engines import.
+// Package rawconn makes a database client's socket cheaper to use: reads
+// and writes as raw system calls on the non-blocking socket (see Conn).
+// Both engines' virtual users use it.
+package rawconn
 
 import (
+	"context"
 	"io"
 	"net"
 	"syscall"
 	"unsafe"
 )
 
-// rawConn is a network connection whose reads and writes are raw system
+// Conn is a network connection whose reads and writes are raw system
 // calls on its non-blocking socket, with Go's network poller waiting when
 // the socket has nothing to read or no room to write.
 //
@@ -27,7 +25,7 @@ import (
 // non-blocking socket never waits, so it may run as a raw system call that
 // keeps its P; on the 2-core reference machine this cut the driver's CPU
 // per transaction (bench/driver.sh).
-type rawConn struct {
+type Conn struct {
 	net.Conn
 	rc syscall.RawConn
 
@@ -38,7 +36,7 @@ type rawConn struct {
 	r, w rawCall
 }
 
-// rawCall is one direction of a rawConn.
+// rawCall is one direction of a Conn.
 type rawCall struct {
 	buf   []byte
 	n     int
@@ -46,9 +44,9 @@ type rawCall struct {
 	fn    func(fd uintptr) bool
 }
 
-// wrapRaw returns c reading and writing by raw system calls, or c itself
+// Wrap returns c reading and writing by raw system calls, or c itself
 // when it has no file descriptor to call them on.
-func wrapRaw(c net.Conn) net.Conn {
+func Wrap(c net.Conn) net.Conn {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return c
@@ -57,9 +55,20 @@ func wrapRaw(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	r := &rawConn{Conn: c, rc: rc}
+	r := &Conn{Conn: c, rc: rc}
 	r.r.fn, r.w.fn = r.r.read, r.w.write
 	return r
+}
+
+// Dialer dials with dial and wraps what it returns (see Conn).
+func Dialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return Wrap(c), nil
+	}
 }
 
 // read is the read callback: false asks the poller to wait for data.
@@ -94,7 +103,7 @@ func (c *rawCall) write(fd uintptr) bool {
 	return true
 }
 
-func (c *rawConn) Read(b []byte) (int, error) {
+func (c *Conn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -113,7 +122,7 @@ func (c *rawConn) Read(b []byte) (int, error) {
 	return r.n, nil
 }
 
-func (c *rawConn) Write(b []byte) (int, error) {
+func (c *Conn) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -132,7 +141,7 @@ func (c *rawConn) Write(b []byte) (int, error) {
 
 // opError wraps err as the net package's Read and Write would (the raw
 // calls wrap theirs as "raw-read" and "raw-write").
-func (c *rawConn) opError(op string, err error) error {
+func (c *Conn) opError(op string, err error) error {
 	if oe, ok := err.(*net.OpError); ok {
 		err = oe.Err
 	}

@@ -1,4 +1,4 @@
-package postgres
+package rawconn
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// rawPair returns a rawConn dialled to a local listener and the listener's
+// rawPair returns a Conn dialled to a local listener and the listener's
 // end of the connection.
-func rawPair(t *testing.T) (*rawConn, net.Conn) {
+func rawPair(t *testing.T) (*Conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,11 +31,11 @@ func rawPair(t *testing.T) (*rawConn, net.Conn) {
 		accepted <- c
 	}()
 	var d net.Dialer
-	c, err := rawDialer(d.DialContext)(context.Background(), "tcp", ln.Addr().String())
+	c, err := Dialer(d.DialContext)(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, ok := c.(*rawConn)
+	rc, ok := c.(*Conn)
 	if !ok {
 		t.Fatalf("a TCP connection was not wrapped: %T", c)
 	}
@@ -48,7 +48,7 @@ func rawPair(t *testing.T) (*rawConn, net.Conn) {
 }
 
 // TestRawConnEcho sends far more than the socket buffers hold through a
-// rawConn while reading the echo on the same connection at the same time:
+// Conn while reading the echo on the same connection at the same time:
 // writes must wait for room (EAGAIN), reads for data, and a read and a
 // write may run together, as pgconn's background reader does.
 func TestRawConnEcho(t *testing.T) {
@@ -158,7 +158,7 @@ func TestWrapRawPipe(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	if got := wrapRaw(a); got != a {
-		t.Fatalf("wrapRaw(pipe) = %T; want the pipe itself", got)
+	if got := Wrap(a); got != a {
+		t.Fatalf("Wrap(pipe) = %T; want the pipe itself", got)
 	}
 }
