@@ -111,3 +111,54 @@ func Cardinalities(w int, counts map[string]int64, sumNextOID int64, asLoaded bo
 	}
 	return out
 }
+
+// commonConditionSQL are the queries of the conditions of 3.3.2 that
+// PostgreSQL, MariaDB and MySQL 8.0 all run as written: each counts the
+// violations, 0 when the condition holds, on every warehouse. The others
+// differ by engine (arrays, FULL JOIN) and are each engine's own.
+var commonConditionSQL = map[string]string{
+	"3.3.2.1": `SELECT count(*) FROM warehouse
+		JOIN (SELECT d_w_id, sum(d_ytd) s FROM district GROUP BY d_w_id) d ON w_id = d_w_id
+		WHERE w_ytd <> s`,
+	"3.3.2.2": `SELECT count(*) FROM district
+		LEFT JOIN (SELECT o_w_id, o_d_id, max(o_id) mo FROM orders GROUP BY o_w_id, o_d_id) o
+		  ON o_w_id = d_w_id AND o_d_id = d_id
+		LEFT JOIN (SELECT no_w_id, no_d_id, max(no_o_id) mno FROM new_order GROUP BY no_w_id, no_d_id) n
+		  ON no_w_id = d_w_id AND no_d_id = d_id
+		WHERE mo IS NULL OR d_next_o_id - 1 <> mo OR (mno IS NOT NULL AND mno <> mo)`,
+	"3.3.2.5": `SELECT (SELECT count(*) FROM orders
+		  LEFT JOIN new_order ON no_w_id = o_w_id AND no_d_id = o_d_id AND no_o_id = o_id
+		  WHERE (o_carrier_id IS NULL) <> (no_o_id IS NOT NULL))
+		+ (SELECT count(*) FROM new_order
+		  LEFT JOIN orders ON o_w_id = no_w_id AND o_d_id = no_d_id AND o_id = no_o_id
+		  WHERE o_id IS NULL)`,
+	"3.3.2.7": `SELECT count(*) FROM orders
+		JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
+		WHERE (o_carrier_id IS NULL) <> (ol_delivery_d IS NULL)`,
+	"3.3.2.8": `SELECT count(*) FROM warehouse
+		LEFT JOIN (SELECT h_w_id, sum(h_amount) s FROM history GROUP BY h_w_id) h ON h_w_id = w_id
+		WHERE w_ytd <> coalesce(s, 0)`,
+	"3.3.2.9": `SELECT count(*) FROM district
+		LEFT JOIN (SELECT h_w_id, h_d_id, sum(h_amount) s FROM history GROUP BY h_w_id, h_d_id) h
+		  ON h_w_id = d_w_id AND h_d_id = d_id
+		WHERE d_ytd <> coalesce(s, 0)`,
+	"3.3.2.11": `SELECT count(*) FROM
+		(SELECT o_w_id, o_d_id, count(*) oc FROM orders GROUP BY o_w_id, o_d_id) o
+		LEFT JOIN (SELECT no_w_id, no_d_id, count(*) nc FROM new_order GROUP BY no_w_id, no_d_id) n
+		  ON no_w_id = o_w_id AND no_d_id = o_d_id
+		WHERE oc - coalesce(nc, 0) <> 2100`,
+}
+
+// ConditionSQL is an engine's queries of the conditions of 3.3.2: the
+// common ones plus its own, which name the conditions the common ones do
+// not (an engine's own query of a common condition wins).
+func ConditionSQL(own map[string]string) map[string]string {
+	all := make(map[string]string, len(commonConditionSQL)+len(own))
+	for id, q := range commonConditionSQL {
+		all[id] = q
+	}
+	for id, q := range own {
+		all[id] = q
+	}
+	return all
+}

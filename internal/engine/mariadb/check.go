@@ -15,21 +15,13 @@ import (
 // returns 0 when the condition holds. {W} stands for the list of warehouses
 // an expensive condition is restricted to; the others have none.
 //
-// They are the queries of the postgres engine in SQL that MariaDB 10.6+ and
+// These are MariaDB's own; the rest are engine.ConditionSQL's common ones.
+// They are the postgres engine's queries in SQL that MariaDB 10.6+ and
 // MySQL 8.0 both accept: neither has FULL JOIN, so 4 and 6 stack both sides
 // with UNION ALL and group once (a key missing from one side has that
 // side's marker 0); neither has arrays, so the warehouses are a literal IN
 // list (tierbench's own integers).
-var conditionSQL = map[string]string{
-	"3.3.2.1": `SELECT count(*) FROM warehouse
-		JOIN (SELECT d_w_id, sum(d_ytd) s FROM district GROUP BY d_w_id) d ON w_id = d_w_id
-		WHERE w_ytd <> s`,
-	"3.3.2.2": `SELECT count(*) FROM district
-		LEFT JOIN (SELECT o_w_id, o_d_id, max(o_id) mo FROM orders GROUP BY o_w_id, o_d_id) o
-		  ON o_w_id = d_w_id AND o_d_id = d_id
-		LEFT JOIN (SELECT no_w_id, no_d_id, max(no_o_id) mno FROM new_order GROUP BY no_w_id, no_d_id) n
-		  ON no_w_id = d_w_id AND no_d_id = d_id
-		WHERE mo IS NULL OR d_next_o_id - 1 <> mo OR (mno IS NOT NULL AND mno <> mo)`,
+var conditionSQL = engine.ConditionSQL(map[string]string{
 	"3.3.2.3": `SELECT count(*) FROM (SELECT 1 x FROM new_order GROUP BY no_w_id, no_d_id
 		HAVING max(no_o_id) - min(no_o_id) + 1 <> count(*)) v`,
 	"3.3.2.4": `SELECT count(*) FROM (
@@ -41,12 +33,6 @@ var conditionSQL = map[string]string{
 		WHERE has_o = 0 OR has_ol = 0 OR s <> c`,
 	// Both directions: an undelivered order without its NEW-ORDER row (or a
 	// delivered one with it), and a NEW-ORDER row without its order.
-	"3.3.2.5": `SELECT (SELECT count(*) FROM orders
-		  LEFT JOIN new_order ON no_w_id = o_w_id AND no_d_id = o_d_id AND no_o_id = o_id
-		  WHERE (o_carrier_id IS NULL) <> (no_o_id IS NOT NULL))
-		+ (SELECT count(*) FROM new_order
-		  LEFT JOIN orders ON o_w_id = no_w_id AND o_d_id = no_d_id AND o_id = no_o_id
-		  WHERE o_id IS NULL)`,
 	"3.3.2.6": `SELECT count(*) FROM (
 		  SELECT sum(n) n, sum(c) c, max(has_o) has_o FROM (
 		    SELECT o_w_id w, o_d_id d, o_id o, o_ol_cnt n, 0 c, 1 has_o FROM orders
@@ -54,16 +40,6 @@ var conditionSQL = map[string]string{
 		    SELECT ol_w_id, ol_d_id, ol_o_id, 0, count(*), 0 FROM order_line GROUP BY ol_w_id, ol_d_id, ol_o_id) u
 		  GROUP BY w, d, o) v
 		WHERE has_o = 0 OR c = 0 OR c <> n`,
-	"3.3.2.7": `SELECT count(*) FROM orders
-		JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
-		WHERE (o_carrier_id IS NULL) <> (ol_delivery_d IS NULL)`,
-	"3.3.2.8": `SELECT count(*) FROM warehouse
-		LEFT JOIN (SELECT h_w_id, sum(h_amount) s FROM history GROUP BY h_w_id) h ON h_w_id = w_id
-		WHERE w_ytd <> coalesce(s, 0)`,
-	"3.3.2.9": `SELECT count(*) FROM district
-		LEFT JOIN (SELECT h_w_id, h_d_id, sum(h_amount) s FROM history GROUP BY h_w_id, h_d_id) h
-		  ON h_w_id = d_w_id AND h_d_id = d_id
-		WHERE d_ytd <> coalesce(s, 0)`,
 	// 10 and 12 aggregate once and join, rather than run two correlated
 	// sub-queries per customer, and keep COALESCE so customers with no
 	// delivered lines are checked too.
@@ -77,11 +53,6 @@ var conditionSQL = map[string]string{
 		LEFT JOIN ol ON o_w_id = c_w_id AND o_d_id = c_d_id AND o_c_id = c_id
 		LEFT JOIN h ON h_c_w_id = c_w_id AND h_c_d_id = c_d_id AND h_c_id = c_id
 		WHERE c_w_id IN ({W}) AND c_balance <> coalesce(ol.s, 0) - coalesce(h.s, 0)`,
-	"3.3.2.11": `SELECT count(*) FROM
-		(SELECT o_w_id, o_d_id, count(*) oc FROM orders GROUP BY o_w_id, o_d_id) o
-		LEFT JOIN (SELECT no_w_id, no_d_id, count(*) nc FROM new_order GROUP BY no_w_id, no_d_id) n
-		  ON no_w_id = o_w_id AND no_d_id = o_d_id
-		WHERE oc - coalesce(nc, 0) <> 2100`,
 	"3.3.2.12": `WITH ol AS (
 		  SELECT o_w_id, o_d_id, o_c_id, sum(ol_amount) s FROM orders
 		  JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
@@ -89,7 +60,7 @@ var conditionSQL = map[string]string{
 		SELECT count(*) FROM customer
 		LEFT JOIN ol ON o_w_id = c_w_id AND o_d_id = c_d_id AND o_c_id = c_id
 		WHERE c_w_id IN ({W}) AND c_balance + c_ytd_payment <> coalesce(ol.s, 0)`,
-}
+})
 
 // CheckTPCC runs the twelve conditions of 3.3.2 and the cardinality checks
 // of 4.2.2 in one read-only repeatable-read transaction with a consistent
