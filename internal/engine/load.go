@@ -218,3 +218,22 @@ func RandomSeed() uint64 {
 	_, _ = crand.Read(b[:])
 	return binary.LittleEndian.Uint64(b[:])
 }
+
+// MetaTable records what a build made, in every engine: the warehouse
+// count, the C-Load values the driver needs to pick a valid C-Run
+// (2.1.6.1), and whether the build finished. A build that did not finish is
+// never taken for a valid schema.
+const MetaTable = "tpcc_meta"
+
+// The build's status in MetaTable.
+const (
+	StatusBuilding = "building"
+	StatusComplete = "complete"
+)
+
+// Meta is the content of MetaTable.
+type Meta struct {
+	Warehouses int
+	CLoad      tpcc.CValues
+	Status     string
+}

@@ -12,22 +12,16 @@ import (
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
-// metaTable records what was built: the warehouse count, the C-Load values
-// the driver needs to pick a valid C-Run (2.1.6.1), and whether the build
-// finished. A build that did not finish is never taken for a valid schema.
-const metaTable = "tpcc_meta"
+// metaTable is engine.MetaTable, the build's record (the same in every engine).
+const metaTable = engine.MetaTable
 
 const (
-	statusBuilding = "building"
-	statusComplete = "complete"
+	statusBuilding = engine.StatusBuilding
+	statusComplete = engine.StatusComplete
 )
 
 // Meta is the content of tpcc_meta.
-type Meta struct {
-	Warehouses int
-	CLoad      tpcc.CValues
-	Status     string
-}
+type Meta = engine.Meta
 
 const createMeta = `CREATE TABLE tpcc_meta (
   warehouses int NOT NULL, c_load_last int NOT NULL, c_load_cid int NOT NULL, c_load_item int NOT NULL,
