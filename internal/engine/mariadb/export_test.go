@@ -2,6 +2,7 @@ package mariadb
 
 import (
 	"context"
+	"database/sql"
 	"io"
 )
 
@@ -25,3 +26,9 @@ func (db *DB) LoadRows(ctx context.Context, table string, r io.Reader) (int64, e
 
 // ConditionQuery is condition id's query restricted to warehouses ws.
 func ConditionQuery(id string, ws []int) string { return conditionQuery(id, ws) }
+
+// ReadFileIO adds performance_schema's file timings to c, as Stats does, on
+// conn.
+func ReadFileIO(ctx context.Context, conn *sql.Conn, c map[string]float64) error {
+	return readFileIO(ctx, conn, c)
+}

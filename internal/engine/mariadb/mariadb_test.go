@@ -547,3 +547,25 @@ func TestStats(t *testing.T) {
 		t.Errorf("PID file %s unreadable (%v), but PID %d", pidFile, err, pid)
 	}
 }
+
+// A statistics connection that is gone gives an error, never a panic: the
+// performance_schema read must not touch rows it did not get (a lost
+// connection's error has no server error number).
+func TestReadFileIOOnClosedConn(t *testing.T) {
+	_, raw := openTest(t, mariatest.NewDatabase(t))
+	conn, err := raw.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := map[string]float64{}
+	if err := mariadb.ReadFileIO(context.Background(), conn, c); err != nil {
+		t.Fatalf("on an open connection: %v", err)
+	}
+	if _, ok := c[mariadb.StatBlockReadMs]; !ok {
+		t.Errorf("performance_schema is on in the test server, yet no %s: %v", mariadb.StatBlockReadMs, c)
+	}
+	conn.Close()
+	if err := mariadb.ReadFileIO(context.Background(), conn, map[string]float64{}); err == nil {
+		t.Fatal("a closed connection read file I/O times without an error")
+	}
+}

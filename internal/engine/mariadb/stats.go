@@ -219,12 +219,12 @@ func readStats(ctx context.Context, conn *sql.Conn) (engine.Stats, error) {
 // c; it adds nothing when performance_schema is off or lacks the tables.
 func readFileIO(ctx context.Context, conn *sql.Conn, c map[string]float64) error {
 	rows, err := conn.QueryContext(ctx, fileIOQuery)
-	switch errNumber(err) {
-	case 0:
-	case 1049, 1146, 1142: // no such database or table (a server built without it), or no SELECT on it
-		return nil
-	default:
-		return err
+	if err != nil {
+		switch errNumber(err) {
+		case 1049, 1146, 1142: // no such database or table (a server built without it), or no SELECT on it
+			return nil
+		}
+		return err // a lost connection has no number: never read rows then
 	}
 	defer rows.Close()
 	const psPerMs = 1e9
