@@ -108,7 +108,7 @@ func TestTPCCBadInput(t *testing.T) {
 	}{
 		{"malformed DSN", []string{"tpcc", "build", "--dsn", "postgres://u:pw@h:notaport/db", "--warehouses", "1"}, 2, "not valid"},
 		{"no scheme", []string{"tpcc", "check", "--dsn", "dbname=x"}, 2, "no scheme"},
-		{"other engine", []string{"tpcc", "check", "--dsn", "mysql://u@h/db"}, 2, "not supported"},
+		{"other engine", []string{"tpcc", "check", "--dsn", "sqlite:///tmp/x.db"}, 2, "not supported"},
 		{"unreachable", []string{"tpcc", "check", "--dsn", "postgres://u:pw@127.0.0.1:1/db"}, 1, "cannot connect"},
 		{"zero warehouses", []string{"tpcc", "build", "--dsn", "postgres://u@127.0.0.1:1/db", "--warehouses", "0"}, 2, "--warehouses"},
 		{"negative warehouses", []string{"tpcc", "build", "--dsn", "postgres://u@127.0.0.1:1/db", "--warehouses", "-3"}, 2, "--warehouses"},

@@ -39,7 +39,7 @@ func TestBrokenFiles(t *testing.T) {
 		"several.yaml": {
 			`1:7: name "several problems": use letters, digits, -, _ and ., starting with a letter or digit`,
 			`9:12: target t is defined twice (first on line 8)`,
-			`11:24: server db: engine "mysql" is not supported; use postgres`,
+			`11:24: server db: engine "mysql" is not supported; use postgres, mariadb`,
 			`11:49: server db: count must be between 1 and 1000 (got 0)`,
 			`16:13: server pool: memory: size "12 parsecs" is not understood; give a size such as 512MiB, 1GiB, 1G or 1024MB`,
 			`18:5: tpcc-build: missing warehouses (required: server, warehouses)`,
@@ -288,7 +288,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("Load(quick): %+v, %v", sc, err)
 	}
 	_, err = Load("no-such-scenario", "", nil)
-	if err == nil || !strings.Contains(err.Error(), "no-such-scenario: no such file, and no bundled scenario of that name; bundled scenarios: paper-1-memory, paper-2-tiers") {
+	if err == nil || !strings.Contains(err.Error(), "no-such-scenario: no such file, and no bundled scenario of that name; bundled scenarios: engines, paper-1-memory, paper-2-tiers") {
 		t.Errorf("unknown name: %v", err)
 	}
 	_, err = Load("testdata/nothing-here.yml", "", nil)
