@@ -423,3 +423,43 @@ func mariaAdmin(ctx context.Context, t *testing.T, dsn string, stmts ...string) 
 		}
 	}
 }
+
+// `durability --dsn DSN --fault kill` on a MariaDB tierbench does not run
+// for the test: the fault finds mariadbd from what the server says of
+// itself (@@pid_file, @@datadir) and kills it; a supervisor (here a
+// goroutine, elsewhere systemd) starts it again, and no acknowledged
+// New-Order is lost.
+func TestMariaDBDurabilityKillDSN(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	info := mariatest.StartManaged(t, ctx)
+	buildSchema(t, info.DSN, 1)
+	var restarts sync.WaitGroup
+	restarts.Add(1)
+	started := 0
+	go func() {
+		defer restarts.Done()
+		for ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+			if st, err := server.Status(ctx, info.DataDir); err == nil && !st.Running && ctx.Err() == nil {
+				if _, err := server.Start(ctx, server.Options{DataDir: info.DataDir, KeepConfig: true}); err == nil {
+					started++
+				}
+			}
+		}
+	}()
+	code, out, errOut := runTierbench(t, "durability", "--dsn", info.DSN, "--cycles", "2", "--fault", "kill", "--vus", "2",
+		"--run-before-fault", "2s", "--recover-timeout", "60s", "--results", t.TempDir(), "--json")
+	cancel()
+	restarts.Wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	var doc durabilityDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON document: %v\n%s", err, out)
+	}
+	if doc.Status != "complete" || len(doc.Cycles) != 2 || !doc.Total.OK || doc.Total.Lost != 0 || started != 2 {
+		t.Fatalf("document %+v; the supervisor restarted the server %d times, want 2", doc, started)
+	}
+}

@@ -77,8 +77,11 @@ func (f *ManagedFault) Recover(ctx context.Context) error {
 // server), or the user's command. It recovers with RecoverCommand, or by
 // waiting for whatever supervises the server to bring it back.
 type ServerFault struct {
-	PID            int                       // the server's main process; 0 when it is not on this host
-	Name           string                    // the server, in messages
+	// Locate finds the server's main process on this host now (0 when it
+	// cannot): a supervisor that restarted the server after the last fault
+	// gave it a new PID.
+	Locate         func(ctx context.Context) int
+	Name           string                    // the engine, in messages
 	Signals        map[string]syscall.Signal // the engine's signal for each fault kind
 	Kind           string
 	Command        string
@@ -95,10 +98,14 @@ func (f *ServerFault) Cause(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("unknown fault %q", f.Kind)
 	}
-	if f.PID <= 0 {
-		return fmt.Errorf("fault %s needs the server's process on this host", f.Kind)
+	pid := 0
+	if f.Locate != nil {
+		pid = f.Locate(ctx)
 	}
-	return server.SignalProcess(ctx, f.PID, sig, f.Name)
+	if pid <= 0 {
+		return fmt.Errorf("fault %s needs the server's process on this host, and %s's could not be found", f.Kind, f.Name)
+	}
+	return server.SignalProcess(ctx, pid, sig, f.Name)
 }
 
 // Recover implements Fault.

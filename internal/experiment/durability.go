@@ -97,7 +97,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		return nil, err
 	}
 	defer db.Close()
-	fault, err := durabilityFault(ctx, cfg, db, obs)
+	fault, err := durabilityFault(ctx, cfg, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -182,23 +182,34 @@ func (l logDirNamer) Started(s Started) {
 // durabilityFault returns the fault to cause: on a managed server, or on
 // the server db is, which a signal can reach only when it runs on this
 // host.
-func durabilityFault(ctx context.Context, cfg DurabilityConfig, db engine.DB, obs Observer) (durability.Fault, error) {
+func durabilityFault(ctx context.Context, cfg DurabilityConfig, obs Observer) (durability.Fault, error) {
 	if cfg.Managed != "" {
 		return &durability.ManagedFault{DataDir: cfg.Managed, Kind: cfg.Fault, Command: cfg.FaultCommand,
 			RecoverCommand: cfg.RecoverCommand, StartTimeout: cfg.RecoverTimeout, Output: cfg.CommandOutput}, nil
 	}
 	eng, _ := all.NameOf(cfg.DSN)
 	fault := &durability.ServerFault{Kind: cfg.Fault, Command: cfg.FaultCommand, RecoverCommand: cfg.RecoverCommand, Output: cfg.CommandOutput,
-		Name: all.Display(eng) + " server", Signals: all.FaultSignals(eng)}
+		Name: all.Display(eng), Signals: all.FaultSignals(eng)}
 	if cfg.Fault == durability.FaultCommand {
 		return fault, nil
 	}
 	// A signal needs the server's main process on this host, which the
-	// engine finds from what the server says of itself.
-	if sr, ok := db.(engine.StatsReader); ok {
-		_, fault.PID, _ = sr.ServerInfo(ctx)
+	// engine finds from what the server says of itself, asked afresh before
+	// every fault: a supervisor that restarted the server gave it a new PID.
+	fault.Locate = func(ctx context.Context) int {
+		db, err := all.Open(ctx, cfg.DSN)
+		if err != nil {
+			return 0
+		}
+		defer db.Close()
+		sr, ok := db.(engine.StatsReader)
+		if !ok {
+			return 0
+		}
+		_, pid, _ := sr.ServerInfo(ctx)
+		return pid
 	}
-	if fault.PID <= 0 {
+	if fault.Locate(ctx) <= 0 {
 		return nil, invalidf("--fault %s signals the server's main process, which needs the server on this host "+
 			"(tierbench could not find its process here); use --fault command --fault-command CMD instead", cfg.Fault)
 	}
