@@ -180,7 +180,7 @@ func (l logDirNamer) Started(s Started) {
 }
 
 // durabilityFault returns the fault to cause: on a managed server, or on
-// the server db is, which a signal can reach only when it runs on this
+// the server of cfg.DSN, which a signal can reach only when it runs on this
 // host.
 func durabilityFault(ctx context.Context, cfg DurabilityConfig, obs Observer) (durability.Fault, error) {
 	if cfg.Managed != "" {
