@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
 // startMariaDB runs `server start --engine mariadb` in a new data directory
@@ -424,15 +425,24 @@ func mariaAdmin(ctx context.Context, t *testing.T, dsn string, stmts ...string) 
 	}
 }
 
-// `durability --dsn DSN --fault kill` on a MariaDB tierbench does not run
-// for the test: the fault finds mariadbd from what the server says of
-// itself (@@pid_file, @@datadir) and kills it; a supervisor (here a
-// goroutine, elsewhere systemd) starts it again, and no acknowledged
-// New-Order is lost.
-func TestMariaDBDurabilityKillDSN(t *testing.T) {
+// `durability --dsn DSN --fault kill` on a server tierbench does not run
+// for the test: the fault finds the server's main process from what the
+// server says of itself (PostgreSQL: its backend's parent; MariaDB:
+// @@pid_file in @@datadir) and kills it; a supervisor (here a goroutine,
+// elsewhere systemd) starts it again with a new PID, found again before the
+// next fault, and no acknowledged New-Order is lost.
+func TestDurabilityKillDSN(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		testDurabilityKillDSN(t, pgtest.StartManaged(t, context.Background()))
+	})
+	t.Run("mariadb", func(t *testing.T) {
+		testDurabilityKillDSN(t, mariatest.StartManaged(t, context.Background()))
+	})
+}
+
+func testDurabilityKillDSN(t *testing.T, info server.Info) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	info := mariatest.StartManaged(t, ctx)
 	buildSchema(t, info.DSN, 1)
 	var restarts sync.WaitGroup
 	restarts.Add(1)
