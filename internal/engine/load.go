@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,4 +237,18 @@ type Meta struct {
 	Warehouses int
 	CLoad      tpcc.CValues
 	Status     string
+}
+
+// ReplaceSchema is what a build does with the TPC-C tables it found in
+// database dbName: nothing when there are none; with drop, drops them
+// (dropSchema); without, refuses as bad input naming --drop.
+func ReplaceSchema(found []string, drop bool, dbName string, dropSchema func() error) error {
+	if len(found) == 0 {
+		return nil
+	}
+	if !drop {
+		return InputErrorf("database %s already holds TPC-C tables (%s); add --drop to replace them",
+			dbName, strings.Join(found, ", "))
+	}
+	return dropSchema()
 }

@@ -297,15 +297,8 @@ func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts 
 // mariaConfigure picks the port and socket and writes the option file and
 // the state file.
 func mariaConfigure(dir string, st *state, port int, acct account) error {
-	switch {
-	case port != 0:
-		st.Port = port
-	case st.Port == 0:
-		p, err := freePort()
-		if err != nil {
-			return err
-		}
-		st.Port = p
+	if err := st.choosePort(port); err != nil {
+		return err
 	}
 	st.SocketDir = dir
 	if len(filepath.Join(dir, mariaSocket)) >= maxSocketPath {

@@ -351,15 +351,8 @@ func (a account) commandIn(ctx context.Context, procs []string, name string, arg
 // managed directory: rewriting it on every start brings directories made by
 // an older tierbench up to date.
 func configure(dir string, st *state, port, major int, acct account) error {
-	switch {
-	case port != 0:
-		st.Port = port
-	case st.Port == 0:
-		p, err := freePort()
-		if err != nil {
-			return err
-		}
-		st.Port = p
+	if err := st.choosePort(port); err != nil {
+		return err
 	}
 	st.SocketDir = socketDir(dir, st.Port)
 	if st.SocketDir != dir {
@@ -375,6 +368,22 @@ func configure(dir string, st *state, port, major int, acct account) error {
 		return err
 	}
 	return writeState(dir, *st, acct)
+}
+
+// choosePort sets the port of this start: the one asked for, else the last
+// start's, else (a new data directory) a free one.
+func (st *state) choosePort(port int) error {
+	switch {
+	case port != 0:
+		st.Port = port
+	case st.Port == 0:
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		st.Port = p
+	}
+	return nil
 }
 
 // managedAccount is who runs an existing managed server: the owner of the

@@ -115,14 +115,8 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 	if err != nil {
 		return nil, err
 	}
-	if len(found) > 0 {
-		if !opts.Drop {
-			return nil, engine.InputErrorf("database %s already holds TPC-C tables (%s); add --drop to replace them",
-				db.cfg.DBName, strings.Join(found, ", "))
-		}
-		if err := dropSchema(ctx, conn); err != nil {
-			return nil, err
-		}
+	if err := engine.ReplaceSchema(found, opts.Drop, db.cfg.DBName, func() error { return dropSchema(ctx, conn) }); err != nil {
+		return nil, err
 	}
 
 	seed := engine.RandomSeed()
