@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +34,9 @@ type RunOptions struct {
 	Mode       string
 	Report     string
 	Engine     string
+	// DataDirSet records that --datadir was given: only the default moves
+	// when the server's user cannot reach it (reachableDataDir).
+	DataDirSet bool
 	telemetryOptions
 }
 
@@ -56,6 +62,7 @@ func newRunCommand(g *Globals) *cobra.Command {
 		Short: "The main job: a managed PostgreSQL (or --engine mariadb) under ./tierbench-data, TPC-C built if needed, run in steps of 1,2,4 VUs, checked",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.DataDirSet = cmd.Flags().Changed("datadir")
 			return runMain(cmd.Context(), g, opts)
 		},
 	}
@@ -97,6 +104,9 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		if e, ok := all.Lookup(opts.Engine); !ok || !e.ManagedServer {
 			return usagef("--engine %q has no managed server; use %s", opts.Engine, strings.Join(all.Names(true), " or "))
 		}
+	}
+	if !opts.DataDirSet {
+		opts.DataDir = reachableDataDir(ctx, g, opts.DataDir, "--datadir")
 	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
 		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions}
@@ -160,4 +170,37 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return &ExitError{Code: ExitFailure}
 	}
 	return nil
+}
+
+// fallbackRoot is where a default data directory goes when the server's
+// unprivileged user cannot reach the one under the working directory.
+const fallbackRoot = "/var/lib/tierbench"
+
+// reachableDataDir returns dir, the default data directory, when the
+// server's user can reach it; otherwise (root in a clone under its own 0700
+// home directory, say) a directory under /var/lib/tierbench named after
+// dir's absolute path, so that each clone keeps its own server and a later
+// run finds it again, and says so in one line. flag names the option that
+// overrides it.
+func reachableDataDir(ctx context.Context, g *Globals, dir, flag string) string {
+	err := server.ReachableByServer(ctx, dir)
+	if err == nil {
+		return dir
+	}
+	abs, aerr := filepath.Abs(dir)
+	if aerr != nil {
+		return dir // the start will say what is wrong
+	}
+	sum := sha256.Sum256([]byte(abs))
+	alt := filepath.Join(fallbackRoot, hex.EncodeToString(sum[:6]), filepath.Base(abs))
+	if server.ReachableByServer(ctx, alt) != nil {
+		return dir
+	}
+	why := err.Error()
+	var de *server.DataDirError
+	if errors.As(err, &de) {
+		why, _, _ = strings.Cut(de.Problem, "; ") // what it says to do instead is done here
+	}
+	g.progressf("%s %s; using %s instead (%s DIR chooses another)\n", dir, why, alt, flag)
+	return alt
 }

@@ -26,6 +26,15 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 	if err := checkResultsDir(opts.Results); err != nil {
 		return err
 	}
+	if opts.Data == "" {
+		if sets, err := opts.sets(); err == nil {
+			if _, given := sets["data"]; !given {
+				if dir := reachableDataDir(ctx, g, scenario.DefaultDataDir, "--data"); dir != scenario.DefaultDataDir {
+					opts.Data = dir
+				}
+			}
+		}
+	}
 	sc, err := opts.load()
 	if err != nil {
 		var errs scenario.Errors

@@ -306,3 +306,32 @@ func CommandAsOwner(ctx context.Context, likeDir string, procs []string, name st
 	}
 	return acct.commandIn(ctx, procs, name, args...)
 }
+
+// ReachableByServer says whether the user a new managed server in dataDir
+// would run as can walk down to it: always when tierbench does not run as
+// root (the server runs as tierbench's own user); as root, whether every
+// existing parent is searchable by the unprivileged service user, which is
+// created when missing. The error, when not, says which parent.
+func ReachableByServer(ctx context.Context, dataDir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return err
+	}
+	if kind, err := classify(abs); err == nil && kind == dirManaged {
+		if fi, err := os.Stat(abs); err == nil && ownerUID(fi) != 0 {
+			acct, err := ownerAccount(abs) // who runs it already
+			if err != nil {
+				return err
+			}
+			return acct.checkReachable(abs)
+		}
+	}
+	acct, err := serviceAccount(ctx)
+	if err != nil {
+		return err
+	}
+	return acct.checkReachable(abs)
+}
