@@ -66,8 +66,8 @@ func (o *DurabilityOptions) validate() (experiment.DurabilityConfig, error) {
 		return c, usagef("give either --dsn (a server you run) or --managed DIR (a server tierbench manages), not both")
 	}
 	if o.Engine != "" {
-		if e, ok := all.Lookup(o.Engine); !ok || !e.ManagedServer {
-			return c, usagef("--engine %q has no managed server; use %s", o.Engine, strings.Join(all.Names(true), " or "))
+		if err := managedEngineFlag(o.Engine); err != nil {
+			return c, err
 		}
 		if o.Managed == "" {
 			return c, usagef("--engine names the engine of a new --managed server; with --dsn the DSN's scheme says it")

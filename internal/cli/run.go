@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -101,8 +98,8 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return usagef("--report %s: give an .html file name (the Markdown and data directory are named after it)", opts.Report)
 	}
 	if opts.Engine != "" {
-		if e, ok := all.Lookup(opts.Engine); !ok || !e.ManagedServer {
-			return usagef("--engine %q has no managed server; use %s", opts.Engine, strings.Join(all.Names(true), " or "))
+		if err := managedEngineFlag(opts.Engine); err != nil {
+			return err
 		}
 	}
 	if !opts.DataDirSet {
@@ -172,35 +169,13 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	return nil
 }
 
-// fallbackRoot is where a default data directory goes when the server's
-// unprivileged user cannot reach the one under the working directory.
-const fallbackRoot = "/var/lib/tierbench"
-
-// reachableDataDir returns dir, the default data directory, when the
-// server's user can reach it; otherwise (root in a clone under its own 0700
-// home directory, say) a directory under /var/lib/tierbench named after
-// dir's absolute path, so that each clone keeps its own server and a later
-// run finds it again, and says so in one line. flag names the option that
-// overrides it.
+// reachableDataDir returns the data directory to use for the default dir
+// (server.DefaultDataDir), saying in one line when it is not dir itself;
+// flag names the option that overrides it.
 func reachableDataDir(ctx context.Context, g *Globals, dir, flag string) string {
-	err := server.ReachableByServer(ctx, dir)
-	if err == nil {
-		return dir
+	use, why := server.DefaultDataDir(ctx, dir)
+	if use != dir {
+		g.progressf("%s %s; using %s instead (%s DIR chooses another)\n", dir, why, use, flag)
 	}
-	abs, aerr := filepath.Abs(dir)
-	if aerr != nil {
-		return dir // the start will say what is wrong
-	}
-	sum := sha256.Sum256([]byte(abs))
-	alt := filepath.Join(fallbackRoot, hex.EncodeToString(sum[:6]), filepath.Base(abs))
-	if server.ReachableByServer(ctx, alt) != nil {
-		return dir
-	}
-	why := err.Error()
-	var de *server.DataDirError
-	if errors.As(err, &de) {
-		why, _, _ = strings.Cut(de.Problem, "; ") // what it says to do instead is done here
-	}
-	g.progressf("%s %s; using %s instead (%s DIR chooses another)\n", dir, why, alt, flag)
-	return alt
+	return use
 }

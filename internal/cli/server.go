@@ -98,8 +98,8 @@ func (o *ServerStartOptions) throttle() (cgroup.IOLimit, bool, error) {
 // problem is a usage error, found before anything starts.
 func (o *ServerStartOptions) options() (server.Options, error) {
 	var so server.Options
-	if e, ok := all.Lookup(o.Engine); !ok || !e.ManagedServer {
-		return so, usagef("engine %q is not supported yet; use %s", o.Engine, strings.Join(all.Names(true), " or "))
+	if err := managedEngineFlag(o.Engine); err != nil {
+		return so, err
 	}
 	dir, err := dataDirFlag(o.DataDir, "server start")
 	if err != nil {
@@ -149,6 +149,15 @@ func (o *ServerStartOptions) options() (server.Options, error) {
 	so.PgBin = o.PgBin
 	so.KeepRunning = true // it is meant to outlive this command: not an orphan once it exits
 	return so, nil
+}
+
+// managedEngineFlag checks --engine: an engine whose server tierbench runs
+// (server start, and a new directory of run and durability --managed).
+func managedEngineFlag(name string) error {
+	if e, ok := all.Lookup(name); !ok || !e.ManagedServer {
+		return usagef("--engine %q has no managed server; use %s", name, strings.Join(all.Names(true), " or "))
+	}
+	return nil
 }
 
 func dataDirFlag(dir, command string) (string, error) {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -334,4 +336,37 @@ func ReachableByServer(ctx context.Context, dataDir string) error {
 		return err
 	}
 	return acct.checkReachable(abs)
+}
+
+// FallbackRoot is where a default data directory goes when the server's
+// unprivileged user cannot reach it (DefaultDataDir).
+const FallbackRoot = "/var/lib/tierbench"
+
+// DefaultDataDir is the data directory a front end's default dir stands
+// for: dir itself when the server's user can reach it (ReachableByServer);
+// otherwise (root in a clone under its own 0700 home directory, say) a
+// directory under FallbackRoot named after dir's absolute path, so that
+// each clone keeps its own server and a later run finds it again, with why
+// dir was not used. A directory the user named is never to be moved: only
+// a default goes through here.
+func DefaultDataDir(ctx context.Context, dir string) (use, why string) {
+	err := ReachableByServer(ctx, dir)
+	if err == nil {
+		return dir, ""
+	}
+	abs, aerr := filepath.Abs(dir)
+	if aerr != nil {
+		return dir, "" // the start will say what is wrong
+	}
+	sum := sha256.Sum256([]byte(abs))
+	alt := filepath.Join(FallbackRoot, hex.EncodeToString(sum[:6]), filepath.Base(abs))
+	if ReachableByServer(ctx, alt) != nil {
+		return dir, ""
+	}
+	why = err.Error()
+	var de *DataDirError
+	if errors.As(err, &de) {
+		why, _, _ = strings.Cut(de.Problem, "; ") // what it says to do instead is done here
+	}
+	return alt, why
 }
