@@ -787,6 +787,7 @@ func (s *Store) Histogram(ctx context.Context, runID string, step int, name stri
 const (
 	DocEnvironment = "environment" // inventory.Environment, captured at the start
 	DocCheck       = "check"       // a consistency check after the run
+	DocThresholds  = "thresholds"  // []threshold.Verdict: the run's thresholds judged per step or point
 )
 
 // SetDocument attaches a JSON document (v marshalled) to a run under name,
