@@ -39,6 +39,7 @@ type BackupRunOptions struct {
 	Verify     bool
 	Sampling   string // telemetry's sampling interval: the --sample-interval flag
 	BlockTrace bool
+	metricsOptions
 }
 
 // AddFlags registers the options' flags.
@@ -60,6 +61,7 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 	// backup every 100 s"), so sampling has its own flag.
 	fs.StringVar(&o.Sampling, "sample-interval", "1s", "telemetry sampling interval (0: no telemetry)")
 	fs.BoolVar(&o.BlockTrace, "block-trace", true, "device latency percentiles from block tracepoints, where the kernel allows it")
+	o.metricsOptions.addFlags(fs)
 }
 
 // validate turns the flags into a run's config (its DSN not yet checked).
@@ -166,7 +168,12 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 		return nil, err
 	}
 	v := newView(g)
-	out, err := experiment.RunBackup(ctx, cfg, v)
+	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, v)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out, err := experiment.RunBackup(ctx, cfg, obs)
 	return out, printRun(v, out, err, func() {
 		fmt.Fprintf(g.Stdout, "run %s %s; stored in %s\n", out.RunID, out.Status, v.store)
 	})

@@ -51,6 +51,7 @@ type DiskRunOptions struct {
 	DestroyDataOn   string
 	EvenIfFormatted bool
 	telemetryOptions
+	metricsOptions
 }
 
 // adHocFlags are the flags that describe points; they replace a profile.
@@ -83,6 +84,7 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DestroyDataOn, "destroy-data-on", "", "let fio write to this block device, destroying its data (name the --target device again)")
 	fs.BoolVar(&o.EvenIfFormatted, "even-if-formatted", false, "with --destroy-data-on: even if the device holds a filesystem or partition table")
 	o.telemetryOptions.addFlags(fs)
+	o.metricsOptions.addFlags(fs)
 }
 
 var steadyRE = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
@@ -262,7 +264,12 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 		return nil, err
 	}
 	v := newView(g)
-	out, err := experiment.RunDisk(ctx, *cfg, v)
+	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, v)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out, err := experiment.RunDisk(ctx, *cfg, obs)
 	return out, printRun(v, out, err, func() {
 		fmt.Fprintf(g.Stdout, "run %s %s: %d points; stored in %s\n", out.RunID, out.Status, len(out.Points), v.store)
 	})

@@ -35,6 +35,7 @@ type DurabilityOptions struct {
 	Mode           string
 	Results        string
 	Seed           uint64
+	metricsOptions
 }
 
 // AddFlags registers the options' flags.
@@ -53,6 +54,7 @@ func (o *DurabilityOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
+	o.metricsOptions.addFlags(fs)
 }
 
 // validate turns the flags into a run's config (its DSN, when given, not yet
@@ -142,7 +144,12 @@ func runDurability(ctx context.Context, g *Globals, opts DurabilityOptions) erro
 	}
 	cfg.CommandOutput = g.Stderr
 	v := newView(g)
-	out, err := experiment.RunDurability(ctx, cfg, v)
+	obs, done, err := opts.metricsOptions.begin(ctx, g, nil, v)
+	if err != nil {
+		return err
+	}
+	defer done()
+	out, err := experiment.RunDurability(ctx, cfg, obs)
 	err = printRun(v, out, err, func() { printDurabilityTotal(g.Stdout, out, v.store) })
 	if err == nil && out != nil && !out.Total.OK {
 		return &ExitError{Code: ExitFailure, Msg: fmt.Sprintf("durability test failed in %d of %d cycles: %d committed New-Orders lost",

@@ -22,6 +22,7 @@ type MonitorOptions struct {
 	DSN      string
 	Results  string
 	telemetryOptions
+	metricsOptions
 }
 
 // AddFlags registers the options' flags.
@@ -31,6 +32,7 @@ func (o *MonitorOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DSN, "dsn", "", "also sample this database's internals, e.g. postgres://user:password@127.0.0.1:5432/dbname")
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	o.telemetryOptions.addFlags(fs)
+	o.metricsOptions.addFlags(fs)
 }
 
 func newMonitorCommand(g *Globals) *cobra.Command {
@@ -71,8 +73,13 @@ func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 		}
 	}
 	v := newView(g)
+	obs, done, err := opts.metricsOptions.begin(ctx, g, nil, v)
+	if err != nil {
+		return err
+	}
+	defer done()
 	out, err := experiment.RunMonitor(ctx, experiment.MonitorConfig{Results: opts.Results, Target: opts.Target, DSN: opts.DSN,
-		Duration: d, Telemetry: tele}, v)
+		Duration: d, Telemetry: tele}, obs)
 	if errors.Is(err, experiment.ErrInvalid) && out == nil {
 		return usagef("--dsn: %v", err)
 	}

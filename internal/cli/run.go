@@ -35,6 +35,7 @@ type RunOptions struct {
 	// when the server's user cannot reach it (reachableDataDir).
 	DataDirSet bool
 	telemetryOptions
+	metricsOptions
 }
 
 // AddFlags registers the options' flags.
@@ -50,6 +51,7 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
 	o.telemetryOptions.addFlags(fs)
+	o.metricsOptions.addFlags(fs)
 }
 
 func newRunCommand(g *Globals) *cobra.Command {
@@ -106,11 +108,17 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		opts.DataDir = reachableDataDir(ctx, g, opts.DataDir, "--datadir")
 	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
-		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions}
+		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions, metricsOptions: opts.metricsOptions}
 	cfg, err := runOpts.validate()
 	if err != nil {
 		return err
 	}
+	v := newView(g) // with --json, everything goes into the one document printed at the end
+	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, v)
+	if err != nil {
+		return err
+	}
+	defer done()
 	info, err := server.Start(ctx, server.Options{Engine: opts.Engine, DataDir: opts.DataDir, KeepRunning: true}) // it keeps running afterwards
 	if err != nil {
 		return experiment.ServerError(err)
@@ -125,14 +133,13 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return err
 	}
 	defer db.Close()
-	v := newView(g) // with --json, everything goes into the one document printed at the end
 	sum.Build, err = experiment.EnsureSchema(ctx, db, opts.Warehouses, opts.BuildVUs, v)
 	v.done()
 	if err != nil {
 		return err
 	}
 	cfg.DSN = info.DSN
-	sum.TPCC, err = experiment.RunTPCC(ctx, cfg, v)
+	sum.TPCC, err = experiment.RunTPCC(ctx, cfg, obs)
 	v.done()
 	if sum.TPCC != nil && !g.JSON {
 		printRunSummary(g.Stdout, sum.TPCC, v.store)

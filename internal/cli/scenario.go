@@ -172,13 +172,15 @@ type ScenarioRunOptions struct {
 	scenarioOptions
 	Results string // the results store
 	Data    string // sets ${data}, under which the bundled scenarios put their targets
+	metricsOptions
 }
 
 // AddFlags registers the options' flags.
 func (o *ScenarioRunOptions) AddFlags(fs *pflag.FlagSet) {
-	o.addFlags(fs)
+	o.scenarioOptions.addFlags(fs)
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	fs.StringVar(&o.Data, "data", "", "directory under which the scenario's targets go: sets the variable data (default "+scenario.DefaultDataDir+")")
+	o.metricsOptions.addFlags(fs)
 }
 
 // load reads the scenario, --data setting the variable data.

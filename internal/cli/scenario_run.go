@@ -44,7 +44,12 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 		return err
 	}
 	v := &scenarioView{view: newView(g)}
-	group, err := scenario.Execute(ctx, sc, opts.Results, v)
+	m, err := opts.metricsOptions.start(g)
+	if err != nil {
+		return err
+	}
+	defer m.close(ctx)
+	group, err := scenario.Execute(ctx, sc, opts.Results, m.scenario(v), m.scenarioOptions())
 	v.done()
 	out := scenarioRunOutput{Name: sc.Name, Status: results.StatusComplete, Group: group, Results: opts.Results,
 		Runs: groupRunIDs(ctx, opts.Results, group), Report: v.report}

@@ -36,6 +36,7 @@ type TPCCRunOptions struct {
 	Seed           uint64
 	Target         string
 	telemetryOptions
+	metricsOptions
 }
 
 // AddFlags registers the options' flags.
@@ -54,6 +55,7 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
 	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
 	o.telemetryOptions.addFlags(fs)
+	o.metricsOptions.addFlags(fs)
 }
 
 // validate turns the flags into a run's config.
@@ -124,7 +126,12 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 		return nil, err
 	}
 	v := newView(g)
-	out, err := experiment.RunTPCC(ctx, cfg, v)
+	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, v)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out, err := experiment.RunTPCC(ctx, cfg, obs)
 	return out, printRun(v, out, err, func() { printRunSummary(g.Stdout, out, v.store) })
 }
 

@@ -34,6 +34,9 @@ type Config struct {
 	Retry          int    // retries of serialization failures, deadlocks and lock-wait timeouts
 	Seed           uint64 // 0: random
 	Tick           time.Duration
+	// LatencyBuckets, when set, are the ascending upper bounds of the
+	// fixed-bucket latency counts each Tick carries (live metrics).
+	LatencyBuckets []time.Duration
 
 	// OnTick is called once per tick with the last second's numbers.
 	OnTick func(Tick)
@@ -58,6 +61,15 @@ type Tick struct {
 	// P95Ms etc. are this second's New-Order percentiles (0 when none).
 	NewOrderP50Ms, NewOrderP95Ms, NewOrderP99Ms float64
 	TxnPerSec                                   [tpcc.NumKinds]int64
+	// Transactions and NewOrders are the database's counters' growth this
+	// second (commits + rollbacks; sum(d_next_o_id)), from which TPM and NOPM
+	// are computed.
+	Transactions, NewOrders int64
+	// With Config.LatencyBuckets: this second's rolled-back and failed
+	// transactions by type and the latencies of its completions in the
+	// configured buckets (ramp-up included; Latency[k].Counts nil without).
+	RolledBack, Failed [tpcc.NumKinds]int64
+	Latency            [tpcc.NumKinds]metrics.Buckets
 }
 
 // NOPMCheck compares the New-Orders the database committed (growth of
@@ -338,7 +350,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, index, nvu, wa
 	// instead of one per VU (which cost ~6 µs a transaction at 4 VUs). Only
 	// New-Order keeps per-second percentiles (the live line's and the
 	// series').
-	hist := metrics.NewRecorder(int(tpcc.NumKinds), int(tpcc.NewOrder))
+	hist := metrics.NewRecorder(int(tpcc.NumKinds), int(tpcc.NewOrder)).WithBuckets(cfg.LatencyBuckets)
 	for i := range vus {
 		w, err := cfg.Runner.NewWorker(ctx, cfg.Mode)
 		if err != nil {
@@ -457,7 +469,9 @@ func emitTick(cfg *Config, index, nvu int, phase string, now time.Time, elapsed,
 	prev, cur engine.Counters, hist *metrics.Recorder) {
 	perMin := 60 / dt.Seconds()
 	t := Tick{Step: index + 1, Steps: len(cfg.Steps), VUs: nvu, Phase: phase, T: now, Elapsed: elapsed,
-		TPM: float64(cur.Transactions-prev.Transactions) * perMin, NOPM: float64(cur.SumNextOID-prev.SumNextOID) * perMin}
+		Transactions: cur.Transactions - prev.Transactions, NewOrders: cur.SumNextOID - prev.SumNextOID}
+	t.TPM, t.NOPM = float64(t.Transactions)*perMin, float64(t.NewOrders)*perMin
+	hist.Drain(t.RolledBack[:], t.Failed[:], t.Latency[:])
 	hist.Second(t.TxnPerSec[:], func(_ int, no *hdr.Histogram) {
 		p := no.ValueAtPercentilesSlice(tickPercentiles[:])
 		t.NewOrderP50Ms, t.NewOrderP95Ms, t.NewOrderP99Ms = float64(p[0])/1000, float64(p[1])/1000, float64(p[2])/1000

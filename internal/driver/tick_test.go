@@ -30,7 +30,7 @@ func BenchmarkEmitTick(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		for i, k := range kinds {
-			hist.Record(int(k), lat[i], true)
+			hist.Record(int(k), lat[i], true, false)
 		}
 		b.StartTimer()
 		emitTick(cfg, 0, 4, "measure", time.Now(), time.Second, time.Second, engine.Counters{}, engine.Counters{}, hist)

@@ -102,6 +102,7 @@ func (v *vu) run(ctx context.Context) {
 			if measured {
 				v.counts.errors[errIndex(ek)].Add(1)
 			}
+			v.hist.Fail(int(kind))
 			if ek == engine.ErrConnection && !v.reconnect(ctx) {
 				return
 			}
@@ -114,7 +115,7 @@ func (v *vu) run(ctx context.Context) {
 			}
 			v.auditAt[1] = v.gen.Audit
 		}
-		v.hist.Record(int(kind), end.Sub(start), measured)
+		v.hist.Record(int(kind), end.Sub(start), measured, rolledBack)
 		if v.cfg.KeyingThinking {
 			// Think time: -ln(r) x mean, truncated at 10 x mean (5.2.5.4).
 			think := min(-math.Log(1-v.r.Float64()), 10) * thinkMean[kind]

@@ -75,6 +75,7 @@ type BackupParams struct {
 // RunBackup times backup and restore cycles and records them. The result
 // is returned whenever the run was recorded, with the phases that finished.
 func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResult, error) {
+	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Cycles < 1 {
 		return nil, invalidf("a backup run needs at least one cycle (got %d)", cfg.Cycles)
 	}

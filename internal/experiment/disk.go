@@ -90,6 +90,7 @@ type DiskParams struct {
 // to a test file it creates, or where TargetOptions allow. The result is
 // returned whenever the run was recorded, with the points that finished.
 func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, error) {
+	obs = serial(obs) // telemetry samples come from their own goroutine
 	if len(cfg.Points) == 0 {
 		return nil, invalidf("a disk run needs at least one point")
 	}

@@ -76,6 +76,7 @@ type DurabilityParams struct {
 // RunDurability runs the fault cycles and records them. A cycle that lost
 // an acknowledged New-Order is not an error: the result's Total says so.
 func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*DurabilityResult, error) {
+	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Mode == "" {
 		cfg.Mode = engine.ModeRoutines
 	}

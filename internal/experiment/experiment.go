@@ -81,6 +81,10 @@ type Record struct {
 	Group     string // the results group, e.g. a scenario's ("": none)
 	Placement Placement
 	Telemetry Telemetry
+	// LatencyBuckets, when set, makes each TPC-C Tick carry its latencies
+	// counted in these buckets (ascending upper bounds): what a live
+	// metrics exporter needs. Nil costs the workload nothing.
+	LatencyBuckets []time.Duration
 }
 
 // Placement is what a run's stored parameters say of the scenario it runs
@@ -129,7 +133,9 @@ type Started struct {
 }
 
 // Progress is one of: a schema build's progress, a test file's layout, a
-// disk point starting, a backup phase running, a durability cycle running.
+// disk point starting, a backup phase running, a durability cycle running;
+// or, with only Telemetry set, a telemetry sample just taken (one per
+// sampling interval, whatever the run is doing).
 type Progress struct {
 	Build  *tpcc.BuildProgress
 	Layout *LayoutProgress

@@ -156,6 +156,7 @@ func startTelemetry(ctx context.Context, t Telemetry, target string, pid int, db
 		for name, v := range x.Values() {
 			series.Add(results.Point{Name: name, Step: step, T: x.T, Value: v})
 		}
+		obs.Progress(Progress{Telemetry: &x})
 	}
 	s, err := telemetry.Start(ctx, cfg)
 	if err != nil {

@@ -47,6 +47,7 @@ type MonitorParams struct {
 // end by the context is its normal end unless a Duration was given, when
 // the run is marked interrupted (and no error says so).
 func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorResult, error) {
+	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Telemetry.Interval <= 0 {
 		return nil, invalidf("a monitor needs a sampling interval")
 	}

@@ -69,6 +69,7 @@ type TPCCParams struct {
 // RunTPCC runs TPC-C and records it. The result is returned whenever the
 // run was recorded, with the steps that finished, even with an error.
 func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, error) {
+	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Mode == "" {
 		cfg.Mode = engine.ModeRoutines
 	}
@@ -103,7 +104,8 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		return nil, err
 	}
 	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: cfg.VUs, RampUp: cfg.RampUp, Duration: cfg.Duration,
-		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed}
+		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed,
+		LatencyBuckets: cfg.LatencyBuckets}
 	dc.OnTick = func(t driver.Tick) {
 		step := t.Step - 1
 		rec.tele.setStep(step)

@@ -66,12 +66,29 @@ func Summarize(h *hdr.Histogram) Summary {
 // swap, one pass over each per-second histogram and its reset, instead of a
 // merge of every slot (hdrhistogram-go's Merge walks each bucket up to the
 // largest value).
+//
+// A recorder made WithBuckets also counts, per slot and since the last
+// Drain, rolled-back completions, failures and every latency in fixed
+// buckets: what a live exporter adds up into its histograms. Without it
+// those cost nothing.
 type Recorder struct {
 	mu     sync.Mutex
 	step   []*hdr.Histogram
 	sec    []*hdr.Histogram // nil for slots without per-second histograms
 	spare  []*hdr.Histogram
 	counts []int64
+	// live counts, since the last Drain (nil bounds: not kept)
+	bounds     []time.Duration
+	rolledBack []int64
+	failed     []int64
+	buckets    []Buckets
+}
+
+// Buckets is one slot's latencies counted in fixed buckets: Counts[i] holds
+// those in (bounds[i-1], bounds[i]], the last entry those above every bound.
+type Buckets struct {
+	Counts []int64
+	Sum    time.Duration
 }
 
 // NewRecorder returns a recorder of n slots, of which perSecond also keep
@@ -88,9 +105,26 @@ func NewRecorder(n int, perSecond ...int) *Recorder {
 	return r
 }
 
+// WithBuckets makes r keep live counts with these ascending upper bounds
+// (none: r is unchanged). Call it before any recording.
+func (r *Recorder) WithBuckets(bounds []time.Duration) *Recorder {
+	if len(bounds) == 0 {
+		return r
+	}
+	n := len(r.step)
+	r.bounds = bounds
+	r.rolledBack, r.failed, r.buckets = make([]int64, n), make([]int64, n), make([]Buckets, n)
+	for i := range r.buckets {
+		r.buckets[i].Counts = make([]int64, len(bounds)+1)
+	}
+	return r
+}
+
 // Record counts a completion in slot i and adds its latency to the slot's
 // per-second histogram and, when measured, to its histogram of the interval.
-func (r *Recorder) Record(i int, d time.Duration, measured bool) {
+// rolledBack says the completion was a rollback the workload asked for
+// (counted only by a recorder WithBuckets).
+func (r *Recorder) Record(i int, d time.Duration, measured, rolledBack bool) {
 	r.mu.Lock()
 	r.counts[i]++
 	if measured {
@@ -99,6 +133,59 @@ func (r *Recorder) Record(i int, d time.Duration, measured bool) {
 	if h := r.sec[i]; h != nil {
 		Record(h, d)
 	}
+	if r.bounds != nil {
+		b := &r.buckets[i]
+		b.Counts[bucketOf(r.bounds, d)]++
+		b.Sum += d
+		if rolledBack {
+			r.rolledBack[i]++
+		}
+	}
+	r.mu.Unlock()
+}
+
+// bucketOf is the index of the first bound not below d (len(bounds): none).
+func bucketOf(bounds []time.Duration, d time.Duration) int {
+	lo, hi := 0, len(bounds)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bounds[m] < d {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// Fail counts a failure in slot i (only in a recorder WithBuckets).
+func (r *Recorder) Fail(i int) {
+	if r.bounds == nil {
+		return
+	}
+	r.mu.Lock()
+	r.failed[i]++
+	r.mu.Unlock()
+}
+
+// Drain moves the live counts since the last call into rolledBack, failed
+// and buckets (one entry per slot; buckets' entries are replaced) and
+// starts them again. It does nothing in a recorder without buckets.
+func (r *Recorder) Drain(rolledBack, failed []int64, buckets []Buckets) {
+	if r.bounds == nil {
+		return
+	}
+	fresh := make([]Buckets, len(r.buckets))
+	for i := range fresh {
+		fresh[i].Counts = make([]int64, len(r.bounds)+1)
+	}
+	r.mu.Lock()
+	copy(rolledBack, r.rolledBack)
+	copy(failed, r.failed)
+	clear(r.rolledBack)
+	clear(r.failed)
+	copy(buckets, r.buckets)
+	r.buckets = fresh
 	r.mu.Unlock()
 }
 

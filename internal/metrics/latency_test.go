@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -63,7 +64,7 @@ func TestRecorderLosesNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				r.Record(i%2, time.Duration(1+i%7)*time.Millisecond, i%3 == 0)
+				r.Record(i%2, time.Duration(1+i%7)*time.Millisecond, i%3 == 0, false)
 			}
 		}()
 	}
@@ -82,5 +83,50 @@ func TestRecorderLosesNothing(t *testing.T) {
 	}
 	if max := r.Step(0).Max(); max < 7000 || max > 7010 {
 		t.Errorf("step maximum %d µs, want 7 ms", max)
+	}
+}
+
+// Live counts: each latency lands in the first bucket whose bound is not
+// below it, rollbacks and failures are counted per slot, and a Drain hands
+// over what was counted since the last one and starts again.
+func TestRecorderBuckets(t *testing.T) {
+	bounds := []time.Duration{time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond}
+	r := NewRecorder(2).WithBuckets(bounds)
+	for _, d := range []time.Duration{500 * time.Microsecond, time.Millisecond, 1500 * time.Microsecond, 5 * time.Millisecond, time.Second} {
+		r.Record(0, d, false, d == time.Second)
+	}
+	r.Record(1, 3*time.Millisecond, true, false)
+	r.Fail(1)
+	r.Fail(1)
+	rolled, failed, b := make([]int64, 2), make([]int64, 2), make([]Buckets, 2)
+	r.Drain(rolled, failed, b)
+	if want := []int64{2, 1, 1, 1}; !slices.Equal(b[0].Counts, want) {
+		t.Errorf("slot 0 buckets %v, want %v", b[0].Counts, want)
+	}
+	if want := []int64{0, 0, 1, 0}; !slices.Equal(b[1].Counts, want) {
+		t.Errorf("slot 1 buckets %v, want %v", b[1].Counts, want)
+	}
+	if want := 500*time.Microsecond + time.Millisecond + 1500*time.Microsecond + 5*time.Millisecond + time.Second; b[0].Sum != want {
+		t.Errorf("slot 0 sum %v, want %v", b[0].Sum, want)
+	}
+	if !slices.Equal(rolled, []int64{1, 0}) || !slices.Equal(failed, []int64{0, 2}) {
+		t.Errorf("rolled back %v, failed %v; want [1 0], [0 2]", rolled, failed)
+	}
+	r.Record(0, time.Millisecond, false, false)
+	r.Drain(rolled, failed, b)
+	if want := []int64{1, 0, 0, 0}; !slices.Equal(b[0].Counts, want) || b[0].Sum != time.Millisecond {
+		t.Errorf("after a second drain slot 0 has %v (sum %v), want %v (1ms)", b[0].Counts, b[0].Sum, want)
+	}
+	if !slices.Equal(rolled, []int64{0, 0}) || !slices.Equal(failed, []int64{0, 0}) {
+		t.Errorf("after a second drain rolled back %v, failed %v; want zeros", rolled, failed)
+	}
+
+	plain := NewRecorder(1)
+	plain.Fail(0)
+	plain.Record(0, time.Millisecond, true, true)
+	got := []Buckets{{Counts: []int64{7}}}
+	plain.Drain(nil, nil, got)
+	if got[0].Counts[0] != 7 {
+		t.Errorf("a recorder without buckets changed what Drain was given: %v", got[0].Counts)
 	}
 }

@@ -55,14 +55,25 @@ func (e *ChecksFailed) Error() string {
 	return fmt.Sprintf("%d consistency checks failed (see above)", e.N)
 }
 
+// Options are what a front end adds to a scenario's execution.
+type Options struct {
+	// Background, when set, gives each experiment that runs side by side
+	// an observer of its own, e.g. a live metrics exporter's; it must not
+	// print, since those experiments' output would interleave. Nil: they
+	// are not heard.
+	Background func() experiment.Observer
+	// LatencyBuckets go into every run's experiment.Record.
+	LatencyBuckets []time.Duration
+}
+
 // Execute runs a scenario with tierbench's experiments, in-process: its
 // targets (loop images for emulated tiers), managed servers (capped,
 // throttled, cloned), disk, TPC-C, backup, check and report steps. Every run
 // goes into one results group, returned, which the report shows together.
 // When ctx is cancelled the error wraps ctx.Err().
-func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer) (group string, err error) {
+func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer, opts Options) (group string, err error) {
 	ex := &executor{
-		obs: obs, sc: sc, results: resultsDir,
+		obs: obs, opts: opts, sc: sc, results: resultsDir,
 		group:   sc.Name + "-" + time.Now().UTC().Format("20060102-150405"),
 		targets: map[string]*execTarget{}, instances: map[string]*instance{}, lastRun: map[string]string{},
 	}
@@ -81,6 +92,7 @@ func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer)
 // executor carries out a scenario's steps.
 type executor struct {
 	obs          Observer
+	opts         Options
 	sc           *Scenario
 	results      string
 	group        string
@@ -234,15 +246,25 @@ func (e *executor) forEach(ctx context.Context, names []string, f func(ctx conte
 		if err != nil {
 			return err
 		}
-		grp.Go(func() error { return f(gctx, experiment.Nop{}, in) })
+		obs := e.background()
+		grp.Go(func() error { return f(gctx, obs, in) })
 	}
 	return grp.Wait()
+}
+
+// background is the observer of an experiment that runs side by side.
+func (e *executor) background() experiment.Observer {
+	if e.opts.Background != nil {
+		return e.opts.Background()
+	}
+	return experiment.Nop{}
 }
 
 // record is how the scenario's runs are recorded: in its group, sampled as
 // the command line samples by default.
 func (e *executor) record(p experiment.Placement) experiment.Record {
-	return experiment.Record{Results: e.results, Group: e.group, Placement: p, Telemetry: experiment.DefaultTelemetry}
+	return experiment.Record{Results: e.results, Group: e.group, Placement: p, Telemetry: experiment.DefaultTelemetry,
+		LatencyBuckets: e.opts.LatencyBuckets}
 }
 
 func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
@@ -522,8 +544,9 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 		if err != nil {
 			return err
 		}
+		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, experiment.Nop{}, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase)
 		})
 	}
 	for _, name := range st.Backup {
@@ -531,11 +554,12 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 		if err != nil {
 			return err
 		}
+		obs := e.background()
 		grp.Go(func() error {
 			if err := experiment.SleepUntil(gctx, time.Now().Add(st.RampUp)); err != nil {
 				return err
 			}
-			return e.backupRun(gctx, experiment.Nop{}, in, st.Target, st.Cycles, st.Interval, st.Logical)
+			return e.backupRun(gctx, obs, in, st.Target, st.Cycles, st.Interval, st.Logical)
 		})
 	}
 	e.note("%s: TPC-C with %d VUs on %s%s; %s ramp-up, %s measured", phase, st.VUs, strings.Join(st.TPCC, ", "),

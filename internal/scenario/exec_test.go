@@ -179,7 +179,7 @@ steps:
 	}
 	res := filepath.Join(dir, "results")
 	rec := &scenarioRecorder{checked: map[string]bool{}}
-	group, err := Execute(context.Background(), sc, res, rec)
+	group, err := Execute(context.Background(), sc, res, rec, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
