@@ -3,8 +3,9 @@
 # missing, on Debian/Ubuntu: Go modules, the PostgreSQL server binaries and
 # fio (storage profiles), plus blkid (util-linux), which the fio target guard uses.
 # With --test (make test) it also installs Chromium, which the report tests
-# open the HTML report in, and MariaDB (mariadb-server, mariadb-backup), the
-# second engine the tests run.
+# open the HTML report in, MariaDB (mariadb-server, mariadb-backup), the
+# second engine the tests run, and Prometheus (prometheus, promtool), which
+# scrapes the live metrics tests.
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,6 +77,25 @@ if [ -n "$for_tests" ]; then
 	if [ -n "$missing" ]; then
 		# shellcheck disable=SC2086 # two package names
 		apt_install $missing
+	fi
+fi
+
+# Prometheus: the live metrics tests start their own server on 127.0.0.1
+# and lint the exposition with promtool. Debian's package would start a
+# service listening on every interface, so it is installed without starting
+# any (policy-rc.d says no while it installs) and without its recommends.
+if [ -n "$for_tests" ] && { ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; }; then
+	policy=/usr/sbin/policy-rc.d
+	made_policy=""
+	if [ ! -e "$policy" ] && command -v apt-get >/dev/null 2>&1; then
+		as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+		made_policy=1
+		trap 'as_root rm -f "$policy"' EXIT # also when the install fails
+	fi
+	apt_install --no-install-recommends prometheus
+	if [ -n "$made_policy" ]; then
+		as_root rm -f "$policy"
+		trap - EXIT
 	fi
 fi
 

@@ -1,0 +1,340 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// requirePrometheus fails under CI=true and skips elsewhere when Debian's
+// prometheus package (prometheus, promtool) is missing.
+func requirePrometheus(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"prometheus", "promtool"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed, and CI=true: integration tests must run (scripts/setup.sh --test installs it)", b)
+			}
+			t.Skipf("%s is not installed (scripts/setup.sh --test installs it)", b)
+		}
+	}
+}
+
+// freePort returns a port on 127.0.0.1 that nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startPrometheus runs a Prometheus server on 127.0.0.1 that scrapes
+// 127.0.0.1:target every second, and returns its base URL.
+func startPrometheus(t *testing.T, target int) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+scrape_configs:
+  - job_name: tierbench
+    honor_labels: true
+    static_configs:
+      - targets: ["127.0.0.1:%d"]
+`, target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmd := exec.Command("prometheus", "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
+	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logf.Close()
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
+			t.Fatalf("prometheus did not become ready on %s: %v\n%s", addr, err, log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// promQuery evaluates an instant query at ts and returns its one value
+// (NaN when the result is empty).
+func promQuery(t *testing.T, base, query string, ts time.Time) float64 {
+	t.Helper()
+	u := base + "/api/v1/query?" + url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(ts.UnixNano())/1e9, 'f', 3, 64)}}.Encode()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	if r.Status != "success" {
+		t.Fatalf("%s: %s", query, r.Error)
+	}
+	if len(r.Data.Result) == 0 {
+		return math.NaN()
+	}
+	if len(r.Data.Result) > 1 {
+		t.Fatalf("%s: %d series; want one", query, len(r.Data.Result))
+	}
+	s, _ := r.Data.Result[0].Value[1].(string)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%s: value %v", query, r.Data.Result[0].Value)
+	}
+	return v
+}
+
+// scrapeWhile runs tierbench with args, whose --metrics-listen is
+// 127.0.0.1:port, and returns its exit code, stdout, stderr and the last
+// exposition it served that contains until (text format), plus the
+// OpenMetrics one fetched at the same time.
+func scrapeWhile(t *testing.T, port int, until string, args ...string) (code int, out, errOut, text, om string) {
+	t.Helper()
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, o, e := runTierbench(t, args...)
+		done <- result{c, o, e}
+	}()
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	get := func(accept string) (string, string) {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b), resp.Header.Get("Content-Type")
+	}
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			if text == "" {
+				t.Errorf("the endpoint never served %q while tierbench %s ran", until, args[0])
+			}
+			return r.code, r.out, r.err, text, om
+		case <-tick.C:
+			if body, _ := get(""); strings.Contains(body, until) {
+				text = body
+				body, ct := get("application/openmetrics-text; version=1.0.0")
+				if !strings.HasPrefix(ct, "application/openmetrics-text") || !strings.HasSuffix(body, "# EOF\n") {
+					t.Errorf("asked for OpenMetrics, got %q ending %q", ct, body[max(0, len(body)-20):])
+				}
+				om = body
+			}
+		}
+	}
+}
+
+// A short TPC-C run with --metrics-listen, scraped every second by a real
+// Prometheus: the NOPM rate over its measured interval is above 0 and the
+// New-Order p99 is a latency, the exposition passes promtool, and every
+// metric the Grafana dashboard queries is in what a TPC-C run and a disk
+// run expose.
+func TestLiveMetricsPrometheus(t *testing.T) {
+	requirePrometheus(t)
+	requireFio(t)
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	port := freePort(t)
+	prom := startPrometheus(t, port)
+	res := t.TempDir()
+
+	code, out, errOut, text, om := scrapeWhile(t, port, "tierbench_tpcc_step_nopm",
+		"tpcc", "run", "--json", "--dsn", dsn, "--vus", "2", "--rampup", "1s", "--duration", "6s", "--results", res,
+		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", port), "--metrics-grace", "3s")
+	if code != 0 {
+		t.Fatalf("tpcc run: exit %d: %s", code, errOut)
+	}
+	if want := fmt.Sprintf("metrics: serving http://127.0.0.1:%d/metrics", port); !strings.Contains(errOut, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, errOut)
+	}
+	var doc struct {
+		RunID string `json:"run_id"`
+		Steps []struct {
+			NOPM         int64     `json:"nopm"`
+			MeasureStart time.Time `json:"measure_start"`
+			MeasureEnd   time.Time `json:"measure_end"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Steps) != 1 {
+		t.Fatalf("tpcc run --json: %v\n%s", err, out)
+	}
+	st := doc.Steps[0]
+	at := st.MeasureEnd.Add(-500 * time.Millisecond)
+	sel := fmt.Sprintf(`run=%q`, doc.RunID)
+	nopm := promQuery(t, prom, fmt.Sprintf(`60 * rate(tierbench_tpcc_db_new_orders_total{%s}[4s])`, sel), at)
+	if !(nopm > 0) {
+		t.Errorf("Prometheus has NOPM %g for run %s at %s; want above 0 (the step measured %d)", nopm, doc.RunID, at, st.NOPM)
+	}
+	p99 := promQuery(t, prom, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rate(tierbench_tpcc_transaction_duration_seconds_bucket{%s,type="new_order"}[4s])))`, sel), at)
+	if !(p99 > 0 && p99 < 10) {
+		t.Errorf("Prometheus has a New-Order p99 of %g s for run %s; want a latency between 0 and 10 s", p99, doc.RunID)
+	}
+	gauge := promQuery(t, prom, fmt.Sprintf(`tierbench_tpcc_vus{%s}`, sel), at)
+	if gauge != 2 {
+		t.Errorf("tierbench_tpcc_vus = %g in Prometheus; want 2", gauge)
+	}
+
+	// promtool reads the text format only; the OpenMetrics one was checked
+	// for its content type and end marker while it was served.
+	cmd := exec.Command("promtool", "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	if lint, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(lint))) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, lint)
+	}
+	if !strings.Contains(om, "# TYPE tierbench_tpcc_transaction_duration_seconds histogram") {
+		t.Error("the OpenMetrics exposition lacks the latency histogram")
+	}
+	if labelled := regexp.MustCompile(`(?m)^tierbench_\w+\{[^}]*run="` + doc.RunID + `"`).FindAllString(text, -1); len(labelled) < 50 {
+		t.Errorf("only %d series carry the run's label", len(labelled))
+	}
+
+	// A disk run's exposition adds the fio metrics.
+	port2 := freePort(t)
+	code, _, errOut, diskText, _ := scrapeWhile(t, port2, "tierbench_fio_iops",
+		"disk", "run", "--target", t.TempDir(), "--bs", "4k", "--rw", "randread", "--iodepth", "1", "--jobs", "1",
+		"--duration", "1s", "--ramp", "0s", "--size", "16MiB", "--results", res,
+		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", port2), "--metrics-grace", "2s")
+	if code != 0 {
+		t.Fatalf("disk run: exit %d: %s", code, errOut)
+	}
+
+	t.Run("dashboard", func(t *testing.T) {
+		exposed := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^(tierbench_\w+)`).FindAllStringSubmatch(text+diskText, -1) {
+			exposed[m[1]] = true
+		}
+		queried := dashboardMetrics(t, filepath.Join("..", "..", "contrib", "grafana", "tierbench.json"))
+		if len(queried) < 15 {
+			t.Fatalf("the dashboard queries only %d metrics: %v", len(queried), queried)
+		}
+		for _, q := range queried {
+			if !exposed[q] {
+				t.Errorf("the dashboard queries %s, which a real run does not expose", q)
+			}
+		}
+	})
+}
+
+// dashboardMetrics returns the tierbench_ metrics the dashboard's panels
+// and variables query.
+func dashboardMetrics(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var exprs []string
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			exprs = append(exprs, tg.Expr)
+		}
+	}
+	for _, v := range d.Templating.List {
+		exprs = append(exprs, v.Definition)
+	}
+	set := map[string]bool{}
+	for _, e := range exprs {
+		for _, m := range regexp.MustCompile(`tierbench_\w+`).FindAllString(e, -1) {
+			set[m] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Bad --metrics-listen values are bad input, named in one line.
+func TestMetricsListenBadInput(t *testing.T) {
+	for _, addr := range []string{":9464", "localhost", "127.0.0.1:99999"} {
+		code, _, errOut := runTierbench(t, "tpcc", "run", "--dsn", "postgres://u@127.0.0.1:1/db", "--metrics-listen", addr)
+		if code != 2 || !strings.HasPrefix(errOut, "tierbench: --metrics-listen ") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("--metrics-listen %q: exit %d, %q; want exit 2 and one line about --metrics-listen", addr, code, errOut)
+		}
+	}
+	code, _, errOut := runTierbench(t, "monitor", "--target", t.TempDir(), "--metrics-listen", "127.0.0.1:0", "--metrics-grace", "soon")
+	if code != 2 || !strings.Contains(errOut, "--metrics-grace") {
+		t.Errorf("--metrics-grace soon: exit %d, %q; want exit 2 naming the flag", code, errOut)
+	}
+}
