@@ -1,6 +1,8 @@
 package report
 
 import (
+	"strings"
+
 	"github.com/tierbench/tierbench/internal/report/chart"
 )
 
@@ -28,12 +30,17 @@ type Section struct {
 	Blocks []Block
 }
 
-// Block is one piece of a section: exactly one field is set.
+// Block is one piece of a section: exactly one of Text, Table, Figure,
+// Details and List is set.
 type Block struct {
-	Text    string   // a paragraph
+	Text string // a paragraph
+	// Finding marks a Text as one of the report's findings: the summary at
+	// the top repeats it, so a section computes each finding once.
+	Finding bool
 	Table   *Table   //
 	Figure  *Figure  //
 	Details *Details // a collapsible group, e.g. one step's charts
+	List    *List    // a titled list of sentences (the summary's)
 }
 
 // Table is a table of formatted cells. Its CSV is written beside the report.
@@ -59,10 +66,32 @@ type Details struct {
 	Blocks  []Block
 }
 
+// List is a bulleted list of sentences under a title that links to the
+// section they come from.
+type List struct {
+	Title  string
+	Anchor string // the id of the section the title links to
+	Items  []string
+}
+
 func text(s string) Block           { return Block{Text: s} }
+func finding(s string) Block        { return Block{Text: s, Finding: true} }
 func tableBlock(t *Table) Block     { return Block{Table: t} }
-func figureBlock(f *Figure) Block   { return Block{Figure: f} }
 func detailsBlock(d *Details) Block { return Block{Details: d} }
+
+// figureBlock wraps a figure. A chart that draws long series as envelopes
+// says so in its caption, since a reader would otherwise take the band for
+// noise or the mean line for every second.
+func figureBlock(f *Figure) Block {
+	if f.Chart.Enveloped() {
+		f.Caption = strings.TrimSpace(f.Caption + " " + envelopeNote)
+	}
+	return Block{Figure: f}
+}
+
+// envelopeNote explains a chart's envelopes.
+const envelopeNote = "Series longer than the chart is wide are drawn per pixel column: the shaded band spans the lowest to the highest value " +
+	"of the column, the line is their mean. The CSV files beside the report hold every point."
 
 // add appends a figure when its chart has something to draw.
 func (s *Section) figure(f *Figure) {
@@ -79,6 +108,20 @@ func (s *Section) table(t *Table) {
 }
 
 func (s *Section) text(p string) { s.Blocks = append(s.Blocks, text(p)) }
+
+// finding appends a paragraph that the summary repeats.
+func (s *Section) finding(p string) { s.Blocks = append(s.Blocks, finding(p)) }
+
+// findings are the section's findings, in order, folded parts included.
+func (s *Section) findings() []string {
+	var out []string
+	walk(s.Blocks, func(b Block) {
+		if b.Finding && b.Text != "" {
+			out = append(out, b.Text)
+		}
+	})
+	return out
+}
 
 // empty says whether the section has anything but text.
 func (s *Section) empty() bool {

@@ -11,6 +11,8 @@ import (
 func durabilitySection(runs []*runData) *Section {
 	s := &Section{ID: "durability", Title: "Durability"}
 	var lost, cycles, failed int64
+	var over int64             // cycles whose excess is outside its bound
+	var maxExcess, bound int64 // the largest excess and its cycle's bound
 	t := &Table{ID: "durability-cycles", Caption: "Fault cycles: acknowledged New-Orders and what recovery kept",
 		Header:  []string{"run", "fault", "cycle", "TPC-C s", "acknowledged", "committed", "found", "lost", "rolled back, found", "excess (bound)", "recovery s", "consistency", "verdict"},
 		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, false, false}}
@@ -19,6 +21,12 @@ func durabilitySection(runs []*runData) *Section {
 		for _, c := range rd.Durability {
 			cycles++
 			lost += c.Lost
+			if c.Excess < 0 || c.Excess > c.ExcessBound {
+				over++
+			}
+			if cycles == 1 || c.Excess > maxExcess {
+				maxExcess, bound = c.Excess, c.ExcessBound
+			}
 			verdict := "ok"
 			if !c.OK {
 				failed++
@@ -40,10 +48,16 @@ func durabilitySection(runs []*runData) *Section {
 		"recovers and verifies (TPC-C clause 3.5.4): every committed New-Order must have its order, no rolled-back one may, " +
 		"sum(D_NEXT_O_ID) must have grown by at least the committed ones and by at most one more per virtual user " +
 		"(orders committed but not yet acknowledged when the fault hit), and the consistency conditions must hold.")
-	if failed == 0 {
-		s.text(fmt.Sprintf("All %d cycles passed: no acknowledged New-Order was lost.", cycles))
+	excess := "the excess (orders committed but not yet acknowledged when the fault hit) was "
+	if over > 0 {
+		excess += "outside its bound in " + plural(int(over), "cycle", "cycles")
 	} else {
-		s.text(fmt.Sprintf("%d of %d cycles FAILED; %d committed New-Orders were lost.", failed, cycles, lost))
+		excess += fmt.Sprintf("at most %d, within its bound of %d", maxExcess, bound)
+	}
+	if failed == 0 {
+		s.finding(fmt.Sprintf("All %d cycles passed: no acknowledged New-Order was lost, and %s.", cycles, excess))
+	} else {
+		s.finding(fmt.Sprintf("%d of %d cycles FAILED: %d committed New-Orders were lost; %s.", failed, cycles, lost, excess))
 	}
 	s.table(t)
 	return s

@@ -306,7 +306,7 @@ func engineRatios(group []*runData, base string) []Block {
 			t.Rows = append(t.Rows, []string{targetOf(p.other), strconv.Itoa(v), p.other.Label, engineDisplay(engineOf(p.other)), p.base.Label,
 				num(nopm), num(bnopm), ratioNA(bnopm, nopm), ratioNA(btpm, tpm), num(p95), num(bp95), ratioNA(bp95, p95), ratioNA(bp99, p99)})
 		}
-		blocks = append(blocks, text(engineSentence(p, sum)))
+		blocks = append(blocks, finding(engineSentence(p, sum)))
 	}
 	if len(t.Rows) > 0 {
 		blocks = append(blocks, tableBlock(t))

@@ -92,7 +92,7 @@ func backupComparison(group []*runData) []Block {
 			parts = append(parts, fmt.Sprintf("%ss took %s as long (%s s against %s s)", phase, times(x/b), num(x), num(b)))
 		}
 		if len(parts) > 0 {
-			blocks = append(blocks, text(fmt.Sprintf("%s against %s, means over cycles: %s.", rd.Label, base.Label, strings.Join(parts, "; "))))
+			blocks = append(blocks, finding(fmt.Sprintf("%s against %s, means over cycles: %s.", rd.Label, base.Label, strings.Join(parts, "; "))))
 		}
 	}
 	return blocks
@@ -237,7 +237,7 @@ func neighboursRatios(group []*runData) []Block {
 		if len(tl.p95) > 0 {
 			p95 = fmt.Sprintf("; New-Order p95 %s", times(mean(tl.p95)))
 		}
-		blocks = append(blocks, text(fmt.Sprintf("%sTPC-C instances %s kept %s their baseline NOPM%s (means of the per-instance ratios of %s, each at its largest step).",
+		blocks = append(blocks, finding(fmt.Sprintf("%sTPC-C instances %s kept %s their baseline NOPM%s (means of the per-instance ratios of %s, each at its largest step).",
 			where, tl.phase, times(mean(tl.nopm)), p95, plural(len(tl.nopm), "instance", "instances"))))
 		if n := baseCount[tl.target]; n > len(tl.nopm) {
 			blocks = append(blocks, text(fmt.Sprintf("The baseline ran TPC-C on %d instances there, this phase on %d: as in the reference method, "+
@@ -266,7 +266,7 @@ func neighboursRatios(group []*runData) []Block {
 			}
 		}
 		if most != least {
-			blocks = append(blocks, text(fmt.Sprintf("TPC-C %s kept the most of its baseline NOPM on %s (%s) and the least on %s (%s).",
+			blocks = append(blocks, finding(fmt.Sprintf("TPC-C %s kept the most of its baseline NOPM on %s (%s) and the least on %s (%s).",
 				phase, most.target, times(mean(most.nopm)), least.target, times(mean(least.nopm)))))
 		}
 	}
@@ -390,7 +390,7 @@ func memoryComparison(runs []*runData) []Block {
 			if several {
 				eng = engineDisplay(pl.engine) + " "
 			}
-			blocks = append(blocks, text(fmt.Sprintf("%s %s of memory instead of %s, %s%s kept %s the NOPM of %s (mean over %s).",
+			blocks = append(blocks, finding(fmt.Sprintf("%s %s of memory instead of %s, %s%s kept %s the NOPM of %s (mean over %s).",
 				where, bytesText(e.mem), bytesText(base.mem), eng, e.rd.Label, times(mean(ratios)), base.rd.Label,
 				plural(len(ratios), "virtual-user count", "virtual-user counts"))))
 			if tg != "" {
@@ -423,7 +423,7 @@ func memoryComparison(runs []*runData) []Block {
 			who = " " + engineDisplay(eng)
 		}
 		if most.target != least.target {
-			blocks = append(blocks, text(fmt.Sprintf("Less memory cost%s the most throughput on %s (%s the NOPM) and the least on %s (%s).",
+			blocks = append(blocks, finding(fmt.Sprintf("Less memory cost%s the most throughput on %s (%s the NOPM) and the least on %s (%s).",
 				who, most.target, times(most.nopm), least.target, times(least.nopm))))
 		}
 	}

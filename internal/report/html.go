@@ -51,6 +51,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{index $.SVG .Figure.ID}}
 {{if .Figure.Caption}}<figcaption>{{.Figure.Caption}}</figcaption>{{end}}
 </figure>
+{{else if .List}}<div class="findings">
+<h3><a href="#{{.List.Anchor}}">{{.List.Title}}</a></h3>
+<ul>{{range .List.Items}}<li>{{.}}</li>
+{{end}}</ul>
+</div>
 {{else if .Details}}<details>
 <summary>{{.Details.Summary}}</summary>
 {{template "blocks" $.With .Details.Blocks}}

@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -31,6 +32,9 @@ type runData struct {
 	Steps  []results.Step
 	Env    *inventory.Environment // nil: not captured (an older run)
 	Check  *tpcc.CheckResult      // nil: no consistency check stored
+	// Thresholds are the run's thresholds judged per step or point; none
+	// when the run stored no thresholds document.
+	Thresholds []threshold.Verdict
 
 	TPCC []tpccStep
 	Disk []diskStep
@@ -216,6 +220,11 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	}
 	if rd.Check, err = document[tpcc.CheckResult](ctx, store, rd.ID, results.DocCheck); err != nil {
 		return err
+	}
+	if th, err := document[[]threshold.Verdict](ctx, store, rd.ID, results.DocThresholds); err != nil {
+		return err
+	} else if th != nil {
+		rd.Thresholds = *th
 	}
 	if rd.seriesNames, err = store.SeriesNames(ctx, rd.ID); err != nil {
 		return err

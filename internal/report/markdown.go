@@ -28,6 +28,11 @@ func mdBlocks(w io.Writer, blocks []Block, dataDir string) {
 			if b.Figure.Caption != "" {
 				fmt.Fprintf(w, "\n%s\n", b.Figure.Caption)
 			}
+		case b.List != nil:
+			fmt.Fprintf(w, "\n**%s**\n\n", b.List.Title)
+			for _, it := range b.List.Items {
+				fmt.Fprintf(w, "- %s\n", it)
+			}
 		case b.Details != nil:
 			fmt.Fprintf(w, "\n### %s\n", b.Details.Summary)
 			mdBlocks(w, b.Details.Blocks, dataDir)

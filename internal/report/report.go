@@ -98,7 +98,9 @@ func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*
 		}
 		return out
 	}
-	sections := []*Section{runsSection(runs), environmentSection(runs)}
+	// The results first, what they ran on last: a reader comes for the
+	// findings, which the summary then gathers at the top.
+	sections := []*Section{runsSection(runs), thresholdsSection(runs)}
 	if disk := byKind("disk"); len(disk) > 0 {
 		sections = append(sections, diskSection(disk))
 	}
@@ -106,14 +108,31 @@ func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*
 		nameEngines(tp)
 		sections = append(sections, tpccSection(tp), enginesSection(tp), neighboursSection(tp))
 	}
-	sections = append(sections, backupSection(runs), durabilitySection(runs), telemetrySection(runs))
+	sections = append(sections, backupSection(runs), durabilitySection(runs), telemetrySection(runs), environmentSection(runs))
 	for _, s := range sections {
 		if !s.empty() {
 			doc.Sections = append(doc.Sections, s)
 		}
 	}
+	if sum := summarySection(doc.Sections); !sum.empty() {
+		doc.Sections = append([]*Section{sum}, doc.Sections...)
+	}
 	uniqueIDs(doc)
 	return doc, runs, nil
+}
+
+// summarySection leads the report with its findings: the sentences the
+// sections below computed and marked (Section.finding), under each
+// section's title, in the sections' order. It holds no sentence of its own,
+// so the summary and the sections never disagree.
+func summarySection(sections []*Section) *Section {
+	s := &Section{ID: "summary", Title: "Summary"}
+	for _, sec := range sections {
+		if items := sec.findings(); len(items) > 0 {
+			s.Blocks = append(s.Blocks, Block{List: &List{Title: sec.Title, Anchor: sec.ID, Items: items}})
+		}
+	}
+	return s
 }
 
 // runsSection lists the runs and their parameters.
@@ -133,7 +152,7 @@ func runsSection(runs []*runData) *Section {
 	s.table(t)
 	for _, rd := range runs {
 		if rd.Status != results.StatusComplete {
-			s.text(fmt.Sprintf("Run %s is %s: it shows the steps it finished.", rd.Label, rd.Status))
+			s.finding(fmt.Sprintf("Run %s is %s: it shows the steps it finished.", rd.Label, rd.Status))
 		}
 	}
 	return s

@@ -323,13 +323,15 @@ func seriesNames(xs []chart.Series) []string {
 func TestHTMLSelfContained(t *testing.T) {
 	f := newFixture(t)
 	w, html, _ := f.write(t, Options{Runs: []string{f.fast, f.slow, f.disk, f.backup}})
-	for _, id := range []string{"runs", "environment", "storage", "tpcc", "backup", "telemetry"} {
+	// The summary leads, the environment closes.
+	sections := []string{"summary", "runs", "storage", "tpcc", "backup", "telemetry", "environment"}
+	for _, id := range sections {
 		if !strings.Contains(html, `<section id="`+id+`">`) {
 			t.Errorf("the HTML has no section %s", id)
 		}
 	}
-	if !slicesEqual(w.Sections, []string{"runs", "environment", "storage", "tpcc", "backup", "telemetry"}) {
-		t.Errorf("sections %v", w.Sections)
+	if !slicesEqual(w.Sections, sections) {
+		t.Errorf("sections %v; want %v", w.Sections, sections)
 	}
 	if n := strings.Count(html, `<figure class="chart"`); n < 20 || n != strings.Count(html, "<svg") {
 		t.Errorf("%d chart figures, %d svg elements; want every figure to hold one inline svg, at least 20", n, strings.Count(html, "<svg"))
@@ -418,7 +420,7 @@ func TestEnvironmentUnknowns(t *testing.T) {
 	must(t, err)
 	doc, _, err := Build(ctx, f.store, Options{Runs: []string{r.ID, old.ID}})
 	must(t, err)
-	env := doc.Sections[1]
+	env := section(doc, "environment")
 	hw := env.Blocks[1].Table
 	rows := map[string][]string{}
 	for _, row := range hw.Rows {
@@ -616,7 +618,7 @@ func TestRunParamsLimits(t *testing.T) {
 	must(t, err)
 	doc, _, err := Build(ctx, f.store, Options{Runs: []string{r.ID}})
 	must(t, err)
-	row := doc.Sections[0].Blocks[0].Table.Rows[0]
+	row := section(doc, "runs").Blocks[0].Table.Rows[0]
 	if p := row[len(row)-1]; !strings.Contains(p, "memory cap=256MiB (cgroup v1") || !strings.Contains(p, "tier=emulated: read/write 400/400 IOPS") {
 		t.Errorf("parameters %q; want the memory cap and the emulated tier", p)
 	}

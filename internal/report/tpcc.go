@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
@@ -62,6 +63,11 @@ func tpccSection(runs []*runData) *Section {
 	s := &Section{ID: "tpcc", Title: "TPC-C"}
 	s.text("TPM is the database's commits and rollbacks per minute (comparable with HammerDB's TPM); NOPM is New-Orders per minute from the growth of sum(d_next_o_id). " +
 		"Every number is taken over each step's measured interval; ramp-up is excluded.")
+	for _, rd := range runs {
+		if len(rd.TPCC) > 0 {
+			s.finding(peakSentence(rd))
+		}
+	}
 	vus := func(title, ylabel string, ms []metric) *Figure {
 		return &Figure{ID: slug("tpcc", title), Chart: chart.Chart{Title: title, XLabel: "virtual users", YLabel: ylabel,
 			Kind: chart.Line, YFromZero: true, XInteger: true, Series: vusSeries(runs, ms, (*runData).legend)}}
@@ -111,8 +117,72 @@ func tpccSection(runs []*runData) *Section {
 		s.Blocks = append(s.Blocks, memoryComparison(runs)...)
 	}
 	s.table(auditTable(runs))
+	for _, rd := range runs {
+		if rd.Check != nil {
+			s.finding(checkSentence(rd))
+		}
+	}
 	s.table(checkTable(runs))
 	return s
+}
+
+// peakSentence says where a run's NOPM peaked and, when it ran more
+// virtual users than that, what its largest step kept of the peak: e.g.
+// "nvme: NOPM peaked at 52,800 with 4 virtual users; its largest step, 8
+// virtual users, fell to 48,000 (0.91x)."
+func peakSentence(rd *runData) string {
+	peak := rd.TPCC[0]
+	for _, x := range rd.TPCC[1:] {
+		if x.NOPM > peak.NOPM {
+			peak = x
+		}
+	}
+	users := func(x tpccStep) string { return plural(x.VUs, "virtual user", "virtual users") }
+	if len(rd.TPCC) == 1 {
+		return fmt.Sprintf("%s: %s NOPM with %s, its only step.", rd.Label, num(peak.nopm()), users(peak))
+	}
+	s := fmt.Sprintf("%s: NOPM peaked at %s with %s", rd.Label, num(peak.nopm()), users(peak))
+	if last, _ := lastStep(rd); last.VUs > peak.VUs {
+		s += fmt.Sprintf("; its largest step, %s, fell to %s (%s)", users(last), num(last.nopm()), ratio(peak.nopm(), last.nopm()))
+	}
+	return s + "."
+}
+
+// checkSentence is the verdict of the consistency check after a run: every
+// applicable condition of clause 3.3.2 held, or which did not (and which
+// tables' row counts were off).
+func checkSentence(rd *runData) string {
+	applicable := 0
+	var violated, off []string
+	for _, c := range rd.Check.Conditions {
+		switch conditionResult(c) {
+		case conditionNA:
+			continue
+		case conditionFailed:
+			violated = append(violated, c.ID)
+		}
+		applicable++
+	}
+	for _, c := range rd.Check.Cardinalities {
+		if !c.OK {
+			off = append(off, c.Table)
+		}
+	}
+	if len(violated) == 0 && len(off) == 0 {
+		all := fmt.Sprintf("all %d applicable conditions", applicable)
+		if applicable == 1 {
+			all = "its one applicable condition"
+		}
+		return fmt.Sprintf("%s: the consistency check after the run passed: %s of clause 3.3.2 held.", rd.Label, all)
+	}
+	var what []string
+	if len(violated) > 0 {
+		what = append(what, fmt.Sprintf("%d of %d applicable conditions violated (%s)", len(violated), applicable, strings.Join(violated, ", ")))
+	}
+	if len(off) > 0 {
+		what = append(what, "row counts off in "+joinAnd(off))
+	}
+	return fmt.Sprintf("%s: the consistency check after the run FAILED: %s.", rd.Label, strings.Join(what, "; "))
 }
 
 // txnStat returns a number of a transaction type's latency summary, NaN
@@ -240,7 +310,7 @@ func tpccComparison(runs []*runData) []Block {
 		}
 		if top >= 0 {
 			x, bx := byVUs(rd)[top], b[top]
-			blocks = append(blocks, text(fmt.Sprintf("%s: %s the NOPM of %s at %s (%s against %s NOPM).",
+			blocks = append(blocks, finding(fmt.Sprintf("%s: %s the NOPM of %s at %s (%s against %s NOPM).",
 				rd.Label, ratio(bx.nopm(), x.nopm()), base.Label, plural(top, "virtual user", "virtual users"), num(x.nopm()), num(bx.nopm()))))
 		} else {
 			blocks = append(blocks, text(fmt.Sprintf("%s ran no virtual-user count that %s ran; nothing to compare step by step.", rd.Label, base.Label)))
@@ -267,6 +337,24 @@ func auditTable(runs []*runData) *Table {
 	return t
 }
 
+// What a consistency condition's check came to.
+const (
+	conditionOK     = "ok"
+	conditionNA     = "not applicable" // a load-only condition, after transactions ran
+	conditionFailed = "FAILED"
+)
+
+// conditionResult is a condition's verdict, as the table shows it.
+func conditionResult(c tpcc.Condition) string {
+	switch {
+	case c.Scope == "not-applicable":
+		return conditionNA
+	case !c.OK:
+		return conditionFailed
+	}
+	return conditionOK
+}
+
 func checkTable(runs []*runData) *Table {
 	t := &Table{ID: "tpcc-consistency", Caption: "Consistency conditions (clause 3.3.2), checked after the run",
 		Header: []string{"run", "condition", "what", "scope", "violations", "result"}, Numeric: []bool{false, false, false, false, true, false}}
@@ -275,14 +363,7 @@ func checkTable(runs []*runData) *Table {
 			continue
 		}
 		for _, c := range rd.Check.Conditions {
-			res := "ok"
-			switch {
-			case c.Scope == "not-applicable":
-				res = "not applicable"
-			case !c.OK:
-				res = "FAILED"
-			}
-			t.Rows = append(t.Rows, []string{rd.Label, c.ID, c.Title, c.Scope, thousands(c.Violations), res})
+			t.Rows = append(t.Rows, []string{rd.Label, c.ID, c.Title, c.Scope, thousands(c.Violations), conditionResult(c)})
 		}
 	}
 	return t

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/report/reporttest"
 )
 
 // Samples, one or more per kind, shaped like what the report draws.
@@ -456,5 +458,86 @@ func TestXIntegerTicks(t *testing.T) {
 	svg, _ = c.SVG()
 	if !strings.Contains(string(svg), ">1.2<") && !strings.Contains(string(svg), ">1.5<") {
 		t.Errorf("without XInteger, a 1..2 axis has no fractional tick; the test above proves nothing")
+	}
+}
+
+// 12,000 seconds into 600 columns: each column holds its 20 seconds, with
+// their lowest, highest and mean values, and a spike of one second survives
+// as its column's highest.
+func TestEnvelopeBuckets(t *testing.T) {
+	const n, cols, spikeAt = 12000, 600, 7777
+	pts := make([]Point, n)
+	for i := range pts {
+		// Mid-second times: no point sits on a column's edge.
+		pts[i] = Point{X: float64(i) + 0.5, Y: 1000 + 100*math.Sin(float64(i)*0.37)}
+	}
+	pts[spikeAt].Y = 50000
+	bs := envelope(pts, cols, func(x float64) float64 { return x / n })
+	if len(bs) != cols {
+		t.Fatalf("%d buckets; want %d", len(bs), cols)
+	}
+	for i, b := range bs {
+		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+		for _, p := range pts[20*i : 20*(i+1)] {
+			lo, hi, sum = math.Min(lo, p.Y), math.Max(hi, p.Y), sum+p.Y
+		}
+		if b.N != 20 || b.Min != lo || b.Max != hi || math.Abs(b.Mean-sum/20) > 1e-9 || b.X != float64(20*i)+10 {
+			t.Errorf("bucket %d = %+v; want 20 points at x %g, min %g, max %g, mean %g", i, b, float64(20*i)+10, lo, hi, sum/20)
+		}
+	}
+	if b := bs[spikeAt/20]; b.Max != 50000 || b.Mean < 2000 {
+		t.Errorf("the spike's bucket %+v; want max 50000 and a mean raised by it", b)
+	}
+}
+
+// Empty columns are left out; points beyond the axis go to its end columns.
+func TestEnvelopeEdges(t *testing.T) {
+	pts := []Point{{X: -5, Y: 1}, {X: 0.1, Y: 3}, {X: 0.95, Y: 2}, {X: 7, Y: 4}}
+	got := envelope(pts, 4, func(x float64) float64 { return x })
+	want := []bucket{{X: -2.45, Min: 1, Max: 3, Mean: 2, N: 2}, {X: 3.975, Min: 2, Max: 4, Mean: 3, N: 2}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("envelope = %+v; want %+v", got, want)
+	}
+}
+
+// A series longer than the plot is wide is drawn as a band and a mean line
+// with a point per column, however long it is; one no longer than that is
+// drawn point by point, as before.
+func TestEnvelopeSVG(t *testing.T) {
+	long := timeSeriesChart(12000)
+	long.Series[0].Points[7777].Y = 200000
+	if !long.Enveloped() {
+		t.Fatal("a chart of 3 x 12,000 points is not enveloped")
+	}
+	cols := long.columns()
+	svg := render(t, long)
+	t.Logf("3 x 12,000 points in %d columns: %d bytes", cols, len(svg))
+	for i, n := range reporttest.PathPoints([]byte(svg)) {
+		if n > 2*cols+4 {
+			t.Errorf("path %d has %d points; want at most two per column (%d)", i, n, 2*cols+4)
+		}
+	}
+	if n := strings.Count(svg, "fill-opacity:"); n != 3+3 { // a band per series, in the plot and in the legend
+		t.Errorf("%d translucent fills; want a band per series in the plot and the legend (6)", n)
+	}
+	if !strings.Contains(svg, ">200k</text>") {
+		t.Error("the y axis does not reach the one-second spike of 200k")
+	}
+	if len(svg) > 150_000 {
+		t.Errorf("the chart is %d bytes", len(svg))
+	}
+
+	// At the boundary: as many points as columns draw as before.
+	cols = timeSeriesChart(1000).columns()
+	if c := timeSeriesChart(cols); c.Enveloped() || strings.Contains(render(t, c), "fill-opacity") {
+		t.Errorf("a series of %d points on %d columns is drawn as an envelope", cols, cols)
+	}
+	if c := timeSeriesChart(cols + 1); !c.Enveloped() {
+		t.Errorf("a series of %d points on %d columns is not drawn as an envelope", cols+1, cols)
+	}
+	for _, s := range samples {
+		if s.chart.Enveloped() {
+			t.Errorf("%s: a short chart is enveloped", s.name)
+		}
 	}
 }

@@ -166,7 +166,10 @@ func lineStyle(clr color.Color, dashed bool) draw.LineStyle {
 
 // seriesPlot draws one Line or Scatter series.
 type seriesPlot struct {
-	segments   [][]Point // runs of drawable points; a NaN or Inf point breaks the line instead of bridging it
+	segments [][]Point // runs of drawable points; a NaN or Inf point breaks the line instead of bridging it
+	// bands, when set, is the envelope of each segment (see envelope): the line joins their means, and a
+	// bandPlot fills them.
+	bands      [][]bucket
 	line       bool
 	allMarkers bool // otherwise only labelled points get a marker (dense time series)
 	color      color.Color
@@ -182,15 +185,24 @@ func (s *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	if s.line {
 		var lines [][]vg.Point
-		for _, seg := range s.segments {
-			if len(seg) < 2 {
-				continue
+		join := func(n int, at func(i int) vg.Point) {
+			if n < 2 {
+				return
 			}
-			l := make([]vg.Point, len(seg))
-			for i, pt := range seg {
-				l[i] = vg.Point{X: trX(pt.X), Y: trY(pt.Y)}
+			l := make([]vg.Point, n)
+			for i := range l {
+				l[i] = at(i)
 			}
 			lines = append(lines, l)
+		}
+		if s.bands != nil {
+			for _, band := range s.bands {
+				join(len(band), func(i int) vg.Point { return vg.Point{X: trX(band[i].X), Y: trY(band[i].Mean)} })
+			}
+		} else {
+			for _, seg := range s.segments {
+				join(len(seg), func(i int) vg.Point { return vg.Point{X: trX(seg[i].X), Y: trY(seg[i].Y)} })
+			}
 		}
 		if len(lines) > 0 {
 			c.StrokeLines(lineStyle(s.color, s.dashed), c.ClipLinesXY(lines...)...)

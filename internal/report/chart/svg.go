@@ -130,20 +130,20 @@ type legendEntry struct {
 	dashed  bool
 	shape   int
 	markers bool // Line: the series draws a marker on every point
+	band    bool // Line: the series is drawn as an envelope
 }
 
 func (c Chart) legendEntries() []legendEntry {
 	var es []legendEntry
+	cols := math.MaxInt
+	if c.Kind == Line {
+		cols = c.columns()
+	}
 	for _, s := range c.Series {
 		if s.Name == "" {
 			continue
 		}
-		n := 0
-		for _, p := range s.Points {
-			if c.drawable(p) {
-				n++
-			}
-		}
+		n := c.drawableCount(s)
 		name := s.Name
 		if n == 0 {
 			name += " (no data)"
@@ -153,7 +153,8 @@ func (c Chart) legendEntries() []legendEntry {
 			color:   paletteColor(s.Color),
 			dashed:  s.Dashed,
 			shape:   shapeFor(s.Color),
-			markers: n <= maxMarkers,
+			markers: n <= maxMarkers && n <= cols,
+			band:    n > cols,
 		})
 	}
 	return es
@@ -236,6 +237,11 @@ func (c Chart) drawThumb(dc draw.Canvas, e legendEntry, left vg.Point) {
 	case Scatter:
 		drawMarker(dc, e.shape, mid, 3.2, e.color, e.dashed)
 	default:
+		if e.band {
+			h := vg.Length(4)
+			dc.FillPolygon(bandColor(e.color), []vg.Point{{X: left.X, Y: left.Y - h}, {X: left.X + thumbWidth, Y: left.Y - h},
+				{X: left.X + thumbWidth, Y: left.Y + h}, {X: left.X, Y: left.Y + h}})
+		}
 		dc.StrokeLine2(lineStyle(e.color, e.dashed), left.X, left.Y, left.X+thumbWidth, left.Y)
 		if e.markers {
 			drawMarker(dc, e.shape, mid, 2.6, e.color, e.dashed)
@@ -244,36 +250,10 @@ func (c Chart) drawThumb(dc draw.Canvas, e legendEntry, left vg.Point) {
 }
 
 // newPlot builds the plot area: axes with fixed ranges and ticks, the grid, the marks and the data.
-// w is the canvas width, used to estimate the data area's width for tick density and label collisions.
+// w is the canvas width, used to estimate the data area's width for tick density, label collisions and
+// the columns long series are reduced to.
 func (c Chart) newPlot(w float64) *plot.Plot {
-	p := plot.New()
-	p.BackgroundColor = nil // the whole canvas is already white
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle.Font = font.From(sans, axisLabelSize)
-		ax.Label.TextStyle.Color = textBlack
-		ax.Tick.Label.Font = font.From(sans, tickLabelSize)
-		ax.Tick.Label.Color = textBlack
-		ax.Tick.Length = 4
-		ax.Color = textBlack
-		ax.Tick.Color = textBlack
-	}
-	p.X.Label.Text = c.XLabel
-	p.Y.Label.Text = c.YLabel
-	p.X.Label.Padding = 3
-	p.Y.Label.Padding = 4
-
-	// Y first: its label width decides how much room the X axis has.
-	ylo, yhi := c.yRange()
-	ylo, yhi, ystep := niceRange(ylo, yhi, 5)
-	yTicks := ticksFor(linearTicks(ylo, yhi, ystep))
-	p.Y.Min, p.Y.Max = ylo, yhi
-	p.Y.Tick.Marker = plot.ConstantTicks(yTicks)
-	var yLabelW vg.Length
-	for _, t := range yTicks {
-		yLabelW = max(yLabelW, p.Y.Tick.Label.Width(t.Label))
-	}
-	dataW := vg.Length(w) - 2*margin - yLabelW - p.Y.Tick.Length - p.Y.Label.TextStyle.Height("M") - 20
-	dataW = max(dataW, 50)
+	p, dataW := c.axes(w)
 
 	grid := plotter.NewGrid()
 	grid.Horizontal = draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
@@ -314,14 +294,92 @@ func (c Chart) newPlot(w float64) *plot.Plot {
 		p.Add(newMarkPlot(c.Marks, c.LogX))
 	}
 	labels := &labelPlot{style: textStyle(pointLabelSize, false, textBlack)}
+	var sps []*seriesPlot
 	for _, s := range c.Series {
-		if sp := c.seriesPlot(s); sp != nil {
-			p.Add(sp)
+		if sp := c.seriesPlot(s, int(dataW), p.X.Norm); sp != nil {
+			sps = append(sps, sp)
 			labels.series = append(labels.series, sp)
 		}
 	}
+	// Every band goes under every line, so no series' band veils another's mean.
+	for _, sp := range sps {
+		if sp.bands != nil {
+			p.Add(bandPlot{sp})
+		}
+	}
+	for _, sp := range sps {
+		p.Add(sp)
+	}
 	p.Add(labels)
 	return p
+}
+
+// axes starts the plot: both axes styled and labelled, the y axis's range and ticks set. Y comes first
+// because its labels' width decides how much room the data has; axes returns that estimated width of the
+// data area, in the SVG's units.
+func (c Chart) axes(w float64) (*plot.Plot, vg.Length) {
+	p := plot.New()
+	p.BackgroundColor = nil // the whole canvas is already white
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font = font.From(sans, axisLabelSize)
+		ax.Label.TextStyle.Color = textBlack
+		ax.Tick.Label.Font = font.From(sans, tickLabelSize)
+		ax.Tick.Label.Color = textBlack
+		ax.Tick.Length = 4
+		ax.Color = textBlack
+		ax.Tick.Color = textBlack
+	}
+	p.X.Label.Text = c.XLabel
+	p.Y.Label.Text = c.YLabel
+	p.X.Label.Padding = 3
+	p.Y.Label.Padding = 4
+
+	ylo, yhi := c.yRange()
+	ylo, yhi, ystep := niceRange(ylo, yhi, 5)
+	yTicks := ticksFor(linearTicks(ylo, yhi, ystep))
+	p.Y.Min, p.Y.Max = ylo, yhi
+	p.Y.Tick.Marker = plot.ConstantTicks(yTicks)
+	var yLabelW vg.Length
+	for _, t := range yTicks {
+		yLabelW = max(yLabelW, p.Y.Tick.Label.Width(t.Label))
+	}
+	dataW := vg.Length(w) - 2*margin - yLabelW - p.Y.Tick.Length - p.Y.Label.TextStyle.Height("M") - 20
+	return p, max(dataW, 50)
+}
+
+// columns is how many pixel columns the data area has: one per unit of the SVG's viewBox, which the page
+// shows at one to 4/3 CSS pixels (640 units wide, at most 853 px). A Line series with more drawable points
+// than this is drawn as an envelope.
+func (c Chart) columns() int {
+	w, _ := c.size()
+	_, dataW := c.axes(w)
+	return int(dataW)
+}
+
+// Enveloped reports whether SVG draws some series of the chart as an envelope (see envelope) rather than
+// point by point.
+func (c Chart) Enveloped() bool {
+	if c.Kind != Line || c.Empty() {
+		return false
+	}
+	cols := c.columns()
+	for _, s := range c.Series {
+		if c.drawableCount(s) > cols {
+			return true
+		}
+	}
+	return false
+}
+
+// drawableCount is how many of the series' points the chart can place.
+func (c Chart) drawableCount(s Series) int {
+	n := 0
+	for _, p := range s.Points {
+		if c.drawable(p) {
+			n++
+		}
+	}
+	return n
 }
 
 // yRange returns the data's y range, with 0 in it for bars and YFromZero, never of zero width.
@@ -420,8 +478,9 @@ func thinLabels(ts []plot.Tick, sty text.Style, span vg.Length, norm func(float6
 	}
 }
 
-// seriesPlot prepares one Line or Scatter series; nil when it has nothing to draw.
-func (c Chart) seriesPlot(s Series) *seriesPlot {
+// seriesPlot prepares one Line or Scatter series; nil when it has nothing to draw. A Line series with more
+// points than cols is reduced to an envelope of cols columns across the x axis, norm mapping an x to 0..1.
+func (c Chart) seriesPlot(s Series, cols int, norm func(float64) float64) *seriesPlot {
 	var segs [][]Point
 	var cur []Point
 	n := 0
@@ -454,6 +513,12 @@ func (c Chart) seriesPlot(s Series) *seriesPlot {
 	}
 	if c.Kind == Scatter {
 		sp.radius = 3.2
+	}
+	if c.Kind == Line && n > cols {
+		sp.allMarkers = false
+		for _, seg := range segs {
+			sp.bands = append(sp.bands, envelope(seg, cols, norm))
+		}
 	}
 	return sp
 }

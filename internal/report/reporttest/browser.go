@@ -51,6 +51,25 @@ const installHint = "install it with `apt-get install chromium`, or run `make te
 // Without Chromium it skips t, or fails it when the environment has CI=true.
 func CheckInBrowser(t testing.TB, htmlPath string, minCharts int, screenshotPath string) {
 	t.Helper()
+	CheckInBrowserOpened(t, htmlPath, minCharts, screenshotPath)
+}
+
+// Opened is what the browser saw of a page it opened.
+type Opened struct {
+	// Load is the time from the start of the navigation until the page had
+	// loaded, its fonts were ready and it had drawn two frames, by the
+	// page's own clock (performance.now()): how long a reader waits for it,
+	// without the browser's start.
+	Load time.Duration
+	// Sections are the ids of the page's section elements, in document
+	// order.
+	Sections []string
+}
+
+// CheckInBrowserOpened is CheckInBrowser, returning what the browser saw
+// of the page as it opened it.
+func CheckInBrowserOpened(t testing.TB, htmlPath string, minCharts int, screenshotPath string) Opened {
+	t.Helper()
 	bin := findBrowser()
 	if bin == "" {
 		msg := fmt.Sprintf("no Chromium on PATH (looked for %s); %s", strings.Join(browserNames, ", "), installHint)
@@ -94,11 +113,17 @@ func CheckInBrowser(t testing.TB, htmlPath string, minCharts int, screenshotPath
 		t.Fatalf("loading %s: %v", pageURL, err)
 	}
 	// Charts drawn from requestAnimationFrame appear by the second frame.
-	if err := chromedp.Do(bctx, chromedp.Evaluate[chromedp.Void](
-		`document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))))`,
-		chromedp.EvalAwaitPromise)); err != nil {
+	seen, err := chromedp.Run(bctx, chromedp.Evaluate[struct {
+		LoadMs   float64  `json:"loadMs"`
+		Sections []string `json:"sections"`
+	}](`document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r({
+	loadMs: performance.now(),
+	sections: Array.from(document.querySelectorAll("section[id]"), s => s.id),
+})))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
 		t.Fatalf("waiting for %s to render: %v", pageURL, err)
 	}
+	opened := Opened{Load: time.Duration(seen.LoadMs * float64(time.Millisecond)), Sections: seen.Sections}
 
 	var problems []string
 	// The screenshot shows the page as it opens; then folded parts
@@ -128,6 +153,7 @@ func CheckInBrowser(t testing.TB, htmlPath string, minCharts int, screenshotPath
 	if len(problems) > 0 && len(requests) > 0 {
 		t.Logf("%s: requests made by the page:\n\t%s", htmlPath, strings.Join(requests, "\n\t"))
 	}
+	return opened
 }
 
 // findBrowser returns the path of the first browser of browserNames on PATH,

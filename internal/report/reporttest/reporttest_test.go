@@ -80,17 +80,19 @@ func (r *recorder) Skipf(format string, args ...any) { r.Skip(fmt.Sprintf(format
 func (r *recorder) SkipNow()                         { r.Skip("SkipNow") }
 func (r *recorder) Skipped() bool                    { r.mu.Lock(); defer r.mu.Unlock(); return r.skipped != "" }
 
-// check runs CheckInBrowser against a recorder and returns it when done.
-func check(t *testing.T, htmlPath string, minCharts int, screenshot string) *recorder {
+// check runs CheckInBrowserOpened against a recorder and returns it when
+// done, with what the browser saw.
+func check(t *testing.T, htmlPath string, minCharts int, screenshot string) (*recorder, Opened) {
 	t.Helper()
 	r := &recorder{TB: t}
+	var opened Opened
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		CheckInBrowser(r, htmlPath, minCharts, screenshot)
+		opened = CheckInBrowserOpened(r, htmlPath, minCharts, screenshot)
 	}()
 	<-done
-	return r
+	return r, opened
 }
 
 func requireBrowser(t *testing.T) {
@@ -108,12 +110,16 @@ func TestGoodPagePasses(t *testing.T) {
 	t.Parallel()
 	// The spacer puts the second chart below the 800px window, so the check
 	// must scroll to it and the full-page screenshot must reach past the window.
-	html := writePage(t, chartFig("first")+`<div style="height:1500px"></div>`+chartFig("second"))
+	html := writePage(t, `<section id="one">`+chartFig("first")+`</section><div style="height:1500px"></div><section id="two">`+
+		chartFig("second")+`</section>`)
 	shot := filepath.Join(t.TempDir(), "shots", "good.png")
 
-	r := check(t, html, 2, shot)
+	r, opened := check(t, html, 2, shot)
 	if r.Failed() || r.Skipped() {
 		t.Fatalf("good page: failed=%v skipped=%q errors:\n%s", r.Failed(), r.skipped, strings.Join(r.errs, "\n"))
+	}
+	if opened.Load <= 0 || strings.Join(opened.Sections, ",") != "one,two" {
+		t.Errorf("opened %+v; want a load time and the sections one, two", opened)
 	}
 	f, err := os.Open(shot)
 	if err != nil {
@@ -149,7 +155,7 @@ func TestFailuresDetected(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := check(t, writePage(t, c.body), c.minCharts, "")
+			r, _ := check(t, writePage(t, c.body), c.minCharts, "")
 			if r.fatal || r.Skipped() {
 				t.Fatalf("check stopped early: fatal=%v skipped=%q errors:\n%s", r.fatal, r.skipped, strings.Join(r.errs, "\n"))
 			}
@@ -169,11 +175,11 @@ func TestNoBrowser(t *testing.T) {
 	html := writePage(t, chartFig("a"))
 
 	t.Setenv("CI", "")
-	if r := check(t, html, 1, ""); !r.Skipped() || r.Failed() || !strings.Contains(r.skipped, "apt-get install chromium") {
+	if r, _ := check(t, html, 1, ""); !r.Skipped() || r.Failed() || !strings.Contains(r.skipped, "apt-get install chromium") {
 		t.Errorf("without CI: skipped=%q failed=%v, want a skip naming the install command", r.skipped, r.Failed())
 	}
 	t.Setenv("CI", "true")
-	if r := check(t, html, 1, ""); !r.fatal || r.Skipped() {
+	if r, _ := check(t, html, 1, ""); !r.fatal || r.Skipped() {
 		t.Errorf("with CI=true: fatal=%v skipped=%q, want a fatal failure", r.fatal, r.skipped)
 	}
 }
