@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -52,6 +53,7 @@ type DiskRunOptions struct {
 	EvenIfFormatted bool
 	telemetryOptions
 	metricsOptions
+	thresholdOptions
 }
 
 // adHocFlags are the flags that describe points; they replace a profile.
@@ -85,6 +87,7 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EvenIfFormatted, "even-if-formatted", false, "with --destroy-data-on: even if the device holds a filesystem or partition table")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
+	o.thresholdOptions.addFlags(fs, "read.iops>=100k or write.p99.9<=2ms")
 }
 
 var steadyRE = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
@@ -261,6 +264,9 @@ func newDiskRunCommand(g *Globals) *cobra.Command {
 func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.FlagSet) (*experiment.DiskResult, error) {
 	cfg, err := opts.validate(fs)
 	if err != nil {
+		return nil, err
+	}
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindDisk); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -338,3 +338,67 @@ func TestMetricsListenBadInput(t *testing.T) {
 		t.Errorf("--metrics-grace soon: exit %d, %q; want exit 2 naming the flag", code, errOut)
 	}
 }
+
+// Thresholds through the command line: a run that meets them exits 0, one
+// that breaches one exits 3 naming it (and stores the verdicts), and
+// malformed ones exit 2 with every problem on its own line.
+func TestThresholdsExitCodes(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	res := t.TempDir()
+	run := func(ts ...string) (int, string, string) {
+		args := []string{"tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--rampup", "1s", "--duration", "2s", "--results", res, "--interval", "0"}
+		for _, x := range ts {
+			args = append(args, "--threshold", x)
+		}
+		return runTierbench(t, args...)
+	}
+	code, out, errOut := run("nopm>=1", "errors==0", "new_order.p99<=60s")
+	if code != 0 {
+		t.Fatalf("thresholds met: exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		RunID      string `json:"run_id"`
+		Thresholds []struct {
+			Threshold string  `json:"threshold"`
+			Key       string  `json:"key"`
+			Value     float64 `json:"value"`
+			Pass      bool    `json:"pass"`
+		} `json:"thresholds"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Thresholds) != 3 {
+		t.Fatalf("thresholds in --json: %v\n%s", err, out)
+	}
+	for _, v := range doc.Thresholds {
+		if !v.Pass || v.Key == "" {
+			t.Errorf("verdict %+v", v)
+		}
+	}
+
+	code, out, errOut = run("nopm>=1", "nopm>=1000000000", "cpu_iowait<=100%")
+	if code != 3 {
+		t.Fatalf("a breach: exit %d; want 3: %s", code, errOut)
+	}
+	// --interval 0 samples no telemetry: cpu_iowait matched no step, and
+	// fails with its note instead of passing silently.
+	last := lastLine(errOut)
+	if !strings.HasPrefix(last, "tierbench: run ") ||
+		!strings.Contains(last, "breached 2 thresholds: nopm>=1000000000 at step 1 (1 VU): ") ||
+		!strings.Contains(last, "; cpu_iowait<=100%: no step or point had cpu_iowait") {
+		t.Errorf("the breach's line: %q", last)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Thresholds) != 3 || doc.Thresholds[0].Pass == doc.Thresholds[1].Pass {
+		t.Errorf("--json of a breached run: %v\n%s", err, out)
+	}
+
+	code, _, errOut = run("nopm>=10ms", "read.iops>=1", "nopm>=5")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != 2 || len(lines) != 2 || !strings.Contains(lines[0], `"nopm>=10ms"`) || !strings.Contains(lines[1], `"read.iops>=1"`) {
+		t.Errorf("malformed thresholds: exit %d, stderr:\n%s\nwant exit 2 and one line for each of the two bad ones", code, errOut)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

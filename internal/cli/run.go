@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -36,6 +38,7 @@ type RunOptions struct {
 	DataDirSet bool
 	telemetryOptions
 	metricsOptions
+	thresholdOptions
 }
 
 // AddFlags registers the options' flags.
@@ -52,6 +55,7 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
+	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
 }
 
 func newRunCommand(g *Globals) *cobra.Command {
@@ -113,6 +117,9 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindTPCC); err != nil {
+		return err
+	}
 	v := newView(g) // with --json, everything goes into the one document printed at the end
 	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, v)
 	if err != nil {
@@ -144,7 +151,10 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	if sum.TPCC != nil && !g.JSON {
 		printRunSummary(g.Stdout, sum.TPCC, v.store)
 	}
-	if err != nil {
+	// A breached threshold is the run's verdict, given at the end: the
+	// check and the report still come.
+	var breached *experiment.Breached
+	if err != nil && !errors.As(err, &breached) {
 		return err
 	}
 	sum.Check, err = db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
@@ -172,6 +182,9 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	}
 	if !sum.Check.OK {
 		return &ExitError{Code: ExitFailure}
+	}
+	if breached != nil {
+		return breached
 	}
 	return nil
 }

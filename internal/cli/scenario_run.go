@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/scenario"
+	"github.com/tierbench/tierbench/internal/threshold"
 )
 
 // scenarioRunOutput is the JSON of `scenario run`: where its runs went.
@@ -17,6 +18,8 @@ type scenarioRunOutput struct {
 	Runs         []string `json:"runs"` // the group's run ids, oldest first
 	Report       string   `json:"report,omitempty"`
 	FailedChecks int      `json:"failed_checks"`
+	// Breaches are the thresholds its runs breached (the exit code is 3).
+	Breaches []threshold.Verdict `json:"breaches,omitempty"`
 }
 
 // runScenario runs `scenario run`: the scenario's steps through the
@@ -54,6 +57,7 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 	out := scenarioRunOutput{Name: sc.Name, Status: results.StatusComplete, Group: group, Results: opts.Results,
 		Runs: groupRunIDs(ctx, opts.Results, group), Report: v.report}
 	var failed *scenario.ChecksFailed
+	var breached *scenario.Breached
 	switch {
 	case err != nil && ctx.Err() != nil:
 		out.Status = results.StatusInterrupted
@@ -62,6 +66,10 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 	case errors.As(err, &failed):
 		out.FailedChecks = failed.N
 		out.Status = results.StatusFailed
+	case errors.As(err, &breached):
+		for _, r := range breached.Runs {
+			out.Breaches = append(out.Breaches, r.Breaches...)
+		}
 	case err != nil:
 		out.Status = results.StatusFailed // the error says why, on stderr
 	}

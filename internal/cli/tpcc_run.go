@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/threshold"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,6 +38,7 @@ type TPCCRunOptions struct {
 	Target         string
 	telemetryOptions
 	metricsOptions
+	thresholdOptions
 }
 
 // AddFlags registers the options' flags.
@@ -56,6 +58,7 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
+	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
 }
 
 // validate turns the flags into a run's config.
@@ -123,6 +126,9 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 		return nil, err
 	}
 	if cfg.DSN, err = opts.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindTPCC); err != nil {
 		return nil, err
 	}
 	v := newView(g)

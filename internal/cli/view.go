@@ -176,6 +176,11 @@ func (v *view) Result(r experiment.Result) {
 		fmt.Fprintln(w)
 	case r.Check != nil:
 		printCheckResult(w, r.Check)
+	case len(r.Thresholds) > 0:
+		for _, vd := range r.Thresholds {
+			fmt.Fprintf(w, "threshold %s\n", vd)
+		}
+		v.tableHead = false // a disk table goes on under its header again
 	}
 }
 

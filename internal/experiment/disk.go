@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/threshold"
 )
 
 // DiskConfig is a disk run: fio points, one after another, on Target.
@@ -27,6 +28,8 @@ type DiskConfig struct {
 	// CgroupProcs put fio's processes into these cgroups (an emulated tier's
 	// budget) as they start.
 	CgroupProcs []string
+	// Thresholds are judged on each point (threshold.KindDisk).
+	Thresholds []threshold.Threshold
 }
 
 // ProfileConfig returns a disk run of a bundled profile, its duration, ramp
@@ -57,14 +60,15 @@ func ProfileConfig(name string, duration, ramp time.Duration, size int64) (DiskC
 // DiskResult is a disk run's document: what `disk run --json` prints and
 // the store keeps as the run's summary.
 type DiskResult struct {
-	RunID      string            `json:"run_id"`
-	Status     string            `json:"status"`
-	Profile    string            `json:"profile"`
-	Target     string            `json:"target"`
-	File       string            `json:"file"`
-	IOEngine   string            `json:"engine"` // the contract's key for fio's ioengine
-	FioVersion string            `json:"fio_version"`
-	Points     []fio.PointResult `json:"points"`
+	RunID      string              `json:"run_id"`
+	Status     string              `json:"status"`
+	Profile    string              `json:"profile"`
+	Target     string              `json:"target"`
+	File       string              `json:"file"`
+	IOEngine   string              `json:"engine"` // the contract's key for fio's ioengine
+	FioVersion string              `json:"fio_version"`
+	Points     []fio.PointResult   `json:"points"`
+	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
 }
 
 // DiskParams is what the store keeps of a disk run's parameters. Stores
@@ -139,6 +143,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
 		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Points: []fio.PointResult{}}
 	var runErr error
+	j := &judge{ts: cfg.Thresholds, obs: obs}
 	for i, spec := range cfg.Points {
 		rec.tele.setStep(i)
 		obs.Progress(Progress{Point: &PointProgress{Index: i, Count: len(cfg.Points), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
@@ -150,6 +155,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 			}
 			out.Points = append(out.Points, po)
 			obs.Result(Result{Point: &po})
+			j.step(i, po.Name, &po)
 			st, err := diskStep(p, po)
 			if err != nil {
 				rec.keep(err)
@@ -169,8 +175,10 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 		out.Status = results.StatusFailed
 	}
 	n := len(out.Points)
-	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+	out.Thresholds = j.finish(ctx, rec, out.Status)
+	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
 		kept: fmt.Sprintf("%d points", n), done: fmt.Sprintf("%d points", n)})
+	return out, gate(out.RunID, err, out.Thresholds)
 }
 
 // diskStep is a point as the store keeps it: its figures and job file,

@@ -23,6 +23,7 @@ import (
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -188,6 +189,9 @@ type Result struct {
 	Cycle *durability.CycleResult
 	Build *tpcc.BuildResult
 	Check *tpcc.CheckResult
+	// Thresholds are the verdicts on the step or point just reported, or,
+	// at a complete run's end, on thresholds that no step had a figure for.
+	Thresholds []threshold.Verdict
 }
 
 // Nop is an Observer that ignores everything; embed it to hear only some

@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/version"
 )
@@ -35,17 +36,20 @@ type TPCCConfig struct {
 	// Target is the path whose devices telemetry samples ("": the server's
 	// data directory, when it runs on this host).
 	Target string
+	// Thresholds are judged on each step (threshold.KindTPCC).
+	Thresholds []threshold.Threshold
 }
 
 // TPCCResult is a TPC-C run's document: what `tpcc run --json` prints and
 // the store keeps as the run's summary.
 type TPCCResult struct {
-	RunID     string               `json:"run_id"`
-	Status    string               `json:"status"`
-	Mode      string               `json:"mode"`
-	Mix       string               `json:"mix"`
-	NOPMAgree bool                 `json:"nopm_agree"`
-	Steps     []*driver.StepResult `json:"steps"`
+	RunID      string               `json:"run_id"`
+	Status     string               `json:"status"`
+	Mode       string               `json:"mode"`
+	Mix        string               `json:"mix"`
+	NOPMAgree  bool                 `json:"nopm_agree"`
+	Steps      []*driver.StepResult `json:"steps"`
+	Thresholds []threshold.Verdict  `json:"thresholds,omitempty"`
 }
 
 // TPCCParams is what the store keeps of a TPC-C run's parameters: all that
@@ -117,11 +121,13 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 			rec.series.Add(results.Point{Name: name, Step: step, T: t.T, Value: v})
 		}
 	}
+	j := &judge{ts: cfg.Thresholds, obs: obs}
 	dc.OnStep = func(s *driver.StepResult) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
 			s.Host, s.Device, s.DB = a.Host, a.Device, a.DB
 		}
 		obs.Result(Result{TPCC: s})
+		j.step(s.Index, vusName(s.VUs), s)
 		st, err := tpccStep(s)
 		if err != nil {
 			rec.keep(err)
@@ -143,8 +149,18 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
-	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+	out.Thresholds = j.finish(ctx, rec, out.Status)
+	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
 		kept: fmt.Sprintf("%d finished steps", len(steps)), done: fmt.Sprintf("%d steps", len(steps))})
+	return out, gate(out.RunID, err, out.Thresholds)
+}
+
+// vusName is how a step is named in verdicts: "1 VU", "4 VUs".
+func vusName(n int) string {
+	if n == 1 {
+		return "1 VU"
+	}
+	return fmt.Sprintf("%d VUs", n)
 }
 
 // tpccStep is a TPC-C step as the store keeps it, with its histograms.

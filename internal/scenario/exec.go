@@ -25,6 +25,7 @@ import (
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tier"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
@@ -55,6 +56,28 @@ func (e *ChecksFailed) Error() string {
 	return fmt.Sprintf("%d consistency checks failed (see above)", e.N)
 }
 
+// Breached is the error of a scenario whose steps all ran and whose checks
+// held, but whose runs breached thresholds: one *experiment.Breached per
+// run, which errors.As finds.
+type Breached struct{ Runs []*experiment.Breached }
+
+func (e *Breached) Error() string {
+	parts := make([]string, len(e.Runs))
+	for i, r := range e.Runs {
+		parts[i] = r.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap returns each run's breach.
+func (e *Breached) Unwrap() []error {
+	errs := make([]error, len(e.Runs))
+	for i, r := range e.Runs {
+		errs[i] = r
+	}
+	return errs
+}
+
 // Options are what a front end adds to a scenario's execution.
 type Options struct {
 	// Background, when set, gives each experiment that runs side by side
@@ -83,8 +106,11 @@ func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer,
 	}
 	obs.Note(fmt.Sprintf("scenario %s (%s scale): %s; results group %s", sc.Name, scale, sc.Title, ex.group))
 	err = Run(ctx, sc, ex, obs.Step)
-	if err == nil && ex.failedChecks > 0 {
+	switch {
+	case err == nil && ex.failedChecks > 0:
 		return ex.group, &ChecksFailed{N: ex.failedChecks}
+	case err == nil && len(ex.breached) > 0:
+		return ex.group, &Breached{Runs: ex.breached}
 	}
 	return ex.group, err
 }
@@ -101,6 +127,30 @@ type executor struct {
 	lastRunMu    sync.Mutex
 	lastRun      map[string]string // instance -> its latest tpcc run, which a check is stored with
 	failedChecks int
+	breachedMu   sync.Mutex
+	breached     []*experiment.Breached // runs that breached their thresholds
+}
+
+// gate lets the scenario go on past a run that breached its thresholds,
+// keeping the breach for the scenario's end; other errors pass.
+func (e *executor) gate(err error) error {
+	var b *experiment.Breached
+	if !errors.As(err, &b) {
+		return err
+	}
+	e.breachedMu.Lock()
+	defer e.breachedMu.Unlock()
+	e.breached = append(e.breached, b)
+	return nil
+}
+
+// thresholds parses a step's thresholds, which validation has checked.
+func thresholds(kind string, exprs []string) ([]threshold.Threshold, error) {
+	ts, err := threshold.Parse(kind, exprs)
+	if err != nil {
+		return nil, experiment.Invalid(err)
+	}
+	return ts, nil
 }
 
 type execTarget struct {
@@ -289,8 +339,11 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 	case note != "":
 		e.note("target %s: the storage profile is %s", t.Name, note)
 	}
+	if cfg.Thresholds, err = thresholds(threshold.KindDisk, st.Thresholds); err != nil {
+		return err
+	}
 	_, err = experiment.RunDisk(ctx, cfg, e.obs)
-	return err
+	return e.gate(err)
 }
 
 // throttle is the target's emulated I/O limit (ok false when none).
@@ -430,16 +483,20 @@ func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
 
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
-	mode, role, phase string) error {
+	mode, role, phase string, exprs []string) error {
+	ts, err := thresholds(threshold.KindTPCC, exprs)
+	if err != nil {
+		return err
+	}
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
 		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
 			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory}),
-		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Mode: mode,
+		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Mode: mode, Thresholds: ts,
 	}, obs)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)
 	}
-	return err
+	return e.gate(err)
 }
 
 func (e *executor) setLastRun(instance, runID string) {
@@ -454,7 +511,7 @@ func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 		role = "tpcc"
 	}
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
-		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Mode, role, "")
+		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Mode, role, "", st.Thresholds)
 	})
 }
 
@@ -546,7 +603,7 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 		}
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase, st.Thresholds)
 		})
 	}
 	for _, name := range st.Backup {

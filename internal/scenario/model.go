@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -353,9 +354,9 @@ func (p *parser) parseSteps(f field) {
 
 func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	const what = KindDisk
-	fs := p.fields(body, what, []string{"target", "profile", "duration", "size"})
+	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "thresholds"})
 	p.required(at, fs, what, "target")
-	st := &DiskStep{Profile: "quick"}
+	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, threshold.KindDisk)}
 	if f, ok := fs["target"]; ok {
 		st.Target, _ = p.targetRef(f.val, what+": target")
 	}
@@ -400,6 +401,34 @@ func (p *parser) tpccBuildStep(at, body *yaml.Node) *TPCCBuildStep {
 	return st
 }
 
+// thresholds reads a step's thresholds: a list of expressions (or one),
+// each checked as --threshold checks it, its error at its own line.
+func (p *parser) thresholds(fs map[string]field, what, kind string) []string {
+	f, ok := fs["thresholds"]
+	if !ok {
+		return nil
+	}
+	items := []*yaml.Node{f.val}
+	if f.val.Kind == yaml.SequenceNode || isNull(f.val) {
+		if items, ok = p.list(f.val, what+": thresholds"); !ok {
+			return nil
+		}
+	}
+	var out []string
+	for _, n := range items {
+		s, ok := p.text(n, what+": thresholds")
+		if !ok {
+			continue
+		}
+		if _, err := threshold.Parse(kind, []string{s}); err != nil {
+			p.bad(n, "%s: %v", what, err) // one expression: one line
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 func (p *parser) mode(fs map[string]field, what string) string {
 	f, ok := fs["mode"]
 	if !ok {
@@ -414,9 +443,9 @@ func (p *parser) mode(fs map[string]field, what string) string {
 
 func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	const what = KindTPCCRun
-	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode"})
+	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds"})
 	p.required(at, fs, what, "server", "vus", "rampup", "duration")
-	st := &TPCCRunStep{Mode: p.mode(fs, what)}
+	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC)}
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
 			st.Server, st.Instances = s.Name, s.Instances()
@@ -466,9 +495,9 @@ func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 
 func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 	const what = KindNeighbours
-	fs := p.fields(body, what, []string{"tpcc", "backup", "vus", "rampup", "duration", "cycles", "interval", "target", "logical", "mode"})
+	fs := p.fields(body, what, []string{"tpcc", "backup", "vus", "rampup", "duration", "cycles", "interval", "target", "logical", "mode", "thresholds"})
 	p.required(at, fs, what, "tpcc", "vus", "rampup", "duration")
-	st := &NeighboursStep{Mode: p.mode(fs, what)}
+	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC)}
 	seen := map[string]*yaml.Node{}
 	addServer := func(inst string) {
 		if s := p.instanceOf[inst]; !slices.Contains(st.Servers, s) {

@@ -29,7 +29,7 @@ func TestBrokenFiles(t *testing.T) {
 			`2:1: scenario: unknown key "colour"; known keys: name, title, description, scales, targets, servers, steps`,
 			`6:5: target t: unknown key "emulated" (did you mean emulate?); known keys: name, path, emulate`,
 			`8:45: server db: unknown key "memroy" (did you mean memory?); known keys: name, engine, target, count, memory, settings`,
-			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode`,
+			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds`,
 		},
 		"undefined-var.yaml": {
 			`5:22: target t: path: ${base} is not defined; define it under scales or pass --set base=VALUE (variables: data, warehouses)`,
@@ -225,7 +225,7 @@ steps:
 	if got := sc.Servers[0].Instances(); !reflect.DeepEqual(got, []string{"db-1", "db-2", "db-3", "db-4"}) {
 		t.Errorf("instances: %v", got)
 	}
-	if d := sc.Steps[0].Disk; *d != (DiskStep{Target: "slow", Profile: "paper", Duration: 30 * time.Second, Size: 1 << 30}) {
+	if d := sc.Steps[0].Disk; !reflect.DeepEqual(*d, DiskStep{Target: "slow", Profile: "paper", Duration: 30 * time.Second, Size: 1 << 30}) {
 		t.Errorf("disk: %+v", d)
 	}
 	if b := sc.Steps[1].Backup; b.Target != "fast" || b.Cycles != 2 || b.Interval != time.Minute || !b.Logical || len(b.Instances) != 4 {
@@ -302,5 +302,61 @@ func TestLoad(t *testing.T) {
 	}
 	if sc, err := Load(path, "", nil); err != nil || sc.Name != "mine" || sc.Bundled {
 		t.Errorf("a file named like a bundled scenario: %+v, %v", sc, err)
+	}
+}
+
+// Thresholds on disk, tpcc-run and neighbours steps: kept as written, each
+// bad one an error at its own line, of the step's kind of figures.
+func TestStepThresholds(t *testing.T) {
+	src := `name: gates
+targets: [{name: t, path: /t}]
+servers: [{name: db, engine: postgres, target: t}]
+steps:
+  - disk: {target: t, thresholds: [read.iops>=10k, "write.p99.9 <= 2ms"]}
+  - tpcc-run: {server: db, vus: 1, rampup: 1s, duration: 1m, thresholds: nopm>=100}
+  - neighbours: {tpcc: db, vus: 1, rampup: 1s, duration: 1m, thresholds: [new_order.p99<=10ms, errors==0]}
+`
+	sc, err := Parse("gates.yaml", []byte(src), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Steps[0].Disk.Thresholds; !reflect.DeepEqual(got, []string{"read.iops>=10k", "write.p99.9 <= 2ms"}) {
+		t.Errorf("disk thresholds %q", got)
+	}
+	if got := sc.Steps[1].TPCCRun.Thresholds; !reflect.DeepEqual(got, []string{"nopm>=100"}) {
+		t.Errorf("tpcc-run thresholds %q", got)
+	}
+	if got := sc.Steps[2].Neighbours.Thresholds; len(got) != 2 {
+		t.Errorf("neighbours thresholds %q", got)
+	}
+	bad := `name: gates
+targets: [{name: t, path: /t}]
+servers: [{name: db, engine: postgres, target: t}]
+steps:
+  - disk: {target: t, thresholds: [nopm>=1]}
+  - tpcc-run:
+      server: db
+      vus: 1
+      rampup: 1s
+      duration: 1m
+      thresholds:
+        - nopm>=10ms
+        - new_order.p99<=10ms
+        - nopm
+`
+	_, err = Parse("gates.yaml", []byte(bad), "", nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{`gates.yaml:5:36: disk: threshold "nopm>=1": "nopm" is not a figure of a disk point`,
+		`gates.yaml:12:11: tpcc-run: threshold "nopm>=10ms": nopm: unit "ms"`, `gates.yaml:14:11: tpcc-run: threshold "nopm": not NAME OP VALUE`}
+	if len(lines) != len(want) {
+		t.Fatalf("errors:\n%s", err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("error %d:\n got %s\nwant %s…", i, lines[i], w)
+		}
 	}
 }

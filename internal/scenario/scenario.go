@@ -115,6 +115,8 @@ type DiskStep struct {
 	Profile  string        `json:"profile"`            // a bundled profile (tierbench disk profiles); default quick
 	Duration time.Duration `json:"duration,omitempty"` // per point; 0 = the profile's
 	Size     int64         `json:"size,omitempty"`     // test file bytes; 0 = the profile's
+	// Thresholds are judged on each point (docs/thresholds.md).
+	Thresholds []string `json:"thresholds,omitempty"`
 }
 
 // TPCCBuildStep builds the TPC-C schema on a server (on a server of several
@@ -135,6 +137,8 @@ type TPCCRunStep struct {
 	RampUp    time.Duration `json:"rampup"`
 	Duration  time.Duration `json:"duration"`
 	Mode      string        `json:"mode"` // routines or statements
+	// Thresholds are judged on each step of each instance.
+	Thresholds []string `json:"thresholds,omitempty"`
 }
 
 // BackupStep runs backup cycles on each instance of a server: a cycle is a
@@ -163,6 +167,8 @@ type NeighboursStep struct {
 	Target   string        `json:"target,omitempty"`   // where backups are written; "" = each instance's own target
 	Logical  bool          `json:"logical,omitempty"`
 	Mode     string        `json:"mode"`
+	// Thresholds are judged on each TPC-C instance's step.
+	Thresholds []string `json:"thresholds,omitempty"`
 }
 
 // CheckStep runs the TPC-C consistency conditions on every instance of a

@@ -18,6 +18,10 @@ type Threshold struct {
 	Op     string  // one of < <= > >= == !=
 	Value  float64 // the number as given, before its unit
 	Unit   string  // the unit as given: "", "ms", "us", "µs", "s", "%", "k", "M", "MB/s" …
+
+	key     string  // the stored key it reads
+	keyUnit string  // that key's unit
+	limit   float64 // Value in keyUnit
 }
 
 // Verdict is one threshold judged on one step or point: what a run prints,
@@ -31,4 +35,6 @@ type Verdict struct {
 	Limit     float64 `json:"limit"`          // the threshold's value converted to the key's unit
 	Pass      bool    `json:"pass"`           //
 	Note      string  `json:"note,omitempty"` // why a verdict with Step -1 failed, e.g. "no step has write.p99.9"
+
+	unit string // the key's unit, for String
 }
