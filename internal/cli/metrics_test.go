@@ -247,7 +247,7 @@ func TestLiveMetricsPrometheus(t *testing.T) {
 	if !strings.Contains(om, "# TYPE tierbench_tpcc_transaction_duration_seconds histogram") {
 		t.Error("the OpenMetrics exposition lacks the latency histogram")
 	}
-	if labelled := regexp.MustCompile(`(?m)^tierbench_\w+\{[^}]*run="` + doc.RunID + `"`).FindAllString(text, -1); len(labelled) < 50 {
+	if labelled := regexp.MustCompile(`(?m)^tierbench_\w+\{[^}]*run="`+doc.RunID+`"`).FindAllString(text, -1); len(labelled) < 50 {
 		t.Errorf("only %d series carry the run's label", len(labelled))
 	}
 

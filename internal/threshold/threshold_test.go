@@ -16,9 +16,9 @@ import (
 func step() *driver.StepResult {
 	s := &driver.StepResult{Index: 1, VUs: 4, TPM: 120000, NOPM: 52000, ClientTPM: 119000, ClientNOPM: 51900, Errors: 0,
 		ClientCPUPerTxnUs: 45, Seconds: 30, Txn: map[string]metrics.Summary{},
-		Host:   map[string]float64{"cpu_iowait_pct": 12.5, "cpu_idle_pct": 40, "cpu_user_pct": 30, "cpu_system_pct": 17.5, "cpu_steal_pct": 0, "server_cpu_pct": 150, "mem_used_bytes": 1 << 30, "mem_cache_bytes": 2 << 30, "mem_dirty_bytes": 1 << 20},
-		Device: map[string]float64{"r_iops": 100, "w_iops": 2000, "r_mbps": 1, "w_mbps": 20, "r_await_ms": 0.2, "w_await_ms": 0.4, "aqu_sz": 1, "util_pct": 30, "p50_ms": 0.1, "p95_ms": 0.5, "p99_ms": 1.5},
-		DB:     map[string]float64{"cache_hit_pct": 99.5, "blocks_read_per_s": 300},
+		Host:         map[string]float64{"cpu_iowait_pct": 12.5, "cpu_idle_pct": 40, "cpu_user_pct": 30, "cpu_system_pct": 17.5, "cpu_steal_pct": 0, "server_cpu_pct": 150, "mem_used_bytes": 1 << 30, "mem_cache_bytes": 2 << 30, "mem_dirty_bytes": 1 << 20},
+		Device:       map[string]float64{"r_iops": 100, "w_iops": 2000, "r_mbps": 1, "w_mbps": 20, "r_await_ms": 0.2, "w_await_ms": 0.4, "aqu_sz": 1, "util_pct": 30, "p50_ms": 0.1, "p95_ms": 0.5, "p99_ms": 1.5},
+		DB:           map[string]float64{"cache_hit_pct": 99.5, "blocks_read_per_s": 300},
 		MeasureStart: time.Unix(0, 0)}
 	for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
 		s.Txn[k] = metrics.Summary{Count: 1000, MeanMs: 1, P50Ms: 0.8, P95Ms: 2, P99Ms: 3.2, P999Ms: 9, MaxMs: 20}
@@ -31,8 +31,8 @@ func point() *fio.PointResult {
 	return &fio.PointResult{Name: "randread-4k-qd32", BS: "4k", RW: "randread", IODepth: 32, Jobs: 1,
 		Read:      &fio.DirStats{IOPS: 120000, MBps: 491.5, MeanMs: 0.26, P50Ms: 0.25, P95Ms: 0.4, P99Ms: 0.6, P999Ms: 1.8, MaxMs: 5, IOs: 3600000},
 		UsrCPUPct: 20, SysCPUPct: 60, Seconds: 30,
-		Host:      map[string]float64{"cpu_iowait_pct": 5, "cpu_idle_pct": 10, "cpu_user_pct": 30, "cpu_system_pct": 55, "cpu_steal_pct": 0, "server_cpu_pct": 0, "mem_used_bytes": 1, "mem_cache_bytes": 1, "mem_dirty_bytes": 1},
-		Device:    map[string]float64{"r_iops": 120000, "w_iops": 0, "r_mbps": 491, "w_mbps": 0, "r_await_ms": 0.25, "w_await_ms": 0, "aqu_sz": 30, "util_pct": 100, "p50_ms": 0.2, "p95_ms": 0.3, "p99_ms": 0.5}}
+		Host:   map[string]float64{"cpu_iowait_pct": 5, "cpu_idle_pct": 10, "cpu_user_pct": 30, "cpu_system_pct": 55, "cpu_steal_pct": 0, "server_cpu_pct": 0, "mem_used_bytes": 1, "mem_cache_bytes": 1, "mem_dirty_bytes": 1},
+		Device: map[string]float64{"r_iops": 120000, "w_iops": 0, "r_mbps": 491, "w_mbps": 0, "r_await_ms": 0.25, "w_await_ms": 0, "aqu_sz": 30, "util_pct": 100, "p50_ms": 0.2, "p95_ms": 0.3, "p99_ms": 0.5}}
 }
 
 func TestParse(t *testing.T) {
