@@ -32,22 +32,7 @@ func num(v float64) string {
 }
 
 // thousands formats n with commas: 1234567 -> 1,234,567.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int64) string { return units.Thousands(n) }
 
 // pct formats a percentage with one decimal.
 func pct(v float64) string {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // Judge judges ts on one step or point: index is its 0-based index, name how
@@ -165,7 +167,7 @@ func FormatValue(x float64, unit string) string {
 		return trimFloat(x) + " MB/s"
 	}
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return groupThousands(int64(x))
+		return units.Thousands(int64(x))
 	}
 	return trimFloat(x)
 }
@@ -178,21 +180,4 @@ func trimFloat(x float64) string {
 		return "0"
 	}
 	return s
-}
-
-func groupThousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
