@@ -23,6 +23,8 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // a runtime failure, or a check that did not pass
 	ExitUsage   = 2 // bad input or usage
+	// ExitThreshold is a run that finished but breached a --threshold.
+	ExitThreshold = 3
 	// ExitInterrupted is a run stopped by Ctrl-C, keeping what it measured
 	// (128 + SIGINT, as shells report it).
 	ExitInterrupted = 130
@@ -86,11 +88,14 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ue *UsageError
 	var ee *ExitError
 	var interrupted *experiment.Interrupted
+	var breached *experiment.Breached
 	switch {
 	case errors.As(err, &ee):
 		code = ee.Code
 	case errors.As(err, &interrupted):
 		code = ExitInterrupted
+	case errors.As(err, &breached):
+		code = ExitThreshold
 	case errors.As(err, &ue), errors.Is(err, engine.ErrBadInput), errors.Is(err, experiment.ErrInvalid), !started:
 		// cobra's own errors (unknown command or flag, bad arguments) come
 		// before any command starts: they are usage errors too.
