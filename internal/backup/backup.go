@@ -444,12 +444,10 @@ func verify(ctx context.Context, o Options, ph *Phase, dsn string) error {
 	return nil
 }
 
-func redact(s, dsn string) string {
-	if pw := engine.PasswordOf(dsn); pw != "" {
-		s = strings.ReplaceAll(s, pw, "xxxxx")
-	}
-	return s
-}
+// redact returns s (a driver's or a tool's error) with dsn, should s quote
+// it or a part of it that holds the password, redacted: engine.RedactIn,
+// never a search for the password itself, which would garble ordinary words.
+func redact(s, dsn string) string { return engine.RedactIn(s, dsn) }
 
 // withPort is dsn pointed at 127.0.0.1:port: the restored copy of a managed
 // server, with the source's users, passwords and databases.

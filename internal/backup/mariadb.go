@@ -264,9 +264,11 @@ func runMaria(ctx context.Context, o Options, tool string, args []string, passwo
 	if err == nil {
 		return nil
 	}
-	if password != "" {
-		out = strings.ReplaceAll(out, password, "xxxxx")
-	}
+	// mariadb-backup reads the password from its option file and says
+	// only "password: set"; should it write it as an option, it goes. Never
+	// a search for the password itself, which would garble ordinary words
+	// ("password: set" with the password "p").
+	out = engine.RedactPasswordOptions(out, password)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
 		return fmt.Errorf("%s: %w", filepath.Base(tool), err)

@@ -168,7 +168,7 @@ func clientConn(dsn string) (conn, password string, err error) {
 		err = errors.New("no scheme://")
 	}
 	if err != nil {
-		return "", "", engine.InputErrorf("DSN %q is not a URL: %s", engine.Redact(dsn), redact(err.Error(), dsn))
+		return "", "", engine.InputErrorf("DSN %q is not a URL: %s", engine.Redact(dsn), urlErrText(err, dsn))
 	}
 	// The userinfo's password, or a password parameter's, which wins (in
 	// libpq too).
@@ -184,6 +184,20 @@ func clientConn(dsn string) (conn, password string, err error) {
 	u.RawQuery = q.Encode()
 	u.Fragment, u.RawFragment = "", "" // no client reads it, and it could hold anything
 	return u.String(), password, nil
+}
+
+// urlErrText is why url.Parse refused dsn, without url.Error's copy of the
+// DSN (the message shows engine.Redact's) and without a quoted piece of it
+// (an escape, a port), which may be a piece of the password.
+func urlErrText(err error, dsn string) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if why := ue.Err.Error(); !strings.Contains(why, `"`) {
+			return redact(why, dsn)
+		}
+		return "it does not parse as a URL"
+	}
+	return redact(err.Error(), dsn)
 }
 
 // findTool locates a PostgreSQL client program: in pgBin when given; else
@@ -234,10 +248,10 @@ func runTool(ctx context.Context, procs []string, path string, args []string, pa
 		return nil
 	}
 	name := filepath.Base(path)
-	msg := strings.TrimSpace(out)
-	if password != "" {
-		msg = strings.ReplaceAll(msg, password, "xxxxx")
-	}
+	// The tools get the password out of band (PGPASSWORD) and do not echo
+	// it; should one write it as an option, it goes. Never a search for the
+	// password itself, which would garble ordinary words.
+	msg := engine.RedactPasswordOptions(strings.TrimSpace(out), password)
 	msg = lastLines(msg, 4)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -107,34 +106,22 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// scrubPasswords removes from an error message the password of any DSN
-// among the arguments or in $TIERBENCH_DSN. The engines redact their own
-// errors; this catches the rest, e.g. cobra quoting a DSN given without
-// --dsn ("unknown command \"postgres://…\"").
+// scrubPasswords redacts in an error message every DSN among the arguments
+// (also as --dsn=DSN) or in $TIERBENCH_DSN, wherever the message quotes it
+// or a part of it that holds the password (engine.RedactIn). The engines
+// redact their own errors; this catches the rest, e.g. cobra quoting a DSN
+// given without --dsn ("unknown command \"postgres://…\""). It never looks
+// for a bare password: a short or common one ("p", "postgres") is inside
+// ordinary words, which masking it would garble.
 func scrubPasswords(msg string, args []string) string {
 	for _, a := range append([]string{os.Getenv("TIERBENCH_DSN")}, args...) {
 		if i := strings.IndexByte(a, '='); strings.HasPrefix(a, "-") && i > 0 {
 			a = a[i+1:] // --dsn=DSN
 		}
-		pw := engine.PasswordOf(a)
-		if pw == "" {
-			continue
-		}
-		red := engine.Redact(a)
-		quoted := strconv.Quote(a)
-		msg = strings.ReplaceAll(msg, a, red)
-		msg = strings.ReplaceAll(msg, quoted[1:len(quoted)-1], red)
-		if len(pw) >= minScrubbed {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
+		msg = engine.RedactIn(msg, a)
 	}
 	return msg
 }
-
-// minScrubbed is the shortest password scrubbed wherever it stands in a
-// message: a shorter one (a letter, two) is found inside ordinary words,
-// which it would mangle, and is scrubbed only as part of its DSN.
-const minScrubbed = 4
 
 // oneLine folds a multi-line message so an error is always one line.
 func oneLine(s string) string {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
@@ -206,6 +208,117 @@ func TestSecrets(t *testing.T) {
 		scan.check(name+": stderr", errOut)
 	}
 
+	// Short and common passwords: "p" is a letter of "supported", "postgres"
+	// the start of "postgres://", so no message is searched for them (that
+	// garbled "not supported yet; use a postgres:// DSN"). Every DSN,
+	// parameter and argument that carries one is redacted where it is
+	// formatted, and the words around it stay as they are. Two roles log in
+	// with such passwords; the other DSNs fail (a wrong password, nothing
+	// listening, a DSN that does not parse) or name no engine.
+	admin(ctx, t, started.DSN,
+		"CREATE ROLE tb_pw_p LOGIN SUPERUSER PASSWORD 'p'",
+		`DO $$BEGIN CREATE ROLE postgres; EXCEPTION WHEN duplicate_object THEN NULL; END$$`,
+		"ALTER ROLE postgres LOGIN SUPERUSER PASSWORD 'postgres'")
+	for _, pw := range []string{"p", "postgres", "mysql", "s3cr"} {
+		scan.addShort(fmt.Sprintf("the short password %q", pw), pw, "u", "tb_pw_p", "postgres", "mysql", role)
+	}
+	checkShortScan(t, scan)
+	pgDSN := func(user, password, host, db, query string) string {
+		return "postgres://" + user + ":" + password + "@" + host + "/" + db + "?sslmode=disable" + query
+	}
+	var (
+		pDSN        = pgDSN("tb_pw_p", "p", host, dbName, "")
+		postgresDSN = pgDSN("postgres", "postgres", host, dbName, "")
+		pQueryDSN   = "postgres://tb_pw_p@" + host + "/" + dbName + "?sslmode=disable&password=p"
+		wrongP      = pgDSN("postgres", "p", host, "postgres", "")       // role postgres, password p: refused
+		wrongPG     = pgDSN("tb_pw_p", "postgres", host, "postgres", "") // role tb_pw_p, password postgres: refused
+		wrongMySQL  = pgDSN("postgres", "mysql", host, "postgres", "")   // refused
+		downS3cr    = pgDSN("u", "s3cr", "127.0.0.1:1", "db", "")        // nothing listens on port 1
+		plain       = "postgres://u:p@localhost/db"                      // named, never reached
+		mysqlDown   = "mysql://u:p@127.0.0.1:1/db"                       // nothing listens
+		mysqlMySQL  = "mysql://mysql:mysql@127.0.0.1:99999/mysql"        // a port out of range
+		shortRes    = filepath.Join(base, "results-short")
+		authFailed  = func(user string) string { return `password authentication failed for user "` + user + `"` }
+		checkPW     = "check the user and password in the DSN; `tierbench server status --datadir DIR --json` shows a managed server's"
+		useSchemes  = "use a postgres:// or mysql:// DSN"
+		pgExample   = "give one such as postgres://user:password@127.0.0.1:5432/dbname"
+		isRunning   = "(is the server running? `tierbench server start` starts one)"
+		mariaRuns   = "(is the server running? `tierbench server start --engine mariadb` starts one)"
+		mariaExampl = "give one such as mysql://user:password@127.0.0.1:3306/dbname"
+	)
+	shortCalls := []shortCall{
+		// They log in: with the password in the userinfo, as a parameter,
+		// in $TIERBENCH_DSN; the runs are stored with the DSN redacted.
+		{args: []string{"tpcc", "check", "--dsn", pDSN}, ok: true, want: []string{"all consistency conditions hold"}},
+		{args: []string{"tpcc", "check", "--json"}, env: postgresDSN, ok: true},
+		{args: tpccRun("--json", "--dsn", postgresDSN, "--results", shortRes), ok: true},
+		{args: tpccRun("--dsn", pQueryDSN, "--results", shortRes), ok: true},
+		{args: []string{"monitor", "--target", base, "--duration", "1s", "--dsn", pDSN, "--results", shortRes}, ok: true},
+		{args: []string{"backup", "run", "--dsn", postgresDSN, "--target", filepath.Join(base, "backup-short"), "--logical", "--jobs", "1",
+			"--cycles", "1", "--results", shortRes}, ok: true},
+		// The server refuses them: its words, the user's name, the hint.
+		{args: []string{"tpcc", "check", "--dsn", wrongP}, want: []string{authFailed("postgres"), "(database postgres, user postgres)", checkPW}},
+		{args: []string{"tpcc", "check", "--dsn", wrongPG}, want: []string{authFailed("tb_pw_p"), "(database postgres, user tb_pw_p)", checkPW}},
+		{args: []string{"tpcc", "check", "--json"}, env: wrongMySQL, want: []string{authFailed("postgres"), checkPW}},
+		{args: tpccRun("--dsn", wrongP, "--results", shortRes), want: []string{authFailed("postgres"), checkPW}},
+		{args: []string{"monitor", "--target", base, "--duration", "1s", "--dsn", wrongPG, "--results", shortRes},
+			want: []string{authFailed("tb_pw_p")}},
+		{args: []string{"backup", "run", "--dsn", wrongP, "--target", filepath.Join(base, "backup-x"), "--results", shortRes},
+			want: []string{authFailed("postgres")}},
+		{args: durability("--dsn", wrongPG), want: []string{authFailed("tb_pw_p")}},
+		{args: tpccRun("--json", "--dsn", downS3cr), want: []string{"cannot connect to PostgreSQL at 127.0.0.1:1 (database db, user u)", isRunning}},
+		// DSNs that do not parse or name no engine: the message shows the
+		// DSN redacted, and its words whole.
+		{args: tpccRun("--dsn", "mysqlx://u:p@localhost/db"), want: []string{`DSN scheme "mysqlx" is unknown; ` + useSchemes}},
+		{args: tpccRun("--dsn", "sqlite://u:p@localhost/db"), want: []string{`engine "sqlite" is not supported yet; ` + useSchemes}},
+		{args: tpccRun("--dsn", "sqlite://postgres:postgres@localhost/postgres"), want: []string{"not supported yet; " + useSchemes}},
+		{args: []string{"tpcc", "check", "--dsn", "mysqlx://mysql:mysql@localhost/mysql"}, want: []string{`"mysqlx" is unknown; ` + useSchemes}},
+		{args: []string{"tpcc", "check", "--dsn", pgDSN("postgres", "postgres", "127.0.0.1:99999", "postgres", "")},
+			want: []string{"DSN postgres://postgres:xxxxx@127.0.0.1:99999/postgres?sslmode=disable is not valid: invalid port; " + pgExample}},
+		{args: []string{"tpcc", "check", "--dsn", "postgres://postgres:postgres@" + host + "/postgres?sslmode=bogus"},
+			want: []string{"postgres://postgres:xxxxx@" + host + "/postgres?sslmode=bogus is not valid", "sslmode is invalid", pgExample}},
+		{args: []string{"tpcc", "check", "--dsn", "postgres://u@" + host + "/postgres?sslmode=bogus&password=postgres"},
+			want: []string{"postgres://u@" + host + "/postgres?sslmode=bogus&password=xxxxx is not valid", pgExample}},
+		{args: []string{"tpcc", "check", "--dsn", "postgres://u:p%zz@" + host + "/postgres"},
+			want: []string{"DSN postgres://xxxxx@" + host + "/postgres is not valid", pgExample}},
+		{args: []string{"tpcc", "check", "--dsn", "host=127.0.0.1 user=postgres password=postgres dbname=postgres"},
+			want: []string{`"host=127.0.0.1 user=postgres password=xxxxx dbname=postgres" has no scheme; give one such as postgres://user:password@host:5432/dbname`}},
+		{args: []string{"tpcc", "check", "--dsn", "host=x password=p dbname=y"}, want: []string{`"host=x password=xxxxx dbname=y" has no scheme`}},
+		// Echoed arguments: cobra quotes them, the message shows them
+		// redacted.
+		{args: []string{"tpcc", "check", plain}, want: []string{`unknown command "postgres://u:xxxxx@localhost/db" for "tierbench tpcc check"`}},
+		{args: []string{"tpcc", "check", postgresDSN}, want: []string{`unknown command "` + engine.Redact(postgresDSN) + `" for "tierbench tpcc check"`}},
+		{args: []string{"tpcc", "build", "--dsn", plain, "--warehouses", plain},
+			want: []string{`invalid argument "postgres://u:xxxxx@localhost/db" for "--warehouses" flag`}},
+		{args: []string{"tpcc", "check", "--dsn=" + plain, "--bogus"}, want: []string{"unknown flag: --bogus"}},
+		{args: []string{"tpcc", "chekc", "--dsn", postgresDSN}, want: []string{"unknown"}},
+		// mysql:// DSNs (the MariaDB engine; no server here).
+		{args: []string{"tpcc", "check", "--dsn", mysqlDown}, want: []string{"cannot connect to MariaDB/MySQL at 127.0.0.1:1 (database db, user u)", mariaRuns}},
+		{args: tpccRun("--json"), env: "mysql://mysql:mysql@127.0.0.1:1/mysql", want: []string{"(database mysql, user mysql)", mariaRuns}},
+		{args: []string{"tpcc", "check", "--dsn", "mysql://u@127.0.0.1:1/db?password=p"}, want: []string{"(database db, user u)", mariaRuns}},
+		{args: []string{"tpcc", "check", "--dsn", mysqlMySQL},
+			want: []string{`DSN mysql://mysql:xxxxx@127.0.0.1:99999/mysql is not valid: its port "99999" is not in 1..65535; ` + mariaExampl}},
+		{args: []string{"tpcc", "check", "--dsn", "mysql://u:s3cr@127.0.0.1:3306/"}, want: []string{"mysql://u:xxxxx@127.0.0.1:3306/ is not valid: it names no database"}},
+		{args: []string{"tpcc", "check", "--dsn", "mysql://u:p@127.0.0.1:1/db?tls=bogus"},
+			want: []string{`DSN mysql://u:xxxxx@127.0.0.1:1/db?tls=bogus is not valid: tls="bogus" is not one of`}},
+		{args: []string{"tpcc", "check", "mysql://mysql:mysql@localhost/mysql"},
+			want: []string{`unknown command "mysql://mysql:xxxxx@localhost/mysql" for "tierbench tpcc check"`}},
+		{args: []string{"durability", "--dsn", mysqlDown, "--fault", "bogus"}, want: []string{`--fault "bogus" is unknown`}},
+	}
+	runShortCalls(t, scan, shortCalls)
+	// The runs are stored with their DSN redacted, the password's place
+	// marked.
+	for want, found := range map[string]bool{"postgres://postgres:xxxxx@": false, "password=xxxxx": false, "postgres://tb_pw_p:xxxxx@": false} {
+		for _, r := range storedRuns(ctx, t, shortRes) {
+			found = found || strings.Contains(string(r.Params), want)
+		}
+		if !found {
+			t.Errorf("no run in %s is stored with a DSN holding %s", shortRes, want)
+		}
+	}
+	scan.tree(shortRes)
+	scan.store(ctx, shortRes)
+
 	// The commands that hold the managed server's DSN without taking one:
 	// the main job, on the running server, and a scenario (last: it stops
 	// the server it used). Then the commands that read what was stored.
@@ -304,6 +417,77 @@ func TestSecrets(t *testing.T) {
 	}
 	t.Logf("scanned %d outputs and %d files (%d MB) for %d secrets in %d forms each", scan.outputs, scan.files, scan.bytes>>20,
 		len(scan.secrets), len(scan.secrets[0].forms))
+}
+
+// checkShortScan makes sure the scan finds a short password where a DSN, a
+// parameter or an argument shows it, and only there: not in the words
+// around it, nor in a DSN redacted.
+func checkShortScan(t *testing.T, scan *leakScan) {
+	t.Helper()
+	for _, text := range []string{"postgres://tb_pw_p:p@h/db", "mysql://u:p@h/db", "postgres://postgres:postgres@h/postgres",
+		`unknown command "mysql://u:mysql@h/db"`, "?sslmode=disable&password=p", "password=s3cr&x=1", "password='postgres'",
+		"--password=mysql", "password = \"p\"", "dsn=" + url.QueryEscape("postgres://u:p@h/db"), url.QueryEscape("?password=p&x=y")} {
+		if got := scan.leaks([]byte("…"+text+"…"), []string{managedSecret}); len(got) != 1 {
+			t.Fatalf("the scan finds %v in %q, want one short password", got, text)
+		}
+	}
+	for _, text := range []string{`engine "sqlite" is not supported yet; use a postgres:// or mysql:// DSN`,
+		`FATAL: password authentication failed for user "postgres"; check the user and password in the DSN`,
+		"Access denied for user 'tb_pw_p'@'localhost' (using password: YES)", "postgres://tb_pw_p:xxxxx@h/db?password=xxxxx",
+		"mysql://u:xxxxx@h/db", "postgres://xxxxx@h/db", "password=postgresql", "password: set, port: 1", exampleDSNs} {
+		if got := scan.leaks([]byte("…"+text+"…"), []string{managedSecret}); len(got) != 0 {
+			t.Fatalf("the scan finds %v in %q, which shows no password", got, text)
+		}
+	}
+}
+
+// exampleDSNs are the DSNs tierbench's messages show as examples.
+const exampleDSNs = "postgres://user:password@127.0.0.1:5432/dbname mysql://user:password@127.0.0.1:3306/dbname"
+
+// shortCall is a command given a DSN whose password is short or common.
+// want: what its output must say, word for word (the readable message).
+type shortCall struct {
+	args []string
+	env  string // $TIERBENCH_DSN
+	ok   bool
+	want []string
+}
+
+// garbled finds xxxxx where no password stands: a password's letters
+// masked inside a word ("suxxxxxorted"), not a DSN's ":xxxxx@", "//xxxxx@"
+// or a parameter's "=xxxxx".
+var garbled = regexp.MustCompile(`(^|[^:=/x])xxxxx`)
+
+// runShortCalls runs each call, checks its exit, that its output says what
+// it must, whole, with no word garbled, and scans it for the secrets.
+func runShortCalls(t *testing.T, scan *leakScan, calls []shortCall) {
+	t.Helper()
+	for _, c := range calls {
+		name := redactArgs(c.args)
+		os.Setenv("TIERBENCH_DSN", c.env)
+		if c.env != "" {
+			name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
+		}
+		code, out, errOut := runTierbench(t, c.args...)
+		os.Setenv("TIERBENCH_DSN", "")
+		t.Logf("exit %d: %s: %s", code, name, strings.TrimSpace(errOut))
+		switch {
+		case c.ok && code != 0:
+			t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
+		case !c.ok && code == 0:
+			t.Errorf("%s: exit 0, want a failure", name)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out+errOut, w) {
+				t.Errorf("%s: the output does not say %q:\n%s%s", name, w, out, errOut)
+			}
+		}
+		if m := garbled.FindString(out + errOut); m != "" {
+			t.Errorf("%s: %q: a word is masked:\n%s%s", name, m, out, errOut)
+		}
+		scan.check(name+": stdout", out)
+		scan.check(name+": stderr", errOut)
+	}
 }
 
 // managedSecret names the managed server's password among a leakScan's
@@ -496,8 +680,9 @@ type leakScan struct {
 }
 
 type secret struct {
-	name  string
-	forms map[string]string // how it is written (raw, URL-escaped, …) → the text
+	name     string
+	forms    map[string]string         // how it is written (raw, URL-escaped, …) → the text
+	patterns map[string]*regexp.Regexp // how a short one shows: in a DSN's userinfo, as a parameter
 }
 
 func (s *leakScan) add(name, value string, fragments ...string) {
@@ -522,6 +707,26 @@ func (s *leakScan) add(name, value string, fragments ...string) {
 		forms[fmt.Sprintf("fragment %d", i+1)] = f
 	}
 	s.secrets = append(s.secrets, secret{name: name, forms: forms})
+}
+
+// addShort adds a password too short or common to look for on its own
+// ("p" is a letter of "supported", "postgres" the start of "postgres://"):
+// it is a secret where a DSN, a parameter or an argument carries it, so the
+// scan looks for those, as tierbench would have to write them to show it:
+// the userinfo of a DSN that carries it ("user:pw@", also URL-escaped
+// whole), and a parameter that gives it (password=pw, --password='pw').
+func (s *leakScan) addShort(name, pw string, users ...string) {
+	q := regexp.QuoteMeta(pw)
+	forms := map[string]string{}
+	for _, u := range users {
+		forms["the userinfo of "+u] = u + ":" + pw + "@"
+		forms["the userinfo of "+u+" (URL-escaped)"] = url.QueryEscape(u + ":" + pw + "@")
+	}
+	s.secrets = append(s.secrets, secret{name: name, forms: forms, patterns: map[string]*regexp.Regexp{
+		"a parameter": regexp.MustCompile(`(?i:password)\s*=\s*['"]?` + q + `(?:[^A-Za-z0-9%]|$)`),
+		"a parameter (URL-escaped)": regexp.MustCompile(`(?i:password)%3D` + regexp.QuoteMeta(url.QueryEscape(pw)) +
+			`(?:[^A-Za-z0-9%]|%26|%20|$)`),
+	}})
 }
 
 // check reports every secret, but the allowed ones, found in data.
@@ -549,6 +754,12 @@ func (s *leakScan) leaks(data []byte, allowed []string) []string {
 		for form, text := range sec.forms {
 			if text != "" && bytes.Contains(data, []byte(text)) {
 				found = append(found, fmt.Sprintf("%s (%s)", sec.name, form))
+				break
+			}
+		}
+		for form, re := range sec.patterns {
+			if m := re.Find(data); m != nil {
+				found = append(found, fmt.Sprintf("%s (%s: %q)", sec.name, form, m))
 				break
 			}
 		}
@@ -693,4 +904,93 @@ func jsonStrings(raw []byte) string {
 	}
 	walk(v)
 	return b.String()
+}
+
+// TestSecretsShortPasswordsMariaDB: TestSecrets' short and common passwords
+// on MariaDB, through mysql:// and mariadb:// DSNs: users that log in with
+// "p" and "mysql" build, check, run, monitor and back up, and the server
+// refuses the wrong ones. No DSN, parameter or argument that tierbench
+// prints or stores carries the password, and the messages read whole.
+func TestSecretsShortPasswordsMariaDB(t *testing.T) {
+	mariatest.RequireBinaries(t)
+	ctx := context.Background()
+	t.Setenv("TIERBENCH_DSN", "")
+	dbDSN := mariatest.NewDatabase(t)
+	u, err := url.Parse(dbDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, dbName := u.Host, strings.TrimPrefix(u.Path, "/")
+	var stmts []string
+	for user, pw := range map[string]string{"tb_pw_p": "p", "tb_mysql": "mysql"} {
+		for _, from := range []string{"127.0.0.1", "localhost", "%"} {
+			stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%s' IDENTIFIED BY '%s'", user, from, pw),
+				fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%s'", user, from))
+		}
+	}
+	mariaAdmin(ctx, t, mariatest.DSN(t), stmts...)
+	scan := &leakScan{t: t}
+	for _, pw := range []string{"p", "mysql", "MySQL", "tb_mysql", "postgres", "s3cr"} {
+		scan.addShort(fmt.Sprintf("the short password %q", pw), pw, "u", "tb_pw_p", "tb_mysql", "postgres", "mysql", u.User.Username())
+	}
+	checkShortScan(t, scan)
+	base := mariatest.TempDir(t)
+	res := filepath.Join(base, "results")
+	dsn := func(scheme, user, pw string) string {
+		return scheme + "://" + user + ":" + pw + "@" + host + "/" + dbName
+	}
+	var (
+		pDSN     = dsn("mysql", "tb_pw_p", "p")
+		mysqlDSN = dsn("mariadb", "tb_mysql", "mysql")
+		queryDSN = "mysql://tb_pw_p@" + host + "/" + dbName + "?password=p"
+		denied   = func(user string) []string {
+			return []string{"cannot connect to MariaDB/MySQL at " + host + " (database " + dbName + ", user " + user + ")",
+				"Access denied for user '" + user + "'@", "(using password: YES)", "check the user and password in the DSN"}
+		}
+		run = func(more ...string) []string {
+			return append([]string{"tpcc", "run", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, more...)
+		}
+	)
+	runShortCalls(t, scan, []shortCall{
+		{args: []string{"tpcc", "build", "--dsn", pDSN, "--warehouses", "1", "--build-vus", "2"}, ok: true},
+		{args: []string{"tpcc", "check", "--dsn", mysqlDSN}, ok: true, want: []string{"all consistency conditions hold"}},
+		{args: []string{"tpcc", "check", "--json"}, env: queryDSN, ok: true},
+		{args: run("--json", "--dsn", mysqlDSN), ok: true},
+		{args: run("--dsn", queryDSN, "--mode", "statements"), ok: true},
+		{args: []string{"monitor", "--target", base, "--duration", "1s", "--dsn", pDSN, "--results", res}, ok: true},
+		{args: []string{"backup", "run", "--dsn", pDSN, "--target", filepath.Join(base, "backup"), "--logical", "--jobs", "1",
+			"--cycles", "1", "--results", res}, ok: true},
+		{args: []string{"tpcc", "check", "--dsn", dsn("mysql", "tb_pw_p", "mysql")}, want: denied("tb_pw_p")},
+		{args: run("--dsn", dsn("mysql", "tb_mysql", "p")), want: denied("tb_mysql")},
+		{args: []string{"tpcc", "check", "--dsn", dsn("mysql", "tb_mysql", "tb_mysql")}, want: denied("tb_mysql")}, // the user's name as the password
+		{args: []string{"tpcc", "build", "--dsn", dsn("mariadb", "tb_pw_p", "MySQL"), "--warehouses", "1"}, want: denied("tb_pw_p")},
+		{args: []string{"tpcc", "check"}, env: dsn("mariadb", "tb_mysql", "postgres"), want: denied("tb_mysql")},
+		{args: []string{"backup", "run", "--dsn", dsn("mysql", "tb_mysql", "s3cr"), "--target", filepath.Join(base, "backup-x"), "--logical",
+			"--results", res}, want: denied("tb_mysql")},
+		{args: []string{"durability", "--dsn", dsn("mysql", "tb_pw_p", "postgres"), "--cycles", "1", "--vus", "1", "--run-before-fault", "1s",
+			"--fault", "command", "--fault-command", "true", "--results", res}, want: denied("tb_pw_p")},
+		{args: []string{"tpcc", "check", "--dsn", "mysql://tb_pw_p:p@" + host + "/tb_no_such_db"},
+			want: []string{"(database tb_no_such_db, user tb_pw_p)", "check the database name in the DSN, or create the database"}},
+		{args: []string{"tpcc", "check", "--dsn", "mysql://tb_pw_p:p@" + host + "/" + dbName + "?tls=bogus"},
+			want: []string{"DSN mysql://tb_pw_p:xxxxx@" + host + "/" + dbName + "?tls=bogus is not valid"}},
+		{args: []string{"tpcc", "check", pDSN}, want: []string{`unknown command "mysql://tb_pw_p:xxxxx@` + host}},
+	})
+	for _, want := range []string{"mariadb://tb_mysql:xxxxx@", "mysql://tb_pw_p:xxxxx@", "password=xxxxx"} {
+		found := false
+		for _, r := range storedRuns(ctx, t, res) {
+			found = found || strings.Contains(string(r.Params), want)
+		}
+		if !found {
+			t.Errorf("no run in %s is stored with a DSN holding %s", res, want)
+		}
+	}
+	reportOut := filepath.Join(base, "report", "all.html")
+	if code, out, errOut := runTierbench(t, "report", "--results", res, "--out", reportOut); code != 0 {
+		t.Errorf("report: exit %d\n%s", code, errOut)
+	} else {
+		scan.check("report", out+errOut)
+	}
+	scan.tree(res)
+	scan.store(ctx, res)
+	scan.tree(filepath.Join(base, "report"))
 }

@@ -99,8 +99,10 @@ func Redact(dsn string) string {
 
 // PasswordOf returns the password a DSN carries, or "" (also when the DSN
 // does not parse: then from between the first ':' after the scheme and the
-// last '@'), so that messages can be scrubbed of it. A password parameter
-// wins over the userinfo, as in pgx and libpq.
+// last '@'): what a tool that takes it out of band (PGPASSWORD) gets. A
+// password parameter wins over the userinfo, as in pgx and libpq. Messages
+// are never searched for it (a short password is in ordinary words): they
+// show Redact(dsn), and RedactIn redacts a DSN that a driver's error quotes.
 func PasswordOf(dsn string) string {
 	if p := paramPassword(dsn); p != "" {
 		return p

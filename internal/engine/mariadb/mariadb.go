@@ -35,8 +35,8 @@ const DefaultPort = 3306
 // telemetry); each virtual user and loader worker opens a connection of its
 // own.
 type DB struct {
-	cfg      *mysql.Config
-	password string
+	cfg *mysql.Config
+	dsn string // as given: what redact looks for in errors
 	// Version is what the server said VERSION() is, e.g.
 	// "10.11.19-MariaDB-0+deb12u1" or "8.0.36".
 	Version string
@@ -143,7 +143,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{cfg: cfg, password: cfg.Passwd}
+	db := &DB{cfg: cfg, dsn: dsn}
 	// One connection per task: nothing idles in this pool, so a task's
 	// Close closes its connection.
 	db.direct = sql.OpenDB(db.connector(nil))
@@ -269,15 +269,10 @@ func (db *DB) connectError(err error) error {
 		where, db.cfg.DBName, db.cfg.User, db.redact(err), hint)
 }
 
-// redact returns err's text with the password, should any layer have quoted
-// it, replaced.
-func (db *DB) redact(err error) string {
-	s := err.Error()
-	if db.password != "" && len(db.password) >= 4 {
-		s = strings.ReplaceAll(s, db.password, "xxxxx")
-	}
-	return s
-}
+// redact returns err's text with the DSN, should any layer have quoted it or
+// a part of it that holds the password, redacted (engine.RedactIn: never a
+// search for the password itself, which would garble ordinary words).
+func (db *DB) redact(err error) string { return engine.RedactIn(err.Error(), db.dsn) }
 
 // Close closes the pool and the kept connections.
 func (db *DB) Close() {

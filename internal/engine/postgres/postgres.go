@@ -23,8 +23,8 @@ var _ engine.DB = (*DB)(nil)
 // DB is a PostgreSQL database named by a DSN. It holds the parsed
 // configuration; connections are opened per task.
 type DB struct {
-	cfg      *pgx.ConnConfig
-	password string
+	cfg *pgx.ConnConfig
+	dsn string // as given: what redact looks for in errors
 
 	countersMu   sync.Mutex
 	countersConn *pgx.Conn // kept open for Counters
@@ -38,9 +38,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, engine.InputErrorf("DSN %s is not valid: %s; give one such as postgres://user:password@127.0.0.1:5432/dbname",
-			engine.Redact(dsn), redactErr(err, engine.PasswordOf(dsn)))
+			engine.Redact(dsn), parseErrText(err, dsn))
 	}
-	db := &DB{cfg: cfg, password: cfg.Password}
+	db := &DB{cfg: cfg, dsn: dsn}
 	conn, err := db.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -130,23 +130,39 @@ func (db *DB) connectErrText(err error) string {
 		case "3D000": // invalid_catalog_name
 			hint = " (check the database name in the DSN, or create the database)"
 		}
-		return "the server said: " + redactErr(pgErr, db.password) + hint
+		return "the server said: " + db.redact(pgErr) + hint
 	case errors.As(err, &opErr):
-		return redactErr(opErr, db.password) + " (is the server running? `tierbench server start` starts one)"
+		return db.redact(opErr) + " (is the server running? `tierbench server start` starts one)"
 	}
 	return db.redact(err)
 }
 
-// redact returns err's text with the password, should any layer below have
-// quoted it, replaced.
-func (db *DB) redact(err error) string { return redactErr(err, db.password) }
+// redact returns err's text with the DSN, should any layer below have quoted
+// it or a part of it that holds the password, redacted.
+func (db *DB) redact(err error) string { return redactErr(err, db.dsn) }
 
-func redactErr(err error, password string) string {
+// redactErr is err's text with dsn's password-carrying parts (the DSN, its
+// userinfo, its password parameters) in their redacted forms: never a search
+// for the password itself, which would garble ordinary words.
+func redactErr(err error, dsn string) string {
+	return engine.RedactIn(err.Error(), dsn)
+}
+
+// parseErrText is why pgx refused dsn, without pgx's own copy of the DSN
+// (its redaction is best effort; the message shows engine.Redact's).
+func parseErrText(err error, dsn string) string {
 	s := err.Error()
-	if password != "" {
-		s = strings.ReplaceAll(s, password, "xxxxx")
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		// "cannot parse `DSN`: why": the last "`: " ends the DSN, however
+		// many backquotes the DSN holds (at worst, some of why goes too).
+		if rest, ok := strings.CutPrefix(s, "cannot parse `"); ok {
+			if i := strings.LastIndex(rest, "`: "); i >= 0 {
+				s = rest[i+3:]
+			}
+		}
 	}
-	return s
+	return engine.RedactIn(s, dsn)
 }
 
 // Close closes the connection Counters keeps; every other connection
