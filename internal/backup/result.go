@@ -1,5 +1,7 @@
 package backup
 
+import "github.com/tierbench/tierbench/internal/telemetry"
+
 // PhaseResult is a timed phase as `backup run --json` prints it and as the
 // results store keeps it, with the telemetry of its timed interval. The
 // report decodes the same type: the schema lives here once.
@@ -7,4 +9,7 @@ type PhaseResult struct {
 	Phase
 	Host   map[string]float64 `json:"host,omitempty"`
 	Device map[string]float64 `json:"device,omitempty"`
+	// Hosts are the node_exporter hosts' telemetry of the timed interval
+	// (--node-exporter).
+	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
 }

@@ -39,6 +39,8 @@ type BackupRunOptions struct {
 	Verify     bool
 	Sampling   string // telemetry's sampling interval: the --sample-interval flag
 	BlockTrace bool
+	// NodeExporters are --node-exporter NAME=URL, sampled at --sample-interval.
+	NodeExporters []string
 	metricsOptions
 }
 
@@ -61,6 +63,7 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 	// backup every 100 s"), so sampling has its own flag.
 	fs.StringVar(&o.Sampling, "sample-interval", "1s", "telemetry sampling interval (0: no telemetry)")
 	fs.BoolVar(&o.BlockTrace, "block-trace", true, "device latency percentiles from block tracepoints, where the kernel allows it")
+	addNodeExporterFlag(fs, &o.NodeExporters)
 	o.metricsOptions.addFlags(fs)
 }
 
@@ -86,6 +89,9 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 		return cfg, usagef("--jobs must be between 1 and 256 (got %d)", o.Jobs)
 	}
 	if cfg.Telemetry, err = sampling(o.Sampling, "--sample-interval", o.BlockTrace); err != nil {
+		return cfg, err
+	}
+	if cfg.Telemetry.Nodes, err = nodeExporters(o.NodeExporters, cfg.Telemetry.Interval, "--sample-interval"); err != nil {
 		return cfg, err
 	}
 	if fi, err := os.Stat(o.Target); err == nil && !fi.IsDir() {

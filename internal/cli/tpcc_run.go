@@ -152,7 +152,7 @@ func printStep(w io.Writer, s *driver.StepResult, engine string) {
 		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", k, t.Count, t.P50Ms, t.P95Ms, t.P99Ms, t.P999Ms, t.MaxMs)
 	}
 	tw.Flush()
-	if line := telemetryLine(s.Host, s.Device, s.DB); line != "" {
+	if line := telemetryLine(s.Host, s.Device, s.DB, s.Hosts...); line != "" {
 		fmt.Fprintln(w, line)
 	}
 	// HammerDB's line, with the engine's name where HammerDB names its database.

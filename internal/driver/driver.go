@@ -18,6 +18,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -112,6 +113,9 @@ type StepResult struct {
 	Host   map[string]float64 `json:"host,omitempty"`
 	Device map[string]float64 `json:"device,omitempty"`
 	DB     map[string]float64 `json:"db,omitempty"`
+	// Hosts are the node_exporter hosts' telemetry of the measured
+	// interval (--node-exporter).
+	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
 
 	// Histograms of the measured interval by transaction type, for the
 	// results store.

@@ -126,7 +126,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	if cfg.Logical {
 		params.Jobs = cfg.Jobs
 	}
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindBackup, params: params, target: cfg.Target, db: db, engineName: name}, obs)
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindBackup, params: params, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name}, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
 		a = c.rec.tele.summarize(ph.Started.Add(-every/2), ph.Ended.Add(every/2))
 	}
 	if a != nil {
-		m.Host, m.Device = a.Host, a.Device
+		m.Host, m.Device, m.Hosts = a.Host, a.Device, a.Hosts
 	}
 	if ph.Phase == backup.PhaseBackup {
 		cy.Backup = m

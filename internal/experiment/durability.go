@@ -118,7 +118,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	}
 	// The run's ID names the log directory, which must exist before the
 	// run starts: it is made once the run is recorded, before any cycle.
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: KindDurability, params: params, db: db, engineName: name},
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
 		logDirNamer{obs, params, cfg.Results})
 	if err != nil {
 		return nil, err

@@ -71,6 +71,10 @@ func (e *Interrupted) Error() string {
 type Telemetry struct {
 	Interval   time.Duration // 0: no telemetry
 	BlockTrace bool          // device latency percentiles from block tracepoints, where the kernel allows it
+	// Nodes are hosts whose Prometheus node_exporter is scraped at each
+	// sample (their CPU and devices, in each step's hosts); they need an
+	// Interval.
+	Nodes []telemetry.Node
 }
 
 // DefaultTelemetry is what the command line samples unless told otherwise.
@@ -92,10 +96,11 @@ type Record struct {
 // in; the report reads it. Target is the scenario target (the tier) under
 // its own key, since backup and disk runs use "target" for a path.
 type Placement struct {
-	Label    string          `json:"label,omitempty"`    // the run's name in reports ("": its id)
-	Instance string          `json:"instance,omitempty"` // the server instance, when several run side by side
-	Role     string          `json:"role,omitempty"`     // what the instance does meanwhile, e.g. "tpcc" beside "backup"
-	Phase    string          `json:"phase,omitempty"`    // which part of a side-by-side experiment, e.g. "baseline"
+	Label    string          `json:"label,omitempty"`         // the run's name in reports ("": its id)
+	Instance string          `json:"instance,omitempty"`      // the server instance, when several run side by side
+	Host     string          `json:"scenario_host,omitempty"` // the scenario host the instance runs on ("": the controller)
+	Role     string          `json:"role,omitempty"`          // what the instance does meanwhile, e.g. "tpcc" beside "backup"
+	Phase    string          `json:"phase,omitempty"`         // which part of a side-by-side experiment, e.g. "baseline"
 	Target   string          `json:"scenario_target,omitempty"`
 	Tier     string          `json:"tier,omitempty"`   // an emulated tier's limits ("": a real one)
 	Limits   *cgroup.Applied `json:"limits,omitempty"` // the server's memory cap and throttles, as read back

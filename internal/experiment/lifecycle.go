@@ -3,7 +3,10 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +41,8 @@ type begin struct {
 	// describes ("": the database's data directory, when it runs here).
 	target string
 	db     engine.DB // the database (nil: none)
+	dsn    string    // its DSN: whether it runs on this host
+
 	// engineName and fioVersion go into the environment.
 	engineName, fioVersion string
 }
@@ -45,6 +50,9 @@ type begin struct {
 // start opens the store, records the run and its environment, and starts
 // the series writer and telemetry. On error nothing is left open.
 func start(ctx context.Context, b begin, obs Observer) (*recording, error) {
+	if err := b.Telemetry.check(); err != nil {
+		return nil, err
+	}
 	store, err := results.Open(b.Results)
 	if err != nil {
 		return nil, fmt.Errorf("opening the results store: %w", err)
@@ -60,7 +68,7 @@ func start(ctx context.Context, b begin, obs Observer) (*recording, error) {
 		store.Close()
 		return nil, err
 	}
-	target, pid := localTarget(ctx, b.target, b.db)
+	target, pid := localTarget(ctx, b.target, b.db, b.dsn)
 	env, notes := inventory.Collect(ctx, inventory.Options{Target: target, DB: b.db, Engine: b.engineName,
 		TierbenchVersion: version.Version, FioVersion: b.fioVersion})
 	for _, n := range notes {
@@ -145,7 +153,7 @@ func startTelemetry(ctx context.Context, t Telemetry, target string, pid int, db
 	}
 	tr := &telemetryRun{}
 	cfg := telemetry.Config{
-		Interval: t.Interval, Target: target, ServerPID: pid, BlockTrace: t.BlockTrace,
+		Interval: t.Interval, Target: target, ServerPID: pid, BlockTrace: t.BlockTrace, Nodes: t.Nodes,
 		Warn: func(msg string) { obs.Note("telemetry: " + msg) },
 	}
 	if sr, ok := db.(engine.StatsReader); ok {
@@ -164,6 +172,35 @@ func startTelemetry(ctx context.Context, t Telemetry, target string, pid int, db
 	}
 	tr.session = s
 	return tr, nil
+}
+
+// check refuses node_exporter hosts without sampling, and malformed or
+// twice-named ones.
+func (t Telemetry) check() error {
+	if len(t.Nodes) == 0 {
+		return nil
+	}
+	if t.Interval <= 0 {
+		return invalidf("node_exporter hosts (%s) need telemetry sampling, but its interval is 0; give one such as 1s", t.Nodes[0].Name)
+	}
+	if err := telemetry.CheckNodes(t.Nodes); err != nil {
+		return invalidf("%v", err)
+	}
+	return nil
+}
+
+// nodeStatsByHost is the node_exporter figures of a's hosts by host name
+// (nil for a nil a), for documents that merge them with figures of their
+// own per host (a disk point's hosts).
+func nodeStatsByHost(a *telemetry.Aggregate) map[string]*telemetry.NodeStats {
+	if a == nil || len(a.Hosts) == 0 {
+		return nil
+	}
+	out := make(map[string]*telemetry.NodeStats, len(a.Hosts))
+	for i := range a.Hosts {
+		out[a.Hosts[i].Host] = &a.Hosts[i].NodeStats
+	}
+	return out
 }
 
 // setStep tags later samples with step (nil-safe).
@@ -205,9 +242,9 @@ func (t *telemetryRun) stop() {
 // target when given, else the data directory of the database server when
 // it runs on this host; and the server's main process when it does (0
 // otherwise).
-func localTarget(ctx context.Context, target string, db engine.DB) (string, int) {
+func localTarget(ctx context.Context, target string, db engine.DB, dsn string) (string, int) {
 	sr, ok := db.(engine.StatsReader)
-	if !ok {
+	if !ok || !onThisHost(ctx, dsn) {
 		return target, 0
 	}
 	dataDir, pid, err := sr.ServerInfo(ctx)
@@ -236,4 +273,48 @@ func SleepUntil(ctx context.Context, t time.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// onThisHost says whether a DSN's server may run on this machine: no host
+// (a Unix socket), a loopback address, or an address of this machine's. A
+// server on another host has a data directory and PIDs that mean nothing
+// here, even when a path or a PID of the same name exists.
+func onThisHost(ctx context.Context, dsn string) bool {
+	u, err := url.Parse(dsn)
+	if dsn == "" || err != nil {
+		return true
+	}
+	h := u.Hostname()
+	if h == "" || h == "localhost" || strings.HasPrefix(h, "/") {
+		return true
+	}
+	var ips []net.IP
+	if ip := net.ParseIP(h); ip != nil {
+		ips = []net.IP{ip}
+	} else {
+		if me, _ := os.Hostname(); strings.EqualFold(h, me) {
+			return true
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, h)
+		if err != nil {
+			return false
+		}
+		for _, a := range addrs {
+			ips = append(ips, a.IP)
+		}
+	}
+	own, _ := net.InterfaceAddrs()
+	for _, ip := range ips {
+		if ip.IsLoopback() {
+			return true
+		}
+		for _, a := range own {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -31,6 +31,7 @@ type MonitorResult struct {
 	Host       map[string]float64      `json:"host"`
 	Device     map[string]float64      `json:"device,omitempty"`
 	DB         map[string]float64      `json:"db,omitempty"`
+	Hosts      []telemetry.HostStats   `json:"hosts,omitempty"` // the node_exporter hosts
 	// Samples is how many samples the averages are of.
 	Samples int `json:"-"`
 }
@@ -62,7 +63,7 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorR
 		name, _ = all.NameOf(cfg.DSN)
 	}
 	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, Telemetry: cfg.Telemetry}, kind: KindMonitor,
-		target: cfg.Target, db: db, engineName: name,
+		target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
 		params: &MonitorParams{Target: cfg.Target, Interval: cfg.Telemetry.Interval.String(), Duration: cfg.Duration.String(),
 			DSN: engine.Redact(cfg.DSN)}}, obs)
 	if err != nil {
@@ -95,7 +96,7 @@ loop:
 	samples := rec.tele.session.Samples(start, stop)
 	agg := telemetry.Summarize(samples)
 	out := &MonitorResult{RunID: rec.run.ID, Seconds: stop.Sub(start).Seconds(), Resolution: rec.tele.session.Resolution(),
-		Devices: averageDevices(samples), Host: agg.Host, Device: agg.Device, DB: agg.DB, Samples: len(samples)}
+		Devices: averageDevices(samples), Host: agg.Host, Device: agg.Device, DB: agg.DB, Hosts: agg.Hosts, Samples: len(samples)}
 	status := results.StatusComplete
 	if ctx.Err() != nil && cfg.Duration > 0 {
 		status = results.StatusInterrupted

@@ -97,7 +97,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		return nil, err
 	}
 	name, _ := all.NameOf(cfg.DSN)
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindTPCC, target: cfg.Target, db: db, engineName: name,
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
 		params: &TPCCParams{
 			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
 			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
@@ -124,7 +124,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	j := &judge{ts: cfg.Thresholds, obs: obs}
 	dc.OnStep = func(s *driver.StepResult) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
-			s.Host, s.Device, s.DB = a.Host, a.Device, a.DB
+			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
 		}
 		obs.Result(Result{TPCC: s})
 		j.step(s.Index, vusName(s.VUs), s)

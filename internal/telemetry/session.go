@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +23,11 @@ type Config struct {
 	DB         engine.StatsReader // nil: no database internals
 	ServerPID  int                // the database server's main process, whose tree's CPU is sampled; 0: none
 	BlockTrace bool               // try device latency percentiles from block tracepoints
+	// Nodes are hosts whose Prometheus node_exporter is scraped at each
+	// sample, all at once, each within min(Interval, 2 s) x 0.9. One that
+	// does not answer is a gap in its figures (and a Warn, with the time,
+	// when it stops and when it answers again), never an error.
+	Nodes []Node
 	// OnSample is called from the sampling goroutine after each sample.
 	OnSample func(Sample)
 	// Warn is told, once each, why something cannot be sampled.
@@ -40,6 +46,7 @@ type Sample struct {
 	ServerCPUPct float64
 	Devices      []DeviceRates // every device of the target's chain
 	Total        *DeviceRates  // the sum over the chain's leaves; nil without a target
+	Hosts        []HostSample  // one per Config.Nodes, in its order (Up false: no figures)
 	Latency      *Latency      // device latency percentiles; nil without the block tracer
 	latencyHist  []bar         // the interval's latency histogram, for merging over steps
 	DB           map[string]float64
@@ -59,8 +66,10 @@ type Session struct {
 	disks   *DiskReader
 	tracer  *BlockTracer
 	srvCPU  *treeCPU        // the server's process tree, when cfg.ServerPID is set
+	nodes   []*nodeState    // the node_exporters, in Config.Nodes' order
 	leaves  map[string]bool // the chain's whole disks, which the total sums
 	warned  map[string]bool
+	warnMu  sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
 	mu      sync.Mutex
@@ -83,6 +92,12 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		cfg.SysRoot = "/sys"
 	}
 	s := &Session{cfg: cfg, warned: map[string]bool{}, done: make(chan struct{}), srvCPU: &treeCPU{root: cfg.ProcRoot}}
+	if err := CheckNodes(cfg.Nodes); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	for _, n := range cfg.Nodes {
+		s.nodes = append(s.nodes, newNodeState(n, nodeTimeout(cfg.Interval), s.warn))
+	}
 	var err error
 	if s.host, err = NewHostReader(cfg.ProcRoot); err != nil {
 		return nil, fmt.Errorf("telemetry: reading %s: %w", cfg.ProcRoot, err)
@@ -120,7 +135,10 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 // or when it could not be resolved).
 func (s *Session) Resolution() *Resolution { return s.res }
 
+// warn tells Warn msg once. The node scrapes' goroutines call it too.
 func (s *Session) warn(msg string) {
+	s.warnMu.Lock()
+	defer s.warnMu.Unlock()
 	if s.warned[msg] {
 		return
 	}
@@ -130,10 +148,22 @@ func (s *Session) warn(msg string) {
 	}
 }
 
+// warnAlways tells Warn msg, under warn's lock.
+func (s *Session) warnAlways(msg string) {
+	s.warnMu.Lock()
+	defer s.warnMu.Unlock()
+	if s.cfg.Warn != nil {
+		s.cfg.Warn(msg)
+	}
+}
+
 // Stop ends sampling and releases the tracer. Safe to call twice.
 func (s *Session) Stop() {
 	s.cancel()
 	<-s.done
+	for _, n := range s.nodes {
+		n.r.Close()
+	}
 	if s.tracer != nil {
 		s.tracer.Close()
 		s.tracer = nil
@@ -205,6 +235,9 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 	now := time.Now()
 	first := p.at.IsZero()
 	x = Sample{T: now, Interval: now.Sub(p.at), ServerCPUPct: -1}
+	// The exporters are scraped meanwhile; waiting for them at the end
+	// delays the sample by at most their timeout.
+	scrapes := s.scrapeNodes(ctx)
 	secs := x.Interval.Seconds()
 	if cpu, err := s.host.CPU(); err == nil {
 		x.CPU = CPURates(p.cpu, cpu)
@@ -270,6 +303,12 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 			p.db = nil
 		}
 	}
+	if res := scrapes(); len(s.nodes) > 0 && ctx.Err() == nil { // Stop cut the scrapes short: no figures, no warnings
+		x.Hosts = make([]HostSample, len(s.nodes))
+		for i, n := range s.nodes {
+			x.Hosts[i] = n.update(res[i], s.warnAlways)
+		}
+	}
 	p.at = now
 	return x, !first
 }
@@ -330,6 +369,8 @@ type Aggregate struct {
 	Host    map[string]float64 `json:"host"`
 	Device  map[string]float64 `json:"device,omitempty"`
 	DB      map[string]float64 `json:"db,omitempty"`
+	// Hosts are the node_exporter hosts' figures, in Config.Nodes' order.
+	Hosts []HostStats `json:"hosts,omitempty"`
 }
 
 // Summarize aggregates samples (as Samples returns them for a step).
@@ -400,7 +441,95 @@ func Summarize(samples []Sample) Aggregate {
 		// The ratios of the whole step, not the means of per-second ratios.
 		dbRatios(a.DB)
 	}
+	a.Hosts = summarizeHosts(samples)
 	return a
+}
+
+// summarizeHosts averages each node_exporter host over the samples it
+// answered in: CPU shares by plain mean, each device with AverageRates (a
+// device absent from some of them, such as a loop device that started
+// I/O in the step, counts as idle there), and the median clock offset.
+// Missing counts the samples it did not answer in.
+func summarizeHosts(samples []Sample) []HostStats {
+	var out []HostStats
+	at := map[string]int{}
+	type acc struct {
+		devs    map[string][]DeviceRates
+		order   []string
+		offsets []float64
+	}
+	var accs []*acc
+	for _, x := range samples {
+		for _, h := range x.Hosts {
+			i, ok := at[h.Host]
+			if !ok {
+				i = len(out)
+				at[h.Host] = i
+				out = append(out, HostStats{Host: h.Host})
+				accs = append(accs, &acc{devs: map[string][]DeviceRates{}})
+			}
+			st, ac := &out[i], accs[i]
+			if !h.Up {
+				st.Missing++
+				continue
+			}
+			st.Samples++
+			st.CPUIdlePct += h.CPU.IdlePct
+			st.CPUIowaitPct += h.CPU.IOWaitPct
+			st.CPUUserPct += h.CPU.UserPct
+			st.CPUSystemPct += h.CPU.SystemPct
+			st.CPUStealPct += h.CPU.StealPct
+			for _, d := range h.Devices {
+				if _, ok := ac.devs[d.Name]; !ok {
+					ac.order = append(ac.order, d.Name)
+					// The samples before its first appearance, as idle.
+					ac.devs[d.Name] = make([]DeviceRates, st.Samples-1, st.Samples)
+				}
+				ac.devs[d.Name] = append(ac.devs[d.Name], d)
+			}
+			for _, name := range ac.order { // idle where absent since
+				if xs := ac.devs[name]; len(xs) < st.Samples {
+					ac.devs[name] = append(xs, DeviceRates{})
+				}
+			}
+			if h.Clocked {
+				ac.offsets = append(ac.offsets, float64(h.ClockOffset)/float64(time.Millisecond))
+			}
+		}
+	}
+	for i := range out {
+		st, ac := &out[i], accs[i]
+		if st.Samples == 0 {
+			continue
+		}
+		n := float64(st.Samples)
+		st.CPUIdlePct /= n
+		st.CPUIowaitPct /= n
+		st.CPUUserPct /= n
+		st.CPUSystemPct /= n
+		st.CPUStealPct /= n
+		slices.Sort(ac.order)
+		for _, name := range ac.order {
+			d := AverageRates(ac.devs[name])
+			d.Name = name
+			st.Devices = append(st.Devices, d)
+		}
+		st.ClockOffsetMs = median(ac.offsets)
+	}
+	return out
+}
+
+// median of xs (0 for none); sorts xs.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 1 {
+		return xs[m]
+	}
+	return (xs[m-1] + xs[m]) / 2
 }
 
 // AverageRates averages per-interval rates of equal intervals: IOPS, MB/s,
@@ -432,7 +561,8 @@ func AverageRates(xs []DeviceRates) DeviceRates {
 }
 
 // Values flattens a sample into named series values: host.*, dev.NAME.*
-// (and dev.total.*), dev.p50_ms/p95_ms/p99_ms, db.*.
+// (and dev.total.*), dev.p50_ms/p95_ms/p99_ms, db.*, and per node_exporter
+// host node.HOST.* (see hostValues).
 func (x Sample) Values() map[string]float64 {
 	v := map[string]float64{
 		"host.cpu_user_pct": x.CPU.UserPct, "host.cpu_system_pct": x.CPU.SystemPct,
@@ -448,9 +578,7 @@ func (x Sample) Values() map[string]float64 {
 		devs = append(devs[:len(devs):len(devs)], *x.Total)
 	}
 	for _, d := range devs {
-		p := "dev." + d.Name + "."
-		v[p+"r_iops"], v[p+"w_iops"], v[p+"r_mbps"], v[p+"w_mbps"] = d.RIOPS, d.WIOPS, d.RMBps, d.WMBps
-		v[p+"r_await_ms"], v[p+"w_await_ms"], v[p+"aqu_sz"], v[p+"util_pct"] = d.RAwaitMs, d.WAwaitMs, d.AquSz, d.UtilPct
+		deviceValues(v, "dev."+d.Name+".", d)
 	}
 	if x.Latency != nil {
 		v["dev.p50_ms"], v["dev.p95_ms"], v["dev.p99_ms"] = x.Latency.P50Ms, x.Latency.P95Ms, x.Latency.P99Ms
@@ -458,5 +586,34 @@ func (x Sample) Values() map[string]float64 {
 	for k, d := range x.DB {
 		v["db."+k] = d
 	}
+	for _, h := range x.Hosts {
+		hostValues(v, h)
+	}
 	return v
+}
+
+// deviceValues adds a device's figures under prefix (e.g. "dev.vda.").
+func deviceValues(v map[string]float64, prefix string, d DeviceRates) {
+	v[prefix+"r_iops"], v[prefix+"w_iops"], v[prefix+"r_mbps"], v[prefix+"w_mbps"] = d.RIOPS, d.WIOPS, d.RMBps, d.WMBps
+	v[prefix+"r_await_ms"], v[prefix+"w_await_ms"], v[prefix+"aqu_sz"], v[prefix+"util_pct"] = d.RAwaitMs, d.WAwaitMs, d.AquSz, d.UtilPct
+}
+
+// hostValues adds a node_exporter host's figures as node.HOST.*: up (1 or
+// 0) always; when up, cpu_*_pct as host.*, dev.DEV.* as the local devices'
+// and clock_offset_ms when the host tells its time.
+func hostValues(v map[string]float64, h HostSample) {
+	p := "node." + h.Host + "."
+	if !h.Up {
+		v[p+"up"] = 0
+		return
+	}
+	v[p+"up"] = 1
+	v[p+"cpu_user_pct"], v[p+"cpu_system_pct"], v[p+"cpu_iowait_pct"] = h.CPU.UserPct, h.CPU.SystemPct, h.CPU.IOWaitPct
+	v[p+"cpu_idle_pct"], v[p+"cpu_steal_pct"] = h.CPU.IdlePct, h.CPU.StealPct
+	for _, d := range h.Devices {
+		deviceValues(v, p+"dev."+d.Name+".", d)
+	}
+	if h.Clocked {
+		v[p+"clock_offset_ms"] = float64(h.ClockOffset) / float64(time.Millisecond)
+	}
 }
