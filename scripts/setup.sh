@@ -4,8 +4,12 @@
 # fio (storage profiles), plus blkid (util-linux), which the fio target guard uses.
 # With --test (make test) it also installs Chromium, which the report tests
 # open the HTML report in, MariaDB (mariadb-server, mariadb-backup), the
-# second engine the tests run, and Prometheus (prometheus, promtool), which
-# scrapes the live metrics tests.
+# second engine the tests run, Prometheus (prometheus, promtool), which
+# scrapes the live metrics tests, and for the multi-host tests, whose hosts
+# are network namespaces (internal/clustertest), iproute2 (ip netns),
+# OpenSSH's server and client (sshd, ssh, ssh-keygen) and Prometheus's
+# node_exporter. The services these packages come with are not started: the
+# tests start their own, on addresses of their own.
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,11 +84,12 @@ if [ -n "$for_tests" ]; then
 	fi
 fi
 
-# Prometheus: the live metrics tests start their own server on 127.0.0.1
-# and lint the exposition with promtool. Debian's package would start a
-# service listening on every interface, so it is installed without starting
-# any (policy-rc.d says no while it installs) and without its recommends.
-if [ -n "$for_tests" ] && { ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; }; then
+# apt_install_no_start PKG... installs packages that come with a service
+# without starting it (a temporary policy-rc.d says no while they install)
+# and without their recommends. Debian's packages would start services
+# listening on every interface; the tests start their own instances, bound
+# to addresses of their own.
+apt_install_no_start() {
 	policy=/usr/sbin/policy-rc.d
 	made_policy=""
 	if [ ! -e "$policy" ] && command -v apt-get >/dev/null 2>&1; then
@@ -92,11 +97,42 @@ if [ -n "$for_tests" ] && { ! command -v prometheus >/dev/null 2>&1 || ! command
 		made_policy=1
 		trap 'as_root rm -f "$policy"' EXIT # also when the install fails
 	fi
-	apt_install --no-install-recommends prometheus
+	apt_install --no-install-recommends "$@"
 	if [ -n "$made_policy" ]; then
 		as_root rm -f "$policy"
 		trap - EXIT
 	fi
+}
+
+# Services for the tests, none of them started by the install:
+#  - Prometheus: the live metrics tests start their own server on 127.0.0.1
+#    and lint the exposition with promtool.
+#  - OpenSSH's server and client, and node_exporter: the multi-host tests
+#    run an sshd (the controller logs in with ssh, keys made by ssh-keygen)
+#    and a node_exporter in each namespace (internal/clustertest).
+if [ -n "$for_tests" ]; then
+	missing=""
+	if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
+		missing="prometheus"
+	fi
+	if [ ! -x /usr/sbin/sshd ] && ! command -v sshd >/dev/null 2>&1; then
+		missing="$missing openssh-server"
+	fi
+	if ! command -v ssh >/dev/null 2>&1 || ! command -v ssh-keygen >/dev/null 2>&1; then
+		missing="$missing openssh-client"
+	fi
+	if ! command -v prometheus-node-exporter >/dev/null 2>&1 && [ ! -x /usr/bin/prometheus-node-exporter ]; then
+		missing="$missing prometheus-node-exporter"
+	fi
+	if [ -n "$missing" ]; then
+		# shellcheck disable=SC2086 # package names
+		apt_install_no_start $missing
+	fi
+fi
+
+# ip (iproute2): the multi-host tests make their hosts with ip netns.
+if [ -n "$for_tests" ] && ! command -v ip >/dev/null 2>&1 && [ ! -x /usr/sbin/ip ] && [ ! -x /sbin/ip ]; then
+	apt_install iproute2
 fi
 
 # Chromium: the report tests (internal/report/reporttest) check the HTML
