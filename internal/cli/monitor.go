@@ -50,8 +50,9 @@ func newMonitorCommand(g *Globals) *cobra.Command {
 }
 
 func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
-	if opts.Target == "" {
-		return usagef("no --target given; name the path whose devices to sample, e.g. --target /var/lib/postgresql")
+	if opts.Target == "" && len(opts.NodeExporters) == 0 {
+		return usagef("no --target given; name the path whose devices to sample, e.g. --target /var/lib/postgresql " +
+			"(or only other hosts', with --node-exporter NAME=URL)")
 	}
 	d, err := units.ParseDuration(opts.Duration)
 	if err != nil {
@@ -97,6 +98,7 @@ func printSample(w io.Writer, x telemetry.Sample) {
 		fmt.Fprintf(w, "  db %6.0f commits/s  hit %5.1f%%  WAL %6.2f MB/s", x.DB["commits_per_s"], x.DB["cache_hit_pct"], x.DB["wal_bytes_per_s"]/1e6)
 	}
 	fmt.Fprintln(w)
+	defer printHostSamples(w, x.Hosts)
 	if len(x.Devices) == 0 {
 		return
 	}
@@ -112,5 +114,25 @@ func printSample(w io.Writer, x telemetry.Sample) {
 	if x.Latency != nil {
 		fmt.Fprintf(w, "  %-10s %70s %8.3f %8.3f %8.3f\n", "traced", fmt.Sprintf("%d requests (1 in %d)", x.Latency.Count, max(x.Latency.OneIn, 1)),
 			x.Latency.P50Ms, x.Latency.P95Ms, x.Latency.P99Ms)
+	}
+}
+
+// printHostSamples prints each node_exporter host's CPU and devices of one
+// sample, under the controller's.
+func printHostSamples(w io.Writer, hosts []telemetry.HostSample) {
+	for _, h := range hosts {
+		if !h.Up {
+			fmt.Fprintf(w, "  host %s: no answer\n", h.Host)
+			continue
+		}
+		fmt.Fprintf(w, "  host %-8s CPU user %5.1f%%  system %5.1f%%  iowait %5.1f%%  idle %5.1f%%  steal %4.1f%%\n",
+			h.Host, h.CPU.UserPct, h.CPU.SystemPct, h.CPU.IOWaitPct, h.CPU.IdlePct, h.CPU.StealPct)
+		for _, d := range h.Devices {
+			if d.RIOPS+d.WIOPS == 0 && d.UtilPct == 0 {
+				continue // idle devices would bury the busy ones
+			}
+			fmt.Fprintf(w, "    %-10s %8.1f %8.1f %8.2f %8.2f %8.2f %8.2f %7.2f %6.1f\n",
+				d.Name, d.RIOPS, d.WIOPS, d.RMBps, d.WMBps, d.RAwaitMs, d.WAwaitMs, d.AquSz, d.UtilPct)
+		}
 	}
 }

@@ -1,0 +1,102 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/clustertest"
+	"github.com/tierbench/tierbench/internal/results"
+)
+
+// monitor samples two hosts' node_exporters, each into its own figures and
+// series; the second exporter is killed mid-run, which is a warning with
+// its time and a gap, and the run goes on to the end.
+func TestMonitorNodeExporters(t *testing.T) {
+	c := clustertest.New(t, 2, clustertest.Options{NodeExporter: true})
+	res := t.TempDir()
+	killed := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		c.KillNodeExporter(t, 1)
+		killed <- time.Now()
+	}()
+	code, out, errOut := runTierbench(t, "monitor", "--duration", "6s", "--interval", "500ms", "--block-trace=false",
+		"--node-exporter", "h1="+c.Hosts[0].NodeExporter, "--node-exporter", "h2="+c.Hosts[1].NodeExporter,
+		"--results", res, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	at := <-killed
+	var doc struct {
+		RunID string `json:"run_id"`
+		Hosts []struct {
+			Host     string  `json:"host"`
+			Idle     float64 `json:"cpu_idle_pct"`
+			Iowait   float64 `json:"cpu_iowait_pct"`
+			User     float64 `json:"cpu_user_pct"`
+			System   float64 `json:"cpu_system_pct"`
+			Steal    float64 `json:"cpu_steal_pct"`
+			Samples  int     `json:"samples"`
+			Missing  int     `json:"missing"`
+			OffsetMs float64 `json:"clock_offset_ms"`
+			Devices  []struct {
+				Name    string  `json:"name"`
+				UtilPct float64 `json:"util_pct"`
+			} `json:"devices"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("monitor --json: %v\n%s", err, out)
+	}
+	if len(doc.Hosts) != 2 || doc.Hosts[0].Host != "h1" || doc.Hosts[1].Host != "h2" {
+		t.Fatalf("hosts: %s", out)
+	}
+	for _, h := range doc.Hosts {
+		if sum := h.Idle + h.Iowait + h.User + h.System + h.Steal; sum > 100.5 || sum < 50 {
+			t.Errorf("host %s: CPU shares add up to %.1f%%", h.Host, sum)
+		}
+		if len(h.Devices) == 0 {
+			t.Errorf("host %s: no devices", h.Host)
+		}
+		if math.Abs(h.OffsetMs) > 1000 {
+			t.Errorf("host %s: clock offset %.1f ms on one machine", h.Host, h.OffsetMs)
+		}
+	}
+	// About 12 samples of 500 ms: h1 answered all, h2 the ones before it was killed.
+	h1, h2 := doc.Hosts[0], doc.Hosts[1]
+	if h1.Missing != 0 || h1.Samples < 8 {
+		t.Errorf("h1: %d samples, %d missing; want about 12 and none", h1.Samples, h1.Missing)
+	}
+	if h2.Missing < 4 || h2.Samples < 2 || h2.Samples >= h1.Samples {
+		t.Errorf("h2: %d samples, %d missing; want a few of each (killed after 2.5 s of 6)", h2.Samples, h2.Missing)
+	}
+	m := regexp.MustCompile(`node_exporter h2 \(http://[^)]+\) stopped answering at (\d\d:\d\d:\d\d)`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no warning that h2 stopped answering:\n%s", errOut)
+	}
+	if when, err := time.ParseInLocation("15:04:05", m[1], time.Local); err != nil ||
+		math.Abs(float64(when.Hour()*3600+when.Minute()*60+when.Second()-(at.Hour()*3600+at.Minute()*60+at.Second()))) > 2 {
+		t.Errorf("h2 stopped answering at %s; it was killed at %s", m[1], at.Format("15:04:05"))
+	}
+
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	for _, host := range []string{"h1", "h2"} {
+		pts, err := store.Points(ctx, doc.RunID, "node."+host+".cpu_idle_pct", results.AllSteps)
+		if err != nil || len(pts) < 2 {
+			t.Errorf("%s: %d stored cpu_idle_pct points (%v)", host, len(pts), err)
+		}
+	}
+	up, err := store.Points(ctx, doc.RunID, "node.h2.up", results.AllSteps)
+	if err != nil || len(up) == 0 || up[len(up)-1].Value != 0 || up[0].Value != 1 {
+		t.Errorf("node.h2.up: %+v (%v); want 1 first and 0 at the end", up, err)
+	}
+}
