@@ -126,11 +126,15 @@ type scenarioVar struct {
 	Value string `json:"value"`
 }
 
-func runScenarioValidate(_ context.Context, g *Globals, opts ScenarioValidateOptions) error {
+func runScenarioValidate(ctx context.Context, g *Globals, opts ScenarioValidateOptions) error {
 	sc, err := opts.load()
 	var problems scenario.Errors
 	if err != nil && !errors.As(err, &problems) {
 		return err // a bad --set
+	}
+	if len(problems) == 0 {
+		// The hosts' addresses answer: a dead one is a problem of the file.
+		errors.As(scenario.CheckHosts(ctx, sc), &problems)
 	}
 	if len(problems) > 0 {
 		return reportScenarioErrors(g, problems)

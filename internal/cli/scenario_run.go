@@ -39,6 +39,9 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 		}
 	}
 	sc, err := opts.load()
+	if err == nil {
+		err = scenario.CheckHosts(ctx, sc)
+	}
 	if err != nil {
 		var errs scenario.Errors
 		if errors.As(err, &errs) {

@@ -30,6 +30,11 @@ type DiskConfig struct {
 	CgroupProcs []string
 	// Thresholds are judged on each point (threshold.KindDisk).
 	Thresholds []threshold.Threshold
+	// Servers, when given, run every point on all of them at once through
+	// fio's client/server mode; Target is then a directory on each (or a
+	// device, refused unless TargetOptions confirm it and it was checked
+	// there).
+	Servers []fio.Server
 }
 
 // ProfileConfig returns a disk run of a bundled profile, its duration, ramp

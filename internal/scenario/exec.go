@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -25,6 +26,7 @@ import (
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tier"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -99,12 +101,14 @@ func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer,
 		obs: obs, opts: opts, sc: sc, results: resultsDir,
 		group:   sc.Name + "-" + time.Now().UTC().Format("20060102-150405"),
 		targets: map[string]*execTarget{}, instances: map[string]*instance{}, lastRun: map[string]string{},
+		offsets: map[string]time.Duration{},
 	}
 	scale := sc.Scale
 	if scale == "" {
 		scale = "default"
 	}
 	obs.Note(fmt.Sprintf("scenario %s (%s scale): %s; results group %s", sc.Name, scale, sc.Title, ex.group))
+	ex.measureClocks(ctx)
 	err = Run(ctx, sc, ex, obs.Step)
 	switch {
 	case err == nil && ex.failedChecks > 0:
@@ -129,6 +133,8 @@ type executor struct {
 	failedChecks int
 	breachedMu   sync.Mutex
 	breached     []*experiment.Breached // runs that breached their thresholds
+	offsetMu     sync.Mutex
+	offsets      map[string]time.Duration // host -> its clock minus the controller's
 }
 
 // gate lets the scenario go on past a run that breached its thresholds,
@@ -192,6 +198,7 @@ func limitText(v float64) string {
 
 type instance struct {
 	name    string
+	host    string // "": the controller
 	server  Server
 	target  *execTarget
 	dataDir string
@@ -211,6 +218,11 @@ func (e *executor) PrepareTarget(ctx context.Context, t Target) (string, error) 
 	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return "", fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	if !t.Local() { // used on other hosts only: each host's tierbench makes what it needs there
+		e.targets[t.Name] = &execTarget{Target: t, path: t.Path}
+		e.note("target %s: %s on host %s", t.Name, t.Path, strings.Join(t.Hosts, ", "))
+		return t.Path, nil
 	}
 	et := &execTarget{Target: t, path: path}
 	if t.Emulate != nil && t.Emulate.Loop > 0 {
@@ -234,12 +246,24 @@ func (e *executor) PrepareTarget(ctx context.Context, t Target) (string, error) 
 // always started (a new data directory is initialised), the others of a
 // multi-instance server are cloned from it by its tpcc-build step.
 func (e *executor) StartServers(ctx context.Context, s Server, _ Target, names []string) error {
+	if !s.Managed() {
+		in := &instance{name: s.Name, host: s.HostOf(0), server: s, dsn: s.DSN, started: true, target: &execTarget{}}
+		e.instances[s.Name] = in
+		e.note("server %s: not managed by tierbench: %s", s.Name, engine.Redact(s.DSN))
+		return nil
+	}
 	t := e.targets[s.Target]
 	for i, name := range names {
-		in := &instance{name: name, server: s, target: t, dataDir: filepath.Join(t.path, name)}
+		in := &instance{name: name, host: s.HostOf(i), server: s, target: t, dataDir: filepath.Join(t.path, name)}
+		if in.host != "" {
+			in.dataDir = path.Join(t.path, name)
+		}
 		e.instances[name] = in
-		if i > 0 {
-			if _, err := server.Status(ctx, in.dataDir); err != nil {
+		if i%s.Count > 0 { // not its host's first
+			if in.host != "" && !e.remoteExists(ctx, in) {
+				continue
+			}
+			if _, err := server.Status(ctx, in.dataDir); in.host == "" && err != nil {
 				continue // cloned when the schema is built
 			}
 		}
@@ -254,6 +278,9 @@ func (e *executor) StartServers(ctx context.Context, s Server, _ Target, names [
 // throttles: one I/O budget per emulated tier (the tier's cgroup), which
 // every instance on it shares, as the databases on one datastore do.
 func (e *executor) start(ctx context.Context, in *instance, newPort bool) error {
+	if in.host != "" {
+		return e.startRemote(ctx, in)
+	}
 	info, err := server.Start(ctx, server.Options{Engine: in.server.Engine, DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
 	if err != nil {
 		return fmt.Errorf("server %s: %w", in.name, experiment.ServerError(err))
@@ -312,8 +339,15 @@ func (e *executor) background() experiment.Observer {
 
 // record is how the scenario's runs are recorded: in its group, sampled as
 // the command line samples by default.
+// Every run samples every host's node_exporter: the cluster's telemetry.
 func (e *executor) record(p experiment.Placement) experiment.Record {
-	return experiment.Record{Results: e.results, Group: e.group, Placement: p, Telemetry: experiment.DefaultTelemetry,
+	tele := experiment.DefaultTelemetry
+	for _, h := range e.sc.Hosts {
+		if h.NodeExporter != "" {
+			tele.Nodes = append(tele.Nodes, telemetry.Node{Name: h.Name, URL: h.NodeExporter})
+		}
+	}
+	return experiment.Record{Results: e.results, Group: e.group, Placement: p, Telemetry: tele,
 		LatencyBuckets: e.opts.LatencyBuckets}
 }
 
@@ -325,6 +359,18 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 	}
 	cfg.Target = t.path
 	cfg.Record = e.record(experiment.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
+	if cfg.Thresholds, err = thresholds(threshold.KindDisk, st.Thresholds); err != nil {
+		return err
+	}
+	if len(st.Hosts) > 0 { // fio's client/server mode: the profile on every host at once
+		for _, name := range st.Hosts {
+			h, _ := e.sc.Host(name)
+			cfg.Servers = append(cfg.Servers, h.Fio())
+		}
+		cfg.Record.Placement.Label = t.Name + " on " + strings.Join(st.Hosts, ", ")
+		_, err = experiment.RunDisk(ctx, cfg, e.obs)
+		return e.gate(err)
+	}
 	// fio runs within the tier's I/O budget, so the profile shows the tier
 	// as the database will see it.
 	grp, device, note, _, err := tierGroup(t, "disk-"+strings.TrimPrefix(t.groupName(), "tier-"), 0)
@@ -338,9 +384,6 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 		e.note("target %s: the storage profile runs throttled on %s, within the I/O budget the tier's servers share", t.Name, device)
 	case note != "":
 		e.note("target %s: the storage profile is %s", t.Name, note)
-	}
-	if cfg.Thresholds, err = thresholds(threshold.KindDisk, st.Thresholds); err != nil {
-		return err
 	}
 	_, err = experiment.RunDisk(ctx, cfg, e.obs)
 	return e.gate(err)
@@ -412,31 +455,58 @@ func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, dev
 	return grp, device, strings.Join(notes, "; "), ap, nil
 }
 
-// TPCCBuild builds (or reuses) the schema on the server's first instance;
-// the other instances are copies of its stopped, checked data directory.
+// TPCCBuild builds (or reuses) the schema on the server's first instance
+// on each of its hosts; the host's other instances are copies of its
+// stopped, checked data directory.
 func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
-	first, err := e.instance(st.Instances[0])
-	if err != nil {
-		return err
+	var groups [][]string // the instances on each host, in order
+	for i, name := range st.Instances {
+		if i == 0 || e.instances[name].host != e.instances[st.Instances[i-1]].host {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], name)
 	}
-	db, err := all.Open(ctx, first.dsn)
+	for _, names := range groups {
+		if err := e.buildOn(ctx, st, names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildOn builds the schema on the first of one host's instances and
+// clones it into the others.
+func (e *executor) buildOn(ctx context.Context, st *TPCCBuildStep, names []string) error {
+	first, err := e.instance(names[0])
 	if err != nil {
 		return err
 	}
 	vus := st.BuildVUs
-	if vus == 0 {
-		vus = runtime.NumCPU()
+	built := false
+	if first.host != "" {
+		if built, err = e.buildRemote(ctx, first, st.Warehouses, vus); err != nil {
+			return err
+		}
+	} else {
+		db, err := all.Open(ctx, first.dsn)
+		if err != nil {
+			return err
+		}
+		if vus == 0 {
+			vus = runtime.NumCPU()
+		}
+		build, err := experiment.EnsureSchema(ctx, db, st.Warehouses, vus, e.obs)
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("server %s: %w", first.name, err)
+		}
+		built = build != nil
 	}
-	build, err := experiment.EnsureSchema(ctx, db, st.Warehouses, vus, e.obs)
-	db.Close()
-	if err != nil {
-		return fmt.Errorf("server %s: %w", first.name, err)
-	}
-	rest := st.Instances[1:]
+	rest := names[1:]
 	if len(rest) == 0 {
 		return nil
 	}
-	if build == nil { // reused: copies made from it before are still good, if there
+	if !built { // reused: copies made from it before are still good, if there
 		missing := false
 		for _, name := range rest {
 			if in := e.instances[name]; !in.started {
@@ -447,17 +517,21 @@ func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
 			return nil
 		}
 	}
-	if _, err := server.Stop(ctx, first.dataDir, "fast"); err != nil {
+	if err := e.stopServer(ctx, first); err != nil {
 		return err
 	}
-	first.started = false
 	for _, name := range rest {
 		in := e.instances[name]
 		if in.started {
-			if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+			if err := e.stopServer(ctx, in); err != nil {
 				return err
 			}
-			in.started = false
+		}
+		if in.host != "" {
+			if err := e.cloneRemote(ctx, first, in); err != nil {
+				return err
+			}
+			continue
 		}
 		if _, err := server.Status(ctx, in.dataDir); err == nil {
 			// A copy tierbench made before, now stale.
@@ -481,6 +555,18 @@ func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
 	return nil
 }
 
+// stopServer stops a running instance, on its host.
+func (e *executor) stopServer(ctx context.Context, in *instance) error {
+	if in.host != "" {
+		return e.stopRemote(ctx, in)
+	}
+	if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+		return err
+	}
+	in.started = false
+	return nil
+}
+
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
 	mode, role, phase string, exprs []string) error {
@@ -490,7 +576,7 @@ func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *ins
 	}
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
 		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
-			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory}),
+			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host}),
 		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Mode: mode, Thresholds: ts,
 	}, obs)
 	if out != nil {
@@ -523,10 +609,14 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 	if target != "" {
 		t = e.targets[target]
 	}
+	place := experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
+		Target: in.target.Name, Tier: t.emulated(), Host: in.host}
+	if in.host != "" {
+		return e.backupRemote(ctx, obs, in, t, cycles, spacing, logical, place)
+	}
 	cfg := experiment.BackupConfig{
-		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
-			Target: in.target.Name, Tier: t.emulated()}),
-		DSN: in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Spacing: spacing,
+		Record: e.record(place),
+		DSN:    in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Spacing: spacing,
 		Logical: logical, Jobs: runtime.NumCPU(), DataDir: in.dataDir, Verify: true,
 	}
 	grp, note, ap, err := backupGroup(in, t)
@@ -713,7 +803,7 @@ func (e *executor) Stop(ctx context.Context, st *StopStep) error {
 		if !ok || !in.started {
 			continue
 		}
-		if err := stopInstance(ctx, in); err != nil {
+		if err := e.stopInstance(ctx, in); err != nil {
 			return err
 		}
 		e.note("server %s: stopped", name)
@@ -722,8 +812,18 @@ func (e *executor) Stop(ctx context.Context, st *StopStep) error {
 }
 
 // stopInstance stops the instance when it runs and removes its own cgroups
-// (not the tier's shared I/O group).
-func stopInstance(ctx context.Context, in *instance) error {
+// (not the tier's shared I/O group). A server tierbench does not manage is
+// left alone; one on another host is stopped there (its own tierbench
+// removes its cgroups).
+func (e *executor) stopInstance(ctx context.Context, in *instance) error {
+	switch {
+	case !in.server.Managed():
+		return nil
+	case in.host != "" && in.started:
+		return e.stopRemote(ctx, in)
+	case in.host != "":
+		return nil
+	}
 	var errs []error
 	if in.started {
 		if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
@@ -745,7 +845,7 @@ func stopInstance(ctx context.Context, in *instance) error {
 func (e *executor) Cleanup(ctx context.Context) error {
 	var errs []error
 	for _, in := range e.instances {
-		if err := stopInstance(ctx, in); err != nil {
+		if err := e.stopInstance(ctx, in); err != nil {
 			errs = append(errs, err)
 		}
 	}

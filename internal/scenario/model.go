@@ -20,7 +20,7 @@ import (
 var (
 	targetKeys  = []string{"name", "path", "emulate"}
 	emulateKeys = []string{"loop", "read_iops", "write_iops", "read_mbps", "write_mbps"}
-	serverKeys  = []string{"name", "engine", "target", "count", "memory", "settings"}
+	serverKeys  = []string{"name", "engine", "target", "host", "hosts", "dsn", "count", "memory", "settings"}
 	modes       = []string{engine.ModeRoutines, engine.ModeStatements}
 
 	// A range of instances: db-1..8 or db-1..db-8.
@@ -139,8 +139,13 @@ func (p *parser) parseServers(f field) {
 		}
 		what := "server " + peekName(it)
 		fs := p.fields(it, what, serverKeys)
-		p.required(it, fs, what, "name", "engine", "target")
 		s := Server{Line: it.Line, Count: 1}
+		if f, ok := fs["dsn"]; ok {
+			p.required(it, fs, what, "name")
+			s.DSN, s.Engine = p.unmanaged(f, fs, what)
+		} else {
+			p.required(it, fs, what, "name", "engine", "target")
+		}
 		var nameNode *yaml.Node
 		if f, ok := fs["name"]; ok {
 			nameNode = f.val
@@ -148,7 +153,7 @@ func (p *parser) parseServers(f field) {
 				s.Name = name
 			}
 		}
-		if f, ok := fs["engine"]; ok {
+		if f, ok := fs["engine"]; ok && s.Managed() {
 			if e, ok := p.text(f.val, what+": engine"); ok {
 				if managed := all.Names(true); !slices.Contains(managed, e) {
 					p.bad(f.val, "%s: engine %q is not supported; use %s", what, e, strings.Join(managed, ", "))
@@ -156,8 +161,16 @@ func (p *parser) parseServers(f field) {
 				s.Engine = e
 			}
 		}
-		if f, ok := fs["target"]; ok {
+		if f, ok := fs["target"]; ok && s.Managed() {
 			s.Target, _ = p.targetRef(f.val, what+": target")
+		}
+		if f, ok := fs["host"]; ok {
+			s.Hosts = p.serverHosts(f.val, what, s, false)
+			if g, ok := fs["hosts"]; ok {
+				p.at(g.key, "%s: give host (one) or hosts (a list), not both", what)
+			}
+		} else if f, ok := fs["hosts"]; ok {
+			s.Hosts = p.serverHosts(f.val, what, s, true)
 		}
 		if f, ok := fs["count"]; ok {
 			if c, ok := p.integer(f.val, what+": count", 1, maxCount); ok {
@@ -354,9 +367,12 @@ func (p *parser) parseSteps(f field) {
 
 func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	const what = KindDisk
-	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "thresholds"})
+	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "hosts", "thresholds"})
 	p.required(at, fs, what, "target")
 	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, threshold.KindDisk)}
+	if f, ok := fs["hosts"]; ok {
+		st.Hosts = p.fioHosts(f.val, what)
+	}
 	if f, ok := fs["target"]; ok {
 		st.Target, _ = p.targetRef(f.val, what+": target")
 	}
@@ -369,7 +385,7 @@ func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 		}
 	}
 	if f, ok := fs["duration"]; ok {
-		st.Duration, _ = p.duration(f.val, what+": duration", true)
+		st.Duration, _ = p.duration(f.val, what+": duration (0: the profile's)", false)
 	}
 	if f, ok := fs["size"]; ok {
 		if v, ok := p.size(f.val, what+": size"); ok {
@@ -476,6 +492,7 @@ func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
 			st.Server, st.Instances, st.Target = s.Name, s.Instances(), s.Target
+			p.needsManaged(f.val, what, s, "backs up its data directory")
 		}
 	}
 	if f, ok := fs["target"]; ok {
@@ -509,6 +526,11 @@ func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 	}
 	if f, ok := fs["backup"]; ok {
 		st.Backup = p.instances(f.val, what+": backup", seen, false)
+		for _, inst := range st.Backup {
+			if s, ok := p.sc.Server(p.instanceOf[inst]); ok && !p.needsManaged(f.val, what+": backup", s, "backs up its data directory") {
+				break
+			}
+		}
 	}
 	for _, inst := range append(slices.Clone(st.TPCC), st.Backup...) {
 		addServer(inst)
@@ -608,7 +630,7 @@ func (p *parser) expandInstance(e entry, what string) ([]string, bool) {
 		case errA != nil || errB != nil || a < 1 || b < a:
 			p.bad(e.node, "%s: range %s must run from a low instance number to a higher one, e.g. %s-1..2", what, e.text, m[1])
 			return nil, false
-		case p.sc.Servers[i].Count < 2 || b > p.sc.Servers[i].Count:
+		case p.sc.Servers[i].Total() < 2 || b > p.sc.Servers[i].Total():
 			p.bad(e.node, "%s: %s names instances that do not exist: %s", what, e.text, instancesOf(p.sc.Servers[i]))
 			return nil, false
 		}
@@ -665,6 +687,7 @@ func (p *parser) stopStep(at, body *yaml.Node) *StopStep {
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
 			st.Server, st.Instances = s.Name, s.Instances()
+			p.needsManaged(f.val, what, s, "stops it")
 		}
 	}
 	return st

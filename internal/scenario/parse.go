@@ -45,7 +45,7 @@ func protectRefs(src []byte) []byte { return refRE.ReplaceAll(src, []byte("$$⦃
 
 func unmark(s string) string { return markedRE.ReplaceAllString(s, "$${${1}}") }
 
-var topKeys = []string{"name", "title", "description", "scales", "targets", "servers", "steps"}
+var topKeys = []string{"name", "title", "description", "scales", "hosts", "targets", "servers", "steps"}
 
 // minMemory keeps a server's memory cap above what PostgreSQL needs to start
 // with tierbench's connection limit.
@@ -55,7 +55,7 @@ const minMemory = 64 << 20
 // scale the file defines ("" = its default variables only); sets overrides
 // variables (--set key=value). Every problem comes back at once, as Errors.
 func Parse(name string, data []byte, scale string, sets map[string]string) (*Scenario, error) {
-	p := &parser{file: name, targets: map[string]int{}, servers: map[string]int{}, instanceOf: map[string]string{}}
+	p := &parser{file: name, hosts: map[string]int{}, targets: map[string]int{}, servers: map[string]int{}, instanceOf: map[string]string{}}
 	sc := p.parse(data, scale, sets)
 	if len(p.errs) > 0 {
 		return nil, p.errs.sorted()
@@ -73,6 +73,7 @@ type parser struct {
 	set   map[string]bool // variables given by --set
 
 	sc         *Scenario
+	hosts      map[string]int    // name -> index in sc.Hosts
 	targets    map[string]int    // name -> index in sc.Targets
 	servers    map[string]int    // name -> index in sc.Servers
 	instanceOf map[string]string // instance -> server
@@ -141,10 +142,12 @@ func (p *parser) parse(data []byte, scale string, sets map[string]string) *Scena
 	if f, ok := fs["description"]; ok {
 		p.text(f.val, "description")
 	}
+	p.parseHosts(fs["hosts"])
 	p.parseTargets(fs["targets"])
 	p.parseServers(fs["servers"])
 	if f, ok := fs["steps"]; ok {
 		p.parseSteps(f)
+		p.placeTargets()
 	} else {
 		p.at(root, "missing steps: a scenario needs a list of steps (%s)", strings.Join(Kinds, ", "))
 	}

@@ -26,9 +26,9 @@ func TestBrokenFiles(t *testing.T) {
 			`11:17: tpcc-run: duration: duration "20x" is not understood; give a duration such as 30s, 2m or 1h30m`,
 		},
 		"unknown-key.yaml": {
-			`2:1: scenario: unknown key "colour"; known keys: name, title, description, scales, targets, servers, steps`,
+			`2:1: scenario: unknown key "colour"; known keys: name, title, description, scales, hosts, targets, servers, steps`,
 			`6:5: target t: unknown key "emulated" (did you mean emulate?); known keys: name, path, emulate`,
-			`8:45: server db: unknown key "memroy" (did you mean memory?); known keys: name, engine, target, count, memory, settings`,
+			`8:45: server db: unknown key "memroy" (did you mean memory?); known keys: name, engine, target, host, hosts, dsn, count, memory, settings`,
 			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds`,
 		},
 		"undefined-var.yaml": {
@@ -254,7 +254,7 @@ func TestDocumentProblems(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"", "x.yaml: the file is empty; a scenario needs at least a name and steps"},
 		{"# only a comment\n", "x.yaml: the file is empty; a scenario needs at least a name and steps"},
-		{"- a\n- b\n", "x.yaml:1:1: a scenario is a mapping with the keys name, title, description, scales, targets, servers, steps; this is a list"},
+		{"- a\n- b\n", "x.yaml:1:1: a scenario is a mapping with the keys name, title, description, scales, hosts, targets, servers, steps; this is a list"},
 		{"name: a\nsteps: [report]\n---\nname: b\n", "x.yaml:3: a scenario file holds one YAML document; remove this second one (and the --- before it)"},
 		{"name: a\nname: b\nsteps: [report]\n", "x.yaml:2:1: scenario: name is given twice (first on line 1)"},
 		{"title: t\n", "x.yaml:1:1: missing name: give the scenario a name (letters, digits, -, _ and .)\n" +
@@ -288,7 +288,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("Load(quick): %+v, %v", sc, err)
 	}
 	_, err = Load("no-such-scenario", "", nil)
-	if err == nil || !strings.Contains(err.Error(), "no-such-scenario: no such file, and no bundled scenario of that name; bundled scenarios: engines, paper-1-memory, paper-2-tiers") {
+	if err == nil || !strings.Contains(err.Error(), "no-such-scenario: no such file, and no bundled scenario of that name; bundled scenarios: cluster, engines, paper-1-memory, paper-2-tiers") {
 		t.Errorf("unknown name: %v", err)
 	}
 	_, err = Load("testdata/nothing-here.yml", "", nil)

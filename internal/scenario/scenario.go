@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ type Scenario struct {
 	Bundled bool              `json:"bundled"` // Source names an embedded file
 	Scale   string            `json:"scale"`   // the scale applied; "" = the file's defaults
 	Vars    map[string]string `json:"vars"`    // every variable's value after the scale and --set
+	Hosts   []Host            `json:"hosts,omitempty"`
 	Targets []Target          `json:"targets"`
 	Servers []Server          `json:"servers"`
 	Steps   []Step            `json:"steps"`
@@ -40,8 +42,15 @@ type Target struct {
 	Name    string   `json:"name"`
 	Path    string   `json:"path"` // created if missing; relative paths are relative to the working directory
 	Emulate *Emulate `json:"emulate,omitempty"`
-	Line    int      `json:"line"`
+	// Hosts are where the target is used: "" is the controller (the
+	// machine tierbench runs on), else a host's name. The controller
+	// prepares only a target it uses itself.
+	Hosts []string `json:"hosts,omitempty"`
+	Line  int      `json:"line"`
 }
+
+// Local says whether the controller itself uses the target.
+func (t Target) Local() bool { return len(t.Hosts) == 0 || slices.Contains(t.Hosts, "") }
 
 // Emulate are the limits of an emulated tier, enforced with cgroup block-I/O
 // throttles. A zero field is no limit; Loop > 0 puts the target on a
@@ -57,23 +66,45 @@ type Emulate struct {
 
 // Server is a managed database server whose data directory lives on a
 // target. Count > 1 makes that many instances cloned from one built schema.
+// With Host it runs on that host, managed there over SSH through
+// tierbench's own CLI; with DSN it is a server tierbench does not manage
+// (a cloud database, a VM), which it only connects to.
 type Server struct {
-	Name     string            `json:"name"`
-	Engine   string            `json:"engine"`
-	Target   string            `json:"target"`
+	Name   string `json:"name"`
+	Engine string `json:"engine"`
+	Target string `json:"target,omitempty"`
+	// Hosts are where its instances run, Count on each, in order
+	// (NAME-1 … NAME-Count on the first); none: on the controller.
+	Hosts    []string          `json:"hosts,omitempty"`
+	DSN      string            `json:"-"` // may hold a password: never printed
 	Count    int               `json:"count"`
 	Memory   int64             `json:"memory,omitempty"`   // bytes: buffers sized from it and a cgroup cap; 0 = engine defaults
 	Settings map[string]string `json:"settings,omitempty"` // extra server settings (name = value)
 	Line     int               `json:"line"`
 }
 
-// Instances names the server's instances: the server's own name when Count is
-// 1, else NAME-1 … NAME-Count.
+// Managed says whether tierbench starts and stops the server.
+func (s Server) Managed() bool { return s.DSN == "" }
+
+// Total is how many instances the server has: Count on each of its hosts.
+func (s Server) Total() int { return s.Count * max(1, len(s.Hosts)) }
+
+// HostOf is the host of the server's i-th instance (0-based); "": the
+// controller.
+func (s Server) HostOf(i int) string {
+	if len(s.Hosts) == 0 {
+		return ""
+	}
+	return s.Hosts[min(i/max(s.Count, 1), len(s.Hosts)-1)]
+}
+
+// Instances names the server's instances: the server's own name when it has
+// one, else NAME-1 … NAME-N.
 func (s Server) Instances() []string {
-	if s.Count <= 1 {
+	if s.Total() <= 1 {
 		return []string{s.Name}
 	}
-	out := make([]string, s.Count)
+	out := make([]string, s.Total())
 	for i := range out {
 		out[i] = fmt.Sprintf("%s-%d", s.Name, i+1)
 	}
@@ -115,6 +146,10 @@ type DiskStep struct {
 	Profile  string        `json:"profile"`            // a bundled profile (tierbench disk profiles); default quick
 	Duration time.Duration `json:"duration,omitempty"` // per point; 0 = the profile's
 	Size     int64         `json:"size,omitempty"`     // test file bytes; 0 = the profile's
+	// Hosts run the profile all at once through their fio servers (fio's
+	// client/server mode), the target a directory on each; none: the
+	// controller runs it on the target itself.
+	Hosts []string `json:"hosts,omitempty"`
 	// Thresholds are judged on each point (docs/thresholds.md).
 	Thresholds []string `json:"thresholds,omitempty"`
 }

@@ -1,0 +1,264 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+)
+
+// A server on another host is managed by running tierbench's own CLI there
+// over SSH (`tierbench server start … --json` and its siblings): no daemon,
+// no protocol but the CLI's JSON. Its DSN, password included, comes back
+// on ssh's standard output and goes out again only on standard input
+// (`--dsn -`), never on a command line of either host.
+
+// remoteStart is what `server start --json` and `server clone --json` print.
+type remoteStart struct {
+	server.Info
+	Limits *cgroup.Applied `json:"limits,omitempty"`
+}
+
+// remoteHost is the instance's host as internal/remote reaches it.
+func (e *executor) remoteHost(in *instance) remote.Host {
+	h, _ := e.sc.Host(in.host)
+	return h.Remote()
+}
+
+// startRemote starts an instance on its host, listening on the host's
+// address so that the controller's TPC-C driver reaches it.
+func (e *executor) startRemote(ctx context.Context, in *instance) error {
+	h, _ := e.sc.Host(in.host)
+	args := []string{"server", "start", "--datadir", in.dataDir, "--engine", in.server.Engine, "--listen", h.Address}
+	if in.server.Memory > 0 {
+		args = append(args, "--memory", strconv.FormatInt(in.server.Memory, 10))
+	}
+	for _, k := range slices.Sorted(maps.Keys(in.server.Settings)) {
+		args = append(args, "--set", k+"="+in.server.Settings[k])
+	}
+	var out remoteStart
+	if err := h.Remote().JSON(ctx, nil, &out, append(args, "--json")...); err != nil {
+		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
+	}
+	in.dsn, in.started, in.limits = out.DSN, true, out.Limits
+	e.note("server %s: %s %s on host %s, %s:%d, data in %s", in.name, out.Engine, out.Version, h.Name, h.Address, out.Port, out.DataDir)
+	return nil
+}
+
+// remoteRunning says whether the instance's data directory on its host is
+// a managed one (as `server status` finds it).
+func (e *executor) remoteExists(ctx context.Context, in *instance) bool {
+	var st server.StatusInfo
+	return e.remoteHost(in).JSON(ctx, nil, &st, "server", "status", "--datadir", in.dataDir, "--json") == nil
+}
+
+// stopRemote stops an instance on its host.
+func (e *executor) stopRemote(ctx context.Context, in *instance) error {
+	var out json.RawMessage
+	if err := e.remoteHost(in).JSON(ctx, nil, &out, "server", "stop", "--datadir", in.dataDir, "--mode", "fast", "--json"); err != nil {
+		return fmt.Errorf("stopping %s on host %s: %w", in.name, in.host, err)
+	}
+	in.started = false
+	return nil
+}
+
+// cloneRemote copies the stopped first instance's data directory into
+// in's, on their host.
+func (e *executor) cloneRemote(ctx context.Context, from, in *instance) error {
+	h := e.remoteHost(in)
+	if e.remoteExists(ctx, in) { // a copy made before, now stale
+		if _, err := h.Shell(ctx, nil, "rm -rf -- "+remote.Quote(in.dataDir)); err != nil {
+			return fmt.Errorf("server %s on host %s: removing its stale copy: %w", in.name, h.Name, err)
+		}
+	}
+	e.note("cloning %s into %s on host %s", from.dataDir, in.dataDir, h.Name)
+	var out json.RawMessage
+	if err := h.JSON(ctx, nil, &out, "server", "clone", "--from", from.dataDir, "--datadir", in.dataDir, "--json"); err != nil {
+		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
+	}
+	return nil
+}
+
+// buildRemote builds (or reuses) the TPC-C schema of an instance with the
+// tierbench of its host, next to the data: the load does not cross the
+// network.
+func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vus int) (built bool, err error) {
+	h := e.remoteHost(in)
+	args := []string{"tpcc", "build", "--dsn", "-", "--reuse", "--warehouses", strconv.Itoa(warehouses)}
+	if vus > 0 {
+		args = append(args, "--build-vus", strconv.Itoa(vus))
+	}
+	e.note("server %s: building (or reusing) %d warehouses on host %s", in.name, warehouses, h.Name)
+	var out struct {
+		Reused bool `json:"reused"`
+	}
+	if err := h.JSON(ctx, strings.NewReader(in.dsn+"\n"), &out, append(args, "--json")...); err != nil {
+		return false, fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
+	}
+	return !out.Reused, nil
+}
+
+// backupRemote runs an instance's backup cycles on its host, into the
+// target's directory there, and brings the run back into the controller's
+// store: the remote tierbench records it in a store of its own in a
+// temporary directory, which is read back over SSH and imported with its
+// times moved by the host's clock offset.
+func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in *instance, t *execTarget, cycles int,
+	spacing time.Duration, logical bool, p experiment.Placement) error {
+	h := e.remoteHost(in)
+	tmp, err := h.Shell(ctx, nil, "mktemp -d \"${TMPDIR:-/tmp}/tierbench-results-XXXXXX\"")
+	if err != nil {
+		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
+	}
+	dir := strings.TrimSpace(string(tmp))
+	defer func() {
+		_, _ = h.Shell(context.WithoutCancel(ctx), nil, "rm -rf -- "+remote.Quote(dir))
+	}()
+	args := []string{"backup", "run", "--dsn", "-", "--datadir", in.dataDir, "--target", path.Join(t.path, "backups-"+in.name),
+		"--cycles", strconv.Itoa(cycles), "--interval", spacing.String(), "--results", dir}
+	if logical {
+		args = append(args, "--logical")
+	}
+	obs.Note(fmt.Sprintf("server %s: %d backup cycles on host %s", in.name, cycles, h.Name))
+	var doc experiment.BackupResult
+	runErr := h.JSON(ctx, strings.NewReader(in.dsn+"\n"), &doc, append(args, "--json")...)
+	if doc.RunID == "" {
+		if runErr == nil {
+			runErr = fmt.Errorf("its backup run printed no run id")
+		}
+		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, runErr)
+	}
+	if err := e.importRemote(ctx, h, dir, doc.RunID, p); err != nil {
+		return fmt.Errorf("server %s on host %s: bringing back backup run %s: %w", in.name, h.Name, doc.RunID, err)
+	}
+	for _, c := range doc.Cycles {
+		for _, ph := range []*backup.PhaseResult{c.Backup, c.Restore} {
+			if ph != nil {
+				obs.Result(experiment.Result{Phase: ph})
+			}
+		}
+	}
+	if runErr != nil {
+		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, runErr)
+	}
+	return nil
+}
+
+// importRemote copies run runID from the store in dir on host h into the
+// scenario's store, in its group, with the placement added to its
+// parameters and its times on the controller's clock.
+func (e *executor) importRemote(ctx context.Context, h remote.Host, dir, runID string, p experiment.Placement) error {
+	data, err := h.Shell(ctx, nil, "cat -- "+remote.Quote(path.Join(dir, results.FileName)))
+	if err != nil {
+		return err
+	}
+	local, err := os.MkdirTemp("", "tierbench-import-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(local)
+	if err := os.WriteFile(local+"/"+results.FileName, data, 0o600); err != nil {
+		return err
+	}
+	src, err := results.OpenReadOnly(local)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	run, err := src.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	params, err := withPlacement(run.Params, p)
+	if err != nil {
+		return err
+	}
+	dst, err := results.Open(e.results)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	return dst.Import(ctx, src, runID, results.ImportOptions{Group: e.group, Params: params, Host: h.Name,
+		Shift: -e.clockOffset(h.Name)})
+}
+
+// withPlacement sets a run's placement keys in its stored parameters.
+func withPlacement(params json.RawMessage, p experiment.Placement) (json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &m); err != nil {
+			return nil, err
+		}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	var pm map[string]json.RawMessage
+	if err := json.Unmarshal(b, &pm); err != nil {
+		return nil, err
+	}
+	for k, v := range pm {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// clockOffset is host's clock minus the controller's, as last measured.
+func (e *executor) clockOffset(host string) time.Duration {
+	e.offsetMu.Lock()
+	defer e.offsetMu.Unlock()
+	return e.offsets[host]
+}
+
+// measureClocks measures each SSH host's clock offset: the host's time
+// (date +%s%N) against the midpoint of the controller's send and receive,
+// the best of three round trips.
+func (e *executor) measureClocks(ctx context.Context) {
+	for _, h := range e.sc.Hosts {
+		if h.SSH == "" {
+			continue
+		}
+		best, bestRTT := time.Duration(0), time.Duration(-1)
+		for range 3 {
+			sent := time.Now()
+			out, err := h.Remote().Shell(ctx, nil, "date +%s%N")
+			got := time.Now()
+			if err != nil {
+				e.note("host %s: clock offset not measured: %v", h.Name, err)
+				break
+			}
+			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+			if err != nil {
+				e.note("host %s: clock offset not measured: date printed %q", h.Name, strings.TrimSpace(string(out)))
+				break
+			}
+			rtt := got.Sub(sent)
+			// ssh's own start-up is most of rtt, before the command runs;
+			// the midpoint bounds the error by rtt/2 either way.
+			mid := sent.Add(rtt / 2)
+			if bestRTT < 0 || rtt < bestRTT {
+				best, bestRTT = time.Unix(0, ns).Sub(mid), rtt
+			}
+		}
+		if bestRTT >= 0 {
+			e.offsetMu.Lock()
+			e.offsets[h.Name] = best
+			e.offsetMu.Unlock()
+			e.note("host %s: clock offset %+.1f ms (±%.0f ms, over ssh)", h.Name, float64(best)/1e6, float64(bestRTT)/2e6)
+		}
+	}
+}
