@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/results"
