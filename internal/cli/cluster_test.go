@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/clustertest"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 )
 
@@ -98,5 +100,83 @@ func TestMonitorNodeExporters(t *testing.T) {
 	up, err := store.Points(ctx, doc.RunID, "node.h2.up", results.AllSteps)
 	if err != nil || len(up) == 0 || up[len(up)-1].Value != 0 || up[0].Value != 1 {
 		t.Errorf("node.h2.up: %+v (%v); want 1 first and 0 at the end", up, err)
+	}
+}
+
+// disk run across two hosts' fio servers: the aggregate IOPS is the sum of
+// the hosts', its p99 is the percentile of both hosts' bins merged, each
+// host has its own per-second series, and both hosts' test files are gone
+// afterwards. The hosts share this machine's file system, as hosts on NFS
+// do, so their files sit side by side in one directory.
+func TestDiskRunFioServers(t *testing.T) {
+	c := clustertest.New(t, 2, clustertest.Options{Fio: true})
+	res, dir := t.TempDir(), t.TempDir()
+	h1, h2 := c.Hosts[0].Addr, c.Hosts[1].Addr+":8765"
+	code, out, errOut := runTierbench(t, "disk", "run", "--target", dir, "--fio-server", h1, "--fio-server", h2,
+		"--bs", "4k", "--rw", "randread", "--iodepth", "4", "--jobs", "2", "--size", "16MiB", "--duration", "2s", "--ramp", "0s",
+		"--direct=false", "--engine", "psync", "--interval", "0", "--results", res, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var doc struct {
+		RunID  string `json:"run_id"`
+		Points []struct {
+			Read struct {
+				IOPS  float64 `json:"iops"`
+				P99Ms float64 `json:"p99_ms"`
+				IOs   uint64  `json:"ios"`
+			} `json:"read"`
+			Hosts []struct {
+				Host string `json:"host"`
+				Read struct {
+					IOPS float64 `json:"iops"`
+					IOs  uint64  `json:"ios"`
+				} `json:"read"`
+			} `json:"hosts"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Points) != 1 {
+		t.Fatalf("disk run --json: %v\n%s", err, out)
+	}
+	p := doc.Points[0]
+	if len(p.Hosts) != 2 || p.Hosts[0].Host != h1 || p.Hosts[1].Host != c.Hosts[1].Addr {
+		t.Fatalf("hosts: %+v", p.Hosts)
+	}
+	sum := p.Hosts[0].Read.IOPS + p.Hosts[1].Read.IOPS
+	if p.Read.IOPS <= 0 || math.Abs(p.Read.IOPS-sum) > 0.01*sum {
+		t.Errorf("aggregate IOPS %.0f; the hosts' sum is %.0f", p.Read.IOPS, sum)
+	}
+	if p.Read.IOs != p.Hosts[0].Read.IOs+p.Hosts[1].Read.IOs {
+		t.Errorf("aggregate IOs %d; the hosts' sum is %d", p.Read.IOs, p.Hosts[0].Read.IOs+p.Hosts[1].Read.IOs)
+	}
+
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	merged := &fio.Hist{}
+	for _, h := range p.Hosts {
+		data, err := store.Histogram(ctx, doc.RunID, 0, h.Host+":read.clat_ns")
+		if err != nil {
+			t.Fatalf("host %s's histogram: %v", h.Host, err)
+		}
+		var hh fio.Hist
+		if err := json.Unmarshal(data, &hh); err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(&hh)
+		pts, err := store.Points(ctx, doc.RunID, "fio."+h.Host+".read.iops", 0)
+		if err != nil || len(pts) < 1 {
+			t.Errorf("host %s: %d per-second points (%v)", h.Host, len(pts), err)
+		}
+	}
+	if want := float64(merged.Percentile(99)) / 1e6; p.Read.P99Ms != want {
+		t.Errorf("aggregate p99 %.4f ms; the hosts' merged bins give %.4f ms", p.Read.P99Ms, want)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 0 {
+		t.Errorf("left on the hosts: %v", left)
 	}
 }

@@ -46,6 +46,9 @@ type DiskRunOptions struct {
 	SSRamp   string
 	Results  string
 	Fio      string
+	// FioServers run every point on those hosts at once (fio's
+	// client/server mode); Target is then a directory on each.
+	FioServers []string
 
 	Keep            bool
 	OverwriteFile   bool
@@ -81,6 +84,9 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SSRamp, "steady-state-ramp", "0s", "time before steady-state judging starts")
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	fs.StringVar(&o.Fio, "fio", "", "the fio binary (default: fio in PATH)")
+	fs.StringArrayVar(&o.FioServers, "fio-server", nil, "run each point on this host's `fio --server` too, given as HOST[:PORT] (default port 8765); "+
+		"repeatable: every point runs on all of them at once and is reported as their aggregate with each host's own figures; "+
+		"--target is then an absolute directory on each host, where each gets its own test file")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the test file tierbench created (later runs reuse it)")
 	fs.BoolVar(&o.OverwriteFile, "overwrite-file", false, "let fio write to a file tierbench did not create")
 	fs.StringVar(&o.DestroyDataOn, "destroy-data-on", "", "let fio write to this block device, destroying its data (name the --target device again)")
@@ -172,6 +178,18 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 		}
 	}
 	p.Results, p.Target, p.Fio = o.Results, o.Target, o.Fio
+	if p.Servers, err = fioServers(o.FioServers); err != nil {
+		return nil, err
+	}
+	if len(p.Servers) > 0 {
+		switch {
+		case o.Keep || o.OverwriteFile:
+			return nil, usagef("--keep and --overwrite-file are for a local target; with --fio-server each host's test file is tierbench's own and removed at the end")
+		case o.DestroyDataOn != "":
+			return nil, usagef("--destroy-data-on %s: a block device on the fio server hosts cannot be checked from here "+
+				"(tierbench looks for mounts, filesystems and partitions before it writes to a device); give a directory on each host", o.DestroyDataOn)
+		}
+	}
 	return p, nil
 }
 
@@ -320,4 +338,22 @@ func newDiskProfilesCommand(g *Globals) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// fioServers checks the --fio-server values: each HOST[:PORT], each once.
+func fioServers(specs []string) ([]fio.Server, error) {
+	var out []fio.Server
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		s, err := fio.ParseServer(spec)
+		if err != nil {
+			return nil, usagef("--fio-server %q: %v", spec, err)
+		}
+		if seen[s.HostPort()] {
+			return nil, usagef("--fio-server %s is given twice; give each host once", s.HostPort())
+		}
+		seen[s.HostPort()] = true
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -231,6 +231,18 @@ func (v *view) diskRow(p fio.PointResult) {
 		name += " (cut)"
 	}
 	fmt.Fprintf(w, "%-22s %s %s %13s\n", name, cells(p.Read), cells(p.Write), fmt.Sprintf("%.0f/%.0f", p.UsrCPUPct, p.SysCPUPct))
+	// On several hosts, the row above is their aggregate; each host's own
+	// follow, indented, with its CPU from node_exporter when sampled.
+	for _, h := range p.Hosts {
+		if h.Read == nil && h.Write == nil {
+			continue // a host only node_exporter watched
+		}
+		cpu := ""
+		if h.NodeStats != nil && h.Samples > 0 {
+			cpu = fmt.Sprintf("idle %.0f%%", h.CPUIdlePct)
+		}
+		fmt.Fprintf(w, "  %-20s %s %s %13s\n", h.Host, cells(h.Read), cells(h.Write), cpu)
+	}
 }
 
 // backupRow prints a finished phase.

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
 
@@ -93,6 +95,9 @@ type DiskParams struct {
 	Fio        string     `json:"fio"`
 	FioVersion string     `json:"fio_version"`
 	Points     []fio.Spec `json:"points"`
+	// Servers are the fio servers the points ran on at once ("": the
+	// controller's own fio on Target).
+	Servers []fio.Server `json:"fio_servers,omitempty"`
 }
 
 // RunDisk runs the points with fio and records them. tierbench writes only
@@ -108,6 +113,9 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 		return nil, err
 	}
 	runner.CgroupProcs = cfg.CgroupProcs
+	if len(cfg.Servers) > 0 {
+		return runDiskHosts(ctx, cfg, runner, obs)
+	}
 	target, err := fio.PrepareTarget(cfg.Target, cfg.TargetOptions)
 	if err != nil {
 		if errors.Is(err, fio.ErrRefused) {
@@ -147,16 +155,26 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
 		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Points: []fio.PointResult{}}
-	var runErr error
+	j, runErr := runPoints(ctx, cfg, set, rec, out, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
+		return runner.Run(ctx, i, spec, set, work)
+	})
+	return finishDisk(ctx, rec, out, j, runErr)
+}
+
+// runPoints runs each point with run, judges and stores it, and returns the
+// judge and the error that stopped the run (nil when every point ran).
+func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recording, out *DiskResult, obs Observer,
+	run func(i int, spec fio.Spec) (*fio.Point, error)) (*judge, error) {
 	j := &judge{ts: cfg.Thresholds, obs: obs}
 	for i, spec := range cfg.Points {
 		rec.tele.setStep(i)
 		obs.Progress(Progress{Point: &PointProgress{Index: i, Count: len(cfg.Points), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
-		p, err := runner.Run(ctx, i, spec, set, work)
+		p, err := run(i, spec)
 		if p != nil {
 			po := fio.NewPointResult(p)
 			if a := rec.tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
 				po.Host, po.Device = a.Host, a.Device
+				po.Hosts = withNodeStats(po.Hosts, a)
 			}
 			out.Points = append(out.Points, po)
 			obs.Result(Result{Point: &po})
@@ -169,10 +187,31 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 			}
 		}
 		if err != nil || ctx.Err() != nil {
-			runErr = err
-			break
+			return j, err
 		}
 	}
+	return j, nil
+}
+
+// withNodeStats adds each host's node_exporter figures to the point's
+// hosts (fio's), and the hosts node_exporter watched but fio did not run on.
+func withNodeStats(hosts []fio.HostPoint, a *telemetry.Aggregate) []fio.HostPoint {
+	ns := nodeStatsByHost(a)
+	for i := range hosts {
+		hosts[i].NodeStats = ns[hosts[i].Host]
+		delete(ns, hosts[i].Host)
+	}
+	for _, h := range a.Hosts {
+		if s, ok := ns[h.Host]; ok {
+			hosts = append(hosts, fio.HostPoint{Host: h.Host, NodeStats: s})
+		}
+	}
+	return hosts
+}
+
+// finishDisk records a disk run's end: its status, the thresholds no point
+// had a figure for, the run's document.
+func finishDisk(ctx context.Context, rec *recording, out *DiskResult, j *judge, runErr error) (*DiskResult, error) {
 	switch {
 	case ctx.Err() != nil:
 		out.Status = results.StatusInterrupted
@@ -181,7 +220,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	}
 	n := len(out.Points)
 	out.Thresholds = j.finish(ctx, rec, out.Status)
-	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+	err := rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
 		kept: fmt.Sprintf("%d points", n), done: fmt.Sprintf("%d points", n)})
 	return out, gate(out.RunID, err, out.Thresholds)
 }
@@ -203,22 +242,101 @@ func diskStep(p *fio.Point, po fio.PointResult) (results.Step, error) {
 			results.Point{Name: dir + ".mbps", Step: p.Index, T: t, Value: d.MBps},
 			results.Point{Name: dir + ".clat_ms", Step: p.Index, T: t, Value: d.ClatMs})
 	}
-	for _, s := range p.Seconds {
-		t := p.MeasureStart.Add(time.Duration(s.T) * time.Second)
-		add("read", s.Read, t)
-		add("write", s.Write, t)
-	}
-	hists := map[string][]byte{}
-	for dir, d := range map[string]*fio.DirStats{"read": p.Result.Read, "write": p.Result.Write} {
-		if d == nil || d.Hist == nil {
-			continue
+	seconds := func(prefix string, secs []fio.Second) {
+		for _, s := range secs {
+			t := p.MeasureStart.Add(time.Duration(s.T) * time.Second)
+			add(prefix+"read", s.Read, t)
+			add(prefix+"write", s.Write, t)
 		}
-		data, err := json.Marshal(d.Hist)
-		if err != nil {
+	}
+	seconds("", p.Seconds)
+	hists := map[string][]byte{}
+	histograms := func(prefix string, r *fio.Result) error {
+		if r == nil {
+			return nil
+		}
+		for dir, d := range map[string]*fio.DirStats{"read": r.Read, "write": r.Write} {
+			if d == nil || d.Hist == nil {
+				continue
+			}
+			data, err := json.Marshal(d.Hist)
+			if err != nil {
+				return err
+			}
+			hists[prefix+dir+".clat_ns"] = data
+		}
+		return nil
+	}
+	if err := histograms("", p.Result); err != nil {
+		return results.Step{}, err
+	}
+	// Each host's own, beside the aggregate: fio.HOST.read.iops …, and
+	// the histograms HOST:read.clat_ns.
+	for _, h := range p.Hosts {
+		seconds("fio."+h.Server.Name+".", h.Seconds)
+		if err := histograms(h.Server.Name+":", h.Result); err != nil {
 			return results.Step{}, err
 		}
-		hists[dir+".clat_ns"] = data
 	}
 	return results.Step{Index: p.Index, Name: p.Spec.Name, StartedAt: p.Started, MeasureStart: p.MeasureStart,
 		MeasureEnd: p.MeasureEnd, Metrics: doc, Points: pts, Histograms: hists}, nil
+}
+
+// runDiskHosts runs the points on every fio server at once (fio's
+// client/server mode), as HCIBench runs fio in VMs spread over a cluster:
+// each point's figures are the aggregate of all hosts' jobs, with each
+// host's own beside them. The target is a directory on each host, where
+// fio makes the host's own test file and removes it at the end.
+func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs Observer) (*DiskResult, error) {
+	set := cfg.Settings
+	set.File, set.Size = cfg.Target, cfg.TargetOptions.Size
+	if err := fio.CheckRemoteTarget(cfg.Target, cfg.Servers, set.RemoteDeviceChecked); err != nil {
+		if errors.Is(err, fio.ErrRefused) {
+			return nil, Invalid(err)
+		}
+		return nil, err
+	}
+	if set.Size <= 0 {
+		return nil, invalidf("give --size for the test file on each host, e.g. 4GiB")
+	}
+	if err := runner.CheckServers(ctx, cfg.Servers); err != nil {
+		return nil, err
+	}
+	if set.IOEngine == "" {
+		// The hosts cannot be probed as a local target is: libaio is in
+		// every Linux fio build, and what tierbench tries second locally.
+		set.IOEngine = "libaio"
+	}
+	work, err := os.MkdirTemp("", "tierbench-fio-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	defer func() {
+		if err := runner.RemoveHostFiles(ctx, cfg.Target, cfg.Servers); err != nil {
+			obs.Note(fmt.Sprintf("removing the test files on the hosts: %v", err))
+		}
+	}()
+	names := make([]string, len(cfg.Servers))
+	for i, s := range cfg.Servers {
+		names[i] = s.Name
+	}
+	file := fio.HostFile(cfg.Target, fio.Server{Name: "HOST"})
+	obs.Note(fmt.Sprintf("each point runs on %s at once through their fio servers, each on its own %s", strings.Join(names, ", "), file))
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindDisk, target: "", fioVersion: runner.Version,
+		params: &DiskParams{
+			Profile: cfg.Profile, Target: cfg.Target, TargetKind: "directory on each host", File: file, Size: set.Size,
+			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
+			SteadyState: set.SteadyState, Placement: cfg.Placement, Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
+			Servers: cfg.Servers,
+		}}, obs)
+	if err != nil {
+		return nil, err
+	}
+	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
+		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Points: []fio.PointResult{}}
+	j, runErr := runPoints(ctx, cfg, set, rec, out, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
+		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
+	})
+	return finishDisk(ctx, rec, out, j, runErr)
 }

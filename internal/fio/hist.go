@@ -58,20 +58,53 @@ func (h *Hist) Count() uint64 {
 // the first bin whose cumulative count is >= p/100 * total. It returns 0
 // when h is empty.
 func (h *Hist) Percentile(p float64) int64 {
+	return h.Percentiles(p)[0]
+}
+
+// Percentiles returns Percentile(p) for each of ps, sorting the bins once.
+func (h *Hist) Percentiles(ps ...float64) []int64 {
+	out := make([]int64, len(ps))
 	total := h.Count()
 	if total == 0 {
-		return 0
+		return out
 	}
-	limit := fioLimit(p, total)
 	keys := h.sorted()
-	var sum uint64
-	for _, ns := range keys {
-		sum += h.bins[ns]
-		if new(big.Float).SetUint64(sum).Cmp(limit) >= 0 {
-			return ns
+	counts := make([]uint64, len(keys))
+	for i, ns := range keys {
+		counts[i] = h.bins[ns]
+	}
+	for j, p := range ps {
+		out[j] = keys[len(keys)-1] // p > 100
+		need, ok := atLeast(fioLimit(p, total))
+		if !ok {
+			continue
+		}
+		var sum uint64
+		for i, c := range counts {
+			if sum += c; sum >= need {
+				out[j] = keys[i]
+				break
+			}
 		}
 	}
-	return keys[len(keys)-1] // p > 100
+	return out
+}
+
+// atLeast returns the smallest whole count that is >= limit: a count (an
+// integer) is >= limit exactly when it is >= that. ok is false when no
+// uint64 is.
+func atLeast(limit *big.Float) (need uint64, ok bool) {
+	i, acc := limit.Int(nil) // toward zero
+	if acc == big.Below {    // limit is positive and not whole: round up
+		i.Add(i, big.NewInt(1))
+	}
+	switch {
+	case i.Sign() <= 0:
+		return 0, true
+	case !i.IsUint64():
+		return 0, false
+	}
+	return i.Uint64(), true
 }
 
 // fioLimit returns the right-hand side of fio's test, as fio computes it.

@@ -52,6 +52,10 @@ type Settings struct {
 	LogPrefix     string        // per-second logs go to LogPrefix_{iops,bw,clat,…}.N.log
 	Header        string        // a comment written at the top of the job file
 	LogIntervalMs int           // 0 = 1000
+	// RemoteDeviceChecked lets RunHosts use a block device (/dev/...) on
+	// the fio servers: the caller has confirmed --destroy-data-on for it
+	// and checked it on every host. Without it a device target is refused.
+	RemoteDeviceChecked bool
 }
 
 // FormatBS writes a block size the way fio and its users do: 4k, 256k, 1m.

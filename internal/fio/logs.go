@@ -51,10 +51,45 @@ type series map[logKey]float64
 // is not supported). No log files at all is an error; a job with an iops log
 // but no bw or clat log leaves those fields 0.
 func ReadLogs(prefix string) ([]Second, error) {
-	jobs, err := findLogs(prefix)
+	jobs, err := readJobLogs(prefix, "")
 	if err != nil {
 		return nil, err
 	}
+	return mergeSeconds(jobs), nil
+}
+
+// jobLogs is one job's parsed logs, by kind; a missing log is nil.
+type jobLogs [logKinds]series
+
+// readJobLogs reads the logs of every job written with prefix whose names
+// end in suffix after ".log" (fio's client appends ".HOST" to the logs it
+// receives from a server), in job order.
+func readJobLogs(prefix, suffix string) ([]jobLogs, error) {
+	files, err := findLogs(prefix, suffix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobLogs, 0, len(files))
+	for _, job := range slices.Sorted(maps.Keys(files)) {
+		var s jobLogs
+		for kind, path := range files[job] {
+			if path == "" {
+				continue
+			}
+			if s[kind], err = readLog(path); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// mergeSeconds merges jobs' logs second by second: IOPS and bandwidth are
+// summed, and the mean latency is each job's mean weighted by its IOPS in
+// that second (the plain mean when every weight is 0). The jobs may come
+// from one host or several: the same sums make a point's aggregate.
+func mergeSeconds(jobs []jobLogs) []Second {
 	type acc struct {
 		iops, bw      float64
 		clatW, weight float64 // sum of clat*iops, sum of iops
@@ -70,16 +105,7 @@ func ReadLogs(prefix string) ([]Second, error) {
 		}
 		return a
 	}
-	for _, job := range slices.Sorted(maps.Keys(jobs)) {
-		var s [logKinds]series
-		for kind, path := range jobs[job] {
-			if path == "" {
-				continue
-			}
-			if s[kind], err = readLog(path); err != nil {
-				return nil, err
-			}
-		}
+	for _, s := range jobs {
 		for k, v := range s[logIOPS] {
 			get(k).iops += v
 		}
@@ -118,12 +144,12 @@ func ReadLogs(prefix string) ([]Second, error) {
 	for _, t := range slices.Sorted(maps.Keys(byT)) {
 		out = append(out, *byT[t])
 	}
-	return out, nil
+	return out
 }
 
 // findLogs returns, per job number, the paths of its iops, bw and clat logs
-// ("" when missing).
-func findLogs(prefix string) (map[int]*[logKinds]string, error) {
+// ("" when missing): PREFIX_KIND.N.log followed by suffix.
+func findLogs(prefix, suffix string) (map[int]*[logKinds]string, error) {
 	dir, base := filepath.Split(prefix)
 	if dir == "" {
 		dir = "."
@@ -138,12 +164,11 @@ func findLogs(prefix string) (map[int]*[logKinds]string, error) {
 		if !ok || e.IsDir() {
 			continue
 		}
+		if rest, ok = strings.CutSuffix(rest, ".log"+suffix); !ok {
+			continue
+		}
 		for kind, name := range logNames {
 			num, ok := strings.CutPrefix(rest, name+".")
-			if !ok {
-				continue
-			}
-			num, ok = strings.CutSuffix(num, ".log")
 			if !ok {
 				continue
 			}
@@ -158,7 +183,7 @@ func findLogs(prefix string) (map[int]*[logKinds]string, error) {
 		}
 	}
 	if len(jobs) == 0 {
-		return nil, fmt.Errorf("fio logs: no %s_{iops,bw,clat}.N.log files", prefix)
+		return nil, fmt.Errorf("fio logs: no %s_{iops,bw,clat}.N.log%s files", prefix, suffix)
 	}
 	return jobs, nil
 }

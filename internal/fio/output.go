@@ -47,8 +47,26 @@ type Result struct {
 
 // fioOutput is the part of fio's json+ output that Result needs.
 type fioOutput struct {
-	Version string   `json:"fio version"`
-	Jobs    []fioJob `json:"jobs"`
+	Version string      `json:"fio version"`
+	Jobs    []fioJob    `json:"jobs"`
+	Clients []clientJob `json:"client_stats"` // instead of "jobs" when fio ran as a client (--client)
+}
+
+// clientJob is an entry of "client_stats": one job of one server, named by
+// the address and port the client was given (hostname is that address, not
+// the server's own host name). With more than one job fio's client also
+// appends its own sum, named "All clients" and without "job options";
+// tierbench merges the jobs itself and skips it.
+type clientJob struct {
+	fioJob
+	Hostname string          `json:"hostname"`
+	Port     int             `json:"port"`
+	Options  json.RawMessage `json:"job options"`
+}
+
+// isClientSum reports whether e is fio's "All clients" sum, not a job.
+func (e *clientJob) isClientSum() bool {
+	return e.Name == "All clients" && len(e.Options) == 0
 }
 
 // fioJob is one entry of "jobs". fio's client/server mode reports each
@@ -196,10 +214,11 @@ func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats,
 	if n > 0 {
 		s.MeanMs = weighted / float64(n) / 1e6
 	}
-	s.P50Ms = float64(s.Hist.Percentile(50)) / 1e6
-	s.P95Ms = float64(s.Hist.Percentile(95)) / 1e6
-	s.P99Ms = float64(s.Hist.Percentile(99)) / 1e6
-	s.P999Ms = float64(s.Hist.Percentile(99.9)) / 1e6
+	pct := s.Hist.Percentiles(50, 95, 99, 99.9)
+	s.P50Ms = float64(pct[0]) / 1e6
+	s.P95Ms = float64(pct[1]) / 1e6
+	s.P99Ms = float64(pct[2]) / 1e6
+	s.P999Ms = float64(pct[3]) / 1e6
 	// Numbers fio never writes (1e308 IOPS, negative bandwidth) would make
 	// NaN or ±Inf that no JSON document can store: refuse them here.
 	for _, v := range []float64{s.IOPS, s.MBps, s.MeanMs, s.MaxMs} {

@@ -1,5 +1,7 @@
 package fio
 
+import "github.com/tierbench/tierbench/internal/telemetry"
+
 // PointResult is one measured point as `disk run --json` prints it and as
 // the results store keeps it (StoredPoint adds the job file). The report
 // decodes the same type: the schema lives here once.
@@ -21,6 +23,22 @@ type PointResult struct {
 	// Host and Device are the telemetry of the point's measured interval.
 	Host   map[string]float64 `json:"host,omitempty"`
 	Device map[string]float64 `json:"device,omitempty"`
+	// Hosts are the hosts' own figures when the point ran on several
+	// (RunHosts); the figures above are then their aggregate.
+	Hosts []HostPoint `json:"hosts,omitempty"`
+}
+
+// HostPoint is one host's figures in a point run on several hosts. Its
+// Read.Hist and Write.Hist are the host's merged clat bins (not in JSON:
+// the store keeps histograms apart).
+type HostPoint struct {
+	Host  string    `json:"host"`
+	Read  *DirStats `json:"read,omitempty"`
+	Write *DirStats `json:"write,omitempty"`
+	// The host's telemetry (node_exporter) over the point, filled by the
+	// experiment layer; nil when there is none, and then none of its
+	// fields are written.
+	*telemetry.NodeStats
 }
 
 // StoredPoint is a point's step document in the results store: its figures
@@ -38,6 +56,21 @@ func NewPointResult(p *Point) PointResult {
 		Name: p.Spec.Name, BS: FormatBS(p.Spec.BS), BSBytes: p.Spec.BS, RW: p.Spec.RW, RWMixRead: p.Spec.RWMixRead,
 		IODepth: p.Spec.IODepth, Jobs: p.Spec.Jobs, Read: r.Read, Write: r.Write,
 		UsrCPUPct: r.UsrCPUPct, SysCPUPct: r.SysCPUPct, Seconds: r.RuntimeS, SteadyState: r.SteadyState,
-		Interrupted: p.Interrupted,
+		Interrupted: p.Interrupted, Hosts: hostPoints(p.Hosts),
 	}
+}
+
+// hostPoints are the hosts' figures of a point; nil for a one-host point.
+func hostPoints(hosts []HostRun) []HostPoint {
+	if len(hosts) == 0 {
+		return nil
+	}
+	out := make([]HostPoint, len(hosts))
+	for i, h := range hosts {
+		out[i].Host = h.Server.Name
+		if h.Result != nil {
+			out[i].Read, out[i].Write = h.Result.Read, h.Result.Write
+		}
+	}
+	return out
 }

@@ -24,10 +24,10 @@ var MinVersion = [2]int{3, 16}
 var IOEngines = []string{"io_uring", "libaio", "psync"}
 
 // Runner runs fio. Each point is one fio process on one job file; its json+
-// output and per-second logs are merged job by job (ParseOutput, ReadLogs),
-// so the same Runner can later run a point on several hosts at once through
-// fio's client/server mode (`fio --client=HOST … JOBFILE`, whose output has
-// the same "jobs" entries, one set per host) with no change to the merging.
+// output and per-second logs are merged job by job (ParseOutput, ReadLogs).
+// RunHosts runs a point on several hosts at once through fio's client/server
+// mode (`fio --client=HOST JOBFILE …`, whose "client_stats" entries are jobs
+// of the same shape, each naming its host) with the same merging.
 type Runner struct {
 	Path    string // the fio binary
 	Version string // as fio prints it, e.g. "fio-3.33"
@@ -156,6 +156,10 @@ type Point struct {
 	MeasureStart time.Time
 	MeasureEnd   time.Time
 	Interrupted  bool
+	// Hosts is each host's part when the point ran on several (RunHosts),
+	// in the order the servers were given; Result and Seconds are then
+	// their aggregate.
+	Hosts []HostRun
 }
 
 // Run runs one point in workDir (job file, output and logs stay there) and
