@@ -138,9 +138,10 @@ func TestSecrets(t *testing.T) {
 	// that does not parse, bad flags beside a good DSN, a DSN given where no
 	// argument belongs. ok: the command must succeed (so it really ran).
 	type call struct {
-		args []string
-		env  string // $TIERBENCH_DSN
-		ok   bool
+		args  []string
+		env   string // $TIERBENCH_DSN
+		stdin string // standard input, for --dsn -
+		ok    bool
 	}
 	calls := []call{
 		{args: []string{"tpcc", "build", "--dsn", dsn, "--warehouses", "1", "--build-vus", "2"}, ok: true},
@@ -187,6 +188,17 @@ func TestSecrets(t *testing.T) {
 		{args: durability("--dsn", wrongDSN)},
 		{args: durability("--dsn", dsn, "--managed", dataDir)},
 		{args: durability("--dsn", dsn, "--fault", "bogus")},
+		// --dsn -: the DSN on standard input, which no argument holds for
+		// the error line's redaction to find.
+		{args: []string{"tpcc", "check", "--dsn", "-"}, stdin: dsn + "\n", ok: true},
+		{args: tpccRun("--json", "--dsn", "-"), stdin: queryDSN + "\n", ok: true},
+		{args: []string{"tpcc", "check", "--json", "--dsn", "-"}, stdin: wrongDSN + "\n"},
+		{args: []string{"tpcc", "check", "--dsn", "-"}, stdin: rawDSN + "\n"},
+		{args: []string{"tpcc", "check", "--dsn", "-"}, stdin: kvDSN + "\n"},
+		{args: []string{"tpcc", "build", "--dsn", "-", "--warehouses", "1"}, stdin: downDSN},
+		{args: []string{"tpcc", "check", "--dsn", "-"}, stdin: strings.Replace(dsn, "postgres://", "mysqlx://", 1)},
+		{args: durability("--dsn", "-"), stdin: wrongDSN + "\n"},
+		{args: []string{"backup", "run", "--dsn", "-", "--target", filepath.Join(base, "backup-x"), "--results", res}, stdin: wrongDSN + "\n"},
 	}
 	for _, c := range calls {
 		name := redactArgs(c.args)
@@ -195,7 +207,14 @@ func TestSecrets(t *testing.T) {
 			name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
 		}
 		start := time.Now()
-		code, out, errOut := runTierbench(t, c.args...)
+		var code int
+		var out, errOut string
+		if c.stdin != "" {
+			name += " (stdin " + engine.Redact(strings.TrimSpace(c.stdin)) + ")"
+			code, out, errOut = runTierbenchStdin(t, c.stdin, c.args...)
+		} else {
+			code, out, errOut = runTierbench(t, c.args...)
+		}
 		os.Setenv("TIERBENCH_DSN", "")
 		t.Logf("exit %d in %v: %s", code, time.Since(start).Round(time.Millisecond), name)
 		switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ const minServerMemory = 128 << 20
 
 func newServerCommand(g *Globals) *cobra.Command {
 	cmd := newGroupCommand("server", "Start, stop and query a managed database server (initdb on first use)")
-	cmd.AddCommand(newServerStartCommand(g), newServerStopCommand(g), newServerStatusCommand(g))
+	cmd.AddCommand(newServerStartCommand(g), newServerStopCommand(g), newServerStatusCommand(g), newServerCloneCommand(g))
 	return cmd
 }
 
@@ -40,9 +41,12 @@ type ServerStartOptions struct {
 	// EngineSet records that --engine was given: without it, a managed
 	// directory keeps its own engine.
 	EngineSet bool
-	Memory    string
-	Set       []string
-	PgBin     string
+	// Listen is an address of this host to listen on besides 127.0.0.1
+	// (server.Options.Listen); empty: 127.0.0.1 only.
+	Listen string
+	Memory string
+	Set    []string
+	PgBin  string
 	// Throttles of the device holding the data directory; 0: none.
 	ReadIOPS, WriteIOPS int64
 	ReadMBps, WriteMBps float64 // MB = 10^6 bytes, as disk run reports
@@ -54,7 +58,14 @@ type ServerStartOptions struct {
 func (o *ServerStartOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Engine, "engine", all.Names(true)[0], "database engine ("+strings.Join(all.Names(true), ", ")+")")
 	fs.StringVar(&o.DataDir, "datadir", "", "data directory; created with initdb on first use, reused afterwards")
-	fs.IntVar(&o.Port, "port", 0, "TCP port on 127.0.0.1 (default: the port of the last start, else a free one)")
+	o.addServerFlags(fs, "TCP port (default: the port of the last start, else a free one)")
+}
+
+// addServerFlags registers the flags `server start` and `server clone`
+// share: how the server runs.
+func (o *ServerStartOptions) addServerFlags(fs *pflag.FlagSet, portHelp string) {
+	fs.IntVar(&o.Port, "port", 0, portHelp)
+	fs.StringVar(&o.Listen, "listen", "", "an IPv4 or IPv6 address of this host to listen on besides 127.0.0.1, for other hosts: password logins from its network (the interface's prefix) are then accepted, and the DSN names it (default: 127.0.0.1 only; every start says where it listens)")
 	fs.StringVar(&o.Memory, "memory", "", "memory to size the server for, e.g. 4GiB: PostgreSQL's shared_buffers = 1/4 of it, MariaDB's buffer pool 5/8, and more (default: the engine's defaults)")
 	fs.StringArrayVar(&o.Set, "set", nil, "a server setting name=value, applied last (repeatable)")
 	fs.StringVar(&o.PgBin, "pg-bin", "", "directory of initdb, pg_ctl and postgres (default: found on PATH or in /usr/lib/postgresql/*/bin)")
@@ -146,6 +157,10 @@ func (o *ServerStartOptions) options() (server.Options, error) {
 		}
 		so.Settings[name] = value // a later --set of the same name wins
 	}
+	so.Listen = strings.TrimSpace(o.Listen)
+	if o.Listen != "" && so.Listen == "" {
+		return so, usagef("--listen is empty; give an address of this host, or leave --listen out to listen on 127.0.0.1 only")
+	}
 	so.PgBin = o.PgBin
 	so.KeepRunning = true // it is meant to outlive this command: not an orphan once it exits
 	return so, nil
@@ -183,6 +198,12 @@ temporary-table buffers; see docs/server.md); --set overrides any setting.
 Durability settings stay at their safe values unless you --set them. When run
 as root, the server runs as the system user "tierbench".
 
+The server listens on 127.0.0.1 only, unless --listen ADDR names an address of
+this host: it then listens on ADDR too, accepts password logins (PostgreSQL:
+scram-sha-256) from ADDR's network (the prefix of the interface that has it,
+e.g. 10.0.0.0/24), and the DSN names ADDR, so other hosts can use it. Every
+start says where it listens: a start without --listen is on 127.0.0.1 only.
+
 --memory also caps the memory of the server's processes, page cache included,
 through a cgroup; --read-iops, --write-iops, --read-mbps and --write-mbps
 throttle its I/O on the device holding the data directory (see docs/tiers.md).
@@ -199,11 +220,13 @@ is said, with the reason; it is not an error.`,
 	return cmd
 }
 
-// serverStartResult is the JSON of `server start`: the server's Info, plus
-// the limits when any were asked.
+// serverStartResult is the JSON of `server start` and `server clone`: the
+// server's Info, plus the limits when any were asked, and the source of a
+// clone.
 type serverStartResult struct {
 	server.Info
-	Limits *cgroup.Applied `json:"limits,omitempty"`
+	Limits     *cgroup.Applied `json:"limits,omitempty"`
+	ClonedFrom string          `json:"cloned_from,omitempty"`
 }
 
 func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) error {
@@ -215,11 +238,35 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	if err != nil {
 		return err
 	}
+	return startServer(ctx, g, opts, so, io, wantIO, serverStartResult{})
+}
+
+// serverError maps a managed server's error to the CLI's: a --listen
+// address it cannot take and a data directory it cannot use are bad input.
+func serverError(err error) error {
+	var le *server.ListenError
+	if errors.As(err, &le) {
+		return usagef("--listen %s", le.Error())
+	}
+	return experiment.ServerError(err)
+}
+
+// startServer starts the server so describes, applies the limits asked
+// for and prints res with the server's Info: `server start`, and `server
+// clone` once it has copied the data directory.
+func startServer(ctx context.Context, g *Globals, opts ServerStartOptions, so server.Options, io cgroup.IOLimit, wantIO bool, res serverStartResult) error {
 	info, err := server.Start(ctx, so)
 	if err != nil {
-		return experiment.ServerError(err)
+		if res.ClonedFrom != "" {
+			err = fmt.Errorf("cloned %s into %s, but starting the copy failed: %w", res.ClonedFrom, so.DataDir, err)
+		}
+		return serverError(err)
 	}
-	res := serverStartResult{Info: info}
+	res.Info = info
+	if bits, ok := networkBits(info.Network); ok && bits == hostBits(info.Network) {
+		g.progressf("note: %s is a /%d address: its network is this host alone, so other hosts' logins are refused; give an address whose interface has the network's prefix\n",
+			info.Listen[0], bits)
+	}
 	asked := !opts.NoCgroup && (so.Memory > 0 || wantIO)
 	var device string
 	if asked && !info.AlreadyRunning {
@@ -237,7 +284,13 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	if info.AlreadyRunning {
 		verb = "was already running"
 	}
+	if res.ClonedFrom != "" {
+		fmt.Fprintf(g.Stdout, "cloned %s into %s\n", res.ClonedFrom, info.DataDir)
+	}
 	fmt.Fprintf(g.Stdout, "%s %s %s in %s (pid %d, port %d)\n", all.Display(info.Engine), info.Version, verb, info.DataDir, info.PID, info.Port)
+	if info.Network != "" {
+		fmt.Fprintf(g.Stdout, "listening on %s; password logins from %s and this host\n", strings.Join(info.Listen, " and "), info.Network)
+	}
 	switch {
 	case res.Limits != nil:
 		fmt.Fprintln(g.Stdout, experiment.LimitsText(*res.Limits, so.Memory > 0, wantIO, device, ""))
@@ -416,10 +469,14 @@ func runServerStatus(ctx context.Context, g *Globals, opts ServerStatusOptions) 
 	if g.JSON {
 		return g.printJSON(st)
 	}
+	where := ""
+	if st.Network != "" {
+		where = ", listening on " + strings.Join(st.Listen, " and ") + ", logins from " + st.Network
+	}
 	if st.Running {
-		fmt.Fprintf(g.Stdout, "%s %s in %s: running (pid %d, port %d)\n", all.Display(st.Engine), st.Version, st.DataDir, st.PID, st.Port)
+		fmt.Fprintf(g.Stdout, "%s %s in %s: running (pid %d, port %d%s)\n", all.Display(st.Engine), st.Version, st.DataDir, st.PID, st.Port, where)
 	} else {
-		fmt.Fprintf(g.Stdout, "%s %s in %s: stopped (port %d at the last start)\n", all.Display(st.Engine), st.Version, st.DataDir, st.Port)
+		fmt.Fprintf(g.Stdout, "%s %s in %s: stopped (port %d at the last start%s)\n", all.Display(st.Engine), st.Version, st.DataDir, st.Port, where)
 	}
 	return nil
 }
@@ -467,4 +524,22 @@ func runningLine(rs server.RunningServer) string {
 		return line + fmt.Sprintf("started by %s (pid %d), meant to keep running; stop it with: tierbench server stop --datadir %s",
 			by.Command, by.PID, rs.DataDir)
 	}
+}
+
+// networkBits is the prefix length of network ("10.0.0.0/24"); ok is false
+// for none.
+func networkBits(network string) (int, bool) {
+	p, err := netip.ParsePrefix(network)
+	if err != nil {
+		return 0, false
+	}
+	return p.Bits(), true
+}
+
+// hostBits is the length of an address of network's family: 32 or 128.
+func hostBits(network string) int {
+	if p, err := netip.ParsePrefix(network); err == nil && p.Addr().Is6() {
+		return 128
+	}
+	return 32
 }

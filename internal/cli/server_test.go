@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,11 +57,12 @@ func TestServerCommands(t *testing.T) {
 		t.Fatalf("start: exit %d, stderr %q", code, errOut)
 	}
 	m, keys := jsonKeys(t, out)
-	if want := []string{"datadir", "dsn", "engine", "limits", "pid", "port", "version"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"datadir", "dsn", "engine", "limits", "listen", "pid", "port", "version"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("start --json keys = %v; want %v", keys, want)
 	}
 	dsn, _ := m["dsn"].(string)
-	if m["engine"] != "postgres" || m["datadir"] != dataDir || !strings.HasPrefix(dsn, "postgres://tierbench:") {
+	if m["engine"] != "postgres" || m["datadir"] != dataDir || !strings.HasPrefix(dsn, "postgres://tierbench:") ||
+		!reflect.DeepEqual(m["listen"], []any{"127.0.0.1"}) {
 		t.Errorf("start --json = %s", out)
 	}
 
@@ -76,7 +78,8 @@ func TestServerCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d, stderr %q", code, errOut)
 	}
-	if st, _ := jsonKeys(t, out); st["running"] != true || st["dsn"] != dsn || st["pid"] != m["pid"] {
+	if st, _ := jsonKeys(t, out); st["running"] != true || st["dsn"] != dsn || st["pid"] != m["pid"] ||
+		!reflect.DeepEqual(st["listen"], []any{"127.0.0.1"}) || st["network"] != nil {
 		t.Errorf("status --json = %s", out)
 	}
 
@@ -106,6 +109,29 @@ func TestServerCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "dsn: "+dsn+"\n") || errOut != "" {
 		t.Errorf("start (text): exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+}
+
+// notHere is an IPv4 address this host does not have: 192.0.2.1
+// (TEST-NET-1), or the next one when it does.
+func notHere(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cand := range []string{"192.0.2.1", "192.0.2.77", "198.51.100.1", "203.0.113.1"} {
+		here := false
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.String() == cand {
+				here = true
+			}
+		}
+		if !here {
+			return cand
+		}
+	}
+	t.Fatal("this host has every test address")
+	return ""
 }
 
 func contains(list []string, s string) bool {
@@ -150,6 +176,22 @@ func TestServerBadInput(t *testing.T) {
 		"status missing":  {"server", "status", "--datadir", newDir},
 		"status file":     {"server", "status", "--datadir", file},
 		"stray argument":  {"server", "start", "--datadir", newDir, "extra"},
+		// --listen: an address of this host other hosts reach, nothing else.
+		"listen 0.0.0.0":     {"server", "start", "--datadir", newDir, "--listen", "0.0.0.0"},
+		"listen ::":          {"server", "start", "--datadir", newDir, "--listen", "::"},
+		"listen not-an-ip":   {"server", "start", "--datadir", newDir, "--listen", "not-an-ip"},
+		"listen a name":      {"server", "start", "--datadir", newDir, "--listen", "localhost"},
+		"listen not here":    {"server", "start", "--datadir", newDir, "--listen", notHere(t)},
+		"listen loopback":    {"server", "start", "--datadir", newDir, "--listen", "127.0.0.1"},
+		"listen with a port": {"server", "start", "--datadir", newDir, "--listen", "10.0.0.1:5432"},
+		"listen empty":       {"server", "start", "--datadir", newDir, "--listen", " "},
+		"listen mariadb":     {"server", "start", "--engine", "mariadb", "--datadir", newDir, "--listen", "0.0.0.0"},
+		// server clone
+		"clone no from":      {"server", "clone", "--datadir", newDir},
+		"clone no datadir":   {"server", "clone", "--from", foreign},
+		"clone unmanaged":    {"server", "clone", "--from", foreign, "--datadir", newDir},
+		"clone missing from": {"server", "clone", "--from", filepath.Join(dir, "nothing"), "--datadir", newDir},
+		"clone engine":       {"server", "clone", "--from", foreign, "--datadir", newDir, "--engine", "postgres"},
 	}
 	for name, args := range cases {
 		code, out, errOut := runTierbench(t, args...)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -29,32 +30,76 @@ func newTPCCCommand(g *Globals) *cobra.Command {
 }
 
 // dsnOption is the --dsn flag every database command shares.
-type dsnOption struct{ DSN string }
-
-func (o *dsnOption) addFlag(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DSN, "dsn", "", "database to use, e.g. postgres://user:password@127.0.0.1:5432/dbname (default $TIERBENCH_DSN)")
+type dsnOption struct {
+	DSN string
+	// stdinDSN is the DSN read from standard input for --dsn -, once.
+	stdinDSN string
 }
 
-// check returns the DSN, falling back to $TIERBENCH_DSN (which keeps the
-// password out of the process list), once its scheme names an engine.
+func (o *dsnOption) addFlag(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DSN, "dsn", "", "database to use, e.g. postgres://user:password@127.0.0.1:5432/dbname; - reads it from the first line of standard input (default $TIERBENCH_DSN)")
+}
+
+// maxStdinDSN bounds the line --dsn - reads.
+const maxStdinDSN = 64 << 10
+
+// check returns the DSN, falling back to $TIERBENCH_DSN, once its scheme
+// names an engine. --dsn - reads it from the first line of standard input
+// (up to a newline or the end of input: a caller that keeps stdin open
+// need not close it). Both keep the password out of the process list, and
+// stdin out of every command line, such as one run over ssh.
 func (o *dsnOption) check() (string, error) {
 	dsn := o.DSN
+	if dsn == "-" {
+		if o.stdinDSN == "" {
+			line, err := readDSNLine(os.Stdin)
+			if err != nil {
+				return "", err
+			}
+			o.stdinDSN = line
+		}
+		dsn = o.stdinDSN
+	}
 	if dsn == "" {
 		dsn = os.Getenv("TIERBENCH_DSN")
 	}
 	if dsn == "" {
-		return "", usagef("no database given; pass --dsn postgres://user:password@host:port/dbname or set TIERBENCH_DSN")
+		return "", usagef("no database given; pass --dsn postgres://user:password@host:port/dbname, --dsn - with the DSN on standard input, or set TIERBENCH_DSN")
 	}
 	if _, err := all.NameOf(dsn); err != nil {
-		return "", &UsageError{Msg: o.flag() + ": " + err.Error()}
+		// The message may quote the DSN; one from stdin is in no argument
+		// for the last line of defence (scrubPasswords) to find.
+		return "", &UsageError{Msg: o.flag() + ": " + engine.RedactIn(err.Error(), dsn)}
 	}
 	return dsn, nil
 }
 
+// readDSNLine reads the first line of r for --dsn -, without its line end.
+func readDSNLine(r io.Reader) (string, error) {
+	br := bufio.NewReaderSize(io.LimitReader(r, maxStdinDSN+1), 4096)
+	line, err := br.ReadString('\n')
+	switch {
+	case err == io.EOF && line == "":
+		return "", usagef("--dsn - reads the DSN from standard input, which is empty; send the DSN as its first line, e.g. printf '%%s\\n' \"$DSN\" | tierbench … --dsn -")
+	case err != nil && err != io.EOF:
+		return "", fmt.Errorf("--dsn -: reading standard input: %w", err)
+	case err == io.EOF && len(line) > maxStdinDSN:
+		return "", usagef("--dsn -: the first line of standard input is longer than %d KiB; send the DSN alone on it", maxStdinDSN>>10)
+	}
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return "", usagef("--dsn -: the first line of standard input is empty; send the DSN on it")
+	}
+	return line, nil
+}
+
 // flag names where the DSN came from, for messages.
 func (o *dsnOption) flag() string {
-	if o.DSN == "" {
+	switch o.DSN {
+	case "":
 		return "$TIERBENCH_DSN"
+	case "-":
+		return "--dsn - (standard input)"
 	}
 	return "--dsn"
 }
@@ -84,7 +129,16 @@ type TPCCBuildOptions struct {
 	Warehouses   int
 	BuildVUs     int
 	Drop         bool
+	Reuse        bool
 	RoutinesOnly bool
+}
+
+// tpccBuildResult is the JSON of `tpcc build`: the build's, and with
+// --reuse whether an existing schema was kept instead (then only its
+// warehouses are said).
+type tpccBuildResult struct {
+	*tpcc.BuildResult
+	Reused bool `json:"reused"`
 }
 
 // AddFlags registers the options' flags.
@@ -93,6 +147,8 @@ func (o *TPCCBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Warehouses, "warehouses", 0, "number of warehouses to build (each about 100 MB)")
 	fs.IntVar(&o.BuildVUs, "build-vus", runtime.NumCPU(), "parallel loader connections")
 	fs.BoolVar(&o.Drop, "drop", false, "drop an existing TPC-C schema first")
+	fs.BoolVar(&o.Reuse, "reuse", false, "keep an existing TPC-C schema that is complete and has --warehouses warehouses (checked first), else build it and check it; "+
+		"a schema of another size is dropped only with --drop")
 	fs.BoolVar(&o.RoutinesOnly, "routines-only", false, "only (re)install the stored routines of --mode routines in an existing schema")
 }
 
@@ -130,7 +186,12 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 	}
 	defer db.Close()
 	v := newView(&Globals{Stdout: io.Discard, Stderr: g.Stderr, JSON: true}) // the result is printed below
-	res, err := experiment.Build(ctx, db, engine.BuildOptions{Warehouses: opts.Warehouses, Workers: opts.BuildVUs, Drop: opts.Drop}, v)
+	var res *tpcc.BuildResult
+	if opts.Reuse {
+		res, err = experiment.ReuseSchema(ctx, db, opts.Warehouses, opts.BuildVUs, opts.Drop, v)
+	} else {
+		res, err = experiment.Build(ctx, db, engine.BuildOptions{Warehouses: opts.Warehouses, Workers: opts.BuildVUs, Drop: opts.Drop}, v)
+	}
 	v.done()
 	if err != nil {
 		if errors.Is(err, engine.ErrBadInput) {
@@ -141,8 +202,15 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 		}
 		return fmt.Errorf("build failed (the partial schema was dropped): %w", err)
 	}
+	if res == nil { // --reuse kept the schema
+		if g.JSON {
+			return g.printJSON(tpccBuildResult{BuildResult: &tpcc.BuildResult{Warehouses: opts.Warehouses}, Reused: true})
+		}
+		fmt.Fprintf(g.Stdout, "kept the complete %d-warehouse TPC-C schema already there\n", opts.Warehouses)
+		return nil
+	}
 	if g.JSON {
-		return g.printJSON(res)
+		return g.printJSON(tpccBuildResult{BuildResult: res})
 	}
 	printBuildResult(g.Stdout, res)
 	return nil

@@ -197,6 +197,13 @@ func Open(ctx context.Context, dsn string) (engine.DB, error) {
 // tierbench's own servers only, which is where this is meant for. The build
 // result is nil when the schema was reused.
 func EnsureSchema(ctx context.Context, db engine.DB, warehouses, buildVUs int, obs Observer) (*tpcc.BuildResult, error) {
+	return ReuseSchema(ctx, db, warehouses, buildVUs, true, obs)
+}
+
+// ReuseSchema is EnsureSchema for a database that may not be tierbench's
+// own: a schema of another size, or an incomplete one, is dropped only when
+// drop is true, and otherwise refused as a build without --drop refuses it.
+func ReuseSchema(ctx context.Context, db engine.DB, warehouses, buildVUs int, drop bool, obs Observer) (*tpcc.BuildResult, error) {
 	existing, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
 	switch {
 	case err == nil && existing.Warehouses == warehouses:
@@ -205,8 +212,11 @@ func EnsureSchema(ctx context.Context, db engine.DB, warehouses, buildVUs int, o
 	case err != nil && !errors.Is(err, engine.ErrNoSchema):
 		return nil, err
 	}
-	build, err := Build(ctx, db, engine.BuildOptions{Warehouses: warehouses, Workers: buildVUs, Drop: true}, obs)
+	build, err := Build(ctx, db, engine.BuildOptions{Warehouses: warehouses, Workers: buildVUs, Drop: drop}, obs)
 	if err != nil {
+		if errors.Is(err, engine.ErrBadInput) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("building the TPC-C schema: %w", err)
 	}
 	c, err := db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})

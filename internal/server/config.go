@@ -33,6 +33,12 @@ type state struct {
 	PgBin     string            `json:"pg_bin"`
 	SocketDir string            `json:"socket_dir"`
 	Version   string            `json:"version"`
+	// Listen is the address besides 127.0.0.1 the last start listened on
+	// (Options.Listen, normalised), and Network the network it accepted
+	// logins from (e.g. 10.0.0.0/24); both empty for 127.0.0.1 only. Every
+	// start sets them anew.
+	Listen  string `json:"listen,omitempty"`
+	Network string `json:"network,omitempty"`
 	// StartedBy is the process that last started the server, so that
 	// `server status` can tell a server whose tierbench was killed (absent:
 	// a start by a tierbench that did not record it).
@@ -88,15 +94,26 @@ func writeFileAs(path string, data []byte, perm os.FileMode, a account) error {
 	return werr
 }
 
-// hbaConf accepts password (SCRAM) logins only, locally and from 127.0.0.1;
-// replication connections too, so pg_basebackup can copy the server.
-const hbaConf = `# Written by tierbench on every start: password (SCRAM) logins only, on the local socket and 127.0.0.1,
-# for databases and for replication (pg_basebackup).
-local all all scram-sha-256
-host all all 127.0.0.1/32 scram-sha-256
-local replication all scram-sha-256
-host replication all 127.0.0.1/32 scram-sha-256
-`
+// hbaConf is pg_hba.conf: password (SCRAM) logins only, on the local
+// socket and from 127.0.0.1, and from network (e.g. 10.0.0.0/24) when the
+// server listens on an address of it (Options.Listen); replication
+// connections too, so pg_basebackup can copy the server.
+func hbaConf(network string) string {
+	var b strings.Builder
+	b.WriteString("# Written by tierbench on every start: password (SCRAM) logins only, on the local socket and 127.0.0.1")
+	if network != "" {
+		b.WriteString(",\n# and from " + network + " (tierbench server start --listen)")
+	}
+	b.WriteString(",\n# for databases and for replication (pg_basebackup).\n")
+	for _, kind := range []string{"all", "replication"} {
+		fmt.Fprintf(&b, "local %s all scram-sha-256\n", kind)
+		fmt.Fprintf(&b, "host %s all 127.0.0.1/32 scram-sha-256\n", kind)
+		if network != "" {
+			fmt.Fprintf(&b, "host %s all %s scram-sha-256\n", kind, network)
+		}
+	}
+	return b.String()
+}
 
 // includeLine is appended to postgresql.conf at initdb, so tierbench.conf,
 // read last, wins over everything above it.
@@ -104,11 +121,17 @@ const includeLine = "\n# tierbench: its settings live in tierbench.conf, rewritt
 
 // configFile is tierbench.conf for a server of the given major version: the
 // fixed settings, the memory-derived ones and the user's --set overrides, in
-// that order (later lines win).
-func configFile(port int, socketDir string, memory int64, major int, settings map[string]string) string {
+// that order (later lines win). listen is the address it listens on besides
+// 127.0.0.1 ("": none).
+func configFile(port int, socketDir, listen string, memory int64, major int, settings map[string]string) string {
 	var b strings.Builder
 	b.WriteString("# Written by tierbench on every start; change it with `tierbench server start --set name=value`.\n")
-	b.WriteString("listen_addresses = '127.0.0.1'\n")
+	if listen == "" {
+		b.WriteString("listen_addresses = '127.0.0.1'\n")
+	} else {
+		b.WriteString("# Other hosts reach it at " + listen + " (tierbench server start --listen); pg_hba.conf says which.\n")
+		fmt.Fprintf(&b, "listen_addresses = %s\n", quoteConf("127.0.0.1,"+listen))
+	}
 	fmt.Fprintf(&b, "port = %d\n", port)
 	fmt.Fprintf(&b, "unix_socket_directories = %s\n", quoteConf(socketDir))
 	fmt.Fprintf(&b, "max_connections = %d\n", MaxConnections)

@@ -78,7 +78,7 @@ func FuzzConfigSetting(f *testing.F) {
 		if strings.ContainsAny(name, " \t\n\r'=#") {
 			t.Fatalf("ValidSettingName(%q) accepted a name that is not one word", name)
 		}
-		conf := configFile(5432, "/run/pg", 0, 15, map[string]string{name: value})
+		conf := configFile(5432, "/run/pg", "", 0, 15, map[string]string{name: value})
 		_, tail, ok := strings.Cut(conf, "# --set overrides.\n")
 		if !ok {
 			t.Fatalf("no --set section in:\n%s", conf)

@@ -165,7 +165,7 @@ func TestSocketDir(t *testing.T) {
 }
 
 func TestConfigFile(t *testing.T) {
-	conf := configFile(5433, "/data/pg", 1*gib, 15, map[string]string{"work_mem": "7MB", "fsync": "off", "search_path": "a, 'b'"})
+	conf := configFile(5433, "/data/pg", "", 1*gib, 15, map[string]string{"work_mem": "7MB", "fsync": "off", "search_path": "a, 'b'"})
 	for _, want := range []string{
 		"listen_addresses = '127.0.0.1'\n", "port = 5433\n", "unix_socket_directories = '/data/pg'\n",
 		"max_connections = 300\n", "max_wal_size = '4GB'\n", "checkpoint_timeout = '15min'\n",
@@ -180,7 +180,7 @@ func TestConfigFile(t *testing.T) {
 	if strings.Index(conf, "work_mem = '7MB'") < strings.Index(conf, "work_mem = '4MB'") {
 		t.Errorf("--set work_mem does not come last:\n%s", conf)
 	}
-	plain := configFile(5433, "/data/pg", 0, 15, nil)
+	plain := configFile(5433, "/data/pg", "", 0, 15, nil)
 	for _, absent := range []string{"shared_buffers", "fsync", "synchronous_commit", "full_page_writes"} {
 		if strings.Contains(plain, absent) {
 			t.Errorf("config without --memory/--set sets %s:\n%s", absent, plain)

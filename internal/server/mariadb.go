@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // EngineMariaDB is the engine name of a managed MariaDB server.
@@ -174,7 +177,13 @@ func mariaConfFile(dir string, st *state) (string, error) {
 	b.WriteString("# Written by tierbench on every start; change it with `tierbench server start --set name=value`.\n")
 	b.WriteString("[mariadbd]\n")
 	fmt.Fprintf(&b, "datadir = %s\n", dir)
-	b.WriteString("bind_address = 127.0.0.1\n")
+	if st.Listen == "" {
+		b.WriteString("bind_address = 127.0.0.1\n")
+	} else {
+		b.WriteString("# Other hosts reach it at " + st.Listen + " (tierbench server start --listen); the tierbench account of\n")
+		b.WriteString("# " + st.Network + " says who.\n")
+		fmt.Fprintf(&b, "bind_address = 127.0.0.1,%s\n", st.Listen)
+	}
 	fmt.Fprintf(&b, "port = %d\n", st.Port)
 	fmt.Fprintf(&b, "socket = %s\n", filepath.Join(st.SocketDir, mariaSocket))
 	fmt.Fprintf(&b, "pid_file = %s\n", filepath.Join(dir, mariaPIDFile))
@@ -225,12 +234,13 @@ func mariaRunning(dir string) (pid, port int, ok bool) {
 	return pid, st.Port, true
 }
 
-// mariaDSN is the DSN of a managed MariaDB.
-func mariaDSN(password string, port int) string {
+// mariaDSN is the DSN of a managed MariaDB at host (127.0.0.1, or its
+// Listen address).
+func mariaDSN(password, host string, port int) string {
 	u := url.URL{
 		Scheme: "mariadb",
 		User:   url.UserPassword(DBUser, password),
-		Host:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Host:   net.JoinHostPort(host, strconv.Itoa(port)),
 		Path:   "/" + mariaDatabase,
 	}
 	return u.String()
@@ -246,10 +256,17 @@ func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts 
 	}
 	var acct account
 	var err error
+	if opts.Listen != "" {
+		if err := CheckListen(EngineMariaDB, opts.Listen); err != nil {
+			return Info{}, err
+		}
+	}
 	if kind == dirManaged {
 		if pid, port, ok := mariaRunning(dir); ok {
-			return Info{Engine: EngineMariaDB, DSN: mariaDSN(st.Password, port), DataDir: dir, Port: port, PID: pid,
-				Version: st.Version, AlreadyRunning: true}, nil
+			if err := sameListen(dir, st, opts.Listen); err != nil {
+				return Info{}, err
+			}
+			return runningInfo(EngineMariaDB, dir, st, pid, port), nil
 		}
 		if acct, err = managedAccount(ctx, dir); err != nil {
 			return Info{}, err
@@ -261,6 +278,10 @@ func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts 
 	if err != nil {
 		return Info{}, err
 	}
+	if opts.Listen != "" && !mariaBindsMany(bins.Version) {
+		return Info{}, &ListenError{Addr: opts.Listen, Problem: fmt.Sprintf("cannot be listened on besides %s: MariaDB %s binds one address only (bind_address takes a list from 10.11 on)",
+			loopback, bins.Version)}
+	}
 	if kind == dirManaged {
 		if err := acct.checkReachable(dir); err != nil {
 			return Info{}, err
@@ -270,6 +291,12 @@ func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts 
 	}
 	st.Engine, st.User, st.PgBin, st.Version = EngineMariaDB, DBUser, filepath.Dir(bins.Mariadbd), bins.Version
 	st.Memory, st.Settings = opts.Memory, opts.Settings
+	if err := resolveListen(EngineMariaDB, opts.Listen, &st); err != nil {
+		if kind != dirManaged {
+			emptyDir(dir)
+		}
+		return Info{}, err
+	}
 	st.StartedBy = thisProcess(opts.KeepRunning)
 	port := opts.Port
 	if port == 0 && opts.NewPort {
@@ -291,7 +318,101 @@ func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts 
 	if err != nil {
 		return Info{}, err
 	}
-	return Info{Engine: EngineMariaDB, DSN: mariaDSN(st.Password, st.Port), DataDir: dir, Port: st.Port, PID: pid, Version: bins.Version}, nil
+	// The accounts of the network it listens to: made (or dropped) now,
+	// while nothing but this process knows the server runs.
+	err = mariaNetworkAccount(ctx, st)
+	if err == nil {
+		err = checkListening(ctx, st, st.Port)
+	}
+	if err != nil {
+		mariaStop(context.WithoutCancel(ctx), dir, st, "fast")
+		return Info{}, fmt.Errorf("MariaDB in %s: %w (stopped again)", dir, err)
+	}
+	return startedInfo(EngineMariaDB, dir, st, pid, st.Port), nil
+}
+
+// mariaBindsMany reports whether MariaDB version v (e.g. "10.11.19") takes
+// a list of addresses in bind_address: from 10.11 on.
+func mariaBindsMany(v string) bool {
+	f := strings.SplitN(v, ".", 3)
+	if len(f) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(f[0])
+	minor, err2 := strconv.Atoi(f[1])
+	return err1 == nil && err2 == nil && (major > 10 || major == 10 && minor >= 11)
+}
+
+// mariaNetworkAccount makes the tierbench account of st.Network (a host
+// pattern such as '10.0.0.0/255.255.255.0', the password and privileges
+// of the others) and drops the network accounts of earlier starts, so that
+// logins come from the network of this start's Listen only. It connects as
+// tierbench over the server's Unix socket: the password goes nowhere but
+// to the server.
+func mariaNetworkAccount(ctx context.Context, st state) error {
+	want := ""
+	if st.Network != "" {
+		var err error
+		if want, err = mariaHostPattern(st.Network); err != nil {
+			return err
+		}
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = DBUser, st.Password
+	cfg.Net, cfg.Addr = "unix", filepath.Join(st.SocketDir, mariaSocket)
+	cfg.Timeout = 10 * time.Second
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT Host FROM mysql.user WHERE User = ?", DBUser)
+	if err != nil {
+		return fmt.Errorf("reading the tierbench accounts: %w", err)
+	}
+	var hosts []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return err
+		}
+		hosts = append(hosts, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	have := false
+	for _, h := range hosts {
+		switch {
+		case h == want:
+			have = true
+		case strings.Contains(h, "/"): // a network of an earlier start's Listen
+			if _, err := db.ExecContext(ctx, "DROP USER "+mariaQuote(DBUser)+"@"+mariaQuote(h)); err != nil {
+				return fmt.Errorf("dropping the tierbench account of %s: %w", h, err)
+			}
+		}
+	}
+	if want == "" || have {
+		return nil
+	}
+	account := mariaQuote(DBUser) + "@" + mariaQuote(want)
+	for _, stmt := range []string{
+		"CREATE USER " + account + " IDENTIFIED BY " + mariaQuote(st.Password),
+		"GRANT ALL PRIVILEGES ON *.* TO " + account + " WITH GRANT OPTION",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("creating the tierbench account of %s: %s", st.Network, strings.ReplaceAll(err.Error(), st.Password, "xxxxx"))
+		}
+	}
+	return nil
+}
+
+// mariaQuote is s as a MariaDB string literal.
+func mariaQuote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`).Replace(s) + "'"
 }
 
 // mariaConfigure picks the port and socket and writes the option file and

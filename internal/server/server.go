@@ -52,6 +52,13 @@ type Options struct {
 	// Port to listen on at 127.0.0.1; 0 keeps the port of the last start, or
 	// picks a free one for a new data directory.
 	Port int
+	// Listen is an address of this host (ListenNetwork) the server listens
+	// on besides 127.0.0.1, so that other hosts reach it; it then accepts
+	// password logins from that address's network (its interface's prefix)
+	// too, and the DSN names that address. Empty: 127.0.0.1 only. Like
+	// Memory it applies to this start only, and KeepConfig does not keep
+	// it: a start without it listens on 127.0.0.1 only.
+	Listen string
 	// Memory sizes the server (see MemorySettings); 0 keeps PostgreSQL's
 	// defaults. It applies to this start only: every start states its whole
 	// configuration, so a later start without it goes back to the defaults.
@@ -90,12 +97,18 @@ type Options struct {
 
 // Info describes a started server; it is the JSON of `server start`.
 type Info struct {
-	Engine         string `json:"engine"`
-	DSN            string `json:"dsn"`
-	DataDir        string `json:"datadir"`
-	Port           int    `json:"port"`
-	PID            int    `json:"pid"`
-	Version        string `json:"version"`
+	Engine  string `json:"engine"`
+	DSN     string `json:"dsn"`
+	DataDir string `json:"datadir"`
+	Port    int    `json:"port"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	// Listen are the addresses the server listens on: Options.Listen's
+	// first when given, then 127.0.0.1.
+	Listen []string `json:"listen"`
+	// Network is the network whose hosts may log in besides this host
+	// (e.g. 10.0.0.0/24), when the server listens on an Options.Listen.
+	Network        string `json:"network,omitempty"`
 	AlreadyRunning bool   `json:"already_running,omitempty"`
 }
 
@@ -109,6 +122,10 @@ type StatusInfo struct {
 	Port    int    `json:"port"`
 	DSN     string `json:"dsn,omitempty"`
 	Version string `json:"version"`
+	// Listen and Network are Info's: where the server listens (a stopped
+	// one: listened at its last start) and who else may log in.
+	Listen  []string `json:"listen"`
+	Network string   `json:"network,omitempty"`
 }
 
 // DataDirError says a data directory cannot be used as asked. It is bad
@@ -208,6 +225,12 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	if opts.Memory < 0 {
 		return Info{}, fmt.Errorf("memory %d is negative", opts.Memory)
 	}
+	if opts.Listen != "" {
+		// Before anything is made; the engine's own rule comes below.
+		if _, _, err := ListenNetwork(opts.Listen); err != nil {
+			return Info{}, err
+		}
+	}
 	kind, err := classify(dir)
 	if err != nil {
 		return Info{}, err
@@ -248,8 +271,10 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	pgBin := opts.PgBin
 	if kind == dirManaged {
 		if pid, port, ok := running(dir); ok {
-			return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid,
-				Version: st.Version, AlreadyRunning: true}, nil
+			if err := sameListen(dir, st, opts.Listen); err != nil {
+				return Info{}, err
+			}
+			return runningInfo(EnginePostgres, dir, st, pid, port), nil
 		}
 		if pgBin == "" && st.PgBin != "" && hasServerBinaries(st.PgBin) {
 			pgBin = st.PgBin
@@ -282,6 +307,12 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 
 	st.Engine, st.User, st.PgBin, st.Version = EnginePostgres, DBUser, bins.Dir, bins.Version
 	st.Memory, st.Settings = opts.Memory, opts.Settings
+	if err := resolveListen(EnginePostgres, opts.Listen, &st); err != nil {
+		if kind != dirManaged {
+			emptyDir(dir)
+		}
+		return Info{}, err
+	}
 	st.StartedBy = thisProcess(opts.KeepRunning)
 	port := opts.Port
 	if port == 0 && opts.NewPort {
@@ -318,7 +349,29 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		return Info{}, fmt.Errorf("PostgreSQL in %s exited right after it started; last lines of %s: %s",
 			dir, logPath, tailLines(logPath, 5))
 	}
-	return Info{Engine: EnginePostgres, DSN: dsn(st.Password, port), DataDir: dir, Port: port, PID: pid, Version: bins.Version}, nil
+	if err := checkListening(ctx, st, port); err != nil {
+		Stop(context.WithoutCancel(ctx), dir, "fast")
+		return Info{}, fmt.Errorf("PostgreSQL in %s: %w (stopped again); last lines of %s: %s", dir, err, logPath, tailLines(logPath, 5))
+	}
+	return startedInfo(EnginePostgres, dir, st, pid, port), nil
+}
+
+// startedInfo is the Info of a server just started with state st.
+func startedInfo(engine, dir string, st state, pid, port int) Info {
+	dsn := pgDSN(st.Password, st.dsnHost(), port)
+	if engine == EngineMariaDB {
+		dsn = mariaDSN(st.Password, st.dsnHost(), port)
+	}
+	return Info{Engine: engine, DSN: dsn, DataDir: dir, Port: port, PID: pid, Version: st.Version,
+		Listen: st.listenAddrs(), Network: st.Network}
+}
+
+// runningInfo is the Info of a server found running, whose last start
+// wrote st.
+func runningInfo(engine, dir string, st state, pid, port int) Info {
+	info := startedInfo(engine, dir, st, pid, port)
+	info.AlreadyRunning = true
+	return info
 }
 
 // commandIn is a.command started inside the cgroups of procs
@@ -360,10 +413,10 @@ func configure(dir string, st *state, port, major int, acct account) error {
 			return err
 		}
 	}
-	if err := writeFileAs(filepath.Join(dir, "pg_hba.conf"), []byte(hbaConf), 0o600, acct); err != nil {
+	if err := writeFileAs(filepath.Join(dir, "pg_hba.conf"), []byte(hbaConf(st.Network)), 0o600, acct); err != nil {
 		return err
 	}
-	conf := configFile(st.Port, st.SocketDir, st.Memory, major, st.Settings)
+	conf := configFile(st.Port, st.SocketDir, st.Listen, st.Memory, major, st.Settings)
 	if err := writeFileAs(filepath.Join(dir, ConfFile), []byte(conf), 0o600, acct); err != nil {
 		return err
 	}
@@ -528,11 +581,13 @@ func newPassword() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-func dsn(password string, port int) string {
+// pgDSN is the DSN of a managed PostgreSQL at host (127.0.0.1, or its
+// Listen address).
+func pgDSN(password, host string, port int) string {
 	u := url.URL{
 		Scheme:   "postgres",
 		User:     url.UserPassword(DBUser, password),
-		Host:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Host:     net.JoinHostPort(host, strconv.Itoa(port)),
 		Path:     "/postgres",
 		RawQuery: "sslmode=disable",
 	}
@@ -682,15 +737,13 @@ func Status(ctx context.Context, dataDir string) (StatusInfo, error) {
 	if err != nil {
 		return StatusInfo{}, err
 	}
-	s := StatusInfo{Engine: dirEngine(dir), DataDir: dir, Port: st.Port, Version: st.Version}
+	s := StatusInfo{Engine: dirEngine(dir), DataDir: dir, Port: st.Port, Version: st.Version,
+		Listen: st.listenAddrs(), Network: st.Network}
 	if pid, port, ok := running(dir); ok {
-		s.Running, s.PID, s.DSN = true, pid, dsn(st.Password, port)
-		if s.Engine == EngineMariaDB {
-			s.DSN = mariaDSN(st.Password, port)
-		}
 		if port != 0 {
 			s.Port = port
 		}
+		s.Running, s.PID, s.DSN = true, pid, startedInfo(s.Engine, dir, st, pid, s.Port).DSN
 	}
 	return s, ctx.Err()
 }
