@@ -69,6 +69,28 @@ func TestRemote(t *testing.T) {
 		}
 	})
 
+	// The hosts are namespaces of this machine and share its clock: the
+	// offset must be within its own bound (plus a little for scheduling),
+	// and the bound a round trip over an open session, far below ssh's
+	// start-up of tens of milliseconds.
+	t.Run("ClockOffset of a host on the same clock", func(t *testing.T) {
+		off, bound, err := h1.ClockOffset(ctx, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("offset %v, bound %v", off, bound)
+		if bound <= 0 || bound > 20*time.Millisecond {
+			t.Errorf("bound %v: not a round trip over an open session", bound)
+		}
+		if off < -bound-2*time.Millisecond || off > bound+2*time.Millisecond {
+			t.Errorf("offset %v outside ±(%v + 2ms) on one clock", off, bound)
+		}
+		bad := remote.Host{Name: "nohost", SSH: "root@" + c.Hosts[0].Addr + ":1"}
+		if _, _, err := bad.ClockOffset(ctx, 3); err == nil || !strings.Contains(err.Error(), "nohost") {
+			t.Errorf("no sshd on port 1: %v", err)
+		}
+	})
+
 	t.Run("tierbench version --json", func(t *testing.T) {
 		h := h1
 		h.Tierbench = clustertest.Tierbench(t)

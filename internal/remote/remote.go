@@ -38,12 +38,14 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -447,3 +449,116 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *tailBuffer) String() string { return string(b.buf) }
+
+// Endpoint is the "addr:port" ssh would connect to for d, as ssh itself
+// resolves it (`ssh -G`: ~/.ssh/config's HostName and Port, and
+// TIERBENCH_SSH_COMMAND's options), so a check that the address answers
+// dials what ssh will. ok is false when ssh does not connect there itself
+// (a ProxyJump or ProxyCommand reaches the host through another) and there
+// is nothing to dial. When ssh cannot say (no client, a config it rejects),
+// it is d's own address on its port, 22 by default.
+func (d Dest) Endpoint(ctx context.Context) (addr string, ok bool) {
+	base := SSHCommand()
+	argv := append([]string{"-G"}, base[1:]...)
+	if d.Port != 0 {
+		argv = append(argv, "-p", strconv.Itoa(d.Port))
+	}
+	if d.User != "" {
+		argv = append(argv, "-l", d.User)
+	}
+	argv = append(argv, "--", d.Addr)
+	out, err := exec.CommandContext(ctx, base[0], argv...).Output()
+	if err != nil {
+		return d.hostPort(), true
+	}
+	return endpointOf(string(out), d)
+}
+
+// endpointOf reads `ssh -G`'s output: its hostname and port, and whether a
+// proxy stands between.
+func endpointOf(out string, d Dest) (string, bool) {
+	host, port := d.Addr, d.Port
+	if port == 0 {
+		port = 22
+	}
+	for _, line := range strings.Split(out, "\n") {
+		key, value, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch strings.ToLower(key) {
+		case "hostname":
+			host = value
+		case "port":
+			if p, err := strconv.Atoi(value); err == nil && p > 0 {
+				port = p
+			}
+		case "proxyjump", "proxycommand":
+			if value != "" && value != "none" {
+				return "", false
+			}
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), true
+}
+
+// ClockOffset measures h's clock against this host's: the host's time
+// minus the controller's, and the bound of its error. In one ssh session
+// the host answers each line the controller sends with its time (`date
+// +%s%N`); the offset is that time minus the midpoint of the line's send
+// and the answer's arrival, from the fastest of rounds round trips. The
+// first answer waits for the session to start and is not counted, so the
+// bound (half a round trip) is the network's and a fork's, about a
+// millisecond on a LAN, not ssh's start-up.
+func (h Host) ClockOffset(ctx context.Context, rounds int) (offset, bound time.Duration, err error) {
+	cmd := h.command(ctx, []string{"sh", "-c", "while read -r _; do date +%s%N; done"})
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	stderr := &tailBuffer{max: 64 << 10}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return 0, 0, h.classify(err, "", false)
+	}
+	br := bufio.NewReader(out)
+	bound = -1
+	var roundErr error
+	for i := 0; i <= rounds && roundErr == nil; i++ {
+		sent := time.Now()
+		if _, err := io.WriteString(in, "\n"); err != nil {
+			roundErr = err
+			break
+		}
+		line, err := br.ReadString('\n')
+		got := time.Now()
+		if err != nil {
+			roundErr = err
+			break
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+		if err != nil {
+			roundErr = fmt.Errorf("%s: `date +%%s%%N` printed %q, not nanoseconds since 1970", h.label(), strings.TrimSpace(line))
+			break
+		}
+		if i == 0 {
+			continue
+		}
+		rtt := got.Sub(sent)
+		if bound < 0 || rtt/2 < bound {
+			offset, bound = time.Unix(0, ns).Sub(sent.Add(rtt/2)), rtt/2
+		}
+	}
+	in.Close()
+	werr := cmd.Wait()
+	switch {
+	case ctx.Err() != nil:
+		return 0, 0, fmt.Errorf("%s: stopped: %w", h.label(), context.Cause(ctx))
+	case werr != nil && !errors.Is(werr, exec.ErrWaitDelay):
+		return 0, 0, h.classify(werr, stderr.String(), false)
+	case roundErr != nil:
+		return 0, 0, roundErr
+	}
+	return offset, bound, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -377,5 +378,49 @@ func TestNoSSHClient(t *testing.T) {
 		if !errors.Is(err, ErrNoSSHClient) || !strings.Contains(err.Error(), EnvSSHCommand) {
 			t.Errorf("%s: %v", client, err)
 		}
+	}
+}
+
+// What `ssh -G` says decides where the reachability check dials.
+func TestEndpointOf(t *testing.T) {
+	d := Dest{User: "u", Addr: "db1"}
+	for _, c := range []struct {
+		name, out, want string
+		ok              bool
+	}{
+		{"config's hostname and port", "user u\nhostname 10.0.0.11\nport 2222\nproxyjump none\n", "10.0.0.11:2222", true},
+		{"nothing said: port 22", "", "db1:22", true},
+		{"IPv6", "hostname fd00::2\nport 22\n", "[fd00::2]:22", true},
+		{"a jump host", "hostname 10.0.0.11\nport 22\nproxyjump bastion\n", "", false},
+		{"a proxy command", "hostname 10.0.0.11\nproxycommand nc %h %p\n", "", false},
+	} {
+		got, ok := endpointOf(c.out, d)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: %q, %v; want %q, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+	if got, _ := endpointOf("", Dest{Addr: "h", Port: 2200}); got != "h:2200" {
+		t.Errorf("a given port: %q", got)
+	}
+}
+
+// The real client resolves a destination without connecting.
+func TestEndpointRealSSH(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no ssh client; scripts/setup.sh --test installs openssh-client")
+		}
+		t.Skip("no ssh client")
+	}
+	cfg := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(cfg, []byte("Host lab1\n  HostName 127.0.0.9\n  Port 2202\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvSSHCommand, "ssh -F "+cfg)
+	if got, ok := (Dest{Addr: "lab1"}).Endpoint(context.Background()); got != "127.0.0.9:2202" || !ok {
+		t.Errorf("lab1 through the config: %q, %v", got, ok)
+	}
+	if got, ok := (Dest{Addr: "127.0.0.8", Port: 2300}).Endpoint(context.Background()); got != "127.0.0.8:2300" || !ok {
+		t.Errorf("a plain address with a port: %q, %v", got, ok)
 	}
 }

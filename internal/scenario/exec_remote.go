@@ -41,14 +41,29 @@ func (e *executor) remoteHost(in *instance) remote.Host {
 // startRemote starts an instance on its host, listening on the host's
 // address so that the controller's TPC-C driver reaches it.
 func (e *executor) startRemote(ctx context.Context, in *instance) error {
+	args := append([]string{"server", "start", "--datadir", in.dataDir, "--engine", in.server.Engine}, e.remoteServerFlags(in)...)
+	return e.remoteStarted(ctx, in, args)
+}
+
+// remoteServerFlags are the flags of how an instance runs on its host, which
+// `server start` and `server clone` share: listening on the host's address,
+// its memory and settings.
+func (e *executor) remoteServerFlags(in *instance) []string {
 	h, _ := e.sc.Host(in.host)
-	args := []string{"server", "start", "--datadir", in.dataDir, "--engine", in.server.Engine, "--listen", h.Address}
+	args := []string{"--listen", h.Address}
 	if in.server.Memory > 0 {
 		args = append(args, "--memory", strconv.FormatInt(in.server.Memory, 10))
 	}
 	for _, k := range slices.Sorted(maps.Keys(in.server.Settings)) {
 		args = append(args, "--set", k+"="+in.server.Settings[k])
 	}
+	return args
+}
+
+// remoteStarted runs args (`server start` or `server clone`) on the
+// instance's host and takes the started server's DSN from its JSON.
+func (e *executor) remoteStarted(ctx context.Context, in *instance, args []string) error {
+	h, _ := e.sc.Host(in.host)
 	var out remoteStart
 	if err := h.Remote().JSON(ctx, nil, &out, append(args, "--json")...); err != nil {
 		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
@@ -85,11 +100,8 @@ func (e *executor) cloneRemote(ctx context.Context, from, in *instance) error {
 		}
 	}
 	e.note("cloning %s into %s on host %s", from.dataDir, in.dataDir, h.Name)
-	var out json.RawMessage
-	if err := h.JSON(ctx, nil, &out, "server", "clone", "--from", from.dataDir, "--datadir", in.dataDir, "--json"); err != nil {
-		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
-	}
-	return nil
+	// The copy starts as its own start would have started it.
+	return e.remoteStarted(ctx, in, append([]string{"server", "clone", "--from", from.dataDir, "--datadir", in.dataDir}, e.remoteServerFlags(in)...))
 }
 
 // buildRemote builds (or reuses) the TPC-C schema of an instance with the
@@ -97,7 +109,7 @@ func (e *executor) cloneRemote(ctx context.Context, from, in *instance) error {
 // network.
 func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vus int) (built bool, err error) {
 	h := e.remoteHost(in)
-	args := []string{"tpcc", "build", "--dsn", "-", "--reuse", "--warehouses", strconv.Itoa(warehouses)}
+	args := []string{"tpcc", "build", "--dsn", "-", "--reuse", "--drop", "--warehouses", strconv.Itoa(warehouses)}
 	if vus > 0 {
 		args = append(args, "--build-vus", strconv.Itoa(vus))
 	}
@@ -224,41 +236,21 @@ func (e *executor) clockOffset(host string) time.Duration {
 	return e.offsets[host]
 }
 
-// measureClocks measures each SSH host's clock offset: the host's time
-// (date +%s%N) against the midpoint of the controller's send and receive,
-// the best of three round trips.
+// measureClocks measures each SSH host's clock offset over one ssh
+// session (remote.Host.ClockOffset: the best of five round trips).
 func (e *executor) measureClocks(ctx context.Context) {
 	for _, h := range e.sc.Hosts {
 		if h.SSH == "" {
 			continue
 		}
-		best, bestRTT := time.Duration(0), time.Duration(-1)
-		for range 3 {
-			sent := time.Now()
-			out, err := h.Remote().Shell(ctx, nil, "date +%s%N")
-			got := time.Now()
-			if err != nil {
-				e.note("host %s: clock offset not measured: %v", h.Name, err)
-				break
-			}
-			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-			if err != nil {
-				e.note("host %s: clock offset not measured: date printed %q", h.Name, strings.TrimSpace(string(out)))
-				break
-			}
-			rtt := got.Sub(sent)
-			// ssh's own start-up is most of rtt, before the command runs;
-			// the midpoint bounds the error by rtt/2 either way.
-			mid := sent.Add(rtt / 2)
-			if bestRTT < 0 || rtt < bestRTT {
-				best, bestRTT = time.Unix(0, ns).Sub(mid), rtt
-			}
+		off, bound, err := h.Remote().ClockOffset(ctx, 5)
+		if err != nil {
+			e.note("host %s: clock offset not measured: %v", h.Name, err)
+			continue
 		}
-		if bestRTT >= 0 {
-			e.offsetMu.Lock()
-			e.offsets[h.Name] = best
-			e.offsetMu.Unlock()
-			e.note("host %s: clock offset %+.1f ms (±%.0f ms, over ssh)", h.Name, float64(best)/1e6, float64(bestRTT)/2e6)
-		}
+		e.offsetMu.Lock()
+		e.offsets[h.Name] = off
+		e.offsetMu.Unlock()
+		e.note("host %s: clock offset %+.1f ms (±%.1f ms, over ssh)", h.Name, float64(off)/1e6, float64(bound)/1e6)
 	}
 }

@@ -207,7 +207,9 @@ func CheckHosts(ctx context.Context, sc *Scenario) error {
 	for _, h := range sc.Hosts {
 		if h.SSH != "" {
 			if d, err := remote.ParseSSH(h.SSH); err == nil {
-				probes = append(probes, probe{h.Name, "ssh", net.JoinHostPort(d.Addr, strconv.Itoa(d.Port)), h.pos["ssh"]})
+				if addr, ok := d.Endpoint(ctx); ok {
+					probes = append(probes, probe{h.Name, "ssh", addr, h.pos["ssh"]})
+				}
 			}
 		}
 		if h.NodeExporter != "" {

@@ -1,0 +1,201 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/clustertest"
+	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// clusterScenario is the bundled cluster scenario shortened: a storage
+// profile on both hosts, managed PostgreSQL instances spread over them
+// (started over SSH, listening on the hosts' addresses), built on their
+// hosts, TPC-C from the controller beside a backup run on its host, the
+// consistency checks and the report.
+const clusterScenario = `name: cluster-test
+hosts:
+  - {name: h1, ssh: "root@H1", tierbench: "TB", node_exporter: "http://H1:9100/metrics", fio_server: "H1"}
+  - {name: h2, ssh: "root@H2", tierbench: "TB", node_exporter: "http://H2:9100/metrics", fio_server: "H2"}
+targets:
+  - {name: data, path: "DATA"}
+servers:
+  - {name: db, engine: postgres, target: data, hosts: "h1,h2", count: 2, memory: 256MiB}
+steps:
+  - disk: {target: data, hosts: all, profile: quick, duration: 1s, size: 16MiB}
+  - tpcc-build: {server: db, warehouses: 1}
+  - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rampup: 2s, duration: 12s, cycles: 1}
+  - check: {server: db}
+  - report: {}
+`
+
+// The shortened cluster scenario on two namespace hosts, end to end; and no
+// password on any command line of either host (they share this machine's
+// process list) or in the servers' logs.
+func TestClusterScenario(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	c := clustertest.New(t, 2, clustertest.Options{SSH: true, Fio: true, NodeExporter: true})
+	t.Setenv(remote.EnvSSHCommand, c.SSHCommand)
+	tb := clustertest.Tierbench(t)
+	data := filepath.Join(pgtest.TempDir(t), "cluster")
+	res := t.TempDir()
+	file := filepath.Join(t.TempDir(), "cluster.yaml")
+	src := strings.NewReplacer("H1", c.Hosts[0].Addr, "H2", c.Hosts[1].Addr, "TB", tb, "DATA", data).Replace(clusterScenario)
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // whatever the scenario left running, should it fail
+		for _, in := range []string{"db-1", "db-2", "db-3", "db-4"} {
+			_ = exec.Command(tb, "server", "stop", "--datadir", filepath.Join(data, in)).Run()
+		}
+	})
+
+	// Every command line on the machine, as the scenario runs.
+	var mu sync.Mutex
+	cmdlines := map[string]bool{}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			mu.Lock()
+			for _, p := range procs {
+				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+					cmdlines[string(b)] = true
+				}
+			}
+			mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	code, out, errOut := runTierbench(t, "scenario", "run", file, "--results", res, "--json")
+	close(stop)
+	<-done
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	runs, err := store.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	hostOf := map[string]string{}
+	for _, r := range runs {
+		kinds[r.Kind]++
+		var p struct {
+			Instance string `json:"instance"`
+			Host     string `json:"scenario_host"`
+		}
+		_ = json.Unmarshal(r.Params, &p)
+		if p.Instance != "" {
+			hostOf[p.Instance+"/"+r.Kind] = p.Host
+		}
+		if r.Status != results.StatusComplete {
+			t.Errorf("run %s (%s): %s", r.ID, r.Kind, r.Status)
+		}
+		if r.Kind == "backup" && r.Host != "h2" {
+			t.Errorf("backup run %s: host %q; want h2, where it ran", r.ID, r.Host)
+		}
+	}
+	if kinds["disk"] != 1 || kinds["tpcc"] != 3 || kinds["backup"] != 1 {
+		t.Errorf("runs by kind: %v; want 1 disk, 3 tpcc, 1 backup", kinds)
+	}
+	for in, want := range map[string]string{"db-1/tpcc": "h1", "db-2/tpcc": "h1", "db-3/tpcc": "h2", "db-4/backup": "h2"} {
+		if hostOf[in] != want {
+			t.Errorf("%s: scenario_host %q; want %s", in, hostOf[in], want)
+		}
+	}
+	// Each TPC-C step has both hosts' telemetry.
+	for _, r := range runs {
+		if r.Kind != "tpcc" {
+			continue
+		}
+		steps, err := store.Steps(ctx, r.ID)
+		if err != nil || len(steps) == 0 {
+			t.Fatalf("run %s: %d steps (%v)", r.ID, len(steps), err)
+		}
+		var st struct {
+			NOPM  float64 `json:"nopm"`
+			Hosts []struct {
+				Host    string `json:"host"`
+				Samples int    `json:"samples"`
+			} `json:"hosts"`
+		}
+		if err := json.Unmarshal(steps[0].Metrics, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.NOPM <= 0 || len(st.Hosts) != 2 || st.Hosts[0].Samples == 0 || st.Hosts[1].Samples == 0 {
+			t.Errorf("run %s: step %s", r.ID, steps[0].Metrics)
+		}
+	}
+
+	// The passwords, as the hosts' own tierbench tells them: the scenario
+	// stopped its servers, and a DSN is shown for a running one only.
+	var passwords []string
+	for _, in := range []string{"db-1", "db-3"} {
+		dir := filepath.Join(data, in)
+		st, err := exec.Command(tb, "server", "start", "--datadir", dir, "--json").Output()
+		if err != nil {
+			t.Fatalf("server start %s: %v", in, err)
+		}
+		if err := exec.Command(tb, "server", "stop", "--datadir", dir).Run(); err != nil {
+			t.Fatalf("server stop %s: %v", in, err)
+		}
+		var s struct {
+			DSN string `json:"dsn"`
+		}
+		if json.Unmarshal(st, &s) != nil || !strings.Contains(s.DSN, "@") {
+			t.Fatalf("server start %s: %s", in, st)
+		}
+		passwords = append(passwords, strings.SplitN(strings.SplitN(s.DSN, "://", 2)[1], "@", 2)[0])
+	}
+	for _, pw := range passwords {
+		pw = pw[strings.IndexByte(pw, ':')+1:]
+		if len(pw) < 8 {
+			t.Fatalf("password %q is too short to look for", pw)
+		}
+		mu.Lock()
+		for cl := range cmdlines {
+			if strings.Contains(cl, pw) {
+				t.Errorf("a command line holds a server's password: %q", strings.ReplaceAll(cl, "\x00", " "))
+			}
+		}
+		mu.Unlock()
+		if strings.Contains(out, pw) || strings.Contains(errOut, pw) {
+			t.Error("the scenario's output holds a server's password")
+		}
+		_ = filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
+			if err != nil || fi.IsDir() || !strings.HasSuffix(p, ".log") {
+				return nil
+			}
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), pw) {
+				t.Errorf("log %s holds a server's password", p)
+			}
+			return nil
+		})
+	}
+	if len(cmdlines) < 10 {
+		t.Errorf("only %d command lines seen: the process list was not read", len(cmdlines))
+	}
+}
