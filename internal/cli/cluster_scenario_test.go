@@ -150,6 +150,19 @@ func TestClusterScenario(t *testing.T) {
 		}
 	}
 
+	// The report shows the cluster: its IOPS over all hosts, each host's
+	// table row, the instances per host, and the disk points per host.
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<section id="cluster">`, `id="cluster-iops"`, `id="cluster-hosts"`, "<td>h1</td>", "<td>h2</td>",
+		"<td>db-3</td>", `id="cluster-storage-`, "<td>all hosts</td>"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %s", want)
+		}
+	}
+
 	// The passwords, as the hosts' own tierbench tells them: the scenario
 	// stopped its servers, and a DSN is shown for a running one only.
 	var passwords []string

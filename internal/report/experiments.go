@@ -71,15 +71,6 @@ func backupSection(runs []*runData) *Section {
 // backupComparison says, for every run after the first, how long its
 // backups and its restores took against the first run's: means over cycles.
 func backupComparison(group []*runData) []Block {
-	meanSeconds := func(rd *runData, phase string) float64 {
-		var xs []float64
-		for _, b := range rd.Backup {
-			if b.Phase.Phase == phase && b.Seconds > 0 {
-				xs = append(xs, b.Seconds)
-			}
-		}
-		return mean(xs)
-	}
 	base := group[0]
 	var blocks []Block
 	for _, rd := range group[1:] {
@@ -96,6 +87,18 @@ func backupComparison(group []*runData) []Block {
 		}
 	}
 	return blocks
+}
+
+// meanSeconds is the mean duration of a backup run's phases of this name
+// ("backup" or "restore") over its cycles, NaN when it has none.
+func meanSeconds(rd *runData, phase string) float64 {
+	var xs []float64
+	for _, b := range rd.Backup {
+		if b.Phase.Phase == phase && b.Seconds > 0 {
+			xs = append(xs, b.Seconds)
+		}
+	}
+	return mean(xs)
 }
 
 // neighboursSection compares TPC-C runs of several instances that ran at

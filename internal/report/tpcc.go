@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
@@ -397,9 +398,7 @@ func timeline(runs []*runData, id, title, ylabel string, refs []seriesRef, step 
 			if len(runs) == 1 {
 				s = chart.Series{Name: ref.legend, Color: ri}
 			}
-			for _, p := range pts {
-				s.Points = append(s.Points, chart.Point{X: p.T.Sub(t0).Seconds(), Y: p.Value})
-			}
+			s.Points = chartPoints(pts, t0)
 			c.Series = append(c.Series, s)
 		}
 	}
@@ -409,6 +408,39 @@ func timeline(runs []*runData, id, title, ylabel string, refs []seriesRef, step 
 		for _, st := range rd.Steps {
 			c.Marks = append(c.Marks, chart.Mark{X: st.StartedAt.Sub(t0).Seconds(), Label: stepLabel(rd, st)})
 		}
+	}
+	return &Figure{ID: id, Chart: c}
+}
+
+// chartPoints places points over time, in seconds since t0. A NaN value
+// stays NaN, which breaks the line there (a gap).
+func chartPoints(pts []results.Point, t0 time.Time) []chart.Point {
+	out := make([]chart.Point, len(pts))
+	for i, p := range pts {
+		out[i] = chart.Point{X: p.T.Sub(t0).Seconds(), Y: p.Value}
+	}
+	return out
+}
+
+// line is a list of points to draw over time that no run stores as a
+// series of its own: one merged over runs, or derived from several.
+type line struct {
+	legend string
+	dashed bool
+	pts    []results.Point
+}
+
+// pointsTimeline is timeline for lines that are not a run's stored series:
+// each line in its own colour, in seconds since t0, with the marks given.
+func pointsTimeline(id, title, xlabel, ylabel string, t0 time.Time, lines []line, marks []chart.Mark) *Figure {
+	c := chart.Chart{Title: title, XLabel: xlabel, YLabel: ylabel, Kind: chart.Line, YFromZero: true}
+	for i, l := range lines {
+		if len(l.pts) > 0 {
+			c.Series = append(c.Series, chart.Series{Name: l.legend, Color: i, Dashed: l.dashed, Points: chartPoints(l.pts, t0)})
+		}
+	}
+	if len(c.Series) > 0 {
+		c.Marks = marks
 	}
 	return &Figure{ID: id, Chart: c}
 }
