@@ -7,9 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/tierbench/tierbench/internal/clustertest"
 	"github.com/tierbench/tierbench/internal/remote"
@@ -59,32 +57,9 @@ func TestClusterScenario(t *testing.T) {
 		}
 	})
 
-	// Every command line on the machine, as the scenario runs.
-	var mu sync.Mutex
-	cmdlines := map[string]bool{}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-			mu.Lock()
-			for _, p := range procs {
-				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
-					cmdlines[string(b)] = true
-				}
-			}
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
+	cmdlines := clustertest.WatchCmdlines(t) // every command line on the machine, as the scenario runs
 	code, out, errOut := runTierbench(t, "scenario", "run", file, "--results", res, "--json")
-	close(stop)
-	<-done
+	lines := cmdlines.Lines()
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -188,13 +163,11 @@ func TestClusterScenario(t *testing.T) {
 		if len(pw) < 8 {
 			t.Fatalf("password %q is too short to look for", pw)
 		}
-		mu.Lock()
-		for cl := range cmdlines {
+		for _, cl := range lines {
 			if strings.Contains(cl, pw) {
-				t.Errorf("a command line holds a server's password: %q", strings.ReplaceAll(cl, "\x00", " "))
+				t.Errorf("a command line holds a server's password: %q", cl)
 			}
 		}
-		mu.Unlock()
 		if strings.Contains(out, pw) || strings.Contains(errOut, pw) {
 			t.Error("the scenario's output holds a server's password")
 		}
@@ -208,8 +181,8 @@ func TestClusterScenario(t *testing.T) {
 			return nil
 		})
 	}
-	if len(cmdlines) < 10 {
-		t.Errorf("only %d command lines seen: the process list was not read", len(cmdlines))
+	if len(lines) < 10 {
+		t.Errorf("only %d command lines seen: the process list was not read", len(lines))
 	}
 }
 

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,60 +19,6 @@ import (
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
-
-// procWatch samples every process's command line until stopped.
-type procWatch struct {
-	stop chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func watchProcs(t *testing.T) *procWatch {
-	w := &procWatch{stop: make(chan struct{}), seen: map[string]bool{}}
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		for {
-			paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-			for _, p := range paths {
-				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
-					w.mu.Lock()
-					w.seen[strings.ReplaceAll(string(b), "\x00", " ")] = true
-					w.mu.Unlock()
-				}
-			}
-			select {
-			case <-w.stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}()
-	t.Cleanup(w.close)
-	return w
-}
-
-func (w *procWatch) close() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	w.wg.Wait()
-}
-
-// lines stops the watch and returns the command lines it saw.
-func (w *procWatch) lines() []string {
-	w.close()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for c := range w.seen {
-		out = append(out, c)
-	}
-	return out
-}
 
 // The cluster's use of a managed server, end to end: a controller (this
 // test, in the root network namespace) tells a host (a namespace on a
@@ -98,7 +42,7 @@ func TestServerListenRemote(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	watch := watchProcs(t)
+	watch := clustertest.WatchCmdlines(t)
 
 	var started serverDoc
 	if err := h.JSON(ctx, nil, &started, "server", "start", "--datadir", src, "--listen", addr); err != nil {
@@ -172,7 +116,7 @@ func TestServerListenRemote(t *testing.T) {
 		t.Errorf("server start --listen with the controller's address on the host: %v", err)
 	}
 
-	lines := watch.lines()
+	lines := watch.Lines()
 	sawSSH := false
 	for _, l := range lines {
 		if strings.Contains(l, pw) {

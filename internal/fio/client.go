@@ -269,24 +269,13 @@ func (r *Runner) RunHosts(ctx context.Context, index int, spec Spec, set Setting
 	outFile := base + ".json"
 	args = append(args, "--output-format=json+", "--output="+outFile)
 	cmd := r.clientCommand(ctx, args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
 	var msgs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msgs, &msgs
-	p.Started = time.Now()
-	runErr := cmd.Run()
-	end := time.Now()
-	out, readErr := os.ReadFile(outFile)
-	if ctx.Err() != nil {
-		p.Interrupted = true
-		if readErr != nil || len(bytes.TrimSpace(out)) == 0 {
-			return nil, ctx.Err()
-		}
-	} else if runErr != nil {
-		return nil, fmt.Errorf("fio failed on point %s: %s", spec.Name, clientMessage(msgs.String(), string(out), runErr.Error()))
-	}
-	if readErr != nil {
-		return nil, fmt.Errorf("fio wrote no output for point %s: %v", spec.Name, readErr)
+	out, end, err := runPoint(ctx, cmd, p, outFile, func(runErr error, out []byte) string {
+		return clientMessage(msgs.String(), string(out), runErr.Error())
+	})
+	if err != nil {
+		return nil, err
 	}
 	agg, hosts, err := ParseClientOutput(out, servers)
 	if err != nil {

@@ -181,24 +181,14 @@ func (r *Runner) Run(ctx context.Context, index int, spec Spec, set Settings, wo
 	}
 	outFile := base + ".json"
 	cmd := r.command(ctx, "--output-format=json+", "--output="+outFile, base+".fio")
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	p := &Point{Index: index, Spec: spec, JobFile: job, Started: time.Now()}
-	runErr := cmd.Run()
-	end := time.Now()
-	out, readErr := os.ReadFile(outFile)
-	if ctx.Err() != nil {
-		p.Interrupted = true
-		if readErr != nil || len(bytes.TrimSpace(out)) == 0 {
-			return nil, ctx.Err()
-		}
-	} else if runErr != nil {
-		return nil, fmt.Errorf("fio failed on point %s: %s", spec.Name, firstLine(stderr.String()+string(out), runErr.Error()))
-	}
-	if readErr != nil {
-		return nil, fmt.Errorf("fio wrote no output for point %s: %v", spec.Name, readErr)
+	p := &Point{Index: index, Spec: spec, JobFile: job}
+	out, end, err := runPoint(ctx, cmd, p, outFile, func(runErr error, out []byte) string {
+		return firstLine(stderr.String()+string(out), runErr.Error())
+	})
+	if err != nil {
+		return nil, err
 	}
 	if p.Result, err = ParseOutput(out); err != nil {
 		if p.Interrupted {
@@ -226,4 +216,31 @@ func firstLine(msg, fallback string) string {
 		}
 	}
 	return fallback
+}
+
+// runPoint runs a point's fio (or fio client) command and reads the json+
+// output it wrote to outFile. Cancelling ctx sends fio SIGINT, which makes
+// it stop and still write what it measured (within 30 s): the point is then
+// marked Interrupted and kept when there is output. p.Started is set when
+// fio starts, and end is when it ended. failed says fio's own failure, from
+// its exit error and its output.
+func runPoint(ctx context.Context, cmd *exec.Cmd, p *Point, outFile string, failed func(runErr error, out []byte) string) (out []byte, end time.Time, err error) {
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	p.Started = time.Now()
+	runErr := cmd.Run()
+	end = time.Now()
+	out, readErr := os.ReadFile(outFile)
+	if ctx.Err() != nil {
+		p.Interrupted = true
+		if readErr != nil || len(bytes.TrimSpace(out)) == 0 {
+			return nil, end, ctx.Err()
+		}
+	} else if runErr != nil {
+		return nil, end, fmt.Errorf("fio failed on point %s: %s", p.Spec.Name, failed(runErr, out))
+	}
+	if readErr != nil {
+		return nil, end, fmt.Errorf("fio wrote no output for point %s: %v", p.Spec.Name, readErr)
+	}
+	return out, end, nil
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,59 +24,14 @@ import (
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
-// cmdlineWatch samples every process's command line (/proc/*/cmdline)
-// until stopped, for secrets that must never be on one.
-type cmdlineWatch struct {
-	stop chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func watchCmdlines(t *testing.T) *cmdlineWatch {
-	w := &cmdlineWatch{stop: make(chan struct{}), seen: map[string]bool{}}
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		for {
-			paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-			for _, p := range paths {
-				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
-					w.mu.Lock()
-					w.seen[strings.ReplaceAll(string(b), "\x00", " ")] = true
-					w.mu.Unlock()
-				}
-			}
-			select {
-			case <-w.stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	t.Cleanup(w.done)
-	return w
-}
-
-func (w *cmdlineWatch) done() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	w.wg.Wait()
-}
-
-// check stops the watch and fails the test if a command line held secret,
+// checkCmdlines stops the watch and fails the test if a command line held secret,
 // or if no command line of a program named want was seen (the watch saw
 // the server start).
-func (w *cmdlineWatch) check(t *testing.T, secret string, want ...string) {
+func checkCmdlines(t *testing.T, w *clustertest.Cmdlines, secret string, want ...string) {
 	t.Helper()
-	w.done()
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	lines := w.Lines()
 	found := map[string]bool{}
-	for c := range w.seen {
+	for _, c := range lines {
 		if strings.Contains(c, secret) {
 			t.Errorf("a process's command line holds the password: %q", strings.ReplaceAll(c, secret, "<PASSWORD>"))
 		}
@@ -89,10 +43,10 @@ func (w *cmdlineWatch) check(t *testing.T, secret string, want ...string) {
 	}
 	for _, name := range want {
 		if !found[name] {
-			t.Errorf("the watch never saw %s's command line (%d seen): it did not sample the start", name, len(w.seen))
+			t.Errorf("the watch never saw %s's command line (%d seen): it did not sample the start", name, len(lines))
 		}
 	}
-	t.Logf("%d command lines seen, none with the password", len(w.seen))
+	t.Logf("%d command lines seen, none with the password", len(lines))
 }
 
 func password(t *testing.T, dsn string) string {
@@ -151,7 +105,7 @@ func TestListenPostgres(t *testing.T) {
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	stopAtEnd(t, dataDir)
 
-	watch := watchCmdlines(t)
+	watch := clustertest.WatchCmdlines(t)
 	info, err := server.Start(ctx, server.Options{DataDir: dataDir, Listen: addr})
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +195,7 @@ func TestListenPostgres(t *testing.T) {
 	if again, err := server.Start(ctx, server.Options{DataDir: dataDir}); err != nil || !again.AlreadyRunning || again.DSN != info.DSN {
 		t.Errorf("a second start without Listen: %+v, %v; want the running server as it is", again, err)
 	}
-	watch.check(t, pw, "initdb", "pg_ctl", "postgres")
+	checkCmdlines(t, watch, pw, "initdb", "pg_ctl", "postgres")
 
 	// A start without Listen: 127.0.0.1 only, and pg_hba.conf with it.
 	if _, err := server.Stop(ctx, dataDir, ""); err != nil {
@@ -323,7 +277,7 @@ func TestListenMariaDB(t *testing.T) {
 	dataDir := filepath.Join(mariatest.TempDir(t), "data")
 	stopAtEnd(t, dataDir)
 
-	watch := watchCmdlines(t)
+	watch := clustertest.WatchCmdlines(t)
 	info, err := server.Start(ctx, server.Options{Engine: server.EngineMariaDB, DataDir: dataDir, Listen: addr})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +321,7 @@ func TestListenMariaDB(t *testing.T) {
 	if err != nil || st.DSN != info.DSN || st.Network != network {
 		t.Errorf("Status = %+v, %v", st, err)
 	}
-	watch.check(t, pw, "mariadb-install-db", "mariadbd")
+	checkCmdlines(t, watch, pw, "mariadb-install-db", "mariadbd")
 
 	// Without Listen: the network's account is gone, 127.0.0.1 alone answers.
 	if _, err := server.Stop(ctx, dataDir, ""); err != nil {

@@ -1,0 +1,71 @@
+package clustertest
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Cmdlines samples the command line of every process on this machine (the
+// controller's and, since network namespaces share the process table, every
+// test host's) until stopped: for the tests that a secret is on none.
+type Cmdlines struct {
+	stop chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// WatchCmdlines starts sampling every 5 ms; the test's end stops it.
+func WatchCmdlines(t testing.TB) *Cmdlines {
+	w := &Cmdlines{stop: make(chan struct{}), seen: map[string]bool{}}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for {
+			paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			for _, p := range paths {
+				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+					w.mu.Lock()
+					w.seen[strings.ReplaceAll(string(b), "\x00", " ")] = true
+					w.mu.Unlock()
+				}
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// Stop ends the sampling; calling it again does nothing.
+func (w *Cmdlines) Stop() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	w.wg.Wait()
+}
+
+// Lines stops the sampling and returns the command lines seen (arguments
+// joined by spaces), sorted.
+func (w *Cmdlines) Lines() []string {
+	w.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.seen))
+	for c := range w.seen {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
