@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,12 +111,27 @@ func TestMonitorNodeExporters(t *testing.T) {
 // afterwards. The hosts share this machine's file system, as hosts on NFS
 // do, so their files sit side by side in one directory.
 func TestDiskRunFioServers(t *testing.T) {
-	c := clustertest.New(t, 2, clustertest.Options{Fio: true})
+	c := clustertest.New(t, 2, clustertest.Options{Fio: true, NodeExporter: true})
 	res, dir := t.TempDir(), t.TempDir()
-	h1, h2 := c.Hosts[0].Addr, c.Hosts[1].Addr+":8765"
-	code, out, errOut := runTierbench(t, "disk", "run", "--target", dir, "--fio-server", h1, "--fio-server", h2,
-		"--bs", "4k", "--rw", "randread", "--iodepth", "4", "--jobs", "2", "--size", "16MiB", "--duration", "2s", "--ramp", "0s",
-		"--direct=false", "--engine", "psync", "--interval", "0", "--results", res, "--json")
+	// The first host by a name its node_exporter shares, so that its CPU
+	// joins its fio figures; the second by its address and port.
+	h1, h2 := "db1", c.Hosts[1].Addr+":8765"
+	args := []string{"disk", "run", "--fio-server", "db1=" + c.Hosts[0].Addr, "--fio-server", h2,
+		"--node-exporter", "db1=http://" + c.Hosts[0].Addr + ":9100/metrics",
+		"--bs", "4k", "--rw", "randread", "--iodepth", "4", "--jobs", "2", "--size", "16MiB", "--duration", "3s", "--ramp", "0s",
+		"--direct=false", "--engine", "psync", "--block-trace=false", "--results", res, "--json"}
+
+	// A directory the hosts do not have is refused before anything runs.
+	missing := filepath.Join(dir, "no-such-dir")
+	code, _, errOut := runTierbench(t, append([]string{"--target", missing}, args...)...)
+	if code != 2 || !strings.Contains(errOut, "--target "+missing+" does not exist on host db1") {
+		t.Errorf("a target missing on the hosts: exit %d, %s", code, errOut)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("the missing target was made: %v", err)
+	}
+
+	code, out, errOut := runTierbench(t, append([]string{"--target", dir}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -132,6 +149,7 @@ func TestDiskRunFioServers(t *testing.T) {
 					IOPS float64 `json:"iops"`
 					IOs  uint64  `json:"ios"`
 				} `json:"read"`
+				Samples int `json:"samples"`
 			} `json:"hosts"`
 		} `json:"points"`
 	}
@@ -141,6 +159,9 @@ func TestDiskRunFioServers(t *testing.T) {
 	p := doc.Points[0]
 	if len(p.Hosts) != 2 || p.Hosts[0].Host != h1 || p.Hosts[1].Host != c.Hosts[1].Addr {
 		t.Fatalf("hosts: %+v", p.Hosts)
+	}
+	if p.Hosts[0].Samples == 0 || p.Hosts[1].Samples != 0 {
+		t.Errorf("node_exporter samples: db1 %d (its exporter's), %s %d (none); want some and none", p.Hosts[0].Samples, p.Hosts[1].Host, p.Hosts[1].Samples)
 	}
 	sum := p.Hosts[0].Read.IOPS + p.Hosts[1].Read.IOPS
 	if p.Read.IOPS <= 0 || math.Abs(p.Read.IOPS-sum) > 0.01*sum {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -84,7 +85,7 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SSRamp, "steady-state-ramp", "0s", "time before steady-state judging starts")
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	fs.StringVar(&o.Fio, "fio", "", "the fio binary (default: fio in PATH)")
-	fs.StringArrayVar(&o.FioServers, "fio-server", nil, "run each point on this host's `fio --server` too, given as HOST[:PORT] (default port 8765); "+
+	fs.StringArrayVar(&o.FioServers, "fio-server", nil, "run each point on this host's `fio --server` too, given as HOST[:PORT] (default port 8765) or NAME=HOST[:PORT], NAME being the host's --node-exporter name; "+
 		"repeatable: every point runs on all of them at once and is reported as their aggregate with each host's own figures; "+
 		"--target is then an absolute directory on each host, where each gets its own test file")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the test file tierbench created (later runs reuse it)")
@@ -345,9 +346,21 @@ func fioServers(specs []string) ([]fio.Server, error) {
 	var out []fio.Server
 	seen := map[string]bool{}
 	for _, spec := range specs {
-		s, err := fio.ParseServer(spec)
+		// NAME=HOST[:PORT] names the host as a --node-exporter NAME=URL
+		// does, so that its telemetry joins its fio figures.
+		name, addr, named := strings.Cut(spec, "=")
+		if !named {
+			addr = spec
+		}
+		s, err := fio.ParseServer(addr)
 		if err != nil {
 			return nil, usagef("--fio-server %q: %v", spec, err)
+		}
+		if named {
+			if err := telemetry.CheckHostName(name); err != nil {
+				return nil, usagef("--fio-server %q: %v; give NAME=HOST[:PORT], e.g. db1=10.0.0.11", spec, err)
+			}
+			s.Name = name
 		}
 		if seen[s.HostPort()] {
 			return nil, usagef("--fio-server %s is given twice; give each host once", s.HostPort())

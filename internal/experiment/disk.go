@@ -290,16 +290,16 @@ func diskStep(p *fio.Point, po fio.PointResult) (results.Step, error) {
 func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs Observer) (*DiskResult, error) {
 	set := cfg.Settings
 	set.File, set.Size = cfg.Target, cfg.TargetOptions.Size
-	if err := fio.CheckRemoteTarget(cfg.Target, cfg.Servers, set.RemoteDeviceChecked); err != nil {
-		if errors.Is(err, fio.ErrRefused) {
-			return nil, Invalid(err)
-		}
-		return nil, err
-	}
 	if set.Size <= 0 {
 		return nil, invalidf("give --size for the test file on each host, e.g. 4GiB")
 	}
-	if err := runner.CheckServers(ctx, cfg.Servers); err != nil {
+	// The servers' fio versions and the target directory on every host, in
+	// one round trip: fio would create a missing directory, and a mistyped
+	// target would fill another file system.
+	if err := runner.CheckHostTarget(ctx, cfg.Target, cfg.Servers, set.RemoteDeviceChecked); err != nil {
+		if errors.Is(err, fio.ErrRefused) {
+			return nil, Invalid(err)
+		}
 		return nil, err
 	}
 	if set.IOEngine == "" {

@@ -76,6 +76,9 @@ func (r *Runner) CheckServers(ctx context.Context, servers []Server) error {
 // ErrRefused. With a fio older than 3.18 (no filestat engine) the
 // directory is not checked.
 func (r *Runner) CheckHostTarget(ctx context.Context, target string, servers []Server, deviceChecked bool) error {
+	if err := checkServers(servers); err != nil {
+		return err
+	}
 	if err := CheckRemoteTarget(target, servers, deviceChecked); err != nil {
 		return err
 	}

@@ -36,6 +36,15 @@ const nodeExample = "db1=http://10.0.0.5:9100/metrics"
 // (node.NAME.dev.DEV.r_iops), whose parts are separated by dots.
 var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
+// CheckHostName checks a host's name as --node-exporter and --fio-server
+// take it: it names series (node.NAME.*, fio.NAME.*) and files.
+func CheckHostName(name string) error {
+	if !nodeName.MatchString(name) {
+		return fmt.Errorf("the name %q may hold only letters, digits, - and _ (at most 64; it names series node.NAME.*)", name)
+	}
+	return nil
+}
+
 // ParseNode reads NAME=URL. The URL must be http or https with a host; a
 // URL without a path gets /metrics. The error says what is wrong, without
 // the value itself (the caller names it).
@@ -45,8 +54,8 @@ func ParseNode(spec string) (Node, error) {
 	if !ok || name == "" || raw == "" {
 		return Node{}, fmt.Errorf("give NAME=URL, e.g. %s", nodeExample)
 	}
-	if !nodeName.MatchString(name) {
-		return Node{}, fmt.Errorf("the name %q may hold only letters, digits, - and _ (at most 64; it names series node.NAME.*), e.g. %s", name, nodeExample)
+	if err := CheckHostName(name); err != nil {
+		return Node{}, fmt.Errorf("%v, e.g. %s", err, nodeExample)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
