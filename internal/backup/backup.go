@@ -146,6 +146,9 @@ type Phase struct {
 	// ColdCache says what the phase reads was dropped from the page cache
 	// before it started (see Options.KeepCache).
 	ColdCache bool `json:"cold_cache"`
+	// DropCacheMs is how long that took, just before Started: the phase's
+	// untimed lead-in (the cycle started that long before the phase).
+	DropCacheMs float64 `json:"drop_cache_ms,omitempty"`
 }
 
 func (p *Phase) finish(bytes int64) {
@@ -159,8 +162,12 @@ func (p *Phase) finish(bytes int64) {
 // time drops what the phase reads, under reads, from the page cache (unless
 // o keeps it), then runs f: Started and Ended bound f.
 func (p *Phase) time(o Options, reads string, f func() error) error {
+	before := time.Now()
 	p.ColdCache = o.dropCache(reads)
 	p.Started = time.Now()
+	if p.ColdCache {
+		p.DropCacheMs = float64(p.Started.Sub(before).Microseconds()) / 1e3
+	}
 	err := f()
 	p.Ended = time.Now()
 	return err

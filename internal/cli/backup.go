@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +31,7 @@ type BackupRunOptions struct {
 	Target     string
 	Cycles     int
 	Spacing    string // from one cycle's start to the next's: the --interval flag
+	StartAt    string // when the first cycle starts: the --start-at flag
 	Logical    bool
 	Jobs       int
 	Results    string
@@ -50,6 +52,8 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Target, "target", "", "directory on the storage under test for the backups (created by tierbench, or an empty one)")
 	fs.IntVar(&o.Cycles, "cycles", 3, "backup and restore cycles")
 	fs.StringVar(&o.Spacing, "interval", "0s", "time from one cycle's start to the next's (0: back to back), e.g. 100s")
+	fs.StringVar(&o.StartAt, "start-at", "", "when the first cycle starts, as an RFC 3339 time on this host's clock, e.g. 2026-11-26T17:40:00.250Z "+
+		"(default: as soon as the run is set up; a time already past starts at once, with a note): how a controller lines up backups on several hosts")
 	fs.BoolVar(&o.Logical, "logical", false, "a parallel dump, restored into a new database on the same server (PostgreSQL: pg_dump -Fd -j / pg_restore -j; "+
 		"MariaDB: tierbench-dump / tierbench-load), instead of a physical backup and a restored server")
 	fs.IntVar(&o.Jobs, "jobs", runtime.NumCPU(), "parallel jobs of the logical dump and restore (--logical)")
@@ -84,6 +88,14 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 	}
 	if cfg.Spacing < 0 {
 		return cfg, usagef("--interval %s is negative", o.Spacing)
+	}
+	if o.StartAt != "" {
+		if cfg.StartAt, err = time.Parse(time.RFC3339Nano, o.StartAt); err != nil {
+			return cfg, usagef("--start-at %q is not an RFC 3339 time; give e.g. 2026-11-26T17:40:00.250Z or 2026-11-26T18:40:00+01:00", o.StartAt)
+		}
+		if wait := time.Until(cfg.StartAt); wait > 24*time.Hour {
+			return cfg, usagef("--start-at %s is %s away; give a time within a day (is this host's clock or the time zone off?)", o.StartAt, wait.Round(time.Minute))
+		}
 	}
 	if o.Jobs < 1 || o.Jobs > 256 {
 		return cfg, usagef("--jobs must be between 1 and 256 (got %d)", o.Jobs)

@@ -141,6 +141,8 @@ func TestBadInput(t *testing.T) {
 		{"backup cycles zero", append(backup, "--cycles", "0"), []string{"--cycles"}},
 		{"backup cycles many", append(backup, "--cycles", "1001"), []string{"--cycles"}},
 		{"backup interval", append(backup, "--interval", "often"), []string{"--interval"}},
+		{"backup start-at not a time", append(backup, "--start-at", "17:40"), []string{"--start-at \"17:40\" is not an RFC 3339 time", "2026-11-26T17:40:00.250Z"}},
+		{"backup start-at too far", append(backup, "--start-at", "2099-01-01T00:00:00Z"), []string{"--start-at 2099-01-01T00:00:00Z is", "within a day"}},
 		{"backup jobs", append(backup, "--jobs", "0"), []string{"--jobs"}},
 		{"backup sample interval", append(backup, "--sample-interval", "1ms"), []string{"--sample-interval"}},
 		{"backup target is a file", []string{"backup", "run", "--dsn", closed, "--target", file, "--results", res}, []string{"--target", "directory"}},

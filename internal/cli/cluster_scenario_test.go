@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/clustertest"
 	"github.com/tierbench/tierbench/internal/remote"
@@ -31,7 +32,7 @@ servers:
 steps:
   - disk: {target: data, hosts: all, profile: quick, duration: 1s, size: 16MiB}
   - tpcc-build: {server: db, warehouses: 1}
-  - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rampup: 2s, duration: 12s, cycles: 1}
+  - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rampup: 4s, duration: 12s, cycles: 1}
   - check: {server: db}
   - report: {}
 `
@@ -101,14 +102,40 @@ func TestClusterScenario(t *testing.T) {
 			t.Errorf("%s: scenario_host %q; want %s", in, hostOf[in], want)
 		}
 	}
-	// Each TPC-C step has both hosts' telemetry.
+	// Each TPC-C step has both hosts' telemetry. The three instances, on
+	// two hosts, started their step within 100 ms of each other; the
+	// backup on h2 started its first cycle when their ramp-up ended (its
+	// times moved into the controller's clock), ssh and its set-up done
+	// during the ramp-up.
+	var firstStart, lastStart, backupStart time.Time
 	for _, r := range runs {
+		if r.Kind == "backup" {
+			steps, err := store.Steps(ctx, r.ID)
+			if err != nil || len(steps) == 0 {
+				t.Fatalf("backup run %s: %d steps (%v)", r.ID, len(steps), err)
+			}
+			var ph struct {
+				DropCacheMs float64 `json:"drop_cache_ms"`
+			}
+			if err := json.Unmarshal(steps[0].Metrics, &ph); err != nil {
+				t.Fatal(err)
+			}
+			// The cycle starts with dropping the page cache, untimed; the
+			// phase's timing starts after it.
+			backupStart = steps[0].StartedAt.Add(-time.Duration(ph.DropCacheMs * float64(time.Millisecond)))
+		}
 		if r.Kind != "tpcc" {
 			continue
 		}
 		steps, err := store.Steps(ctx, r.ID)
 		if err != nil || len(steps) == 0 {
 			t.Fatalf("run %s: %d steps (%v)", r.ID, len(steps), err)
+		}
+		if st := steps[0].StartedAt; firstStart.IsZero() || st.Before(firstStart) {
+			firstStart = st
+		}
+		if st := steps[0].StartedAt; st.After(lastStart) {
+			lastStart = st
 		}
 		var st struct {
 			NOPM  float64 `json:"nopm"`
@@ -124,6 +151,15 @@ func TestClusterScenario(t *testing.T) {
 			t.Errorf("run %s: step %s", r.ID, steps[0].Metrics)
 		}
 	}
+	spread := lastStart.Sub(firstStart)
+	late := backupStart.Sub(firstStart.Add(4 * time.Second))
+	t.Logf("TPC-C steps started within %v; the backup's first cycle %v after the ramp-up's end", spread, late)
+	if spread > 100*time.Millisecond {
+		t.Errorf("the instances' steps started %v apart; want within 100 ms", spread)
+	}
+	if late < -100*time.Millisecond || late > 100*time.Millisecond {
+		t.Errorf("the backup on h2 started %v from the ramp-up's end; want within 100 ms", late)
+	}
 
 	// The report shows the cluster: its IOPS over all hosts, each host's
 	// table row, the instances per host, and the disk points per host.
@@ -136,6 +172,9 @@ func TestClusterScenario(t *testing.T) {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("report.html lacks %s", want)
 		}
+	}
+	if !strings.Contains(string(html), "steps in phase beside backups started within") {
+		t.Error("the report does not say how far apart the instances' steps started")
 	}
 
 	// The passwords, as the hosts' own tierbench tells them: the scenario

@@ -39,6 +39,10 @@ type Config struct {
 	// fixed-bucket latency counts each Tick carries (live metrics).
 	LatencyBuckets []time.Duration
 
+	// BeforeStep, when set, is called once a step's virtual users are
+	// connected, just before the step starts (its ramp-up and StartedAt):
+	// runs side by side wait there for each other. An error ends the run.
+	BeforeStep func(ctx context.Context, index int) error
 	// OnTick is called once per tick with the last second's numbers.
 	OnTick func(Tick)
 	// OnStep is called when a step's measured interval is complete.
@@ -370,6 +374,11 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, index, nvu, wa
 			gen:  tpcc.NewInputGen(r, crun, warehouses),
 			deck: tpcc.NewMixDeck(cfg.Mix),
 			hist: hist,
+		}
+	}
+	if cfg.BeforeStep != nil {
+		if err := cfg.BeforeStep(ctx, index); err != nil {
+			return nil, err
 		}
 	}
 	// The database counters are read on a connection of their own.

@@ -37,6 +37,9 @@ type BackupConfig struct {
 	// MemoryMax is the memory cap of the group the phases run in (0: none).
 	MemoryMax   int64
 	CgroupProcs []string // every phase's processes start in these cgroups
+	// StartAt is when the first cycle starts (zero: once the run is set
+	// up); one already past starts at once, with a note.
+	StartAt time.Time
 }
 
 // BackupCycle is one cycle of `backup run --json`.
@@ -186,6 +189,15 @@ func (c *backupCycles) run(ctx context.Context) error {
 			}
 		}
 		if cycle == 1 {
+			if !cfg.StartAt.IsZero() {
+				if late := time.Since(cfg.StartAt); late > 0 {
+					c.obs.Note(fmt.Sprintf("the first cycle starts %s after its time (--start-at): the run took that long to set up",
+						late.Round(time.Millisecond)))
+				}
+				if err := SleepUntil(ctx, cfg.StartAt); err != nil {
+					return err
+				}
+			}
 			first = time.Now()
 		}
 		index := 2 * (cycle - 1)

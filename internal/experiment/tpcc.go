@@ -38,6 +38,10 @@ type TPCCConfig struct {
 	Target string
 	// Thresholds are judged on each step (threshold.KindTPCC).
 	Thresholds []threshold.Threshold
+	// Together, when set, is shared by runs side by side: each step starts
+	// when every one of them is ready for it (Barrier). The run leaves it
+	// when it returns.
+	Together *Barrier
 }
 
 // TPCCResult is a TPC-C run's document: what `tpcc run --json` prints and
@@ -73,6 +77,7 @@ type TPCCParams struct {
 // RunTPCC runs TPC-C and records it. The result is returned whenever the
 // run was recorded, with the steps that finished, even with an error.
 func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, error) {
+	defer cfg.Together.Leave()
 	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Mode == "" {
 		cfg.Mode = engine.ModeRoutines
@@ -110,6 +115,9 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: cfg.VUs, RampUp: cfg.RampUp, Duration: cfg.Duration,
 		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed,
 		LatencyBuckets: cfg.LatencyBuckets}
+	if cfg.Together != nil {
+		dc.BeforeStep = func(ctx context.Context, _ int) error { return cfg.Together.Wait(ctx) }
+	}
 	dc.OnTick = func(t driver.Tick) {
 		step := t.Step - 1
 		rec.tele.setStep(step)

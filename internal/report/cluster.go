@@ -617,9 +617,43 @@ func hostThroughput(runs []*runData) []Block {
 					least.host, num(least.nopm), plural(least.instances, "instance", "instances"), than)))
 			}
 		}
+		if spread, n, ok := stepStartSpread(group, phase); ok {
+			in := ""
+			if phase != "" {
+				in = " in phase " + phase
+			}
+			blocks = append(blocks, text(fmt.Sprintf("The %d instances' steps%s started within %s ms of each other (the widest of %s).",
+				n, in, num(float64(spread)/float64(time.Millisecond)), plural(len(group[0].Steps), "step", "steps"))))
+		}
 		blocks = append(blocks, tableBlock(inst), tableBlock(perHost))
 	}
 	return blocks
+}
+
+// stepStartSpread is how far apart the runs of a phase started the same
+// step, the widest over their steps (the TPC-C driver times every run on
+// the controller's clock), and how many runs it compares; ok is false for
+// fewer than two.
+func stepStartSpread(group []*runData, phase string) (spread time.Duration, n int, ok bool) {
+	first, last := map[int]time.Time{}, map[int]time.Time{}
+	for _, rd := range group {
+		if rd.paramString("phase") != phase {
+			continue
+		}
+		n++
+		for _, st := range rd.Steps {
+			if f, seen := first[st.Index]; !seen || st.StartedAt.Before(f) {
+				first[st.Index] = st.StartedAt
+			}
+			if l, seen := last[st.Index]; !seen || st.StartedAt.After(l) {
+				last[st.Index] = st.StartedAt
+			}
+		}
+	}
+	for i, f := range first {
+		spread = max(spread, last[i].Sub(f))
+	}
+	return spread, n, n > 1
 }
 
 // hostBackups lists the backup runs of instances on the scenario's hosts:

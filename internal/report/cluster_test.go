@@ -418,3 +418,27 @@ func sectionIDs(doc *Document) []string {
 	}
 	return ids
 }
+
+// The widest gap between the runs' starts of the same step, per phase.
+func TestStepStartSpread(t *testing.T) {
+	at := func(ms ...int) []results.Step {
+		var steps []results.Step
+		for i, m := range ms {
+			steps = append(steps, results.Step{Index: i, StartedAt: t0.Add(time.Duration(m) * time.Millisecond)})
+		}
+		return steps
+	}
+	run := func(phase string, steps []results.Step) *runData {
+		return &runData{Params: map[string]any{"phase": phase}, Steps: steps}
+	}
+	group := []*runData{
+		run("baseline", at(0, 60_000)), run("baseline", at(30, 60_012)), run("baseline", at(12, 60_090)),
+		run("beside backups", at(5_000)),
+	}
+	if spread, n, ok := stepStartSpread(group, "baseline"); !ok || n != 3 || spread != 90*time.Millisecond {
+		t.Errorf("baseline: %v over %d runs (%v); want 90ms over 3 (step 2: 60,000 to 60,090 ms)", spread, n, ok)
+	}
+	if _, n, ok := stepStartSpread(group, "beside backups"); ok || n != 1 {
+		t.Errorf("one run: %d runs, ok %v; want no spread", n, ok)
+	}
+}

@@ -317,16 +317,29 @@ func (e *executor) forEach(ctx context.Context, names []string, f func(ctx conte
 		}
 		return f(ctx, e.obs, in)
 	}
+	ins, err := e.instancesOf(names)
+	if err != nil {
+		return err
+	}
 	grp, gctx := errgroup.WithContext(ctx)
-	for _, name := range names {
-		in, err := e.instance(name)
-		if err != nil {
-			return err
-		}
+	for _, in := range ins {
 		obs := e.background()
 		grp.Go(func() error { return f(gctx, obs, in) })
 	}
 	return grp.Wait()
+}
+
+// instancesOf is the named instances, all found before any is used.
+func (e *executor) instancesOf(names []string) ([]*instance, error) {
+	ins := make([]*instance, len(names))
+	for i, name := range names {
+		in, err := e.instance(name)
+		if err != nil {
+			return nil, err
+		}
+		ins[i] = in
+	}
+	return ins, nil
 }
 
 // background is the observer of an experiment that runs side by side.
@@ -569,7 +582,7 @@ func (e *executor) stopServer(ctx context.Context, in *instance) error {
 
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
-	mode, role, phase string, exprs []string) error {
+	mode, role, phase string, exprs []string, together *experiment.Barrier) error {
 	ts, err := thresholds(threshold.KindTPCC, exprs)
 	if err != nil {
 		return err
@@ -577,7 +590,7 @@ func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *ins
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
 		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
 			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host}),
-		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Mode: mode, Thresholds: ts,
+		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Mode: mode, Thresholds: ts, Together: together,
 	}, obs)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)
@@ -593,18 +606,19 @@ func (e *executor) setLastRun(instance, runID string) {
 
 func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 	role := ""
+	var together *experiment.Barrier // several instances: each step starts on all of them at once
 	if len(st.Instances) > 1 {
-		role = "tpcc"
+		role, together = "tpcc", experiment.NewBarrier(len(st.Instances))
 	}
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
-		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Mode, role, "", st.Thresholds)
+		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Mode, role, "", st.Thresholds, together)
 	})
 }
 
 // backupRun runs backup cycles of one instance into DIR/backups-INSTANCE
 // on the step's target (default the instance's own).
 func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *instance, target string, cycles int, spacing time.Duration,
-	logical bool) error {
+	startAt time.Time, logical bool) error {
 	t := in.target
 	if target != "" {
 		t = e.targets[target]
@@ -612,11 +626,11 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 	place := experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
 		Target: in.target.Name, Tier: t.emulated(), Host: in.host}
 	if in.host != "" {
-		return e.backupRemote(ctx, obs, in, t, cycles, spacing, logical, place)
+		return e.backupRemote(ctx, obs, in, t, cycles, spacing, startAt, logical, place)
 	}
 	cfg := experiment.BackupConfig{
 		Record: e.record(place),
-		DSN:    in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Spacing: spacing,
+		DSN:    in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Spacing: spacing, StartAt: startAt,
 		Logical: logical, Jobs: runtime.NumCPU(), DataDir: in.dataDir, Verify: true,
 	}
 	grp, note, ap, err := backupGroup(in, t)
@@ -673,7 +687,7 @@ func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, cgroup.App
 
 func (e *executor) Backup(ctx context.Context, st *BackupStep) error {
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
-		return e.backupRun(ctx, obs, in, st.Target, st.Cycles, st.Interval, st.Logical)
+		return e.backupRun(ctx, obs, in, st.Target, st.Cycles, st.Interval, time.Time{}, st.Logical)
 	})
 }
 
@@ -685,28 +699,36 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 	if len(st.Backup) > 0 {
 		phase = "beside backups"
 	}
+	tpccIns, err := e.instancesOf(st.TPCC)
+	if err != nil {
+		return err
+	}
+	backupIns, err := e.instancesOf(st.Backup)
+	if err != nil {
+		return err
+	}
+	// Every TPC-C instance starts its step at once, on whichever host it
+	// runs, when the last of them has connected; the backups count the
+	// ramp-up from that moment.
+	together := experiment.NewBarrier(len(tpccIns))
 	grp, gctx := errgroup.WithContext(ctx)
-	for _, name := range st.TPCC {
-		in, err := e.instance(name)
-		if err != nil {
-			return err
-		}
+	for _, in := range tpccIns {
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase, st.Thresholds)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase, st.Thresholds, together)
 		})
 	}
-	for _, name := range st.Backup {
-		in, err := e.instance(name)
-		if err != nil {
-			return err
-		}
+	for _, in := range backupIns {
 		obs := e.background()
 		grp.Go(func() error {
-			if err := experiment.SleepUntil(gctx, time.Now().Add(st.RampUp)); err != nil {
-				return err
+			select {
+			case <-together.Started():
+			case <-gctx.Done():
+				return gctx.Err()
 			}
-			return e.backupRun(gctx, obs, in, st.Target, st.Cycles, st.Interval, st.Logical)
+			// Set up during the ramp-up (over ssh on another host), the
+			// first cycle at its end.
+			return e.backupRun(gctx, obs, in, st.Target, st.Cycles, st.Interval, together.StartedAt().Add(st.RampUp), st.Logical)
 		})
 	}
 	e.note("%s: TPC-C with %d VUs on %s%s; %s ramp-up, %s measured", phase, st.VUs, strings.Join(st.TPCC, ", "),

@@ -129,7 +129,7 @@ func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vu
 // temporary directory, which is read back over SSH and imported with its
 // times moved by the host's clock offset.
 func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in *instance, t *execTarget, cycles int,
-	spacing time.Duration, logical bool, p experiment.Placement) error {
+	spacing time.Duration, startAt time.Time, logical bool, p experiment.Placement) error {
 	h := e.remoteHost(in)
 	tmp, err := h.Shell(ctx, nil, "mktemp -d \"${TMPDIR:-/tmp}/tierbench-results-XXXXXX\"")
 	if err != nil {
@@ -143,6 +143,11 @@ func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in
 		"--cycles", strconv.Itoa(cycles), "--interval", spacing.String(), "--results", dir}
 	if logical {
 		args = append(args, "--logical")
+	}
+	if !startAt.IsZero() {
+		// On the host's clock, so that its first cycle starts when the
+		// controller means, whatever ssh and the run's set-up take.
+		args = append(args, "--start-at", startAt.Add(e.clockOffset(in.host)).UTC().Format(time.RFC3339Nano))
 	}
 	obs.Note(fmt.Sprintf("server %s: %d backup cycles on host %s", in.name, cycles, h.Name))
 	var doc experiment.BackupResult
