@@ -8,7 +8,8 @@
 # scrapes the live metrics tests, and for the multi-host tests, whose hosts
 # are network namespaces (internal/clustertest), iproute2 (ip netns),
 # OpenSSH's server and client (sshd, ssh, ssh-keygen) and Prometheus's
-# node_exporter. The services these packages come with are not started: the
+# node_exporter, and for the space and tier tests lz4, zstd, btrfs-progs and
+# btrfs-compsize. The services these packages come with are not started: the
 # tests start their own, on addresses of their own.
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
@@ -127,6 +128,26 @@ if [ -n "$for_tests" ]; then
 	if [ -n "$missing" ]; then
 		# shellcheck disable=SC2086 # package names
 		apt_install_no_start $missing
+	fi
+fi
+
+# The space tests and bench/space.sh compare tierbench's block compression
+# with the lz4 and zstd command-line tools; the emulated-tier tests make
+# btrfs images with inline compression (btrfs-progs) and read what btrfs
+# stored with compsize (btrfs-compsize).
+if [ -n "$for_tests" ]; then
+	missing=""
+	command -v lz4 >/dev/null 2>&1 || missing="lz4"
+	command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
+	if ! command -v mkfs.btrfs >/dev/null 2>&1 && [ ! -x /usr/sbin/mkfs.btrfs ] && [ ! -x /sbin/mkfs.btrfs ]; then
+		missing="$missing btrfs-progs"
+	fi
+	if ! command -v compsize >/dev/null 2>&1 && [ ! -x /usr/sbin/compsize ]; then
+		missing="$missing btrfs-compsize"
+	fi
+	if [ -n "$missing" ]; then
+		# shellcheck disable=SC2086 # package names
+		apt_install $missing
 	fi
 fi
 
