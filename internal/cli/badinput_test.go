@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -52,6 +53,11 @@ func TestBadInput(t *testing.T) {
 	disk := []string{"disk", "run", "--target", target, "--results", res}
 	monitor := []string{"monitor", "--target", target, "--results", res}
 	backup := []string{"backup", "run", "--dsn", closed, "--target", backups, "--results", res}
+	spaceScan := []string{"space", "--target", target, "--results", res}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name string
@@ -141,6 +147,13 @@ func TestBadInput(t *testing.T) {
 		{"backup cycles zero", append(backup, "--cycles", "0"), []string{"--cycles"}},
 		{"backup cycles many", append(backup, "--cycles", "1001"), []string{"--cycles"}},
 		{"backup interval", append(backup, "--interval", "often"), []string{"--interval"}},
+		{"space no target", []string{"space", "--results", res}, []string{"no --target given"}},
+		{"space missing target", []string{"space", "--target", filepath.Join(dir, "nowhere"), "--results", res}, []string{"nowhere does not exist", "give a directory, a file or a block device"}},
+		{"space fifo", []string{"space", "--target", fifo, "--results", res}, []string{"fifo is a named pipe", "give a directory, a regular file or a block device"}},
+		{"space block zero", append(spaceScan, "--block", "0"), []string{"--block 0", "a power of two from 512 to 1m"}},
+		{"space block not a power of two", append(spaceScan, "--block", "3000"), []string{"block size 3000 bytes is not a power of two"}},
+		{"space block too big", append(spaceScan, "--block", "2m"), []string{"block size 2097152 bytes is out of range"}},
+		{"space keep-below", append(spaceScan, "--keep-below", "1.5"), []string{"keep-below 1.5 is out of range"}},
 		{"backup start-at not a time", append(backup, "--start-at", "17:40"), []string{"--start-at \"17:40\" is not an RFC 3339 time", "2026-11-26T17:40:00.250Z"}},
 		{"backup start-at too far", append(backup, "--start-at", "2099-01-01T00:00:00Z"), []string{"--start-at 2099-01-01T00:00:00Z is", "within a day"}},
 		{"backup jobs", append(backup, "--jobs", "0"), []string{"--jobs"}},

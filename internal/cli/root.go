@@ -148,6 +148,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newResultsCommand(g),
 		newDiskCommand(g),
 		newMonitorCommand(g),
+		newSpaceCommand(g),
 		newReportCommand(g),
 		newScenarioCommand(g),
 		newBackupCommand(g),

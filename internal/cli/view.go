@@ -30,6 +30,7 @@ type view struct {
 	ticks int  // TPC-C seconds seen: a line every fifth when not a terminal
 	// build is the schema build's start and its last line printed.
 	buildStart, buildLine time.Time
+	scanStart, scanLine   time.Time // a space scan's progress
 	tableHead             bool // the disk or backup table's header is printed
 	// durability is the durability run's parameters, which its cycle lines
 	// name.
@@ -110,6 +111,8 @@ func (v *view) Progress(p experiment.Progress) {
 		ph := p.Phase
 		line := fmt.Sprintf("cycle %d/%d %-7s %4.0fs", ph.Cycle, ph.Cycles, ph.Phase, ph.Elapsed.Seconds()) + telemetryStatus(p.Telemetry)
 		v.draw(line, int(ph.Elapsed.Round(time.Second).Seconds())%5 == 0)
+	case p.Scan != nil:
+		v.scanProgress(*p.Scan)
 	case p.Cycle != nil:
 		c := p.Cycle
 		if n := int(c.Elapsed.Seconds()); n > 0 && n%5 == 0 {

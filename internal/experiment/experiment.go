@@ -34,6 +34,7 @@ const (
 	KindBackup     = "backup"
 	KindDurability = "durability"
 	KindMonitor    = "monitor"
+	KindSpace      = "space" // what dedup, compression and erasure coding would save (RunSpace)
 )
 
 // ErrInvalid marks a config that cannot run as given (bad input): a front
@@ -148,6 +149,7 @@ type Progress struct {
 	Point  *PointProgress
 	Phase  *PhaseProgress
 	Cycle  *CycleProgress
+	Scan   *SpaceProgress // a space scan's bytes read so far
 	// Telemetry is the latest sample while a phase runs (nil: none yet).
 	Telemetry *telemetry.Sample
 }
