@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/space"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -43,7 +44,10 @@ type runData struct {
 	Backup []backup.PhaseResult
 	// Durability: the fault cycles of a durability run.
 	Durability []durability.CycleResult
-	Params     map[string]any
+	// Space: a space scan's result (nil: not a space run, or one that
+	// stored no scan).
+	Space  *space.Document
+	Params map[string]any
 
 	seriesNames []string
 	series      map[string][]results.Point
@@ -213,6 +217,12 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 				return err
 			}
 			rd.Durability = append(rd.Durability, s)
+		case "space":
+			s, err := decodeStep[space.Document](rd, st)
+			if err != nil {
+				return err
+			}
+			rd.Space = &s
 		}
 	}
 	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {

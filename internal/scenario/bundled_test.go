@@ -16,7 +16,7 @@ func TestBundledScenariosValidateAtEveryScale(t *testing.T) {
 	for _, in := range infos {
 		names = append(names, in.Name)
 	}
-	want := []string{"cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick"}
+	want := []string{"cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("bundled: %v, want %v", names, want)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/space"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tier"
@@ -165,8 +166,48 @@ type execTarget struct {
 	image *tier.Image
 }
 
-// emulated describes the tier's limits ("" when it is not emulated).
+// actualStored says what an emulated tier's file system really stored of
+// path (for btrfs with inline compression, compsize's figures), beside a
+// space scan's estimate; nil for a target that is not an emulated tier.
+func (t *execTarget) actualStored(path string) func(context.Context) (*space.Actual, error) {
+	im := t.image
+	if im == nil {
+		return nil
+	}
+	return func(ctx context.Context) (*space.Actual, error) {
+		s, err := im.Stored(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		fs, compress := im.FS, im.Compress
+		if fs == "" {
+			fs = "ext4"
+		}
+		if compress == "" {
+			compress = "none"
+		}
+		return &space.Actual{FS: fs, Compress: compress, Tool: s.Tool, Uncompressed: s.Uncompressed, Disk: s.Disk, Ratio: s.Ratio}, nil
+	}
+}
+
+// emulated describes the emulated tier: its file system when it is btrfs
+// and its throttles ("" when it is neither).
 func (t *execTarget) emulated() string {
+	var parts []string
+	if im := t.image; im != nil && im.FS == "btrfs" {
+		parts = append(parts, fmt.Sprintf("btrfs, compression %s, data checksums %s", im.Compress, map[bool]string{true: "on", false: "off"}[im.Checksum]))
+	}
+	if d := t.throttled(); d != "" {
+		parts = append(parts, "read/write "+d)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "emulated: " + strings.Join(parts, "; ")
+}
+
+// throttled describes the tier's throttles ("" when it has none).
+func (t *execTarget) throttled() string {
 	if _, ok := t.throttle(); !ok {
 		return ""
 	}
@@ -178,7 +219,7 @@ func (t *execTarget) emulated() string {
 	if e.ReadMBps > 0 || e.WriteMBps > 0 {
 		parts = append(parts, fmt.Sprintf("%s/%s MB/s", limitText(e.ReadMBps), limitText(e.WriteMBps)))
 	}
-	return "emulated: read/write " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
 
 // label is how reports name runs on the target.
@@ -226,17 +267,22 @@ func (e *executor) PrepareTarget(ctx context.Context, t Target) (string, error) 
 	}
 	et := &execTarget{Target: t, path: path}
 	if t.Emulate != nil && t.Emulate.Loop > 0 {
-		im, err := tier.Create(ctx, path, t.Name, t.Emulate.Loop)
+		em := t.Emulate
+		im, err := tier.CreateWith(ctx, path, t.Name, em.Loop, tier.Options{FS: em.FS, Compress: em.Compress, Checksum: em.Checksum})
 		if err != nil {
 			return "", fmt.Errorf("target %s: %w", t.Name, err)
 		}
 		et.image, et.path = im, im.MountPoint
-		e.note("target %s: a %s loop-backed ext4 image on %s, mounted at %s", t.Name, units.FormatSize(t.Emulate.Loop), im.Device, im.MountPoint)
+		fsText := im.FS
+		if im.FS == "btrfs" {
+			fsText = fmt.Sprintf("btrfs (compression %s, data checksums %s)", im.Compress, map[bool]string{true: "on", false: "off"}[im.Checksum])
+		}
+		e.note("target %s: a %s loop-backed %s image on %s, mounted at %s", t.Name, units.FormatSize(em.Loop), fsText, im.Device, im.MountPoint)
 	} else {
 		e.note("target %s: %s", t.Name, path)
 	}
-	if d := et.emulated(); d != "" {
-		e.note("target %s is an emulated tier (%s: one budget, shared by every server on it)", t.Name, strings.TrimPrefix(d, "emulated: "))
+	if d := et.throttled(); d != "" {
+		e.note("target %s is an emulated tier (read/write %s: one budget, shared by every server on it)", t.Name, d)
 	}
 	e.targets[t.Name] = et
 	return et.path, nil
@@ -765,6 +811,47 @@ func (e *executor) neighbours(ctx context.Context, names []string) error {
 		}
 	}
 	return nil
+}
+
+// Space scans what dedup, compression and erasure coding would save: each
+// instance's data directory, its server stopped first so that the scan reads
+// a consistent copy (a later step that needs it starts it again), or a
+// target's directory. One scan at a time: each uses every core.
+func (e *executor) Space(ctx context.Context, st *SpaceStep) error {
+	o := space.Options{BlockSize: int(st.Block), KeepBelow: st.KeepBelow}
+	if st.Target != "" {
+		t := e.targets[st.Target]
+		return e.spaceRun(ctx, experiment.SpaceConfig{
+			Record: e.record(experiment.Placement{Label: "target " + t.Name, Target: t.Name, Tier: t.emulated()}),
+			Target: t.path, Options: o, Actual: t.actualStored(t.path),
+		})
+	}
+	for _, name := range st.Instances {
+		in, ok := e.instances[name] // running or stopped: its data directory is what counts
+		if !ok {
+			return fmt.Errorf("instance %s has no data yet: its server's tpcc-build step must come before a space step", name)
+		}
+		if in.started {
+			if err := e.stopServer(ctx, in); err != nil {
+				return fmt.Errorf("server %s: stopping it for a consistent scan: %w", in.name, err)
+			}
+		}
+		err := e.spaceRun(ctx, experiment.SpaceConfig{
+			Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name,
+				Tier: in.target.emulated(), Memory: in.server.Memory}),
+			Target: in.dataDir, Options: o, Actual: in.target.actualStored(in.dataDir),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spaceRun runs one scan, as a run of the scenario's group.
+func (e *executor) spaceRun(ctx context.Context, cfg experiment.SpaceConfig) error {
+	_, err := experiment.RunSpace(ctx, cfg, e.obs)
+	return err
 }
 
 // Check runs the consistency conditions on each instance and keeps the

@@ -14,12 +14,13 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/threshold"
+	"github.com/tierbench/tierbench/internal/tier"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
 var (
 	targetKeys  = []string{"name", "path", "emulate"}
-	emulateKeys = []string{"loop", "read_iops", "write_iops", "read_mbps", "write_mbps"}
+	emulateKeys = []string{"loop", "fs", "compress", "checksum", "read_iops", "write_iops", "read_mbps", "write_mbps"}
 	serverKeys  = []string{"name", "engine", "target", "host", "hosts", "dsn", "count", "memory", "settings"}
 	modes       = []string{engine.ModeRoutines, engine.ModeStatements}
 
@@ -99,6 +100,36 @@ func (p *parser) emulate(n *yaml.Node, what string) *Emulate {
 		if e.Loop > 0 && e.Loop < 64<<20 {
 			p.bad(f.val, "%s loop: an image of %s is too small for a file system and data; give 64MiB or more (0: no image)",
 				what, units.FormatSize(e.Loop))
+		}
+	}
+	// The image's file system: ext4, or btrfs with inline compression and
+	// data checksums (docs/tiers.md).
+	for _, x := range []struct {
+		key string
+		v   *string
+	}{{"fs", &e.FS}, {"compress", &e.Compress}} {
+		if f, ok := fs[x.key]; ok {
+			*x.v, _ = p.text(f.val, what+" "+x.key)
+		}
+	}
+	var fsNode *yaml.Node
+	for _, k := range []string{"fs", "compress", "checksum"} {
+		if f, ok := fs[k]; ok && fsNode == nil {
+			fsNode = f.key
+		}
+	}
+	if f, ok := fs["checksum"]; ok {
+		if on, ok := p.boolean(f.val, what+" checksum"); ok {
+			e.Checksum = &on
+		}
+	}
+	if fsNode != nil {
+		o := tier.Options{FS: e.FS, Compress: e.Compress, Checksum: e.Checksum}
+		switch err := o.Check(); {
+		case e.Loop == 0:
+			p.bad(fsNode, "%s: fs, compress and checksum are the loop image's; give loop too (e.g. loop: 2GiB), or leave them out", what)
+		case err != nil:
+			p.bad(fsNode, "%s: %v", what, err)
 		}
 	}
 	for _, x := range []struct {
@@ -356,6 +387,8 @@ func (p *parser) parseSteps(f field) {
 			st.Neighbours = p.neighboursStep(kindNode, body)
 		case KindCheck:
 			st.Check = p.checkStep(kindNode, body)
+		case KindSpace:
+			st.Space = p.spaceStep(kindNode, body)
 		case KindStop:
 			st.Stop = p.stopStep(kindNode, body)
 		case KindReport:
@@ -675,6 +708,50 @@ func (p *parser) checkStep(at, body *yaml.Node) *CheckStep {
 	}
 	if f, ok := fs["all"]; ok {
 		st.All, _ = p.boolean(f.val, what+": all")
+	}
+	return st
+}
+
+func (p *parser) spaceStep(at, body *yaml.Node) *SpaceStep {
+	const what = KindSpace
+	fs := p.fields(body, what, []string{"server", "target", "block", "keep_below"})
+	st := &SpaceStep{}
+	serverF, hasServer := fs["server"]
+	targetF, hasTarget := fs["target"]
+	switch {
+	case hasServer && hasTarget:
+		p.bad(targetF.key, "%s: give server or target, not both: a server's data directories, or a target's directory", what)
+	case !hasServer && !hasTarget:
+		p.at(at, "%s: missing server or target (what to scan: a server's data directories, or a target's directory)", what)
+	case hasServer:
+		if s, ok := p.serverRef(serverF.val, what+": server"); ok {
+			st.Server, st.Instances = s.Name, s.Instances()
+			p.needsManaged(serverF.val, what, s, "reads its data directory")
+			if len(s.Hosts) > 0 {
+				p.bad(serverF.val, "%s: server %s runs on another host, and space scans data on this host only so far; scan it there with tierbench space --target DATADIR",
+					what, s.Name)
+			}
+		}
+	default:
+		st.Target, _ = p.targetRef(targetF.val, what+": target")
+	}
+	if f, ok := fs["block"]; ok {
+		if n, ok := p.size(f.val, what+": block"); ok {
+			if n < 512 || n > 1<<20 || n&(n-1) != 0 {
+				p.bad(f.val, "%s: block %s is not a power of two from 512 to 1m; give e.g. 4k, 8k or 64k", what, f.val.Value)
+			} else {
+				st.Block = n
+			}
+		}
+	}
+	if f, ok := fs["keep_below"]; ok {
+		if v, ok := p.float(f.val, what+": keep_below"); ok {
+			if v > 0 && v <= 1 {
+				st.KeepBelow = v
+			} else {
+				p.bad(f.val, "%s: keep_below %s is not above 0 and at most 1; give e.g. 0.5 (a block kept compressed at half its size or less)", what, f.val.Value)
+			}
+		}
 	}
 	return st
 }

@@ -14,8 +14,21 @@ import (
 func TestBrokenFiles(t *testing.T) {
 	for file, want := range map[string][]string{
 		"unknown-step.yaml": {
-			`7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, stop, report`,
-			`9:5: unknown step kind "vacuum"; known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, stop, report`,
+			`7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report`,
+			`9:5: unknown step kind "vacuum"; known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report`,
+		},
+		"space.yaml": {
+			`4:58: target bad1: emulate: compression zstd with data checksums off is not possible: btrfs does not compress files without checksums (nodatasum), so nothing would be compressed; keep checksums on or use compression none`,
+			`5:46: target bad2: emulate: fs, compress and checksum are the loop image's; give loop too (e.g. loop: 2GiB), or leave them out`,
+			`6:58: target bad3: emulate: file system "xfs" is not one a tier can have: use "ext4" or "btrfs"`,
+			`7:58: target bad4: emulate: compression "zstd" needs file system btrfs: ext4 does not compress`,
+			`8:79: target bad5: emulate checksum: "maybe" is not true or false`,
+			`15:25: space: give server or target, not both: a server's data directories, or a target's directory`,
+			`16:5: space: missing server or target (what to scan: a server's data directories, or a target's directory)`,
+			`17:21: space: server cloud is given by its dsn, so tierbench does not manage it, and this step reads its data directory; leave the step out, or give the server engine, target and host instead of dsn`,
+			`18:32: space: block 3000 is not a power of two from 512 to 1m; give e.g. 4k, 8k or 64k`,
+			`19:37: space: keep_below 1.5 is not above 0 and at most 1; give e.g. 0.5 (a block kept compressed at half its size or less)`,
+			`20:21: space: target "nowhere" is not defined; defined targets: plain, bad1, bad2, bad3, bad4, bad5`,
 		},
 		"missing-target.yaml": {
 			`5:42: server db: target "sata" is not defined; defined targets: nvme`,
@@ -258,8 +271,8 @@ func TestDocumentProblems(t *testing.T) {
 		{"name: a\nsteps: [report]\n---\nname: b\n", "x.yaml:3: a scenario file holds one YAML document; remove this second one (and the --- before it)"},
 		{"name: a\nname: b\nsteps: [report]\n", "x.yaml:2:1: scenario: name is given twice (first on line 1)"},
 		{"title: t\n", "x.yaml:1:1: missing name: give the scenario a name (letters, digits, -, _ and .)\n" +
-			"x.yaml:1:1: missing steps: a scenario needs a list of steps (disk, tpcc-build, tpcc-run, backup, neighbours, check, stop, report)"},
-		{"name: a\nsteps: []\n", "x.yaml:2:1: steps is empty; add at least one step (disk, tpcc-build, tpcc-run, backup, neighbours, check, stop, report)"},
+			"x.yaml:1:1: missing steps: a scenario needs a list of steps (disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report)"},
+		{"name: a\nsteps: []\n", "x.yaml:2:1: steps is empty; add at least one step (disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report)"},
 		{"name: a\nsteps:\n  - report: {}\n    check: {}\n", "x.yaml:3:5: a step has one key, its kind; this one has 2 (report, check): is a field indented too little?"},
 		{"name: a\nsteps:\n  - report: [1]\n", "x.yaml:3:13: report: the fields must be a mapping such as {server: db}, not a list"},
 		{"name: a\nsteps:\n  - check\n", "x.yaml:3:5: check: missing server (required: server)"},

@@ -21,6 +21,7 @@ type Executor interface {
 	Backup(ctx context.Context, st *BackupStep) error
 	Neighbours(ctx context.Context, st *NeighboursStep) error
 	Check(ctx context.Context, st *CheckStep) error
+	Space(ctx context.Context, st *SpaceStep) error
 	// Stop stops a server's instances (those running; not an error when
 	// none is).
 	Stop(ctx context.Context, st *StopStep) error
@@ -85,8 +86,11 @@ func Run(ctx context.Context, sc *Scenario, ex Executor, progress func(step int,
 		if err := runStep(ctx, ex, st); err != nil {
 			return fmt.Errorf("%s: %w", where, stopped(ctx, err))
 		}
-		if st.Stop != nil {
+		switch {
+		case st.Stop != nil:
 			started[st.Stop.Server] = false // a later step starts it again
+		case st.Space != nil && st.Space.Server != "":
+			started[st.Space.Server] = false // stopped for a consistent scan
 		}
 	}
 	return nil
@@ -115,6 +119,8 @@ func runStep(ctx context.Context, ex Executor, st Step) error {
 		return ex.Neighbours(ctx, st.Neighbours)
 	case st.Check != nil:
 		return ex.Check(ctx, st.Check)
+	case st.Space != nil:
+		return ex.Space(ctx, st.Space)
 	case st.Stop != nil:
 		return ex.Stop(ctx, st.Stop)
 	case st.Report != nil:

@@ -59,6 +59,9 @@ func (r *recorder) Neighbours(ctx context.Context, st *NeighboursStep) error {
 func (r *recorder) Check(ctx context.Context, st *CheckStep) error {
 	return r.do(ctx, "check "+st.Server)
 }
+func (r *recorder) Space(ctx context.Context, st *SpaceStep) error {
+	return r.do(ctx, "space "+st.Server+st.Target)
+}
 func (r *recorder) Stop(ctx context.Context, st *StopStep) error {
 	return r.do(ctx, "stop "+st.Server+" "+strings.Join(st.Instances, ","))
 }

@@ -54,10 +54,14 @@ func (t Target) Local() bool { return len(t.Hosts) == 0 || slices.Contains(t.Hos
 
 // Emulate are the limits of an emulated tier, enforced with cgroup block-I/O
 // throttles. A zero field is no limit; Loop > 0 puts the target on a
-// loop-backed ext4 image of that many bytes, so the throttles apply to a
-// device of its own.
+// loop-backed image of that many bytes, so the throttles apply to a device
+// of its own, with the file system FS (ext4, or btrfs with inline
+// compression and data checksums on or off: tier.Options).
 type Emulate struct {
 	Loop      int64   `json:"loop,omitempty"`
+	FS        string  `json:"fs,omitempty"`       // "" = ext4
+	Compress  string  `json:"compress,omitempty"` // btrfs: "none" (""), "zstd" or "lzo"
+	Checksum  *bool   `json:"checksum,omitempty"` // btrfs: data checksums; nil = on
 	ReadIOPS  int64   `json:"read_iops,omitempty"`
 	WriteIOPS int64   `json:"write_iops,omitempty"`
 	ReadMBps  float64 `json:"read_mbps,omitempty"`
@@ -121,6 +125,7 @@ type Step struct {
 	Backup     *BackupStep     `json:"backup,omitempty"`
 	Neighbours *NeighboursStep `json:"neighbours,omitempty"`
 	Check      *CheckStep      `json:"check,omitempty"`
+	Space      *SpaceStep      `json:"space,omitempty"`
 	Stop       *StopStep       `json:"stop,omitempty"`
 	Report     *ReportStep     `json:"report,omitempty"`
 }
@@ -133,12 +138,13 @@ const (
 	KindBackup     = "backup"
 	KindNeighbours = "neighbours"
 	KindCheck      = "check"
+	KindSpace      = "space"
 	KindStop       = "stop"
 	KindReport     = "report"
 )
 
 // Kinds lists every step kind.
-var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindBackup, KindNeighbours, KindCheck, KindStop, KindReport}
+var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindBackup, KindNeighbours, KindCheck, KindSpace, KindStop, KindReport}
 
 // DiskStep runs a storage profile (fio) on a target.
 type DiskStep struct {
@@ -214,6 +220,19 @@ type CheckStep struct {
 	All       bool     `json:"all,omitempty"` // the expensive conditions on every warehouse, not a sample
 }
 
+// SpaceStep estimates what deduplication, compression and erasure coding
+// would save (a read-only scan, experiment.RunSpace): of each instance's
+// data directory, or of a target's directory. A server's instances are
+// stopped first, so that the scan reads a consistent copy; a later step
+// that needs the server starts it again.
+type SpaceStep struct {
+	Server    string   `json:"server,omitempty"`
+	Instances []string `json:"instances,omitempty"`
+	Target    string   `json:"target,omitempty"`
+	Block     int64    `json:"block,omitempty"`      // bytes; 0 = 4 KiB
+	KeepBelow float64  `json:"keep_below,omitempty"` // 0 = 0.5 (docs/space.md)
+}
+
 // StopStep stops every instance of a server, so that its memory is free for
 // the servers of the steps after it; a later step that needs the server
 // starts it again.
@@ -265,6 +284,10 @@ func (s Step) String() string {
 		return fmt.Sprintf("neighbours: TPC-C on %s, backups on %s", strings.Join(n.TPCC, ", "), strings.Join(n.Backup, ", "))
 	case s.Check != nil:
 		return fmt.Sprintf("check %s", s.Check.Server)
+	case s.Space != nil && s.Space.Server != "":
+		return fmt.Sprintf("space of server %s", s.Space.Server)
+	case s.Space != nil:
+		return fmt.Sprintf("space of target %s", s.Space.Target)
 	case s.Stop != nil:
 		return fmt.Sprintf("stop %s", s.Stop.Server)
 	case s.Report != nil:
