@@ -17,6 +17,9 @@ bench_cleanup() {
 # field NAME: the number of JSON field NAME in tierbench's --json on stdin.
 field() { sed -n "s/^ *\"$1\": \([0-9.]*\),\{0,1\}$/\1/p" | head -1; }
 
+# sfield NAME: the string of JSON field NAME in tierbench's --json on stdin.
+sfield() { sed -n "s/^ *\"$1\": \"\([^\"]*\)\",\{0,1\}$/\1/p" | head -1; }
+
 # async_opts, added to a DSN, turns synchronous_commit off for its connections.
 async_opts='options=-c%20synchronous_commit%3Doff'
 

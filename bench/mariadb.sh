@@ -124,7 +124,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-sfield() { sed -n "s/^ *\"$1\": \"\([^\"]*\)\",\{0,1\}$/\1/p" | head -1; }
 calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
 
 # fresh_server: a new managed MariaDB in $work/data (the previous one stopped
