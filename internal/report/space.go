@@ -124,6 +124,17 @@ func spaceSection(runs []*runData) *Section {
 		if a := rd.Space.Actual; a != nil && a.Compress != "none" {
 			line += fmt.Sprintf("; %s with %s compression really stored it %s smaller", a.FS, a.Compress, times(a.Ratio))
 		}
+		// The summary repeats this sentence on its own: it carries its caveats.
+		var caveats []string
+		if r.Partial {
+			caveats = append(caveats, "partial: the scan stopped early")
+		}
+		if rd.Space.LiveNote != "" {
+			caveats = append(caveats, "live: the data was in use")
+		}
+		if len(caveats) > 0 {
+			line += " (" + strings.Join(caveats, "; ") + ")"
+		}
 		s.finding(line + ".")
 	}
 	return s
