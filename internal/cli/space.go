@@ -71,6 +71,9 @@ func (o *SpaceOptions) config() (experiment.SpaceConfig, error) {
 	if err != nil {
 		return cfg, usagef("--block: %v", err)
 	}
+	if o.KeepBelow <= 0 { // space.Options reads 0 as "the default"; given here, it is a mistake
+		return cfg, usagef("--keep-below %g is not above 0; give a share of the block such as 0.5, or leave it out", o.KeepBelow)
+	}
 	if block <= 0 || block > math.MaxInt32 {
 		return cfg, usagef("--block %s: give a power of two from 512 to 1m, e.g. 4k, 8k or 64k", o.Block)
 	}
