@@ -49,12 +49,14 @@ timed() { # NAME CMD...: one timed run, its line
 	awk -v n="$name" -v b="$bytes" -v w="$wall" -v u="$user" -v s="$sys" \
 		'BEGIN { printf "%-16s %8.2f %8.2f %10.0f %14.0f\n", n, w, u + s, b / 1e6 / w, b / 1e6 / (u + s) }'
 }
-each() { # TOOL ARGS: TOOL ARGS FILE > /dev/null for every file, NPROC at a time
-	find "$work/data" -type f -print0 | xargs -0 -P "$cores" -n 8 sh -c 'tool=$1; shift; a=$1; shift; for f; do "$tool" $a -q -c "$f" >/dev/null; done' _ "$@"
-}
+# each DIR CORES TOOL LEVEL: TOOL LEVEL FILE > /dev/null for every file of
+# DIR, CORES at a time (a script for sh -c, since /usr/bin/time runs
+# programs, not this shell's functions).
+each='find "$1" -type f -print0 | xargs -0 -P "$2" -n 8 sh -c '"'"'tool=$1; level=$2; shift 2; for f; do "$tool" "$level" -q -c "$f" >/dev/null; done'"'"' _ "$3" "$4"'
+
 printf '%-16s %8s %8s %10s %14s\n' what wall_s cpu_s MB/s "MB/s per core"
 for r in $(seq "$ROUNDS"); do
 	timed "space (r$r)" "$TB" space --target "$work/data" --results "$work/results" --json
-	timed "lz4 -1 (r$r)" each lz4 -1
-	timed "zstd -1 (r$r)" each zstd -1
+	timed "lz4 -1 (r$r)" sh -c "$each" _ "$work/data" "$cores" lz4 -1
+	timed "zstd -1 (r$r)" sh -c "$each" _ "$work/data" "$cores" zstd -1
 done
