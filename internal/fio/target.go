@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/internal/devnode"
 	"github.com/tierbench/tierbench/internal/mountinfo"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -108,9 +109,9 @@ func PrepareTarget(path string, o TargetOptions) (*Target, error) {
 		return prepareFile(t, o)
 	case m&fs.ModeDevice != 0 && m&fs.ModeCharDevice == 0:
 		t := &Target{Path: path, Kind: "device", File: resolved}
-		return prepareDevice(t, rdevOf(fi), o)
+		return prepareDevice(t, devnode.Rdev(fi), o)
 	}
-	return nil, refusef("%s is a %s; give a directory, a file or a block device", path, describeMode(m))
+	return nil, refusef("%s is a %s; give a directory, a file or a block device", path, devnode.Describe(m))
 }
 
 // Cleanup removes the test file this run created, unless Keep; a kept or reused tierbench file stays. Files
@@ -364,9 +365,9 @@ func prepareDevice(t *Target, rdev uint64, o TargetOptions) (*Target, error) {
 		return nil, refusef("--destroy-data-on %s is not a block device; to allow writing to %s, add --destroy-data-on %s",
 			o.DestroyDataOn, t.Path, t.Path)
 	}
-	if rdevOf(fi) != rdev {
+	if devnode.Rdev(fi) != rdev {
 		return nil, refusef("--destroy-data-on %s names device %s, but %s is device %s; to allow writing to %s, add --destroy-data-on %s",
-			o.DestroyDataOn, devNum(rdevOf(fi)), t.Path, devNum(rdev), t.Path, t.Path)
+			o.DestroyDataOn, devnode.Num(devnode.Rdev(fi)), t.Path, devnode.Num(rdev), t.Path, t.Path)
 	}
 	size, err := checkDevice(t.File, rdev, o.EvenIfFormatted)
 	if err != nil {
@@ -395,7 +396,7 @@ type blockDev struct {
 // through itself or a partition, and, unless evenIfFormatted, one holding a recognisable signature. It returns
 // the device's size in bytes.
 func checkDevice(node string, rdev uint64, evenIfFormatted bool) (int64, error) {
-	num := devNum(rdev)
+	num := devnode.Num(rdev)
 	dir, err := filepath.EvalSymlinks(filepath.Join(sysRoot, "dev/block", num))
 	if err != nil {
 		return 0, refusef("%s (%s) is not in %s/dev/block, so tierbench cannot tell whether it is in use; give a real block device",
@@ -509,7 +510,7 @@ func isNode(path, num string) bool {
 		return false
 	}
 	fi, err := os.Stat(path)
-	return err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0 && devNum(rdevOf(fi)) == num
+	return err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0 && devnode.Num(devnode.Rdev(fi)) == num
 }
 
 // checkSignature asks blkid (in low-level probing mode, read-only) whether d holds a filesystem, partition
@@ -570,30 +571,6 @@ func article(name string) string {
 		return "an"
 	}
 	return "a"
-}
-
-func rdevOf(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Rdev)
-	}
-	return 0
-}
-
-// devNum formats a device number as sysfs and mountinfo do: MAJ:MIN.
-func devNum(rdev uint64) string {
-	return fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev))
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
 }
 
 func unwrapPath(err error) error {

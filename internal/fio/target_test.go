@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/devnode"
 	"golang.org/x/sys/unix"
 )
 
@@ -298,7 +299,7 @@ func TestTargetMountedDevice(t *testing.T) {
 	}
 	for _, o := range []TargetOptions{{DestroyDataOn: link, EvenIfFormatted: true}, {DestroyDataOn: node}} {
 		_, err = PrepareTarget(node, o)
-		if exists(filepath.Join("/sys/dev/block", devNum(uint64(st.Dev)))) {
+		if exists(filepath.Join("/sys/dev/block", devnode.Num(uint64(st.Dev)))) {
 			wantRefused(t, err, node, "is mounted on /", "unmount")
 		} else {
 			t.Logf("%d:%d is not a block device in sysfs (overlay or tmpfs?)", major, minor)

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/internal/devnode"
 	"github.com/tierbench/tierbench/internal/mountinfo"
 )
 
@@ -70,7 +71,7 @@ func checkTarget(target string) (fs.FileInfo, error) {
 	}
 	m := fi.Mode()
 	if !m.IsDir() && !m.IsRegular() && (m&fs.ModeDevice == 0 || m&fs.ModeCharDevice != 0) {
-		return nil, badf("%s is a %s; give a directory, a regular file or a block device", target, describeMode(m))
+		return nil, badf("%s is a %s; give a directory, a regular file or a block device", target, devnode.Describe(m))
 	}
 	f, err := openRead(target)
 	if err != nil {
@@ -190,13 +191,6 @@ func devOf(fi fs.FileInfo) uint64 {
 	return 0
 }
 
-func rdevOf(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Rdev)
-	}
-	return 0
-}
-
 // device plans the scan of a block device: its size (lseek to the end,
 // which the kernel answers with the device's size as BLKGETSIZE64 does,
 // without an ioctl's unsafe pointer), and whether it is in use.
@@ -210,7 +204,7 @@ func device(target string, fi fs.FileInfo) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("size of %s: %w", target, err)
 	}
-	why, err := inUse(procRoot, sysRoot, rdevOf(fi))
+	why, err := inUse(procRoot, sysRoot, devnode.Rdev(fi))
 	if err != nil {
 		return nil, fmt.Errorf("whether %s is in use: %w", target, err)
 	}
@@ -231,7 +225,7 @@ type blockDev struct {
 // device is scanned anyway, but what is read is a file system in use. proc
 // and sys are the roots of /proc and /sys.
 func inUse(proc, sys string, rdev uint64) (string, error) {
-	devs := []blockDev{{num: devNum(rdev)}}
+	devs := []blockDev{{num: devnode.Num(rdev)}}
 	if dir, err := filepath.EvalSymlinks(filepath.Join(sys, "dev/block", devs[0].num)); err == nil {
 		devs[0].dir = dir
 		ents, _ := os.ReadDir(dir)
@@ -306,22 +300,5 @@ func nodeNum(path string) string {
 	if err != nil || fi.Mode()&fs.ModeDevice == 0 || fi.Mode()&fs.ModeCharDevice != 0 {
 		return "-"
 	}
-	return devNum(rdevOf(fi))
-}
-
-// devNum formats a device number as sysfs and mountinfo do: MAJ:MIN.
-func devNum(rdev uint64) string {
-	return fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev))
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
+	return devnode.Num(devnode.Rdev(fi))
 }
