@@ -48,7 +48,7 @@ func TestServerListenRemote(t *testing.T) {
 	if err := h.JSON(ctx, nil, &started, "server", "start", "--datadir", src, "--listen", addr); err != nil {
 		t.Fatalf("server start on the host: %v", err)
 	}
-	pw := password(t, started.DSN)
+	pw := clustertest.Password(t, started.DSN)
 	if u, _ := url.Parse(started.DSN); u.Host != net.JoinHostPort(addr, strconv.Itoa(started.Port)) ||
 		!slices.Equal(started.Listen, []string{addr, "127.0.0.1"}) || started.Network != c.Subnet.String() {
 		t.Errorf("server start --listen %s: %+v; want its DSN at the host's address and network %s", addr, started, c.Subnet)
@@ -99,7 +99,7 @@ func TestServerListenRemote(t *testing.T) {
 	if err := h.JSON(ctx, nil, &cloned, "server", "clone", "--from", src, "--datadir", dst, "--listen", addr); err != nil {
 		t.Fatalf("server clone on the host: %v", err)
 	}
-	if cloned.ClonedFrom != src || cloned.DataDir != dst || cloned.Port == started.Port || password(t, cloned.DSN) != pw ||
+	if cloned.ClonedFrom != src || cloned.DataDir != dst || cloned.Port == started.Port || clustertest.Password(t, cloned.DSN) != pw ||
 		!strings.Contains(cloned.DSN, "@"+addr+":") || cloned.Network != c.Subnet.String() {
 		t.Errorf("server clone: %+v", cloned)
 	}
@@ -127,17 +127,4 @@ func TestServerListenRemote(t *testing.T) {
 	if !sawSSH {
 		t.Errorf("the watch never saw the remote tpcc build (%d command lines)", len(lines))
 	}
-}
-
-func password(t *testing.T, dsn string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, _ := u.User.Password()
-	if len(pw) < 16 {
-		t.Fatalf("the DSN's password %q is short", pw)
-	}
-	return pw
 }

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -68,4 +69,19 @@ func (w *Cmdlines) Lines() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Password is the password of a managed server's DSN, for looking for it
+// where it must not be; the test fails when it is too short to look for.
+func Password(t testing.TB, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	if len(pw) < 16 {
+		t.Fatalf("the DSN's password %q is short", pw)
+	}
+	return pw
 }

@@ -49,19 +49,6 @@ func checkCmdlines(t *testing.T, w *clustertest.Cmdlines, secret string, want ..
 	t.Logf("%d command lines seen, none with the password", len(lines))
 }
 
-func password(t *testing.T, dsn string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, _ := u.User.Password()
-	if len(pw) < 16 {
-		t.Fatalf("the DSN's password %q is short", pw)
-	}
-	return pw
-}
-
 // inNamespace runs name args… in host 0 of c with extra environment
 // variables, and returns its output.
 func inNamespace(t *testing.T, c *clustertest.Cluster, env []string, name string, args ...string) (string, error) {
@@ -110,7 +97,7 @@ func TestListenPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw := password(t, info.DSN)
+	pw := clustertest.Password(t, info.DSN)
 	if u, _ := url.Parse(info.DSN); u.Host != net.JoinHostPort(addr, strconv.Itoa(info.Port)) {
 		t.Errorf("DSN host %s; want %s:%d", u.Host, addr, info.Port)
 	}
@@ -282,7 +269,7 @@ func TestListenMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw := password(t, info.DSN)
+	pw := clustertest.Password(t, info.DSN)
 	if !strings.HasPrefix(info.DSN, "mariadb://tierbench:") || !strings.Contains(info.DSN, "@"+addr+":") ||
 		!slices.Equal(info.Listen, []string{addr, "127.0.0.1"}) || info.Network != network {
 		t.Errorf("Info %+v; want a DSN at %s, Listen [%s 127.0.0.1], Network %s", info, addr, addr, network)
