@@ -17,9 +17,6 @@ type SpaceConfig struct {
 	Record
 	Target  string
 	Options space.Options // its Progress is the observer's
-	// Live says the target is a running server's data directory: its files
-	// change under the scan, which reads an inconsistent snapshot.
-	Live bool
 	// Actual, when set, says what the file system really stored of the
 	// target (an emulated tier), recorded beside the estimate.
 	Actual func(ctx context.Context) (*space.Actual, error)
@@ -66,7 +63,6 @@ func RunSpace(ctx context.Context, cfg SpaceConfig, obs Observer) (*SpaceResult,
 	if res != nil {
 		out.Result = *res
 	}
-	out.Live = out.Live || cfg.Live
 	if out.Live {
 		out.LiveNote = space.LiveNote
 		obs.Note("the scan read data in use: " + space.LiveNote)

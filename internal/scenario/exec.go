@@ -195,7 +195,7 @@ func (t *execTarget) actualStored(path string) func(context.Context) (*space.Act
 func (t *execTarget) emulated() string {
 	var parts []string
 	if im := t.image; im != nil && im.FS == "btrfs" {
-		parts = append(parts, fmt.Sprintf("btrfs, compression %s, data checksums %s", im.Compress, map[bool]string{true: "on", false: "off"}[im.Checksum]))
+		parts = append(parts, fsText(im))
 	}
 	if d := t.throttled(); d != "" {
 		parts = append(parts, "read/write "+d)
@@ -204,6 +204,14 @@ func (t *execTarget) emulated() string {
 		return ""
 	}
 	return "emulated: " + strings.Join(parts, "; ")
+}
+
+// fsText names a tier image's file system, with btrfs's options.
+func fsText(im *tier.Image) string {
+	if im.FS != "btrfs" {
+		return im.FS
+	}
+	return fmt.Sprintf("btrfs, compression %s, data checksums %s", im.Compress, map[bool]string{true: "on", false: "off"}[im.Checksum])
 }
 
 // throttled describes the tier's throttles ("" when it has none).
@@ -273,11 +281,7 @@ func (e *executor) PrepareTarget(ctx context.Context, t Target) (string, error) 
 			return "", fmt.Errorf("target %s: %w", t.Name, err)
 		}
 		et.image, et.path = im, im.MountPoint
-		fsText := im.FS
-		if im.FS == "btrfs" {
-			fsText = fmt.Sprintf("btrfs (compression %s, data checksums %s)", im.Compress, map[bool]string{true: "on", false: "off"}[im.Checksum])
-		}
-		e.note("target %s: a %s loop-backed %s image on %s, mounted at %s", t.Name, units.FormatSize(em.Loop), fsText, im.Device, im.MountPoint)
+		e.note("target %s: a %s loop-backed %s image on %s, mounted at %s", t.Name, units.FormatSize(em.Loop), fsText(im), im.Device, im.MountPoint)
 	} else {
 		e.note("target %s: %s", t.Name, path)
 	}
