@@ -281,7 +281,7 @@ func (e *executor) PrepareTarget(ctx context.Context, t Target) (string, error) 
 			return "", fmt.Errorf("target %s: %w", t.Name, err)
 		}
 		et.image, et.path = im, im.MountPoint
-		e.note("target %s: a %s loop-backed %s image on %s, mounted at %s", t.Name, units.FormatSize(em.Loop), fsText(im), im.Device, im.MountPoint)
+		e.note("target %s: a %s loop-backed image (%s) on %s, mounted at %s", t.Name, units.FormatSize(em.Loop), fsText(im), im.Device, im.MountPoint)
 	} else {
 		e.note("target %s: %s", t.Name, path)
 	}
