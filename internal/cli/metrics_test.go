@@ -222,15 +222,22 @@ func TestLiveMetricsPrometheus(t *testing.T) {
 		t.Fatalf("tpcc run --json: %v\n%s", err, out)
 	}
 	st := doc.Steps[0]
-	at := st.MeasureEnd.Add(-500 * time.Millisecond)
+	// Over the measured interval, as a dashboard's rate over a step would
+	// be: a window of the interval (6 s) at its end. A shorter one held
+	// fewer than the two scrapes rate() needs when a loaded machine delayed
+	// some (NaN in a CI run).
+	at := st.MeasureEnd
+	window := fmt.Sprintf("%ds", int(st.MeasureEnd.Sub(st.MeasureStart).Seconds()+0.999))
 	sel := fmt.Sprintf(`run=%q`, doc.RunID)
-	nopm := promQuery(t, prom, fmt.Sprintf(`60 * rate(tierbench_tpcc_db_new_orders_total{%s}[4s])`, sel), at)
+	scrapes := promQuery(t, prom, fmt.Sprintf(`count_over_time(tierbench_tpcc_db_new_orders_total{%s}[%s])`, sel, window), at)
+	nopm := promQuery(t, prom, fmt.Sprintf(`60 * rate(tierbench_tpcc_db_new_orders_total{%s}[%s])`, sel, window), at)
 	if !(nopm > 0) {
-		t.Errorf("Prometheus has NOPM %g for run %s at %s; want above 0 (the step measured %d)", nopm, doc.RunID, at, st.NOPM)
+		t.Errorf("Prometheus has NOPM %g for run %s over the %s to %s (%g scrapes); want above 0 (the step measured %d)",
+			nopm, doc.RunID, window, at, scrapes, st.NOPM)
 	}
-	p99 := promQuery(t, prom, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rate(tierbench_tpcc_transaction_duration_seconds_bucket{%s,type="new_order"}[4s])))`, sel), at)
+	p99 := promQuery(t, prom, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rate(tierbench_tpcc_transaction_duration_seconds_bucket{%s,type="new_order"}[%s])))`, sel, window), at)
 	if !(p99 > 0 && p99 < 10) {
-		t.Errorf("Prometheus has a New-Order p99 of %g s for run %s; want a latency between 0 and 10 s", p99, doc.RunID)
+		t.Errorf("Prometheus has a New-Order p99 of %g s for run %s (%g scrapes); want a latency between 0 and 10 s", p99, doc.RunID, scrapes)
 	}
 	gauge := promQuery(t, prom, fmt.Sprintf(`tierbench_tpcc_vus{%s}`, sel), at)
 	if gauge != 2 {
