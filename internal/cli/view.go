@@ -31,7 +31,7 @@ type view struct {
 	// build is the schema build's start and its last line printed.
 	buildStart, buildLine time.Time
 	scanStart, scanLine   time.Time // a space scan's progress
-	tableHead             bool // the disk or backup table's header is printed
+	tableHead             bool      // the disk or backup table's header is printed
 	// durability is the durability run's parameters, which its cycle lines
 	// name.
 	durability *experiment.DurabilityParams
