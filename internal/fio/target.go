@@ -1,7 +1,6 @@
 package fio
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -462,18 +461,11 @@ func describe(d blockDev, node string) string {
 // checkMounts refuses when mountinfo lists any of devs, by device number or by mount source (btrfs reports an
 // anonymous 0:N number, so the source is the only link).
 func checkMounts(devs []blockDev) error {
-	f, err := os.Open(filepath.Join(procRoot, "self/mountinfo"))
+	mounts, err := mountinfo.Read(filepath.Join(procRoot, "self/mountinfo"))
 	if err != nil {
 		return refusef("cannot tell whether %s is mounted: %v", devs[0].node, err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		m, ok := mountinfo.Parse(sc.Text())
-		if !ok {
-			continue
-		}
+	for _, m := range mounts {
 		for _, d := range devs {
 			if m.Device == d.num || isNode(m.Source, d.num) {
 				return refusef("%s is mounted on %s; unmount it first, no flag allows writing to a mounted device",
@@ -481,7 +473,7 @@ func checkMounts(devs []blockDev) error {
 			}
 		}
 	}
-	return sc.Err()
+	return nil
 }
 
 // checkSwaps refuses when /proc/swaps lists any of devs.

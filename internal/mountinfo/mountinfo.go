@@ -6,6 +6,7 @@ package mountinfo
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -88,4 +89,21 @@ func Escape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Read parses the mount table at path (a process's mountinfo, e.g.
+// /proc/self/mountinfo, or a fixture tree's); lines that do not parse are
+// skipped.
+func Read(path string) ([]Mount, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Mount
+	for line := range strings.Lines(string(b)) {
+		if m, ok := Parse(strings.TrimSuffix(line, "\n")); ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,8 @@
 package mountinfo
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -75,4 +77,26 @@ func FuzzUnescape(f *testing.F) {
 			t.Fatalf("Unescape(%q) = %q grew", s, Unescape(s))
 		}
 	})
+}
+
+// Read parses a whole table and skips what does not parse.
+func TestRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mountinfo")
+	table := "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n" +
+		"not a mount line\n" +
+		"95 22 7:0 / /mnt/tier\\040one rw - btrfs /dev/loop0 rw,compress-force=zstd:3\n"
+	if err := os.WriteFile(path, []byte(table), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Read(path)
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("Read: %+v, %v; want the two mounts", ms, err)
+	}
+	if ms[0].Device != "259:2" || ms[0].Point != "/" || ms[1].Point != "/mnt/tier one" || ms[1].FSType != "btrfs" ||
+		ms[1].Source != "/dev/loop0" || ms[1].SuperOptions != "rw,compress-force=zstd:3" {
+		t.Errorf("Read: %+v", ms)
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("Read of a missing table: no error")
+	}
 }

@@ -1,7 +1,6 @@
 package space
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -247,18 +246,11 @@ func inUse(proc, sys string, rdev uint64) (string, error) {
 		}
 		return blockDev{}, false
 	}
-	f, err := os.Open(filepath.Join(proc, "self/mountinfo"))
+	mounts, err := mountinfo.Read(filepath.Join(proc, "self/mountinfo"))
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		m, ok := mountinfo.Parse(sc.Text())
-		if !ok {
-			continue
-		}
+	for _, m := range mounts {
 		d, ok := find(m.Device)
 		if !ok {
 			d, ok = find(nodeNum(m.Source))
@@ -266,9 +258,6 @@ func inUse(proc, sys string, rdev uint64) (string, error) {
 		if ok {
 			return "mounted" + d.what + " on " + m.Point, nil
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", err
 	}
 	if b, err := os.ReadFile(filepath.Join(proc, "swaps")); err == nil {
 		for _, line := range strings.Split(string(b), "\n")[1:] {

@@ -488,12 +488,12 @@ func loopOf(file string) string {
 
 // mountedFrom says whether dev is mounted at mnt (/proc/self/mountinfo).
 func mountedFrom(mnt, dev string) bool {
-	b, err := os.ReadFile(mountTable)
+	mounts, err := mountinfo.Read(mountTable)
 	if err != nil {
 		return false
 	}
-	for line := range strings.Lines(string(b)) {
-		if m, ok := mountinfo.Parse(line); ok && m.Point == mnt && m.Source == dev {
+	for _, m := range mounts {
+		if m.Point == mnt && m.Source == dev {
 			return true
 		}
 	}
