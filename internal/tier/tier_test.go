@@ -165,15 +165,7 @@ func TestImage(t *testing.T) {
 	if err := im.Remove(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if mountinfoHas(t, im.MountPoint) {
-		t.Errorf("%s is still mounted", im.MountPoint)
-	}
-	if l := loopBacking(t, im.File); len(l) != 0 {
-		t.Errorf("%v still bound to %s", l, im.File)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("Remove left %v in %s", entries, dir)
-	}
+	requireGone(t, im, dir)
 	if _, err := tier.Open(dir, "t1"); !errors.Is(err, tier.ErrNotFound) {
 		t.Errorf("Open after Remove = %v; want ErrNotFound", err)
 	}
