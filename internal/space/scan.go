@@ -44,10 +44,11 @@ import (
 //     SpeedDefault gets 10–20% more out of database pages but at a sixth of
 //     the speed on TPC-C rows (160 against 1000 MB/s), and every unique
 //     block pays it; arrays that offer zstd inline use its fast levels for
-//     the same reason. Even so zstd is the scan's main cost on database
-//     pages: about 24 µs per 4 KiB PostgreSQL page against LZ4's 6, its
-//     entropy stage (Huffman and FSE tables built for every block) being a
-//     fixed cost per block.
+//     the same reason. Even so zstd costs about 24 µs per 4 KiB PostgreSQL
+//     page against LZ4's 6, its entropy stage (Huffman and FSE tables built
+//     for every block) being a fixed cost per block: three quarters of a
+//     scan that compresses every block with both. So on large data zstd
+//     compresses a hash-chosen sample of the unique blocks (sample.go).
 
 const chunkBytes = 1 << 20
 
@@ -62,9 +63,14 @@ type chunk struct {
 type counts struct {
 	blocks, zero, unique, dup int64
 	lz4, zstd                 algoCounts
+	// zstdSq is the sum of the squares of the zstd-sampled blocks' stored
+	// sizes (float: with 1 MiB blocks the squares overflow int64 quickly),
+	// for the interval of the estimate (sample.go).
+	zstdSq float64
 }
 
 type algoCounts struct {
+	blocks     int64 // unique blocks compressed: all of them, or zstd's sample
 	stored     int64 // bytes: compressed size when kept compressed, else the block size
 	compressed int64 // blocks kept compressed
 }
@@ -74,21 +80,29 @@ func (c *counts) add(o counts) {
 	c.zero += o.zero
 	c.unique += o.unique
 	c.dup += o.dup
-	c.lz4.stored += o.lz4.stored
-	c.lz4.compressed += o.lz4.compressed
-	c.zstd.stored += o.zstd.stored
-	c.zstd.compressed += o.zstd.compressed
+	c.lz4.add(o.lz4)
+	c.zstd.add(o.zstd)
+	c.zstdSq += o.zstdSq
+}
+
+func (a *algoCounts) add(o algoCounts) {
+	a.blocks += o.blocks
+	a.stored += o.stored
+	a.compressed += o.compressed
 }
 
 // keep applies the rule: a block that compresses to at most keepMax bytes
 // is stored compressed, any other whole.
-func (a *algoCounts) keep(size, keepMax, block int) {
-	if size <= keepMax {
-		a.stored += int64(size)
-		a.compressed++
+// It returns the size stored.
+func (a *algoCounts) keep(size, keepMax, block int) int {
+	a.blocks++
+	if size > keepMax {
+		size = block
 	} else {
-		a.stored += int64(block)
+		a.compressed++
 	}
+	a.stored += int64(size)
+	return size
 }
 
 // scanner is one scan's state.
@@ -96,6 +110,7 @@ type scanner struct {
 	o       Options
 	plan    *plan
 	keepMax int    // floor(KeepBelow × BlockSize): sizes up to it are kept compressed
+	zmask   uint64 // zstd compresses the unique blocks whose hash has these bits clear (ZstdSample − 1)
 	zeros   []byte // one block of zeros, to compare blocks with
 	idx     *index
 
@@ -110,7 +125,7 @@ type scanner struct {
 
 func newScanner(o Options, p *plan) *scanner {
 	n := 2*o.Workers + 2
-	s := &scanner{o: o, plan: p, keepMax: int(math.Floor(o.KeepBelow * float64(o.BlockSize))),
+	s := &scanner{o: o, plan: p, keepMax: int(math.Floor(o.KeepBelow * float64(o.BlockSize))), zmask: uint64(o.ZstdSample - 1),
 		zeros: make([]byte, o.BlockSize), idx: newIndex(),
 		free: make(chan *chunk, n), work: make(chan *chunk, n)}
 	for range n {
@@ -262,8 +277,9 @@ func newWorker(s *scanner) (*worker, error) {
 }
 
 // process tallies the blocks of c: zero, duplicate, or unique, and then
-// compressed by both compressors (first occurrences only: a duplicate is
-// stored once, whatever its compressed size).
+// compressed by LZ4 and, when its hash picks it for the sample, by zstd
+// (first occurrences only: a duplicate is stored once, whatever its
+// compressed size).
 func (w *worker) process(c *chunk) {
 	s := w.s
 	bs := s.o.BlockSize
@@ -282,7 +298,11 @@ func (w *worker) process(c *chunk) {
 		w.unique++
 		n, _ := w.lzc.CompressBlock(b, w.lzBuf) // never fails: lzBuf has CompressBlockBound bytes
 		w.lz4.keep(n, s.keepMax, bs)
+		if h.Lo&s.zmask != 0 {
+			continue
+		}
 		w.zBuf = w.zenc.EncodeAll(b, w.zBuf[:0])
-		w.zstd.keep(len(w.zBuf), s.keepMax, bs)
+		z := float64(w.zstd.keep(len(w.zBuf), s.keepMax, bs))
+		w.zstdSq += z * z
 	}
 }

@@ -52,6 +52,11 @@ type Options struct {
 	BlockSize int     // bytes; a power of two from 512 to 1 MiB; 0 means 4096
 	KeepBelow float64 // a block is stored compressed only when its compressed size is at most KeepBelow × BlockSize, else whole; 0 means 0.5; must be in (0, 1]
 	Workers   int     // goroutines hashing and compressing; 0 means runtime.NumCPU()
+	// ZstdSample: zstd compresses 1 in ZstdSample unique blocks, chosen by
+	// their hash, and its figures are estimated from them (sample.go). A
+	// power of two up to MaxZstdSample; 1 is every block (exact); 0 means
+	// automatic: 1 for small data, up to 1 in 64 for large.
+	ZstdSample int
 	// Progress, when set, is called about once a second (from one goroutine)
 	// and once at the end, never twice at once.
 	Progress func(Progress)
@@ -114,7 +119,18 @@ type Compression struct {
 	Ratio            float64 `json:"ratio"`             // the unique blocks' bytes / their stored bytes under the rule (1 without unique blocks)
 	StoredBytes      int64   `json:"stored_bytes"`      // the unique blocks as stored: compressed size when kept compressed, else the block size
 	CompressedBlocks int64   `json:"compressed_blocks"` // unique blocks kept compressed under the rule
+	// SampleEvery is 1 when every unique block was compressed (the figures
+	// are exact), else N when 1 in N was: the figures above are then
+	// estimated from the SampleBlocks sampled, and the ratio's 95% interval
+	// is [RatioCI95Low, RatioCI95High].
+	SampleEvery   int     `json:"sample_every"`
+	SampleBlocks  int64   `json:"sample_blocks"`
+	RatioCI95Low  float64 `json:"ratio_ci95_low,omitempty"`
+	RatioCI95High float64 `json:"ratio_ci95_high,omitempty"`
 }
+
+// Sampled reports whether c is estimated from a sample of the blocks.
+func (c Compression) Sampled() bool { return c.SampleEvery > 1 }
 
 // Capacity is the raw space a protection policy needs for the data, as it
 // is and as reduced.
@@ -165,6 +181,9 @@ func Scan(ctx context.Context, target string, o Options) (*Result, error) {
 		Live: p.liveReason != "", LiveReason: p.liveReason}
 	var c counts
 	var peak int64
+	if o.ZstdSample == 0 {
+		o.ZstdSample = autoSample(p.total, o.BlockSize)
+	}
 	if err == nil { // err is ctx's when the walk was cut short
 		s := newScanner(o, p)
 		err = s.run(ctx)
@@ -178,7 +197,7 @@ func Scan(ctx context.Context, target string, o Options) (*Result, error) {
 	res.Partial = err != nil
 	res.UnreadableCount = len(p.unreadable)
 	res.Unreadable = p.unreadable[:min(len(p.unreadable), MaxUnreadableListed)]
-	res.fill(c, peak)
+	res.fill(c, peak, o.ZstdSample)
 	res.Seconds = time.Since(start).Seconds()
 	if o.Progress != nil {
 		o.Progress(Progress{Bytes: res.LogicalBytes, Total: p.total, Files: res.Files})
@@ -209,6 +228,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Workers == 0 {
 		o.Workers = runtime.NumCPU()
 	}
+	if z := o.ZstdSample; z < 0 || z > MaxZstdSample || z&(z-1) != 0 {
+		return o, badf("zstd sample %d is out of range; give a power of two from 1 (every block) to %d, or 0 (automatic)", z, MaxZstdSample)
+	}
 	if o.progressEvery <= 0 {
 		o.progressEvery = time.Second
 	}
@@ -216,14 +238,13 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // fill derives the result's counts, ratios and capacities from the
-// blocks' counts c and the index's peak memory.
-func (r *Result) fill(c counts, indexPeak int64) {
+// blocks' counts c, the index's peak memory and zstd's sample step.
+func (r *Result) fill(c counts, indexPeak int64, zstdEvery int) {
 	r.Blocks, r.ZeroBlocks, r.UniqueBlocks, r.DuplicateBlocks = c.blocks, c.zero, c.unique, c.dup
 	r.DedupRatio = ratio(c.blocks-c.zero, c.unique)
-	uniqueBytes := c.unique * int64(r.BlockBytes)
-	r.Compression = map[string]Compression{}
-	for name, a := range map[string]algoCounts{"lz4": c.lz4, "zstd": c.zstd} {
-		r.Compression[name] = Compression{Ratio: ratio(uniqueBytes, a.stored), StoredBytes: a.stored, CompressedBlocks: a.compressed}
+	r.Compression = map[string]Compression{
+		"lz4":  estimate(c.lz4, 0, c.unique, r.BlockBytes, 1),
+		"zstd": estimate(c.zstd, c.zstdSq, c.unique, r.BlockBytes, zstdEvery),
 	}
 	r.StoredBytes = c.lz4.stored
 	switch {

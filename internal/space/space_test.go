@@ -57,6 +57,9 @@ func checkInvariants(t testing.TB, r *Result) {
 			t.Errorf("%s: stored %d bytes with %d of %d unique blocks compressed at keep-below %v", name,
 				c.StoredBytes, c.CompressedBlocks, r.UniqueBlocks, r.KeepBelow)
 		}
+		if c.Sampled() && !(c.RatioCI95Low <= c.Ratio && c.Ratio <= c.RatioCI95High) || !c.Sampled() && c.SampleBlocks != r.UniqueBlocks {
+			t.Errorf("%s: %+v of %d unique blocks", name, c, r.UniqueBlocks)
+		}
 	}
 	if r.StoredBytes != r.Compression["lz4"].StoredBytes {
 		t.Errorf("stored %d != lz4's %d", r.StoredBytes, r.Compression["lz4"].StoredBytes)
@@ -81,8 +84,8 @@ func TestZeroBlocks(t *testing.T) {
 		t.Errorf("blocks %d zero %d unique %d dup %d, want 10 10 0 0", r.Blocks, r.ZeroBlocks, r.UniqueBlocks, r.DuplicateBlocks)
 	}
 	// Nothing to store: the ratios without a denominator are 1, the savings 0 ("unbounded").
-	if r.DedupRatio != 1 || r.StoredBytes != 0 || r.SavingsRatio != 0 || r.Compression["lz4"] != (Compression{Ratio: 1}) ||
-		r.Compression["zstd"] != (Compression{Ratio: 1}) {
+	if r.DedupRatio != 1 || r.StoredBytes != 0 || r.SavingsRatio != 0 || r.Compression["lz4"] != (Compression{Ratio: 1, SampleEvery: 1}) ||
+		r.Compression["zstd"] != (Compression{Ratio: 1, SampleEvery: 1}) {
 		t.Errorf("dedup %v stored %d savings %v compression %+v", r.DedupRatio, r.StoredBytes, r.SavingsRatio, r.Compression)
 	}
 	if c := r.Capacity[0]; c.RawBytes != 81920 || c.RawBytesReduced != 0 {
@@ -116,7 +119,7 @@ func TestDuplicates(t *testing.T) {
 		t.Errorf("blocks %d zero %d unique %d dup %d dedup %v", r.Blocks, r.ZeroBlocks, r.UniqueBlocks, r.DuplicateBlocks, r.DedupRatio)
 	}
 	for name, c := range r.Compression {
-		if c != (Compression{Ratio: 1, StoredBytes: m * 4096}) {
+		if c != (Compression{Ratio: 1, StoredBytes: m * 4096, SampleEvery: 1, SampleBlocks: m}) {
 			t.Errorf("%s: %+v, want every random block stored whole", name, c)
 		}
 	}
@@ -190,7 +193,7 @@ func TestIncompressible(t *testing.T) {
 	for _, keep := range []float64{0.5, 1} {
 		r := scan(t, f, Options{KeepBelow: keep})
 		for name, c := range r.Compression {
-			if c != (Compression{Ratio: 1, StoredBytes: 30 * 4096}) {
+			if c != (Compression{Ratio: 1, StoredBytes: 30 * 4096, SampleEvery: 1, SampleBlocks: 30}) {
 				t.Errorf("keep-below %v: %s: %+v, want all 30 blocks stored whole", keep, name, c)
 			}
 		}
