@@ -10,8 +10,10 @@
 # Builds W warehouses on a fresh managed PostgreSQL under /var/tmp, stops it
 # (a consistent copy), and then, ROUNDS times in turn, with the files in the
 # page cache for all of them (a first untimed pass reads them in):
-#   - tierbench space --target DATADIR: every block hashed, LZ4- and
-#     zstd-compressed when unique (what the issue asks of it), on all cores;
+#   - tierbench space --target DATADIR: every block hashed, every unique
+#     one LZ4-compressed, and zstd on a hash-chosen sample of them (the
+#     default, --zstd-sample auto), on all cores;
+#   - the same with --zstd-sample 1: zstd on every unique block too;
 #   - lz4 -1 over every file, one lz4 per core at a time (xargs -P NPROC);
 #   - zstd -1 over every file, the same way.
 # Each prints its wall time, its CPU (user + system) and MB/s: bytes / wall
@@ -47,16 +49,17 @@ timed() { # NAME CMD...: one timed run, its line
 	/usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>&1
 	read -r wall user sys <"$work/time"
 	awk -v n="$name" -v b="$bytes" -v w="$wall" -v u="$user" -v s="$sys" \
-		'BEGIN { printf "%-16s %8.2f %8.2f %10.0f %14.0f\n", n, w, u + s, b / 1e6 / w, b / 1e6 / (u + s) }'
+		'BEGIN { printf "%-18s %8.2f %8.2f %10.0f %14.0f\n", n, w, u + s, b / 1e6 / w, b / 1e6 / (u + s) }'
 }
 # each DIR CORES TOOL LEVEL: TOOL LEVEL FILE > /dev/null for every file of
 # DIR, CORES at a time (a script for sh -c, since /usr/bin/time runs
 # programs, not this shell's functions).
 each='find "$1" -type f -print0 | xargs -0 -P "$2" -n 8 sh -c '"'"'tool=$1; level=$2; shift 2; for f; do "$tool" "$level" -q -c "$f" >/dev/null; done'"'"' _ "$3" "$4"'
 
-printf '%-16s %8s %8s %10s %14s\n' what wall_s cpu_s MB/s "MB/s per core"
+printf '%-18s %8s %8s %10s %14s\n' what wall_s cpu_s MB/s "MB/s per core"
 for r in $(seq "$ROUNDS"); do
 	timed "space (r$r)" "$TB" space --target "$work/data" --results "$work/results" --json
+	timed "space exact (r$r)" "$TB" space --target "$work/data" --results "$work/results" --zstd-sample 1 --json
 	timed "lz4 -1 (r$r)" sh -c "$each" _ "$work/data" "$cores" lz4 -1
 	timed "zstd -1 (r$r)" sh -c "$each" _ "$work/data" "$cores" zstd -1
 done

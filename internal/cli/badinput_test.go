@@ -155,6 +155,8 @@ func TestBadInput(t *testing.T) {
 		{"space block too big", append(spaceScan, "--block", "2m"), []string{"block size 2097152 bytes is out of range"}},
 		{"space keep-below", append(spaceScan, "--keep-below", "1.5"), []string{"keep-below 1.5 is out of range"}},
 		{"space keep-below zero", append(spaceScan, "--keep-below", "0"), []string{"--keep-below 0 is not above 0"}},
+		{"space zstd-sample", append(spaceScan, "--zstd-sample", "3"), []string{`--zstd-sample: zstd sample "3" is not auto or a power of two`}},
+		{"space zstd-sample word", append(spaceScan, "--zstd-sample", "most"), []string{`zstd sample "most"`, "give e.g. auto, 1 or 32"}},
 		{"backup start-at not a time", append(backup, "--start-at", "17:40"), []string{"--start-at \"17:40\" is not an RFC 3339 time", "2026-11-26T17:40:00.250Z"}},
 		{"backup start-at too far", append(backup, "--start-at", "2099-01-01T00:00:00Z"), []string{"--start-at 2099-01-01T00:00:00Z is", "within a day"}},
 		{"backup jobs", append(backup, "--jobs", "0"), []string{"--jobs"}},

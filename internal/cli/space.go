@@ -23,6 +23,7 @@ type SpaceOptions struct {
 	Block     string
 	KeepBelow float64
 	Workers   int
+	Sample    string
 	Results   string
 	metricsOptions
 }
@@ -34,6 +35,8 @@ func (o *SpaceOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.KeepBelow, "keep-below", 0.5, "a block is stored compressed only when it compresses to at most this share of the block "+
 		"(0.5: vSAN keeps a 4 KiB block compressed only at 2 KiB or less), else whole; 1 keeps every block that shrinks at all")
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines hashing and compressing (default: one per core)")
+	fs.StringVar(&o.Sample, "zstd-sample", "auto", "zstd compresses 1 in N unique blocks (chosen by their hash) and its ratio is estimated from them, "+
+		"with a 95% interval: auto (every block up to 64 MiB, then up to 1 in 64), or N, a power of two; 1 is exact (and about 4x slower)")
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	o.metricsOptions.addFlags(fs)
 }
@@ -74,6 +77,10 @@ func (o *SpaceOptions) config() (experiment.SpaceConfig, error) {
 	if o.KeepBelow <= 0 { // space.Options reads 0 as "the default"; given here, it is a mistake
 		return cfg, usagef("--keep-below %g is not above 0; give a share of the block such as 0.5, or leave it out", o.KeepBelow)
 	}
+	sample, err := space.ParseZstdSample(o.Sample)
+	if err != nil {
+		return cfg, usagef("--zstd-sample: %v", err)
+	}
 	if block <= 0 || block > math.MaxInt32 {
 		return cfg, usagef("--block %s: give a power of two from 512 to 1m, e.g. 4k, 8k or 64k", o.Block)
 	}
@@ -81,7 +88,7 @@ func (o *SpaceOptions) config() (experiment.SpaceConfig, error) {
 		return cfg, err
 	}
 	cfg.Results, cfg.Target = o.Results, o.Target
-	cfg.Options = space.Options{BlockSize: int(block), KeepBelow: o.KeepBelow, Workers: o.Workers}
+	cfg.Options = space.Options{BlockSize: int(block), KeepBelow: o.KeepBelow, Workers: o.Workers, ZstdSample: sample}
 	// The ranges and the target are space.Check's (bad input, before the
 	// run is recorded): one rule for this command and a scenario's step.
 	if err := space.Check(o.Target, &cfg.Options); err != nil {
@@ -146,8 +153,8 @@ func printSpace(w io.Writer, out *experiment.SpaceResult, store string) {
 	}
 	fmt.Fprintf(w, "  zero %s, unique %s, duplicate %s blocks\n", units.Thousands(r.ZeroBlocks), units.Thousands(r.UniqueBlocks),
 		units.Thousands(r.DuplicateBlocks))
-	fmt.Fprintf(w, "  dedup %.2fx, compression lz4 %.2fx, zstd %.2fx (a block kept compressed at %.0f%% of its size or less); savings %.2fx: %s stored\n",
-		r.DedupRatio, r.Compression["lz4"].Ratio, r.Compression["zstd"].Ratio, 100*r.KeepBelow, r.SavingsRatio, units.FormatSize(r.StoredBytes))
+	fmt.Fprintf(w, "  dedup %.2fx; compression, a block kept compressed at %.0f%% of its size or less: lz4 %s, zstd %s; savings %.2fx: %s stored\n",
+		r.DedupRatio, 100*r.KeepBelow, r.Compression["lz4"].Text(), r.Compression["zstd"].Text(), r.SavingsRatio, units.FormatSize(r.StoredBytes))
 	if a := out.Actual; a != nil {
 		fmt.Fprintf(w, "  %s with %s compression really stored %s of %s (%.2fx, %s)\n", a.FS, a.Compress, units.FormatSize(a.Disk),
 			units.FormatSize(a.Uncompressed), a.Ratio, a.Tool)

@@ -33,9 +33,10 @@ type SpaceResult struct {
 
 // SpaceParams is what the store keeps of a space run's parameters.
 type SpaceParams struct {
-	Target    string  `json:"target"`
-	Block     int     `json:"block_bytes"`
-	KeepBelow float64 `json:"compress_keep_below"`
+	Target     string  `json:"target"`
+	Block      int     `json:"block_bytes"`
+	KeepBelow  float64 `json:"compress_keep_below"`
+	ZstdSample int     `json:"zstd_sample"` // 0: automatic; the step taken is the result's compression.zstd.sample_every
 	Placement
 }
 
@@ -52,7 +53,7 @@ func RunSpace(ctx context.Context, cfg SpaceConfig, obs Observer) (*SpaceResult,
 		return nil, Invalid(err)
 	}
 	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindSpace, target: cfg.Target,
-		params: &SpaceParams{Target: cfg.Target, Block: o.BlockSize, KeepBelow: o.KeepBelow, Placement: cfg.Placement}}, obs)
+		params: &SpaceParams{Target: cfg.Target, Block: o.BlockSize, KeepBelow: o.KeepBelow, ZstdSample: o.ZstdSample, Placement: cfg.Placement}}, obs)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/report/chart"
@@ -68,9 +70,14 @@ func spaceSection(runs []*runData) *Section {
 		}
 		t.Rows = append(t.Rows, []string{names[i], sizeText(r.LogicalBytes), bytesText(int64(r.BlockBytes)), thousands(r.ZeroBlocks),
 			thousands(r.UniqueBlocks), thousands(r.DuplicateBlocks), times(r.DedupRatio), times(r.Compression["lz4"].Ratio),
-			times(r.Compression["zstd"].Ratio), savingsText(r), sizeText(r.StoredBytes), strings.Join(note, "; ")})
+			ratioText(r.Compression["zstd"]), savingsText(r), sizeText(r.StoredBytes), strings.Join(note, "; ")})
 	}
 	s.table(t)
+	if every := sampledEvery(group); every != "" {
+		s.text("LZ4, dedup and the savings count every block. zstd, four times LZ4's cost per block, compressed a sample of the unique blocks " +
+			"(1 in " + every + ", chosen by their hash, so a simple random sample): its ratio is estimated from the sample, " +
+			"with the 95% confidence interval in brackets.")
+	}
 
 	// The capacity table: a row per scan, raw bytes per policy, plain and
 	// after zero elimination, dedup and compression.
@@ -105,7 +112,7 @@ func spaceSection(runs []*runData) *Section {
 			continue
 		}
 		r := rd.Space.Result
-		at.Rows = append(at.Rows, []string{names[i], a.FS, a.Compress, times(r.Compression["lz4"].Ratio), times(r.Compression["zstd"].Ratio),
+		at.Rows = append(at.Rows, []string{names[i], a.FS, a.Compress, times(r.Compression["lz4"].Ratio), ratioText(r.Compression["zstd"]),
 			times(a.Ratio), bytesText(a.Disk), bytesText(a.Uncompressed), a.Tool})
 	}
 	if len(at.Rows) > 0 {
@@ -138,6 +145,27 @@ func spaceSection(runs []*runData) *Section {
 		s.finding(line + ".")
 	}
 	return s
+}
+
+// ratioText is a compression ratio, with its 95% interval when it is
+// estimated from a sample: "1.43x (1.42–1.45)".
+func ratioText(c space.Compression) string {
+	if !c.Sampled() {
+		return times(c.Ratio)
+	}
+	return fmt.Sprintf("%s (%.2f–%.2f)", times(c.Ratio), c.RatioCI95Low, c.RatioCI95High)
+}
+
+// sampledEvery lists the zstd sample steps of the scans that sampled
+// ("32", "8 or 32"), or is "" when every scan was exact.
+func sampledEvery(group []*runData) string {
+	var steps []string
+	for _, rd := range group {
+		if c := rd.Space.Compression["zstd"]; c.Sampled() && !slices.Contains(steps, strconv.Itoa(c.SampleEvery)) {
+			steps = append(steps, strconv.Itoa(c.SampleEvery))
+		}
+	}
+	return strings.Join(steps, " or ")
 }
 
 // unbounded says whether the scan found data but nothing to store (every

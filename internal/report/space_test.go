@@ -75,6 +75,10 @@ func spaceStore(t *testing.T) (*results.Store, []string) {
 	// db-packed: 2,000 blocks of 8 KiB, 500 zero, 500 unique (dedup 3x),
 	// lz4 2.5x, zstd 3.5x; btrfs really stored it 3.1x smaller.
 	packed := spaceDoc("/srv/packed/db-packed", 8192, 2000, 500, 500, 16_384_000, 1_638_400, 1_170_286)
+	// Its zstd ratio is an estimate from 1 in 32 blocks, 3.40–3.60 at 95%.
+	z := packed.Compression["zstd"]
+	z.SampleEvery, z.SampleBlocks, z.RatioCI95Low, z.RatioCI95High = 32, 16, 3.4, 3.6
+	packed.Compression["zstd"] = z
 	packed.Actual = &space.Actual{FS: "btrfs", Compress: "zstd", Tool: "compsize", Uncompressed: 16_384_000, Disk: 5_285_161, Ratio: 3.1}
 	// A mounted device, stopped early: 256 blocks, 16 zero, 200 unique.
 	live := spaceDoc("/dev/sdb", 4096, 256, 16, 200, 1_048_576, 655_360, 409_600)
@@ -165,7 +169,7 @@ func TestSpaceSection(t *testing.T) {
 	}
 	wantScans := [][]string{
 		{"db-plain (postgres)", "3.9MiB", "4KiB", "100", "600", "300", "1.50x", "2.00x", "3.00x", "3.33x", "1.2MiB", ""},
-		{"db-packed (postgres)", "15.6MiB", "8KiB", "500", "500", "1,000", "3.00x", "2.50x", "3.50x", "10.00x", "1.6MiB", ""},
+		{"db-packed (postgres)", "15.6MiB", "8KiB", "500", "500", "1,000", "3.00x", "2.50x", "3.50x (3.40–3.60)", "10.00x", "1.6MiB", ""},
 		{liveID, "1MiB", "4KiB", "16", "200", "40", "1.20x", "1.25x", "2.00x", "1.60x", "640KiB", "partial (stopped early); " + space.LiveNote},
 	}
 	if !reflect.DeepEqual(scans.Rows, wantScans) {
@@ -196,7 +200,7 @@ func TestSpaceSection(t *testing.T) {
 	if actual == nil {
 		t.Fatal("no space-actual table, though db-packed's scan says what btrfs stored")
 	}
-	wantActual := [][]string{{"db-packed (postgres)", "btrfs", "zstd", "2.50x", "3.50x", "3.10x", "5MiB", "15.6MiB", "compsize"}}
+	wantActual := [][]string{{"db-packed (postgres)", "btrfs", "zstd", "2.50x", "3.50x (3.40–3.60)", "3.10x", "5MiB", "15.6MiB", "compsize"}}
 	if !reflect.DeepEqual(actual.Rows, wantActual) {
 		t.Errorf("space-actual rows\n%q\nwant\n%q", actual.Rows, wantActual)
 	}
@@ -210,8 +214,9 @@ func TestSpaceSection(t *testing.T) {
 	if got := sec.findings(); !reflect.DeepEqual(got, wantFindings) {
 		t.Errorf("space findings\n%q\nwant\n%q", got, wantFindings)
 	}
-	var estimate, byDesign bool
+	var estimate, byDesign, sampled bool
 	for _, s := range texts {
+		sampled = sampled || strings.Contains(s, "(1 in 32, chosen by their hash, so a simple random sample)")
 		estimate = estimate || strings.HasPrefix(s, "An estimate from the blocks, not a measurement of a particular array")
 		byDesign = byDesign || strings.Contains(s, "so they differ from the block estimate by design")
 	}
@@ -220,6 +225,9 @@ func TestSpaceSection(t *testing.T) {
 	}
 	if !byDesign {
 		t.Error("the section does not say why the file system's own figures differ from the estimate")
+	}
+	if !sampled {
+		t.Error("the section does not say that zstd's ratio of db-packed was estimated from 1 in 32 blocks")
 	}
 
 	// The summary repeats the findings under the section's title.
@@ -319,7 +327,7 @@ func TestSpaceInBrowser(t *testing.T) {
 	md, err := os.ReadFile(w.Markdown)
 	must(t, err)
 	if !strings.Contains(string(md), "\n## Space efficiency\n") ||
-		!strings.Contains(string(md), "| db-packed (postgres) | btrfs | zstd | 2.50x | 3.50x | 3.10x | 5MiB | 15.6MiB | compsize |") {
+		!strings.Contains(string(md), "| db-packed (postgres) | btrfs | zstd | 2.50x | 3.50x (3.40–3.60) | 3.10x | 5MiB | 15.6MiB | compsize |") {
 		t.Error("the Markdown has no space section with the estimated-against-actual table")
 	}
 	for _, table := range []string{"space-scans", "space-capacity", "space-actual"} {

@@ -822,7 +822,7 @@ func (e *executor) neighbours(ctx context.Context, names []string) error {
 // a consistent copy (a later step that needs it starts it again), or a
 // target's directory. One scan at a time: each uses every core.
 func (e *executor) Space(ctx context.Context, st *SpaceStep) error {
-	o := space.Options{BlockSize: int(st.Block), KeepBelow: st.KeepBelow}
+	o := space.Options{BlockSize: int(st.Block), KeepBelow: st.KeepBelow, ZstdSample: st.ZstdSample}
 	if st.Target != "" {
 		t := e.targets[st.Target]
 		return e.spaceRun(ctx, experiment.SpaceConfig{

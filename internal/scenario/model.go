@@ -10,6 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/internal/space"
+
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/fio"
@@ -714,7 +716,7 @@ func (p *parser) checkStep(at, body *yaml.Node) *CheckStep {
 
 func (p *parser) spaceStep(at, body *yaml.Node) *SpaceStep {
 	const what = KindSpace
-	fs := p.fields(body, what, []string{"server", "target", "block", "keep_below"})
+	fs := p.fields(body, what, []string{"server", "target", "block", "keep_below", "zstd_sample"})
 	st := &SpaceStep{}
 	serverF, hasServer := fs["server"]
 	targetF, hasTarget := fs["target"]
@@ -751,6 +753,13 @@ func (p *parser) spaceStep(at, body *yaml.Node) *SpaceStep {
 			} else {
 				p.bad(f.val, "%s: keep_below %s is not above 0 and at most 1; give e.g. 0.5 (a block kept compressed at half its size or less)", what, f.val.Value)
 			}
+		}
+	}
+	if f, ok := fs["zstd_sample"]; ok {
+		if n, err := space.ParseZstdSample(f.val.Value); err != nil || f.val.Kind != yaml.ScalarNode {
+			p.bad(f.val, "%s: zstd_sample %s is not auto or a power of two; give auto, 1 (every block, exact) or e.g. 32", what, f.val.Value)
+		} else {
+			st.ZstdSample = n
 		}
 	}
 	return st

@@ -29,6 +29,7 @@ func TestBrokenFiles(t *testing.T) {
 			`18:32: space: block 3000 is not a power of two from 512 to 1m; give e.g. 4k, 8k or 64k`,
 			`19:37: space: keep_below 1.5 is not above 0 and at most 1; give e.g. 0.5 (a block kept compressed at half its size or less)`,
 			`20:21: space: target "nowhere" is not defined; defined targets: plain, bad1, bad2, bad3, bad4, bad5`,
+			`21:38: space: zstd_sample 3 is not auto or a power of two; give auto, 1 (every block, exact) or e.g. 32`,
 		},
 		"missing-target.yaml": {
 			`5:42: server db: target "sata" is not defined; defined targets: nvme`,

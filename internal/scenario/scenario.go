@@ -231,6 +231,9 @@ type SpaceStep struct {
 	Target    string   `json:"target,omitempty"`
 	Block     int64    `json:"block,omitempty"`      // bytes; 0 = 4 KiB
 	KeepBelow float64  `json:"keep_below,omitempty"` // 0 = 0.5 (docs/space.md)
+	// ZstdSample: zstd's ratio is estimated from 1 in ZstdSample unique
+	// blocks; 0 = automatic, 1 = every block (docs/space.md).
+	ZstdSample int `json:"zstd_sample,omitempty"`
 }
 
 // StopStep stops every instance of a server, so that its memory is free for
