@@ -36,6 +36,7 @@ type RunOptions struct {
 	// DataDirSet records that --datadir was given: only the default moves
 	// when the server's user cannot reach it (reachableDataDir).
 	DataDirSet bool
+	repeatOptions
 	telemetryOptions
 	metricsOptions
 	thresholdOptions
@@ -53,6 +54,7 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
+	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
@@ -112,7 +114,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		opts.DataDir = reachableDataDir(ctx, g, opts.DataDir, "--datadir")
 	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
-		Mode: opts.Mode, telemetryOptions: opts.telemetryOptions, metricsOptions: opts.metricsOptions}
+		Mode: opts.Mode, repeatOptions: opts.repeatOptions, telemetryOptions: opts.telemetryOptions, metricsOptions: opts.metricsOptions}
 	cfg, err := runOpts.validate()
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -36,6 +37,7 @@ type TPCCRunOptions struct {
 	Retry          int
 	Seed           uint64
 	Target         string
+	repeatOptions
 	telemetryOptions
 	metricsOptions
 	thresholdOptions
@@ -56,6 +58,7 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Retry, "retry", 0, "retries of a transaction that hit a serialization failure, deadlock or lock-wait timeout (each attempt is counted)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
 	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
+	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
@@ -95,6 +98,9 @@ func (o *TPCCRunOptions) validate() (experiment.TPCCConfig, error) {
 		return cfg, usagef("--retry must be between 0 and 100 (got %d)", o.Retry)
 	}
 	if cfg.Telemetry, err = o.telemetry(); err != nil {
+		return cfg, err
+	}
+	if cfg.Repeat, cfg.BackToBack, err = o.repeatOptions.repetitions(); err != nil {
 		return cfg, err
 	}
 	if err := checkResultsDir(o.Results); err != nil {
@@ -143,8 +149,12 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 
 // printStep prints a finished step's table (not with --json).
 func printStep(w io.Writer, s *driver.StepResult, engine string) {
-	fmt.Fprintf(w, "step %d: %d VUs, %.0f s measured: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
-		s.Index+1, s.VUs, s.Seconds, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
+	rep := ""
+	if s.Repetition > 0 {
+		rep = fmt.Sprintf(" (repetition %d)", s.Repetition)
+	}
+	fmt.Fprintf(w, "step %d: %d VUs%s, %.0f s measured: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
+		s.Index+1, s.VUs, rep, s.Seconds, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "transaction\tcount\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t")
 	for k := range tpcc.NumKinds {
@@ -175,6 +185,9 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 			s.TPM/int64(s.VUs), s.Txn["new_order"].P95Ms, s.Errors, s.Reconnects, check)
 	}
 	tw.Flush()
+	if out.Repeat > 1 {
+		printRepeatSummary(w, out)
+	}
 	last := out.Steps[len(out.Steps)-1]
 	var audit []string
 	for _, a := range last.Audit {
@@ -182,4 +195,28 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 	}
 	fmt.Fprintf(w, "input audit (last step): %s\n", strings.Join(audit, ", "))
 	fmt.Fprintf(w, "run %s %s; stored in %s\n", out.RunID, out.Status, storePath)
+}
+
+// printRepeatSummary prints each VU count's figures over its repetitions:
+// the mean ± the 95% interval's half-width, and New-Order's p95 pooled
+// from the repetitions' merged histograms beside the mean of theirs.
+func printRepeatSummary(w io.Writer, out *experiment.TPCCResult) {
+	fmt.Fprintf(w, "over %d repetitions (mean ± half the 95%% confidence interval):\n", out.Repeat)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "VUs\tn\tNOPM\tTPM\tNO p95 ms\tNO p95 ms pooled\t")
+	no := tpcc.NewOrder.String()
+	for _, s := range out.Steps {
+		n := s.Stats["nopm"].N
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%.2f\t\n", s.VUs, n, meanCI(s.Stats["nopm"], "%.0f"), meanCI(s.Stats["tpm"], "%.0f"),
+			meanCI(s.Stats[no+".p95_ms"], "%.2f"), s.TxnPooled[no].P95Ms)
+	}
+	tw.Flush()
+}
+
+// meanCI is a summary as "1234 ± 56", or "1234" without an interval.
+func meanCI(s stats.Summary, format string) string {
+	if !s.HasCI() {
+		return fmt.Sprintf(format, s.Mean)
+	}
+	return fmt.Sprintf(format+" ± "+format, s.Mean, (s.High-s.Low)/2)
 }

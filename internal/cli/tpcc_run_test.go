@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -351,6 +352,8 @@ func TestTPCCRunBadInput(t *testing.T) {
 		{[]string{"--mix", "no=60,p=30,os=4,d=3,sl=3"}, "minimum"},
 		{[]string{"--mode", "magic"}, "--mode"},
 		{[]string{"--retry", "-1"}, "--retry"},
+		{[]string{"--repeat", "0"}, "--repeat 0 is out of range; give a count of repetitions from 1 to 1000"},
+		{[]string{"--repeat", "-1"}, "--repeat -1 is out of range"},
 		{[]string{}, "no TPC-C schema"},
 	}
 	for _, tc := range cases {
@@ -358,4 +361,108 @@ func TestTPCCRunBadInput(t *testing.T) {
 		code, _, errOut := runTierbench(t, args...)
 		oneErrorLine(t, code, errOut, 2, tc.want)
 	}
+}
+
+// stat is a figure's {"mean","stddev","n","ci95_low","ci95_high"}.
+type stat struct {
+	Mean   float64  `json:"mean"`
+	Stddev float64  `json:"stddev"`
+	N      int      `json:"n"`
+	Low    *float64 `json:"ci95_low"`
+	High   *float64 `json:"ci95_high"`
+}
+
+// TestTPCCRunRepeat: 2 VU counts, 3 repetitions each, interleaved. The
+// document has one step per VU count with n = 3 and an interval around
+// the mean NOPM, which the step's nopm key holds; its repetitions are the
+// steps as they ran; the store keeps all six, in the order 1,2,1,2,1,2.
+// --back-to-back keeps each count's repetitions together.
+func TestTPCCRunRepeat(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	res := t.TempDir()
+	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "1,2", "--repeat", "3",
+		"--rampup", "1s", "--duration", "2s", "--results", res)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	var d struct {
+		RunID  string `json:"run_id"`
+		Repeat int    `json:"repeat"`
+		Steps  []struct {
+			VUs         int             `json:"vus"`
+			NOPM        int64           `json:"nopm"`
+			Stats       map[string]stat `json:"stats"`
+			Pooled      map[string]any  `json:"txn_pooled"`
+			Repetitions []struct {
+				Index      int   `json:"index"`
+				VUs        int   `json:"vus"`
+				Repetition int   `json:"repetition"`
+				NOPM       int64 `json:"nopm"`
+			} `json:"repetitions"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if d.Repeat != 3 || len(d.Steps) != 2 {
+		t.Fatalf("repeat %d, %d steps; want 3 and 2:\n%s", d.Repeat, len(d.Steps), out)
+	}
+	for i, s := range d.Steps {
+		n := s.Stats["nopm"]
+		if s.VUs != []int{1, 2}[i] || n.N != 3 || n.Low == nil || n.High == nil || !(*n.Low <= n.Mean && n.Mean <= *n.High) ||
+			s.NOPM != int64(math.Round(n.Mean)) {
+			t.Errorf("step %d: %d VUs, nopm %d, stats %+v", i, s.VUs, s.NOPM, n)
+		}
+		var sum int64
+		for r, rep := range s.Repetitions {
+			sum += rep.NOPM
+			if rep.VUs != s.VUs || rep.Repetition != r+1 || rep.Index != 2*r+i {
+				t.Errorf("%d VUs, repetition %d: %+v; want index %d", s.VUs, r+1, rep, 2*r+i)
+			}
+		}
+		if len(s.Repetitions) != 3 || math.Abs(float64(sum)/3-n.Mean) > 1e-6 {
+			t.Errorf("%d VUs: %d repetitions summing to %d NOPM, mean %v", s.VUs, len(s.Repetitions), sum, n.Mean)
+		}
+		if p95 := s.Stats["new_order.p95_ms"]; p95.N != 3 || p95.Mean <= 0 || s.Pooled["new_order"] == nil {
+			t.Errorf("%d VUs: New-Order p95 %+v, pooled %v", s.VUs, p95, s.Pooled["new_order"])
+		}
+	}
+	if got := storedVUs(t, res, d.RunID); got != "1,2,1,2,1,2" {
+		t.Errorf("stored steps' VUs %s; want 1,2,1,2,1,2", got)
+	}
+
+	code, out, errOut = runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "1,2", "--repeat", "2", "--back-to-back",
+		"--rampup", "0s", "--duration", "1s", "--results", res)
+	if code != 0 {
+		t.Fatalf("back to back: exit %d: %s", code, errOut)
+	}
+	if got := storedVUs(t, res, parseRun(t, out).RunID); got != "1,1,2,2" {
+		t.Errorf("back to back: stored steps' VUs %s; want 1,1,2,2", got)
+	}
+}
+
+// storedVUs lists the VUs of a run's stored steps, in their order.
+func storedVUs(t *testing.T, dir, runID string) string {
+	t.Helper()
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	steps, err := store.Steps(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vus []string
+	for _, s := range steps {
+		var doc struct {
+			VUs int `json:"vus"`
+		}
+		if err := json.Unmarshal(s.Metrics, &doc); err != nil {
+			t.Fatal(err)
+		}
+		vus = append(vus, strconv.Itoa(doc.VUs))
+	}
+	return strings.Join(vus, ",")
 }

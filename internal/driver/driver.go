@@ -18,15 +18,22 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/repeat"
+	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
 // Config describes a run.
 type Config struct {
-	Runner         engine.Runner
-	Mode           string // engine.ModeRoutines or engine.ModeStatements
-	Steps          []int  // virtual users per step, e.g. 1,2,4
+	Runner engine.Runner
+	Mode   string // engine.ModeRoutines or engine.ModeStatements
+	Steps  []int  // virtual users per step, e.g. 1,2,4
+	// Repeat runs each step that many times (0 means 1), each repetition a
+	// whole ramp-up and measured interval; interleaved (1,2,4,1,2,4) unless
+	// BackToBack (1,1,2,2,4,4). See internal/repeat.
+	Repeat         int
+	BackToBack     bool
 	RampUp         time.Duration
 	Duration       time.Duration
 	AllWarehouses  bool // every transaction draws its warehouse (HammerDB's "use all warehouses")
@@ -42,6 +49,7 @@ type Config struct {
 	// BeforeStep, when set, is called once a step's virtual users are
 	// connected, just before the step starts (its ramp-up and StartedAt):
 	// runs side by side wait there for each other. An error ends the run.
+	// index counts the repetitions run so far, every step's.
 	BeforeStep func(ctx context.Context, index int) error
 	// OnTick is called once per tick with the last second's numbers.
 	OnTick func(Tick)
@@ -56,7 +64,8 @@ type Config struct {
 
 // Tick is one second of a step, for the live line and the per-second series.
 type Tick struct {
-	Step, Steps int
+	Step, Steps int // this step's place in the run, from 1, of all (repetitions included)
+	Rep, Repeat int // its repetition, from 1, of how many
 	VUs         int
 	Phase       string // "rampup" or "measure"
 	T           time.Time
@@ -90,8 +99,12 @@ type NOPMCheck struct {
 
 // StepResult is one step's result: the `steps` entries of `tpcc run --json`.
 type StepResult struct {
-	Index        int                        `json:"index"`
-	VUs          int                        `json:"vus"`
+	Index int `json:"index"`
+	VUs   int `json:"vus"`
+	// Repetition is which repetition of its VU count this is, from 1, when
+	// the run repeats its steps (0: it does not). A step of Group's has
+	// none, and its repetitions in Repetitions.
+	Repetition   int                        `json:"repetition,omitempty"`
 	TPM          int64                      `json:"tpm"`
 	NOPM         int64                      `json:"nopm"`
 	ClientTPM    int64                      `json:"client_tpm"`
@@ -120,6 +133,14 @@ type StepResult struct {
 	// Hosts are the node_exporter hosts' telemetry of the measured
 	// interval (--node-exporter).
 	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
+
+	// Set by Group: each figure over the VU count's repetitions (mean,
+	// standard deviation, n, 95% interval; see figures for the names); with
+	// more than one repetition, the percentiles of their merged histograms
+	// (TxnPooled) and the repetitions themselves, as they ran.
+	Stats       map[string]stats.Summary   `json:"stats,omitempty"`
+	TxnPooled   map[string]metrics.Summary `json:"txn_pooled,omitempty"`
+	Repetitions []*StepResult              `json:"repetitions,omitempty"`
 
 	// Histograms of the measured interval by transaction type, for the
 	// results store.
@@ -259,20 +280,30 @@ func Run(ctx context.Context, cfg Config) ([]*StepResult, error) {
 	procs := newSchedProcs(runtime.NumCPU())
 	defer procs.restore()
 	var results []*StepResult
-	for i, n := range cfg.Steps {
-		res, err := runStep(ctx, &cfg, procs, i, n, schema.Warehouses, crun, r.Uint64())
+	reps := max(cfg.Repeat, 1)
+	plan := repeat.Plan(len(cfg.Steps), reps, cfg.BackToBack)
+	_, err = repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
+		n := cfg.Steps[sl.Step]
+		res, err := runStep(ctx, &cfg, procs, sl, len(plan), n, schema.Warehouses, crun, r.Uint64())
 		if err != nil {
 			if ctx.Err() != nil {
-				return results, fmt.Errorf("%w during step %d (%d VUs)", ErrInterrupted, i+1, n)
+				return fmt.Errorf("%w during step %d of %d (%d VUs)", ErrInterrupted, sl.Index+1, len(plan), n)
 			}
-			return results, err
+			return err
+		}
+		if reps > 1 {
+			res.Repetition = sl.Rep
 		}
 		results = append(results, res)
 		if cfg.OnStep != nil {
 			cfg.OnStep(res)
 		}
+		return nil
+	})
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrInterrupted) {
+		err = fmt.Errorf("%w after %d of %d steps", ErrInterrupted, len(results), len(plan))
 	}
-	return results, nil
+	return results, err
 }
 
 // schedProcs sets how many scheduler threads (Go's Ps) run the VUs,
@@ -342,7 +373,9 @@ func moreProcs(n, max int, cpu, wall time.Duration) int {
 	return n
 }
 
-func runStep(ctx context.Context, cfg *Config, procs *schedProcs, index, nvu, warehouses int, crun tpcc.CValues, seed uint64) (*StepResult, error) {
+func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot, slots, nvu, warehouses int, crun tpcc.CValues, seed uint64) (*StepResult, error) {
+	index := sl.Index
+	place := Tick{Step: index + 1, Steps: slots, Rep: sl.Rep, Repeat: max(cfg.Repeat, 1), VUs: nvu}
 	st := &step{warehouses: warehouses, released: make(chan struct{})}
 	vus := make([]*vu, nvu)
 	defer func() {
@@ -435,7 +468,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, index, nvu, wa
 			if err == nil {
 				// A tick sent while the interval's start was being read is
 				// dated before it: the live line said "-0s".
-				emitTick(cfg, index, nvu, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, hist)
+				emitTick(cfg, place, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, hist)
 				prev = c
 			}
 			lastTick = now
@@ -478,11 +511,13 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, index, nvu, wa
 
 // emitTick reports the last second: database TPM/NOPM from the counters'
 // growth, client rates, and New-Order percentiles of all completions.
-func emitTick(cfg *Config, index, nvu int, phase string, now time.Time, elapsed, dt time.Duration,
+// place is the tick's step: Step, Steps, Rep, Repeat and VUs.
+func emitTick(cfg *Config, place Tick, phase string, now time.Time, elapsed, dt time.Duration,
 	prev, cur engine.Counters, hist *metrics.Recorder) {
 	perMin := 60 / dt.Seconds()
-	t := Tick{Step: index + 1, Steps: len(cfg.Steps), VUs: nvu, Phase: phase, T: now, Elapsed: elapsed,
-		Transactions: cur.Transactions - prev.Transactions, NewOrders: cur.SumNextOID - prev.SumNextOID}
+	t := place
+	t.Phase, t.T, t.Elapsed = phase, now, elapsed
+	t.Transactions, t.NewOrders = cur.Transactions-prev.Transactions, cur.SumNextOID-prev.SumNextOID
 	t.TPM, t.NOPM = float64(t.Transactions)*perMin, float64(t.NewOrders)*perMin
 	hist.Drain(t.RolledBack[:], t.Failed[:], t.Latency[:])
 	hist.Second(t.TxnPerSec[:], func(_ int, no *hdr.Histogram) {

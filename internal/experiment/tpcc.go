@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -23,10 +24,14 @@ import (
 // measured interval, on the database at DSN.
 type TPCCConfig struct {
 	Record
-	DSN            string
-	VUs            []int // virtual users per step
-	RampUp         time.Duration
-	Duration       time.Duration
+	DSN      string
+	VUs      []int // virtual users per step
+	RampUp   time.Duration
+	Duration time.Duration
+	// Repeat runs each VU count that many times (0 means 1), interleaved
+	// with the others unless BackToBack.
+	Repeat         int
+	BackToBack     bool
 	Mode           string   // engine.ModeRoutines (""), or engine.ModeStatements
 	Mix            tpcc.Mix // zero: the spec's deck (tpcc.DefaultMix)
 	AllWarehouses  bool
@@ -47,11 +52,15 @@ type TPCCConfig struct {
 // TPCCResult is a TPC-C run's document: what `tpcc run --json` prints and
 // the store keeps as the run's summary.
 type TPCCResult struct {
-	RunID      string               `json:"run_id"`
-	Status     string               `json:"status"`
-	Mode       string               `json:"mode"`
-	Mix        string               `json:"mix"`
-	NOPMAgree  bool                 `json:"nopm_agree"`
+	RunID     string `json:"run_id"`
+	Status    string `json:"status"`
+	Mode      string `json:"mode"`
+	Mix       string `json:"mix"`
+	NOPMAgree bool   `json:"nopm_agree"`
+	Repeat    int    `json:"repeat"`
+	// Steps has one step per VU count, in the order given: with
+	// repetitions, their means, their Stats, and the repetitions as they
+	// ran (driver.Group).
 	Steps      []*driver.StepResult `json:"steps"`
 	Thresholds []threshold.Verdict  `json:"thresholds,omitempty"`
 }
@@ -65,6 +74,8 @@ type TPCCParams struct {
 	VUs            []int  `json:"vus"`
 	RampUp         string `json:"rampup"`
 	Duration       string `json:"duration"`
+	Repeat         int    `json:"repeat"`
+	BackToBack     bool   `json:"back_to_back,omitempty"`
 	Mode           string `json:"mode"`
 	Mix            string `json:"mix"`
 	AllWarehouses  bool   `json:"all_warehouses"`
@@ -88,6 +99,12 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
+	if cfg.Repeat == 0 {
+		cfg.Repeat = 1
+	}
+	if err := repeat.Check(cfg.Repeat); err != nil {
+		return nil, Invalid(err)
+	}
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -105,14 +122,15 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
 		params: &TPCCParams{
 			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
-			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Mode: cfg.Mode, Mix: cfg.Mix.String(),
+			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Mode: cfg.Mode, Mix: cfg.Mix.String(),
 			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
 			Placement: cfg.Placement,
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
-	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: cfg.VUs, RampUp: cfg.RampUp, Duration: cfg.Duration,
+	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: cfg.VUs, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
+		RampUp: cfg.RampUp, Duration: cfg.Duration,
 		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed,
 		LatencyBuckets: cfg.LatencyBuckets}
 	if cfg.Together != nil {
@@ -135,7 +153,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
 		}
 		obs.Result(Result{TPCC: s})
-		j.step(s.Index, vusName(s.VUs), s)
+		j.step(s.Index, repName(s), s)
 		st, err := tpccStep(s)
 		if err != nil {
 			rec.keep(err)
@@ -144,7 +162,8 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		rec.addStep(ctx, st)
 	}
 	steps, runErr := driver.Run(ctx, dc)
-	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true, Steps: steps}
+	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true,
+		Repeat: cfg.Repeat, Steps: driver.Group(steps, cfg.VUs)}
 	if out.Steps == nil {
 		out.Steps = []*driver.StepResult{}
 	}
@@ -161,6 +180,14 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
 		kept: fmt.Sprintf("%d finished steps", len(steps)), done: fmt.Sprintf("%d steps", len(steps))})
 	return out, gate(out.RunID, err, out.Thresholds)
+}
+
+// repName is how a step is named in verdicts: "4 VUs", or "4 VUs, repetition 2".
+func repName(s *driver.StepResult) string {
+	if s.Repetition == 0 {
+		return vusName(s.VUs)
+	}
+	return fmt.Sprintf("%s, repetition %d", vusName(s.VUs), s.Repetition)
 }
 
 // vusName is how a step is named in verdicts: "1 VU", "4 VUs".

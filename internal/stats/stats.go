@@ -7,7 +7,6 @@ package stats
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/stat"
@@ -54,15 +53,6 @@ func Of(xs []float64) Summary {
 
 // HasCI reports whether the interval is known (N ≥ 2).
 func (s Summary) HasCI() bool { return s.N >= 2 && !math.IsNaN(s.Low) }
-
-// Text is "1,234 ± 56 (n=3)", or "1,234 (n=1)" without an interval; format
-// is the numbers' verb, e.g. "%.0f".
-func (s Summary) Text(format string) string {
-	if !s.HasCI() {
-		return fmt.Sprintf(format+" (n=%d)", s.Mean, s.N)
-	}
-	return fmt.Sprintf(format+" ± "+format+" (n=%d)", s.Mean, (s.High-s.Low)/2, s.N)
-}
 
 type summaryJSON struct {
 	Mean   *float64 `json:"mean"`
