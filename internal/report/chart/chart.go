@@ -37,7 +37,14 @@ func (k Kind) String() string {
 type Point struct {
 	X, Y  float64
 	Label string // drawn beside the marker (Line and Scatter); "" none
+	// Low and High, when Low < High, are an interval around Y (a 95%
+	// confidence interval over repetitions), drawn as an error bar with
+	// caps (Line and Scatter).
+	Low, High float64
 }
+
+// HasBar reports whether p carries an interval to draw.
+func (p Point) HasBar() bool { return finite(p.Low) && finite(p.High) && p.Low < p.High }
 
 // Series is one legend entry and its points.
 type Series struct {

@@ -541,3 +541,22 @@ func TestEnvelopeSVG(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorBars: a point's interval is drawn as a bar with two caps (three
+// strokes), in its series' colour, and widens the y axis to hold it; a
+// point without one draws nothing more.
+func TestErrorBars(t *testing.T) {
+	c := Chart{Title: "NOPM by VUs", XLabel: "virtual users", YLabel: "NOPM", Kind: Line, XInteger: true,
+		Series: []Series{{Name: "NOPM", Points: []Point{{X: 1, Y: 10}, {X: 2, Y: 20}, {X: 4, Y: 30}}}}}
+	plain := render(t, c)
+	c.Series[0].Points[0].Low, c.Series[0].Points[0].High = 8, 12
+	c.Series[0].Points[2].Low, c.Series[0].Points[2].High = 25, 61
+	c.Series[0].Points[1].Low, c.Series[0].Points[1].High = 20, 20 // no width: no bar
+	bars := render(t, c)
+	if n := strings.Count(bars, "<path") - strings.Count(plain, "<path"); n != 6 {
+		t.Errorf("two error bars drew %d more paths; want 6 (a bar and two caps each)", n)
+	}
+	if !strings.Contains(bars, ">60<") || strings.Contains(plain, ">60<") {
+		t.Errorf("the y axis does not reach the interval's top (61): no tick at 60")
+	}
+}

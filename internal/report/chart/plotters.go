@@ -210,6 +210,13 @@ func (s *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	for _, seg := range s.segments {
 		for _, pt := range seg {
+			if pt.HasBar() {
+				s.errorBar(c, trX(pt.X), trY(pt.Low), trY(pt.High))
+			}
+		}
+	}
+	for _, seg := range s.segments {
+		for _, pt := range seg {
 			v := vg.Point{X: trX(pt.X), Y: trY(pt.Y)}
 			if !c.Contains(v) {
 				continue
@@ -219,6 +226,17 @@ func (s *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 		}
 	}
+}
+
+// errorBar draws an interval at x from y0 to y1: a vertical line with a cap
+// at each end, in the series' colour, under its marker.
+func (s *seriesPlot) errorBar(c draw.Canvas, x, y0, y1 vg.Length) {
+	const capHalf = 3
+	sty := draw.LineStyle{Color: s.color, Width: vg.Points(1)}
+	c.StrokeLines(sty, c.ClipLinesXY(
+		[]vg.Point{{X: x, Y: y0}, {X: x, Y: y1}},
+		[]vg.Point{{X: x - capHalf, Y: y0}, {X: x + capHalf, Y: y0}},
+		[]vg.Point{{X: x - capHalf, Y: y1}, {X: x + capHalf, Y: y1}})...)
 }
 
 // GlyphBoxes keeps markers and labels at the plot's edges from being cut off.

@@ -389,6 +389,9 @@ func (c Chart) yRange() (lo, hi float64) {
 		for _, p := range s.Points {
 			if c.drawable(p) {
 				lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
+				if c.Kind != Bar && p.HasBar() {
+					lo, hi = math.Min(lo, p.Low), math.Max(hi, p.High)
+				}
 			}
 		}
 	}
