@@ -672,7 +672,7 @@ func hostBackups(runs []*runData) []Block {
 			cycles[b.Cycle] = true
 		}
 		t.Rows = append(t.Rows, []string{orUnknown(rd.paramString("phase")), orUnknown(rd.paramString("instance")), host, rd.Label,
-			strconv.Itoa(len(cycles)), num(meanSeconds(rd, "backup")), num(meanSeconds(rd, "restore"))})
+			strconv.Itoa(len(cycles)), num(mean(phaseSeconds(rd, "backup"))), num(mean(phaseSeconds(rd, "restore")))})
 	}
 	if len(t.Rows) == 0 {
 		return nil

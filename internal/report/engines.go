@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
+	"github.com/tierbench/tierbench/internal/stats"
 )
 
 // engineDisplays are the engines' names in prose, spelled as
@@ -161,12 +162,12 @@ func enginesSection(runs []*runData) *Section {
 			Kind: chart.Line, YFromZero: true, XInteger: true, Series: vusSeries(group, ms, engineLegend)}}
 	}
 	s.figure(vus("engines-throughput", "TPM and NOPM by virtual users, per engine", "transactions per minute", []metric{
-		{"TPM", false, func(x tpccStep) float64 { return x.tpm() }},
-		{"NOPM", true, func(x tpccStep) float64 { return x.nopm() }},
+		{"TPM", false, func(x tpccStep) float64 { return x.tpm() }, "tpm"},
+		{"NOPM", true, func(x tpccStep) float64 { return x.nopm() }, "nopm"},
 	}))
 	s.figure(vus("engines-latency", "New-Order p95 and p99 latency by virtual users, per engine", "latency (ms)", []metric{
-		{"p95", false, func(x tpccStep) float64 { return newOrder(x, func(m metrics.Summary) float64 { return m.P95Ms }) }},
-		{"p99", true, func(x tpccStep) float64 { return newOrder(x, func(m metrics.Summary) float64 { return m.P99Ms }) }},
+		{"p95", false, func(x tpccStep) float64 { return newOrder(x, func(m metrics.Summary) float64 { return m.P95Ms }) }, "new_order.p95_ms"},
+		{"p99", true, func(x tpccStep) float64 { return newOrder(x, func(m metrics.Summary) float64 { return m.P99Ms }) }, "new_order.p99_ms"},
 	}))
 	s.Blocks = append(s.Blocks, engineRatios(group, engs[0])...)
 	return s
@@ -289,14 +290,25 @@ func engineRatios(group []*runData, base string) []Block {
 				bp95 = newOrder(bx, func(m metrics.Summary) float64 { return m.P95Ms })
 				bp99 = newOrder(bx, func(m metrics.Summary) float64 { return m.P99Ms })
 			}
+			nopmRatio, tpmRatio, p95Ratio, p99Ratio := ratioNA(bnopm, nopm), ratioNA(btpm, tpm), ratioNA(bp95, p95), ratioNA(bp99, p99)
 			switch {
 			case ok && bok:
 				sum.common = append(sum.common, v)
+				sum.reps = repsPhrase(x, bx)
+				cn, cp := compareStat(x, bx, "nopm"), compareStat(x, bx, "new_order.p95_ms")
 				if r := divide(bnopm, nopm); !math.IsNaN(r) {
 					sum.nopm = append(sum.nopm, r)
+					sum.nopmVerdicts = append(sum.nopmVerdicts, cn.Verdict)
+					nopmRatio = ratioCI(cn)
 				}
 				if r := divide(bp95, p95); !math.IsNaN(r) {
 					sum.p95 = append(sum.p95, r)
+					sum.p95Verdicts = append(sum.p95Verdicts, cp.Verdict)
+					p95Ratio = ratioCI(cp)
+				}
+				tpmRatio = ratioCI(compareStat(x, bx, "tpm"))
+				if !math.IsNaN(divide(bp99, p99)) {
+					p99Ratio = ratioCI(compareStat(x, bx, "new_order.p99_ms"))
 				}
 			case bok:
 				sum.onlyBase = append(sum.onlyBase, v)
@@ -304,7 +316,7 @@ func engineRatios(group []*runData, base string) []Block {
 				sum.onlyOther = append(sum.onlyOther, v)
 			}
 			t.Rows = append(t.Rows, []string{targetOf(p.other), strconv.Itoa(v), p.other.Label, engineDisplay(engineOf(p.other)), p.base.Label,
-				num(nopm), num(bnopm), ratioNA(bnopm, nopm), ratioNA(btpm, tpm), num(p95), num(bp95), ratioNA(bp95, p95), ratioNA(bp99, p99)})
+				num(nopm), num(bnopm), nopmRatio, tpmRatio, num(p95), num(bp95), p95Ratio, p99Ratio})
 		}
 		blocks = append(blocks, finding(engineSentence(p, sum)))
 	}
@@ -314,12 +326,39 @@ func engineRatios(group []*runData, base string) []Block {
 	return blocks
 }
 
+// allAre reports whether there are verdicts and every one is v.
+func allAre(verdicts []string, v string) bool {
+	for _, x := range verdicts {
+		if x != v {
+			return false
+		}
+	}
+	return len(verdicts) > 0
+}
+
+// repsPhrase says how many repetitions stand behind a comparison: "each
+// measured once", "3 repetitions each", "3 and 2 repetitions".
+func repsPhrase(x, base tpccStep) string {
+	a, b := x.Stats["nopm"].N, base.Stats["nopm"].N
+	switch {
+	case a == 1 && b == 1:
+		return "each measured once"
+	case a == b:
+		return fmt.Sprintf("%d repetitions each", a)
+	}
+	return fmt.Sprintf("%d and %d repetitions", a, b)
+}
+
 // engineSum is what a pair's sentence is made of: the ratios (other over
 // base) at the virtual-user counts both ran, and the counts only one ran.
 type engineSum struct {
-	nopm, p95           []float64
-	common              []int
-	onlyBase, onlyOther []int
+	nopm, p95 []float64
+	// The verdicts of the ratios above, count by count: an engine leads
+	// only where every count's interval says so.
+	nopmVerdicts, p95Verdicts []string
+	common                    []int
+	onlyBase, onlyOther       []int
+	reps                      string // "n=3 repetitions each", "n=1 (measured once)"
 }
 
 // divide is b/a, NaN when either is unknown, a is not positive or b is
@@ -339,20 +378,6 @@ func ratioNA(a, b float64) string {
 		return "n/a"
 	}
 	return times(r)
-}
-
-// lead says which side a mean ratio (other over base) favours, as shown
-// with two decimals: +1 the other engine's number is larger, -1 the base's,
-// 0 a tie (it shows as 1.00x).
-func lead(r float64) int {
-	switch times(r) {
-	case "1.00x":
-		return 0
-	}
-	if r > 1 {
-		return 1
-	}
-	return -1
 }
 
 // engineSentence says, for one pair, how much NOPM the other engine kept
@@ -383,12 +408,20 @@ func engineSentence(p enginePair, sum engineSum) string {
 	} else {
 		what += " (New-Order p95 latency n/a)"
 	}
-	// Who leads: more NOPM is better, lower latency is better.
-	winner := func(r []float64, higherBetter bool) string {
+	// Who leads: more NOPM is better, lower latency is better; an engine
+	// leads only when the ratio's interval excludes 1 at every count both
+	// ran, in the same direction. Otherwise the two are not told apart.
+	winner := func(r []float64, verdicts []string, higherBetter bool) string {
 		if len(r) == 0 {
 			return "?"
 		}
-		l := lead(mean(r))
+		l := 0
+		switch {
+		case allAre(verdicts, stats.Higher):
+			l = 1
+		case allAre(verdicts, stats.Lower):
+			l = -1
+		}
 		if !higherBetter {
 			l = -l
 		}
@@ -400,24 +433,25 @@ func engineSentence(p enginePair, sum engineSum) string {
 		}
 		return ""
 	}
-	tput, lat := winner(sum.nopm, true), winner(sum.p95, false)
+	tput, lat := winner(sum.nopm, sum.nopmVerdicts, true), winner(sum.p95, sum.p95Verdicts, false)
+	same := "not distinguishable at the 95% level"
 	var verdict string
 	switch {
 	case tput == "?" && lat == "?":
 	case tput == "?" && lat == "":
-		verdict = "their New-Order latency was the same to two decimals"
+		verdict = "their New-Order latencies were " + same
 	case tput == "?":
 		verdict = lat + " had lower latency"
 	case tput == "" && lat == "?":
-		verdict = "the two kept the same throughput to two decimals"
+		verdict = "their throughputs were " + same
 	case tput == "" && lat == "":
-		verdict = "neither kept more throughput nor had lower latency, to two decimals"
+		verdict = "neither their throughputs nor their latencies were distinguishable at the 95% level"
 	case tput == "":
-		verdict = "the two kept the same throughput to two decimals, " + lat + " had lower latency"
+		verdict = "their throughputs were " + same + ", " + lat + " had lower latency"
 	case lat == "?":
 		verdict = tput + " kept more throughput"
 	case lat == "":
-		verdict = tput + " kept more throughput, with the same latency to two decimals"
+		verdict = tput + " kept more throughput; their latencies were " + same
 	case tput == lat:
 		verdict = tput + " kept more throughput and lower latency"
 	default:
@@ -426,7 +460,7 @@ func engineSentence(p enginePair, sum engineSum) string {
 	if verdict != "" {
 		verdict = ": " + verdict
 	}
-	over := fmt.Sprintf("means over %s both ran", plural(len(sum.common), "virtual-user count", "virtual-user counts"))
+	over := fmt.Sprintf("means over %s both ran, %s", plural(len(sum.common), "virtual-user count", "virtual-user counts"), sum.reps)
 	if n := len(sum.p95); n > 0 && n < len(sum.common) {
 		over += fmt.Sprintf(", the latency's over %d of them (the others lack New-Order latency on one side)", n)
 	}
@@ -436,6 +470,7 @@ func engineSentence(p enginePair, sum engineSum) string {
 	if len(sum.onlyOther) > 0 {
 		over += fmt.Sprintf("; only %s ran %s", b, vuList(sum.onlyOther))
 	}
+	over += "; an engine leads only where every count's 95% interval says so"
 	return capitalize(fmt.Sprintf("%s%s%s (%s).", where, what, verdict, over))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -64,22 +65,30 @@ func engineRun(t *testing.T, store *results.Store, group string, sv engineServer
 	env.Database = &inventory.Database{Engine: sv.engine, Version: map[string]string{"postgres": "16.4", "mariadb": "11.4.3-MariaDB"}[sv.engine],
 		Settings: sv.settings}
 	must(t, store.SetDocument(ctx, r.ID, results.DocEnvironment, env))
-	for i, st := range sv.steps {
-		start := t0.Add(time.Duration(i) * 25 * time.Second)
-		txn := map[string]metrics.Summary{}
-		for k, name := range tpcc.KindNames {
-			lat := float64(k + 1)
-			txn[name] = metrics.Summary{Count: 100, MeanMs: lat, P50Ms: lat, P95Ms: 2 * lat, P99Ms: 3 * lat}
+	// Each step runs three times, interleaved, at 0.99, 1 and 1.01 times its
+	// figures: their means are the step's, with a spread narrow enough that
+	// a ratio 5% or more from 1 is told from noise, and one of 1 is not.
+	for rep := range 3 {
+		f := 1 + 0.01*float64(rep-1)
+		for i, st := range sv.steps {
+			idx := rep*len(sv.steps) + i
+			start := t0.Add(time.Duration(idx) * 25 * time.Second)
+			txn := map[string]metrics.Summary{}
+			for k, name := range tpcc.KindNames {
+				lat := float64(k + 1)
+				txn[name] = metrics.Summary{Count: 100, MeanMs: lat, P50Ms: lat, P95Ms: 2 * lat, P99Ms: 3 * lat}
+			}
+			txn["new_order"] = metrics.Summary{Count: 1000, MeanMs: f * st.p95Ms / 2, P50Ms: f * st.p95Ms / 2, P95Ms: f * st.p95Ms, P99Ms: f * st.p99Ms}
+			if st.noNewOrderTxns {
+				delete(txn, "new_order")
+			}
+			tpm, nopm := int64(math.Round(f*float64(st.tpm))), int64(math.Round(f*float64(st.nopm)))
+			doc, err := json.Marshal(driver.StepResult{Index: idx, VUs: st.vus, Repetition: rep + 1, TPM: tpm, NOPM: nopm, ClientTPM: tpm, ClientNOPM: nopm,
+				Txn: txn, StartedAt: start, MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(25 * time.Second), Seconds: 20})
+			must(t, err)
+			must(t, store.AddStep(ctx, results.Step{RunID: r.ID, Index: idx, Name: fmt.Sprintf("vus=%d", st.vus), StartedAt: start,
+				MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(25 * time.Second), Metrics: doc}))
 		}
-		txn["new_order"] = metrics.Summary{Count: 1000, MeanMs: st.p95Ms / 2, P50Ms: st.p95Ms / 2, P95Ms: st.p95Ms, P99Ms: st.p99Ms}
-		if st.noNewOrderTxns {
-			delete(txn, "new_order")
-		}
-		doc, err := json.Marshal(driver.StepResult{Index: i, VUs: st.vus, TPM: st.tpm, NOPM: st.nopm, ClientTPM: st.tpm, ClientNOPM: st.nopm,
-			Txn: txn, StartedAt: start, MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(25 * time.Second), Seconds: 20})
-		must(t, err)
-		must(t, store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("vus=%d", st.vus), StartedAt: start,
-			MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(25 * time.Second), Metrics: doc}))
 	}
 	must(t, store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
 	return r.ID
@@ -135,11 +144,11 @@ func TestEnginesRatios(t *testing.T) {
 	// NOPM 600/1000, 1300/2000, 2400/4000 = 0.60, 0.65, 0.60 (mean 0.617);
 	// p95 18/10, 21/12, 36/20 = 1.80, 1.75, 1.80 (mean 1.783).
 	wantSaid(t, texts, "On storage, MariaDB kept 0.62x PostgreSQL's NOPM and had 1.78x its New-Order p95 latency: "+
-		"PostgreSQL kept more throughput and lower latency (means over 3 virtual-user counts both ran).")
+		"PostgreSQL kept more throughput and lower latency (means over 3 virtual-user counts both ran, 3 repetitions each; an engine leads only where every count's 95% interval says so).")
 	want := [][]string{
-		{"storage", "1", "mariadb", "MariaDB", "postgres", "600", "1,000", "0.60x", "0.60x", "18.0", "10.0", "1.80x", "2.00x"},
-		{"storage", "2", "mariadb", "MariaDB", "postgres", "1,300", "2,000", "0.65x", "0.65x", "21.0", "12.0", "1.75x", "1.75x"},
-		{"storage", "4", "mariadb", "MariaDB", "postgres", "2,400", "4,000", "0.60x", "0.60x", "36.0", "20.0", "1.80x", "2.00x"},
+		{"storage", "1", "mariadb", "MariaDB", "postgres", "600", "1,000", "0.60x (0.59–0.61)", "0.60x (0.59–0.61)", "18.0", "10.0", "1.80x (1.76–1.84)", "2.00x (1.96–2.05)"},
+		{"storage", "2", "mariadb", "MariaDB", "postgres", "1,300", "2,000", "0.65x (0.64–0.66)", "0.65x (0.64–0.66)", "21.0", "12.0", "1.75x (1.71–1.79)", "1.75x (1.71–1.79)"},
+		{"storage", "4", "mariadb", "MariaDB", "postgres", "2,400", "4,000", "0.60x (0.59–0.61)", "0.60x (0.59–0.61)", "36.0", "20.0", "1.80x (1.76–1.84)", "2.00x (1.96–2.05)"},
 	}
 	if got := tables["engines-ratios"]; got == nil || !reflect.DeepEqual(got.Rows, want) {
 		t.Errorf("engines ratio table %+v;\nwant rows %v", got, want)
@@ -211,7 +220,7 @@ func TestEnginesSentence(t *testing.T) {
 			// NOPM 1500/1000, 2600/2000 = 1.50, 1.30; p95 8/10, 10.8/12 = 0.80, 0.90.
 			mariadb: []engineStep{{vus: 1, tpm: 3300, nopm: 1500, p95Ms: 8, p99Ms: 12}, {vus: 2, tpm: 5720, nopm: 2600, p95Ms: 10.8, p99Ms: 16}},
 			want: "On storage, MariaDB kept 1.40x PostgreSQL's NOPM and had 0.85x its New-Order p95 latency: " +
-				"MariaDB kept more throughput and lower latency (means over 2 virtual-user counts both ran; only PostgreSQL ran 4 VUs).",
+				"MariaDB kept more throughput and lower latency (means over 2 virtual-user counts both ran, 3 repetitions each; only PostgreSQL ran 4 VUs; an engine leads only where every count's 95% interval says so).",
 			rows: 3, na: []string{"4"},
 		},
 		{
@@ -220,14 +229,14 @@ func TestEnginesSentence(t *testing.T) {
 			mariadb: []engineStep{{vus: 1, tpm: 2530, nopm: 1100, p95Ms: 12, p99Ms: 18}, {vus: 2, tpm: 5060, nopm: 2200, p95Ms: 14.4, p99Ms: 24},
 				{vus: 4, tpm: 10120, nopm: 4400, p95Ms: 24, p99Ms: 36}},
 			want: "On storage, MariaDB kept 1.10x PostgreSQL's NOPM and had 1.20x its New-Order p95 latency: " +
-				"MariaDB kept more throughput, PostgreSQL lower latency (means over 3 virtual-user counts both ran).",
+				"MariaDB kept more throughput, PostgreSQL lower latency (means over 3 virtual-user counts both ran, 3 repetitions each; an engine leads only where every count's 95% interval says so).",
 			rows: 3,
 		},
 		{
 			name:    "a tie",
 			mariadb: postgresSteps,
 			want: "On storage, MariaDB kept 1.00x PostgreSQL's NOPM and had 1.00x its New-Order p95 latency: " +
-				"neither kept more throughput nor had lower latency, to two decimals (means over 3 virtual-user counts both ran).",
+				"neither their throughputs nor their latencies were distinguishable at the 95% level (means over 3 virtual-user counts both ran, 3 repetitions each; an engine leads only where every count's 95% interval says so).",
 			rows: 3,
 		},
 		{
@@ -237,7 +246,8 @@ func TestEnginesSentence(t *testing.T) {
 				{vus: 8, tpm: 9000, nopm: 4000, p95Ms: 50, p99Ms: 80}},
 			want: "On storage, MariaDB kept 0.85x PostgreSQL's NOPM and had 1.50x its New-Order p95 latency: " +
 				"PostgreSQL kept more throughput and lower latency (means over 2 virtual-user counts both ran, " +
-				"the latency's over 1 of them (the others lack New-Order latency on one side); only PostgreSQL ran 1 VU; only MariaDB ran 8 VUs).",
+				"3 repetitions each, the latency's over 1 of them (the others lack New-Order latency on one side); only PostgreSQL ran 1 VU; only MariaDB ran 8 VUs; " +
+				"an engine leads only where every count's 95% interval says so).",
 			rows: 4, na: []string{"1", "8"},
 		},
 		{
@@ -369,20 +379,20 @@ func TestMemoryWithinEngine(t *testing.T) {
 		t.Fatalf("memory table %+v; want 3 rows per engine", mem)
 	}
 	for _, row := range mem.Rows {
-		if strings.Split(row[1], "-")[0] != strings.Split(row[3], "-")[0] || row[7] != "0.50x" {
+		if strings.Split(row[1], "-")[0] != strings.Split(row[3], "-")[0] || row[8] != "0.50x (0.49–0.51)" || row[9] != "lower" {
 			t.Errorf("memory row %q: want a run against its own engine's, at 0.50x", row)
 		}
 	}
 	wantSaid(t, texts,
-		"On storage, with 256MiB of memory instead of 1GiB, PostgreSQL pg-small kept 0.50x the NOPM of pg-large (mean over 3 virtual-user counts).",
-		"On storage, with 256MiB of memory instead of 1GiB, MariaDB maria-small kept 0.50x the NOPM of maria-large (mean over 3 virtual-user counts).")
+		"On storage, with 256MiB of memory instead of 1GiB, PostgreSQL pg-small kept 0.50x the NOPM of pg-large (mean over 3 virtual-user counts; lower at all 3 counts, at 95% confidence).",
+		"On storage, with 256MiB of memory instead of 1GiB, MariaDB maria-small kept 0.50x the NOPM of maria-large (mean over 3 virtual-user counts; lower at all 3 counts, at 95% confidence).")
 	// Each MariaDB run is paired with the PostgreSQL run of its memory.
 	ratios := tables["engines-ratios"]
 	if ratios == nil || len(ratios.Rows) != 6 {
 		t.Fatalf("engines ratio table %+v; want 3 rows per MariaDB run", ratios)
 	}
 	for _, row := range ratios.Rows {
-		if strings.Split(row[2], "-")[1] != strings.Split(row[4], "-")[1] || row[7] != "0.50x" {
+		if strings.Split(row[2], "-")[1] != strings.Split(row[4], "-")[1] || row[7] != "0.50x (0.49–0.51)" {
 			t.Errorf("engines row %q: want MariaDB against the PostgreSQL run of its memory, at 0.50x", row)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/report/chart"
+	"github.com/tierbench/tierbench/internal/stats"
 )
 
 // backupSection shows backup and restore cycles: runs of kind "backup",
@@ -69,18 +70,20 @@ func backupSection(runs []*runData) *Section {
 }
 
 // backupComparison says, for every run after the first, how long its
-// backups and its restores took against the first run's: means over cycles.
+// backups and its restores took against the first run's: means over cycles,
+// with the interval of their ratio over the cycles (each cycle a repetition).
 func backupComparison(group []*runData) []Block {
 	base := group[0]
 	var blocks []Block
 	for _, rd := range group[1:] {
 		var parts []string
 		for _, phase := range []string{"backup", "restore"} {
-			b, x := meanSeconds(base, phase), meanSeconds(rd, phase)
-			if math.IsNaN(b) || math.IsNaN(x) {
+			bs, xs := phaseSeconds(base, phase), phaseSeconds(rd, phase)
+			if len(bs) == 0 || len(xs) == 0 {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%ss took %s as long (%s s against %s s)", phase, times(x/b), num(x), num(b)))
+			c := stats.Compare(xs, bs)
+			parts = append(parts, fmt.Sprintf("%ss took %s as long (%s s against %s s; %s)", phase, times(c.Ratio), num(mean(xs)), num(mean(bs)), ciVerdict(c)))
 		}
 		if len(parts) > 0 {
 			blocks = append(blocks, finding(fmt.Sprintf("%s against %s, means over cycles: %s.", rd.Label, base.Label, strings.Join(parts, "; "))))
@@ -89,16 +92,16 @@ func backupComparison(group []*runData) []Block {
 	return blocks
 }
 
-// meanSeconds is the mean duration of a backup run's phases of this name
-// ("backup" or "restore") over its cycles, NaN when it has none.
-func meanSeconds(rd *runData, phase string) float64 {
+// phaseSeconds are the durations of a backup run's phases of this name
+// ("backup" or "restore"), one per cycle.
+func phaseSeconds(rd *runData, phase string) []float64 {
 	var xs []float64
 	for _, b := range rd.Backup {
 		if b.Phase.Phase == phase && b.Seconds > 0 {
 			xs = append(xs, b.Seconds)
 		}
 	}
-	return mean(xs)
+	return xs
 }
 
 // neighboursSection compares TPC-C runs of several instances that ran at
@@ -184,12 +187,9 @@ func neighboursRatios(group []*runData) []Block {
 		return nil
 	}
 	t := &Table{ID: "neighbours-ratios", Caption: "Each TPC-C instance against its own baseline, at its largest steps (NOPM below 1: less throughput; p95 above 1: slower New-Orders)",
-		Header:  []string{"phase", "target", "instance", "VUs", "baseline NOPM", "NOPM", "NOPM ratio", "baseline NO p95 ms", "NO p95 ms", "NO p95 ratio"},
-		Numeric: []bool{false, false, false, true, true, true, true, true, true, true}}
-	type tally struct {
-		phase, target string
-		nopm, p95     []float64 // per-instance ratios
-	}
+		Header: []string{"phase", "target", "instance", "VUs", "n", "baseline NOPM", "NOPM", "NOPM ratio", "NOPM verdict",
+			"baseline NO p95 ms", "NO p95 ms", "NO p95 ratio", "NO p95 verdict"},
+		Numeric: []bool{false, false, false, true, false, true, true, true, false, true, true, true, false}}
 	var tallies []*tally
 	find := func(phase, target string) *tally {
 		for _, x := range tallies {
@@ -212,8 +212,9 @@ func neighboursRatios(group []*runData) []Block {
 			continue
 		}
 		bp95, p95 := b.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms
-		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), num(b.nopm()), num(x.nopm()), ratio(b.nopm(), x.nopm()),
-			num(bp95), num(p95), ratio(bp95, p95)})
+		cn, cp := compareStat(x, b, "nopm"), compareStat(x, b, "new_order.p95_ms")
+		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), repsText(x, b), num(b.nopm()), num(x.nopm()),
+			ratioCI(cn), verdict(cn), num(bp95), num(p95), ratioCI(cp), verdict(cp)})
 		tl := find(phase, rd.paramString("scenario_target"))
 		if b.NOPM > 0 {
 			tl.nopm = append(tl.nopm, x.nopm()/b.nopm())
@@ -238,10 +239,10 @@ func neighboursRatios(group []*runData) []Block {
 		}
 		p95 := ""
 		if len(tl.p95) > 0 {
-			p95 = fmt.Sprintf("; New-Order p95 %s", times(mean(tl.p95)))
+			p95 = fmt.Sprintf("; New-Order p95 %s", meanRatioText(tl.p95))
 		}
-		blocks = append(blocks, finding(fmt.Sprintf("%sTPC-C instances %s kept %s their baseline NOPM%s (means of the per-instance ratios of %s, each at its largest step).",
-			where, tl.phase, times(mean(tl.nopm)), p95, plural(len(tl.nopm), "instance", "instances"))))
+		blocks = append(blocks, finding(fmt.Sprintf("%sTPC-C instances %s kept %s their baseline NOPM%s (means of the per-instance ratios of %s, each at its largest step; "+
+			"the intervals are over the instances).", where, tl.phase, meanRatioText(tl.nopm), p95, plural(len(tl.nopm), "instance", "instances"))))
 		if n := baseCount[tl.target]; n > len(tl.nopm) {
 			blocks = append(blocks, text(fmt.Sprintf("The baseline ran TPC-C on %d instances there, this phase on %d: as in the reference method, "+
 				"the ratios compare the other instances backing up with the same instances running TPC-C. Where their TPC-C loaded the storage "+
@@ -259,21 +260,92 @@ func neighboursRatios(group []*runData) []Block {
 		if len(ts) < 2 {
 			continue
 		}
-		most, least := ts[0], ts[0]
-		for _, tl := range ts[1:] {
-			if mean(tl.nopm) > mean(most.nopm) {
-				most = tl
-			}
-			if mean(tl.nopm) < mean(least.nopm) {
-				least = tl
-			}
-		}
-		if most != least {
-			blocks = append(blocks, finding(fmt.Sprintf("TPC-C %s kept the most of its baseline NOPM on %s (%s) and the least on %s (%s).",
-				phase, most.target, times(mean(most.nopm)), least.target, times(mean(least.nopm)))))
-		}
+		blocks = append(blocks, orderFinding(phase, "of its baseline NOPM", "kept", ts, func(tl *tally) []float64 { return tl.nopm })...)
+		blocks = append(blocks, orderFinding(phase, "New-Order p95 against its baseline", "had", ts, func(tl *tally) []float64 { return tl.p95 })...)
 	}
 	return append(blocks, tableBlock(t))
+}
+
+// verdictCount sums up the verdicts of a run's comparisons, count by count:
+// "lower at all 3 counts, at 95% confidence", "lower at 2 of 3 counts,
+// not distinguishable at the others", "not distinguishable at n=1".
+func verdictCount(vs []string) string {
+	if len(vs) == 0 {
+		return "no verdict"
+	}
+	by := map[string]int{}
+	for _, v := range vs {
+		by[v]++
+	}
+	for _, v := range []string{stats.Lower, stats.Higher} {
+		switch by[v] {
+		case 0:
+		case len(vs):
+			if len(vs) == 1 {
+				return v + ", at 95% confidence"
+			}
+			return fmt.Sprintf("%s at all %d counts, at 95%% confidence", v, len(vs))
+		default:
+			return fmt.Sprintf("%s at %d of %d counts at 95%% confidence, not distinguishable at the others", v, by[v], len(vs))
+		}
+	}
+	if len(by) == 1 {
+		return vs[0]
+	}
+	return "not distinguishable at any count"
+}
+
+// tally is a phase's per-instance ratios on one target.
+type tally struct {
+	phase, target string
+	nopm, p95     []float64 // per-instance ratios against the baseline
+}
+
+// meanRatioText is the mean of per-instance ratios with its 95% interval
+// over the instances: "0.78x (95% CI 0.61–0.95, n=4)", "0.78x (n=1)".
+func meanRatioText(xs []float64) string {
+	s := stats.Of(xs)
+	if !s.HasCI() {
+		return fmt.Sprintf("%s (n=%d)", times(s.Mean), s.N)
+	}
+	return fmt.Sprintf("%s (95%% CI %.2f–%.2f, n=%d)", times(s.Mean), s.Low, s.High, s.N)
+}
+
+// orderFinding orders a phase's targets by the mean of a per-instance
+// ratio and says whether the order is real: the highest target's ratios
+// against the lowest's, by Fieller's interval over the instances. "TPC-C
+// beside backups kept the most of its baseline NOPM on slow (0.78x) and the
+// least on fast (0.74x)" is said only when that interval excludes 1;
+// otherwise the sentence says the order is not distinguishable from noise.
+func orderFinding(phase, what, verb string, ts []*tally, get func(*tally) []float64) []Block {
+	var have []*tally
+	for _, tl := range ts {
+		if len(get(tl)) > 0 {
+			have = append(have, tl)
+		}
+	}
+	if len(have) < 2 {
+		return nil
+	}
+	hi, lo := have[0], have[0]
+	for _, tl := range have[1:] {
+		if mean(get(tl)) > mean(get(hi)) {
+			hi = tl
+		}
+		if mean(get(tl)) < mean(get(lo)) {
+			lo = tl
+		}
+	}
+	if hi == lo {
+		return nil
+	}
+	c := stats.Compare(get(hi), get(lo))
+	if c.Significant() {
+		return []Block{finding(fmt.Sprintf("TPC-C %s %s the most %s on %s (%s) and the least on %s (%s): %s against %s is %s.",
+			phase, verb, what, hi.target, times(mean(get(hi))), lo.target, times(mean(get(lo))), hi.target, lo.target, ratioSentence(c)))}
+	}
+	return []Block{finding(fmt.Sprintf("TPC-C %s %s %s %s on %s and %s on %s, an order not distinguishable from noise: %s against %s is %s.",
+		phase, verb, times(mean(get(hi))), what, hi.target, times(mean(get(lo))), lo.target, hi.target, lo.target, ratioSentence(c)))}
 }
 
 // targetOf is the scenario target a run's instance ran on, "–" when the run
@@ -341,11 +413,12 @@ func memoryComparison(runs []*runData) []Block {
 	}
 	several := len(engines(runs)) > 1
 	t := &Table{ID: "tpcc-memory", Caption: "Less memory, per target: each run against the run with the most memory on the same target (NOPM below 1: less throughput)",
-		Header:  []string{"target", "run", "memory", "against", "VUs", "NOPM", "NOPM with most memory", "NOPM ratio", "NO p95 ratio", "device reads/s ratio", "DB read ratio"},
-		Numeric: []bool{false, false, true, false, true, true, true, true, true, true, true}}
+		Header: []string{"target", "run", "memory", "against", "VUs", "n", "NOPM", "NOPM with most memory", "NOPM ratio", "NOPM verdict", "NO p95 ratio",
+			"device reads/s ratio", "DB read ratio"},
+		Numeric: []bool{false, false, true, false, true, false, true, true, true, false, true, true, true}}
 	type loss struct {
 		target string
-		nopm   float64 // mean NOPM ratio of the target's least-memory run
+		ratios []float64 // the NOPM ratios of the target's least-memory run, per VU count
 	}
 	var blocks []Block
 	losses := map[string][]loss{} // per engine
@@ -370,16 +443,19 @@ func memoryComparison(runs []*runData) []Block {
 				continue
 			}
 			var ratios []float64
+			var verdicts []string
 			for _, x := range e.rd.TPCC {
 				bx, ok := b[x.VUs]
 				if !ok {
 					continue
 				}
-				t.Rows = append(t.Rows, []string{orUnknown(tg), e.rd.Label, bytesText(e.mem), base.rd.Label, strconv.Itoa(x.VUs), num(x.nopm()), num(bx.nopm()),
-					ratio(bx.nopm(), x.nopm()), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
-					ratio(get(bx.Device, "r_iops"), get(x.Device, "r_iops")), ratio(get(bx.DB, "read_latency_ms"), get(x.DB, "read_latency_ms"))})
+				cn := compareStat(x, bx, "nopm")
+				t.Rows = append(t.Rows, []string{orUnknown(tg), e.rd.Label, bytesText(e.mem), base.rd.Label, strconv.Itoa(x.VUs), repsText(x, bx),
+					num(x.nopm()), num(bx.nopm()), ratioCI(cn), verdict(cn), ratioCI(compareStat(x, bx, "new_order.p95_ms")),
+					ratioCI(compareStat(x, bx, "device.r_iops")), ratioCI(compareStat(x, bx, "db.read_latency_ms"))})
 				if bx.NOPM > 0 {
 					ratios = append(ratios, x.nopm()/bx.nopm())
+					verdicts = append(verdicts, cn.Verdict)
 				}
 			}
 			if e != least || len(ratios) == 0 {
@@ -393,14 +469,14 @@ func memoryComparison(runs []*runData) []Block {
 			if several {
 				eng = engineDisplay(pl.engine) + " "
 			}
-			blocks = append(blocks, finding(fmt.Sprintf("%s %s of memory instead of %s, %s%s kept %s the NOPM of %s (mean over %s).",
+			blocks = append(blocks, finding(fmt.Sprintf("%s %s of memory instead of %s, %s%s kept %s the NOPM of %s (mean over %s; %s).",
 				where, bytesText(e.mem), bytesText(base.mem), eng, e.rd.Label, times(mean(ratios)), base.rd.Label,
-				plural(len(ratios), "virtual-user count", "virtual-user counts"))))
+				plural(len(ratios), "virtual-user count", "virtual-user counts"), verdictCount(verdicts))))
 			if tg != "" {
 				if len(losses[pl.engine]) == 0 {
 					lossEngines = append(lossEngines, pl.engine)
 				}
-				losses[pl.engine] = append(losses[pl.engine], loss{tg, mean(ratios)})
+				losses[pl.engine] = append(losses[pl.engine], loss{tg, ratios})
 			}
 		}
 	}
@@ -414,10 +490,10 @@ func memoryComparison(runs []*runData) []Block {
 		}
 		most, least := ls[0], ls[0]
 		for _, l := range ls[1:] {
-			if l.nopm < most.nopm {
+			if mean(l.ratios) < mean(most.ratios) {
 				most = l
 			}
-			if l.nopm > least.nopm {
+			if mean(l.ratios) > mean(least.ratios) {
 				least = l
 			}
 		}
@@ -425,9 +501,18 @@ func memoryComparison(runs []*runData) []Block {
 		if several {
 			who = " " + engineDisplay(eng)
 		}
-		if most.target != least.target {
-			blocks = append(blocks, finding(fmt.Sprintf("Less memory cost%s the most throughput on %s (%s the NOPM) and the least on %s (%s).",
-				who, most.target, times(most.nopm), least.target, times(least.nopm))))
+		if most.target == least.target {
+			continue
+		}
+		// The targets' per-count ratios against each other: an order stated
+		// only when its interval excludes 1.
+		c := stats.Compare(least.ratios, most.ratios)
+		if c.Significant() {
+			blocks = append(blocks, finding(fmt.Sprintf("Less memory cost%s the most throughput on %s (%s the NOPM) and the least on %s (%s): %s against %s is %s.",
+				who, most.target, times(mean(most.ratios)), least.target, times(mean(least.ratios)), least.target, most.target, ratioSentence(c))))
+		} else {
+			blocks = append(blocks, finding(fmt.Sprintf("Less memory left%s %s the NOPM on %s and %s on %s, an order not distinguishable from noise: %s against %s is %s.",
+				who, times(mean(most.ratios)), most.target, times(mean(least.ratios)), least.target, least.target, most.target, ratioSentence(c))))
 		}
 	}
 	return append(blocks, tableBlock(t))

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/driver"
@@ -189,15 +192,21 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	if len(rd.Run.Params) > 0 {
 		_ = json.Unmarshal(rd.Run.Params, &rd.Params) // params are informative only
 	}
+	var reps []*driver.StepResult
 	for _, st := range rd.Steps {
 		switch rd.Kind {
 		case "tpcc":
-			s, err := decodeStep[tpccStep](rd, st)
+			s, err := decodeStep[driver.StepResult](rd, st)
 			if err != nil {
 				return err
 			}
 			s.Index = st.Index
-			rd.TPCC = append(rd.TPCC, s)
+			if s.Repetition > 0 { // pooled percentiles need the repetitions' histograms
+				if err := readHistograms(ctx, store, rd.ID, st.Index, &s); err != nil {
+					return err
+				}
+			}
+			reps = append(reps, &s)
 		case "disk":
 			s, err := decodeStep[diskStep](rd, st)
 			if err != nil {
@@ -225,6 +234,11 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 			rd.Space = &s
 		}
 	}
+	// One step per VU count: a repeated run's repetitions become their
+	// means, with Stats and the repetitions kept (driver.Group).
+	for _, g := range driver.Group(reps, firstSeen(reps)) {
+		rd.TPCC = append(rd.TPCC, tpccStep{*g})
+	}
 	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
 		return err
 	}
@@ -245,6 +259,35 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 			return err
 		}
 		rd.series[name] = pts
+	}
+	return nil
+}
+
+// firstSeen is the steps' VU counts in the order they first ran.
+func firstSeen(steps []*driver.StepResult) []int {
+	var vus []int
+	for _, s := range steps {
+		if !slices.Contains(vus, s.VUs) {
+			vus = append(vus, s.VUs)
+		}
+	}
+	return vus
+}
+
+// readHistograms reads a stored TPC-C step's latency histograms into s.
+func readHistograms(ctx context.Context, store *results.Store, runID string, index int, s *driver.StepResult) error {
+	for k := range tpcc.NumKinds {
+		data, err := store.Histogram(ctx, runID, index, k.String())
+		if errors.Is(err, results.ErrNotFound) {
+			continue // a step without it: no pooled figure for that type
+		} else if err != nil {
+			return err
+		}
+		h, err := hdr.Decode(data)
+		if err != nil {
+			return fmt.Errorf("run %s step %d: %s histogram: %w", runID, index, k, err)
+		}
+		s.Histograms[k] = h
 	}
 	return nil
 }

@@ -295,15 +295,17 @@ func TestCompareTwoRuns(t *testing.T) {
 	if len(ratios.Rows) != 3 {
 		t.Fatalf("ratio table has %d rows; want one per common VU count (3)", len(ratios.Rows))
 	}
-	// sata is 0.4 times nvme's throughput and 2.5 times its latency.
+	// sata is 0.4 times nvme's throughput and 2.5 times its latency,
+	// each measured once: no interval, nothing told from noise.
 	for _, row := range ratios.Rows {
-		if row[0] != "sata" || row[4] != "0.40x" || row[5] != "0.40x" || row[6] != "2.50x" {
-			t.Errorf("ratio row %v; want sata 0.40x TPM, 0.40x NOPM, 2.50x p95", row)
+		if row[0] != "sata" || row[2] != "1" || row[5] != "0.40x" || row[6] != "0.40x" || row[7] != "not distinguishable at n=1" ||
+			row[8] != "2.50x" || row[9] != "not distinguishable at n=1" {
+			t.Errorf("ratio row %v; want sata, n 1, 0.40x TPM, 0.40x NOPM, 2.50x p95, each not distinguishable at n=1", row)
 		}
 	}
 	found := false
 	walk(tpccSec.Blocks, func(b Block) {
-		found = found || strings.Contains(b.Text, "sata: 0.40x the NOPM of nvme at 4 virtual users")
+		found = found || strings.Contains(b.Text, "sata: 0.40x (not distinguishable at n=1) the NOPM of nvme at 4 virtual users")
 	})
 	if !found {
 		t.Error("no sentence comparing NOPM at the largest common step")
@@ -512,7 +514,8 @@ func TestNeighboursSection(t *testing.T) {
 	// Runs that do not name their target still get their ratios.
 	var said bool
 	walk(sec.Blocks, func(b Block) {
-		said = said || b.Text == "TPC-C instances beside backups kept 0.50x their baseline NOPM (means of the per-instance ratios of 2 instances, each at its largest step)."
+		said = said || b.Text == "TPC-C instances beside backups kept 0.50x (95% CI 0.50–0.50, n=2) their baseline NOPM "+
+			"(means of the per-instance ratios of 2 instances, each at its largest step; the intervals are over the instances)."
 	})
 	if !said {
 		t.Errorf("no sentence on the NOPM kept beside backups: %+v", sec.Blocks)
@@ -574,21 +577,28 @@ func TestNeighboursTwoTiers(t *testing.T) {
 	}
 	texts, tables := contents(sec)
 	wantSaid(t, texts,
-		// fast: 0.90 and 0.80 of the baseline NOPM, 1.20 and 1.10 of its p95.
-		"On fast: TPC-C instances beside backups kept 0.85x their baseline NOPM; New-Order p95 1.15x (means of the per-instance ratios of 2 instances, each at its largest step).",
+		// fast: 0.90 and 0.80 of the baseline NOPM, 1.20 and 1.10 of its p95;
+		// the intervals are t(0.975, 1) = 12.71 standard errors wide.
+		"On fast: TPC-C instances beside backups kept 0.85x (95% CI 0.21–1.49, n=2) their baseline NOPM; New-Order p95 1.15x (95% CI 0.51–1.79, n=2) "+
+			"(means of the per-instance ratios of 2 instances, each at its largest step; the intervals are over the instances).",
 		// slow: 0.60 and 0.50, 2.00 and 1.50.
-		"On slow: TPC-C instances beside backups kept 0.55x their baseline NOPM; New-Order p95 1.75x (means of the per-instance ratios of 2 instances, each at its largest step).",
-		"TPC-C beside backups kept the most of its baseline NOPM on fast (0.85x) and the least on slow (0.55x).",
+		"On slow: TPC-C instances beside backups kept 0.55x (95% CI -0.09–1.19, n=2) their baseline NOPM; New-Order p95 1.75x (95% CI -1.43–4.93, n=2) "+
+			"(means of the per-instance ratios of 2 instances, each at its largest step; the intervals are over the instances).",
+		// Two instances a tier cannot order them: the report says so.
+		"TPC-C beside backups kept 0.85x of its baseline NOPM on fast and 0.55x on slow, an order not distinguishable from noise: "+
+			"fast against slow is 1.55x (95% CI 0.92–3.01: not distinguishable at n=2).",
+		"TPC-C beside backups had 1.75x New-Order p95 against its baseline on slow and 1.15x on fast, an order not distinguishable from noise: "+
+			"slow against fast is 1.52x (95% CI -0.41–3.99: not distinguishable at n=2).",
 	)
 	ratios := tables["neighbours-ratios"]
 	if ratios == nil {
 		t.Fatal("no ratio table")
 	}
 	want := [][]string{
-		{"beside backups", "fast", "fast-1", "4", "1,000", "900", "0.90x", "10.0", "12.0", "1.20x"},
-		{"beside backups", "fast", "fast-2", "4", "1,000", "800", "0.80x", "10.0", "11.0", "1.10x"},
-		{"beside backups", "slow", "slow-1", "4", "500", "300", "0.60x", "20.0", "40.0", "2.00x"},
-		{"beside backups", "slow", "slow-2", "4", "500", "250", "0.50x", "20.0", "30.0", "1.50x"},
+		{"beside backups", "fast", "fast-1", "4", "1", "1,000", "900", "0.90x", "not distinguishable at n=1", "10.0", "12.0", "1.20x", "not distinguishable at n=1"},
+		{"beside backups", "fast", "fast-2", "4", "1", "1,000", "800", "0.80x", "not distinguishable at n=1", "10.0", "11.0", "1.10x", "not distinguishable at n=1"},
+		{"beside backups", "slow", "slow-1", "4", "1", "500", "300", "0.60x", "not distinguishable at n=1", "20.0", "40.0", "2.00x", "not distinguishable at n=1"},
+		{"beside backups", "slow", "slow-2", "4", "1", "500", "250", "0.50x", "not distinguishable at n=1", "20.0", "30.0", "1.50x", "not distinguishable at n=1"},
 	}
 	if !reflect.DeepEqual(ratios.Rows, want) {
 		t.Errorf("ratio rows\n%v\nwant\n%v", ratios.Rows, want)
@@ -666,18 +676,19 @@ func TestMemoryPerTarget(t *testing.T) {
 	tab := tables["tpcc-memory"]
 	wantSaid(t, texts,
 		// fast: 0.90 and 0.70; sata: 0.50 and 0.25.
-		"On fast, with 256MiB of memory instead of 1GiB, small-fast kept 0.80x the NOPM of large-fast (mean over 2 virtual-user counts).",
-		"On sata, with 256MiB of memory instead of 1GiB, small-sata kept 0.38x the NOPM of large-sata (mean over 2 virtual-user counts).",
-		"Less memory cost the most throughput on sata (0.38x the NOPM) and the least on fast (0.80x).",
+		// Each measured once: every comparison says it cannot be told from noise.
+		"On fast, with 256MiB of memory instead of 1GiB, small-fast kept 0.80x the NOPM of large-fast (mean over 2 virtual-user counts; not distinguishable at n=1).",
+		"On sata, with 256MiB of memory instead of 1GiB, small-sata kept 0.38x the NOPM of large-sata (mean over 2 virtual-user counts; not distinguishable at n=1).",
+		"Less memory left 0.38x the NOPM on sata and 0.80x on fast, an order not distinguishable from noise: fast against sata is 2.13x (not distinguishable at n=2).",
 	)
 	if tab == nil {
 		t.Fatal("no memory table")
 	}
 	want := [][]string{
-		{"fast", "small-fast", "256MiB", "large-fast", "1", "900", "1,000", "0.90x", "–", "0.90x", "–"},
-		{"fast", "small-fast", "256MiB", "large-fast", "4", "1,400", "2,000", "0.70x", "–", "0.70x", "–"},
-		{"sata", "small-sata", "256MiB", "large-sata", "1", "500", "1,000", "0.50x", "–", "0.50x", "–"},
-		{"sata", "small-sata", "256MiB", "large-sata", "4", "450", "1,800", "0.25x", "–", "0.25x", "–"},
+		{"fast", "small-fast", "256MiB", "large-fast", "1", "1", "900", "1,000", "0.90x", "not distinguishable at n=1", "–", "0.90x", "–"},
+		{"fast", "small-fast", "256MiB", "large-fast", "4", "1", "1,400", "2,000", "0.70x", "not distinguishable at n=1", "–", "0.70x", "–"},
+		{"sata", "small-sata", "256MiB", "large-sata", "1", "1", "500", "1,000", "0.50x", "not distinguishable at n=1", "–", "0.50x", "–"},
+		{"sata", "small-sata", "256MiB", "large-sata", "4", "1", "450", "1,800", "0.25x", "not distinguishable at n=1", "–", "0.25x", "–"},
 	}
 	if !reflect.DeepEqual(tab.Rows, want) {
 		t.Errorf("memory rows\n%v\nwant\n%v", tab.Rows, want)
@@ -710,7 +721,8 @@ func TestBackupComparison(t *testing.T) {
 	doc, _, err := Build(ctx, f.store, Options{Runs: ids, Labels: map[string]string{ids[0]: "fast", ids[1]: "sata"}})
 	must(t, err)
 	texts, _ := contents(doc.Sections...)
-	wantSaid(t, texts, "sata against fast, means over cycles: backups took 5.00x as long (10.0 s against 2.00 s); restores took 2.50x as long (5.00 s against 2.00 s).")
+	wantSaid(t, texts, "sata against fast, means over cycles: backups took 5.00x as long (10.0 s against 2.00 s; not distinguishable at n=2); "+
+		"restores took 2.50x as long (5.00 s against 2.00 s; 95% CI 2.50–2.50: higher).")
 }
 
 // contents gathers the texts of sections' blocks, and their tables by ID.

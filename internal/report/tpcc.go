@@ -19,6 +19,9 @@ type metric struct {
 	name   string
 	dashed bool
 	get    func(tpccStep) float64
+	// stat names the figure in the step's Stats (driver.Group) whose 95%
+	// interval is drawn as an error bar; "" for none (a derived figure).
+	stat string
 }
 
 // vusSeries builds the series of a by-virtual-users chart. With one run,
@@ -37,7 +40,11 @@ func vusSeries(runs []*runData, ms []metric, name func(*runData) string) []chart
 			}
 			for _, st := range rd.TPCC {
 				if y := m.get(st); !math.IsNaN(y) {
-					s.Points = append(s.Points, chart.Point{X: float64(st.VUs), Y: y})
+					pt := chart.Point{X: float64(st.VUs), Y: y}
+					if ci, ok := st.Stats[m.stat]; ok && m.stat != "" && ci.HasCI() {
+						pt.Low, pt.High = ci.Low, ci.High
+					}
+					s.Points = append(s.Points, pt)
 				}
 			}
 			if len(s.Points) > 0 {
@@ -74,39 +81,39 @@ func tpccSection(runs []*runData) *Section {
 			Kind: chart.Line, YFromZero: true, XInteger: true, Series: vusSeries(runs, ms, (*runData).legend)}}
 	}
 	s.figure(vus("TPM and NOPM by virtual users", "transactions per minute", []metric{
-		{"TPM", false, func(x tpccStep) float64 { return x.tpm() }},
-		{"NOPM", true, func(x tpccStep) float64 { return x.nopm() }},
+		{"TPM", false, func(x tpccStep) float64 { return x.tpm() }, "tpm"},
+		{"NOPM", true, func(x tpccStep) float64 { return x.nopm() }, "nopm"},
 	}))
 	s.figure(vus("TPM per virtual user", "TPM per user", []metric{
-		{"TPM per user", false, func(x tpccStep) float64 { return x.tpm() / float64(max(x.VUs, 1)) }},
+		{"TPM per user", false, func(x tpccStep) float64 { return x.tpm() / float64(max(x.VUs, 1)) }, ""},
 	}))
 	s.figure(vus("CPU idle and iowait by virtual users", "% of all cores", []metric{
-		{"idle", false, func(x tpccStep) float64 { return get(x.Host, "cpu_idle_pct") }},
-		{"iowait", true, func(x tpccStep) float64 { return get(x.Host, "cpu_iowait_pct") }},
+		{"idle", false, func(x tpccStep) float64 { return get(x.Host, "cpu_idle_pct") }, "host.cpu_idle_pct"},
+		{"iowait", true, func(x tpccStep) float64 { return get(x.Host, "cpu_iowait_pct") }, "host.cpu_iowait_pct"},
 	}))
 	s.figure(vus("New-Order latency by virtual users", "latency (ms)", []metric{
 		{"average", false, func(x tpccStep) float64 {
 			return txnStat(x, "new_order", func(m metrics.Summary) float64 { return m.MeanMs })
-		}},
+		}, "new_order.mean_ms"},
 		{"p99", true, func(x tpccStep) float64 {
 			return txnStat(x, "new_order", func(m metrics.Summary) float64 { return m.P99Ms })
-		}},
+		}, "new_order.p99_ms"},
 	}))
 	s.figure(vus("Device latency by virtual users", "latency (ms)", []metric{
-		{"average (await)", false, func(x tpccStep) float64 { return deviceAwait(x.Device) }},
-		{"p99", true, func(x tpccStep) float64 { return get(x.Device, "p99_ms") }},
+		{"average (await)", false, func(x tpccStep) float64 { return deviceAwait(x.Device) }, ""},
+		{"p99", true, func(x tpccStep) float64 { return get(x.Device, "p99_ms") }, "device.p99_ms"},
 	}))
 	if f := vus("I/O latency the database saw, by virtual users", "latency (ms)", []metric{
-		{"data block read", false, func(x tpccStep) float64 { return get(x.DB, "read_latency_ms") }},
-		{"WAL sync", true, func(x tpccStep) float64 { return get(x.DB, "wal_sync_latency_ms") }},
+		{"data block read", false, func(x tpccStep) float64 { return get(x.DB, "read_latency_ms") }, "db.read_latency_ms"},
+		{"WAL sync", true, func(x tpccStep) float64 { return get(x.DB, "wal_sync_latency_ms") }, "db.wal_sync_latency_ms"},
 	}); !f.Chart.Empty() {
 		s.text("The database's own I/O times, where its engine times its I/O, count every wait of a data block read or a WAL sync, " +
 			"including the block-I/O throttle of an emulated tier, which holds requests before they reach the device's queue and so never shows in device await.")
 		s.figure(f)
 	}
 	s.figure(vus("Device IOPS by virtual users", "I/O per second", []metric{
-		{"reads", false, func(x tpccStep) float64 { return get(x.Device, "r_iops") }},
-		{"writes", true, func(x tpccStep) float64 { return get(x.Device, "w_iops") }},
+		{"reads", false, func(x tpccStep) float64 { return get(x.Device, "r_iops") }, "device.r_iops"},
+		{"writes", true, func(x tpccStep) float64 { return get(x.Device, "w_iops") }, "device.w_iops"},
 	}))
 	s.figure(timeline(runs, "tpcc-timeline", "TPM and NOPM per second, with step boundaries", "transactions per minute",
 		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}, results.AllSteps))
@@ -291,9 +298,11 @@ func tpccComparison(runs []*runData) []Block {
 	if len(base.TPCC) == 0 {
 		return nil
 	}
-	t := &Table{ID: "tpcc-ratios", Caption: fmt.Sprintf("Ratios against the baseline %s (above 1: more throughput, or more latency)", base.Label),
-		Header:  []string{"run", "VUs", "TPM", "NOPM", "TPM ratio", "NOPM ratio", "NO p95 ratio", "CPU iowait ratio", "device await ratio", "DB read ratio", "WAL sync ratio"},
-		Numeric: []bool{false, true, true, true, true, true, true, true, true, true, true}}
+	t := &Table{ID: "tpcc-ratios", Caption: fmt.Sprintf("Ratios against the baseline %s (above 1: more throughput, or more latency), "+
+		"with their 95%% confidence intervals over the repetitions and a verdict", base.Label),
+		Header: []string{"run", "VUs", "n", "TPM", "NOPM", "TPM ratio", "NOPM ratio", "NOPM verdict", "NO p95 ratio", "NO p95 verdict",
+			"CPU iowait ratio", "device await ratio", "DB read ratio", "WAL sync ratio"},
+		Numeric: []bool{false, true, false, true, true, true, true, false, true, false, true, true, true, true}}
 	var blocks []Block
 	b := byVUs(base)
 	for _, rd := range runs[1:] {
@@ -304,15 +313,17 @@ func tpccComparison(runs []*runData) []Block {
 				continue
 			}
 			top = max(top, x.VUs)
-			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), num(x.tpm()), num(x.nopm()), ratio(bx.tpm(), x.tpm()),
-				ratio(bx.nopm(), x.nopm()), ratio(bx.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms),
-				ratio(get(bx.Host, "cpu_iowait_pct"), get(x.Host, "cpu_iowait_pct")), ratio(deviceAwait(bx.Device), deviceAwait(x.Device)),
-				ratio(get(bx.DB, "read_latency_ms"), get(x.DB, "read_latency_ms")), ratio(get(bx.DB, "wal_sync_latency_ms"), get(x.DB, "wal_sync_latency_ms"))})
+			nopm, p95 := compareStat(x, bx, "nopm"), compareStat(x, bx, "new_order.p95_ms")
+			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), repsText(x, bx), num(x.tpm()), num(x.nopm()),
+				ratioCI(compareStat(x, bx, "tpm")), ratioCI(nopm), verdict(nopm), ratioCI(p95), verdict(p95),
+				ratioCI(compareStat(x, bx, "host.cpu_iowait_pct")), ratio(deviceAwait(bx.Device), deviceAwait(x.Device)),
+				ratioCI(compareStat(x, bx, "db.read_latency_ms")), ratioCI(compareStat(x, bx, "db.wal_sync_latency_ms"))})
 		}
 		if top >= 0 {
 			x, bx := byVUs(rd)[top], b[top]
 			blocks = append(blocks, finding(fmt.Sprintf("%s: %s the NOPM of %s at %s (%s against %s NOPM).",
-				rd.Label, ratio(bx.nopm(), x.nopm()), base.Label, plural(top, "virtual user", "virtual users"), num(x.nopm()), num(bx.nopm()))))
+				rd.Label, ratioSentence(compareStat(x, bx, "nopm")), base.Label, plural(top, "virtual user", "virtual users"),
+				num(x.nopm()), num(bx.nopm()))))
 		} else {
 			blocks = append(blocks, text(fmt.Sprintf("%s ran no virtual-user count that %s ran; nothing to compare step by step.", rd.Label, base.Label)))
 		}
@@ -321,6 +332,16 @@ func tpccComparison(runs []*runData) []Block {
 		blocks = append(blocks, tableBlock(t))
 	}
 	return blocks
+}
+
+// repsText is the repetitions behind a comparison: "3", or "3/2" when the
+// two sides differ.
+func repsText(x, base tpccStep) string {
+	a, b := x.Stats["nopm"].N, base.Stats["nopm"].N
+	if a == b {
+		return strconv.Itoa(a)
+	}
+	return fmt.Sprintf("%d/%d", a, b)
 }
 
 func auditTable(runs []*runData) *Table {

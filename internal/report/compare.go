@@ -1,0 +1,66 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/tierbench/tierbench/internal/stats"
+)
+
+// Every ratio the report prints between two measured figures comes with
+// its 95% interval (Fieller's, internal/stats) and a verdict: "higher" or
+// "lower" when the interval excludes 1, else "not distinguishable at n=…".
+// A figure measured once has no interval: its ratio is shown, and its
+// verdict is that it cannot be told from noise.
+
+// compareStat is x's figure named stat against base's, from their Stats
+// (driver.Group gives every TPC-C step some, n = 1 for a single run).
+func compareStat(x, base tpccStep, stat string) stats.Comparison {
+	a, ok := x.Stats[stat]
+	b, okb := base.Stats[stat]
+	if !ok || !okb {
+		return stats.CompareSummaries(stats.Of(nil), stats.Of(nil))
+	}
+	return stats.CompareSummaries(a, b)
+}
+
+// ratioCI is a comparison's ratio with its interval: "0.74x (0.61–0.88)",
+// "0.74x" without one, "–" when there is nothing to compare.
+func ratioCI(c stats.Comparison) string {
+	if math.IsNaN(c.Ratio) || math.IsInf(c.Ratio, 0) {
+		return "–"
+	}
+	r := strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "x"
+	if !c.HasCI() {
+		return r
+	}
+	return fmt.Sprintf("%s (%.2f–%.2f)", r, c.Low, c.High)
+}
+
+// verdict is a comparison's verdict for a table cell: "higher", "lower",
+// "not distinguishable at n=3", or "–" with nothing to compare.
+func verdict(c stats.Comparison) string {
+	if math.IsNaN(c.Ratio) {
+		return "–"
+	}
+	return c.Verdict
+}
+
+// ratioSentence is a ratio as a finding states it: "0.74x (95% CI
+// 0.61–0.88: lower)", or "1.02x (not distinguishable at n=1)".
+func ratioSentence(c stats.Comparison) string {
+	if math.IsNaN(c.Ratio) || math.IsInf(c.Ratio, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "x (" + ciVerdict(c) + ")"
+}
+
+// ciVerdict is a comparison's interval and verdict: "95% CI 0.61–0.88:
+// lower", or the verdict alone without an interval.
+func ciVerdict(c stats.Comparison) string {
+	if !c.HasCI() {
+		return c.Verdict
+	}
+	return fmt.Sprintf("95%% CI %.2f–%.2f: %s", c.Low, c.High, c.Verdict)
+}
