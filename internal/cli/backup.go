@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +21,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -43,6 +49,7 @@ type BackupRunOptions struct {
 	BlockTrace bool
 	// NodeExporters are --node-exporter NAME=URL, sampled at --sample-interval.
 	NodeExporters []string
+	repeatOptions
 	metricsOptions
 }
 
@@ -68,6 +75,12 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Sampling, "sample-interval", "1s", "telemetry sampling interval (0: no telemetry)")
 	fs.BoolVar(&o.BlockTrace, "block-trace", true, "device latency percentiles from block tracepoints, where the kernel allows it")
 	addNodeExporterFlag(fs, &o.NodeExporters)
+	o.repeatOptions.addFlags(fs, "cycle", "--cycles × N cycles in all, each a backup then its restore")
+	// A restore needs its backup first, so a cycle's phases cannot be run
+	// back to back. The flag is kept, out of the help, only so that giving
+	// it (as tpcc run takes it) is refused with that reason (validate)
+	// rather than as an unknown flag.
+	_ = fs.MarkHidden("back-to-back")
 	o.metricsOptions.addFlags(fs)
 }
 
@@ -83,6 +96,12 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 		return cfg, usagef("--cycles must be between 1 and 1000 (got %d)", o.Cycles)
 	}
 	var err error
+	if cfg.Repeat, _, err = o.repeatOptions.repetitions(); err != nil {
+		return cfg, err
+	}
+	if o.BackToBack {
+		return cfg, usagef("--back-to-back does not apply to backup run: a restore needs its backup first, so each cycle is already a backup then its restore; leave it out")
+	}
 	if cfg.Spacing, err = units.ParseDuration(o.Spacing); err != nil {
 		return cfg, usagef("--interval: %v", err)
 	}
@@ -193,6 +212,60 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 	defer done()
 	out, err := experiment.RunBackup(ctx, cfg, obs)
 	return out, printRun(v, out, err, func() {
+		printBackupStats(g.Stdout, out.Stats)
 		fmt.Fprintf(g.Stdout, "run %s %s; stored in %s\n", out.RunID, out.Status, v.store)
 	})
+}
+
+// printBackupStats prints a line per phase kind over the run's cycles:
+// "backup: 12.3 s ± 0.8 (95% CI, n=6), 210 MB/s ± 15", the mean ± half
+// the 95% interval, or the mean alone for one cycle.
+func printBackupStats(w io.Writer, st backup.Stats) {
+	for _, kind := range phaseKinds(st) {
+		secs, mbps := st[kind]["seconds"], st[kind]["mbps"]
+		ci := fmt.Sprintf("n=%d", secs.N)
+		if secs.HasCI() {
+			ci = "95% CI, " + ci
+		}
+		fmt.Fprintf(w, "%s: %s (%s), %s\n", kind, meanUnitCI(secs, "s"), ci, meanUnitCI(mbps, "MB/s"))
+	}
+}
+
+// meanUnitCI is a summary as "12.3 s ± 0.8", or "12.3 s" without an
+// interval.
+func meanUnitCI(s stats.Summary, unit string) string {
+	f := figureFormat(s.Mean)
+	if !s.HasCI() {
+		return fmt.Sprintf(f+" %s", s.Mean, unit)
+	}
+	return fmt.Sprintf(f+" %s ± "+f, s.Mean, unit, (s.High-s.Low)/2)
+}
+
+// phaseKinds are st's phase kinds in a cycle's order, backup then restore,
+// then any other by name.
+func phaseKinds(st backup.Stats) []string {
+	rank := func(kind string) int {
+		switch kind {
+		case backup.PhaseBackup:
+			return 0
+		case backup.PhaseRestore:
+			return 1
+		}
+		return 2
+	}
+	kinds := slices.Collect(maps.Keys(st))
+	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b)) })
+	return kinds
+}
+
+// figureFormat keeps three significant digits or so: a test database's
+// phases take a fraction of a second, a real one's minutes.
+func figureFormat(x float64) string {
+	switch x = math.Abs(x); {
+	case x < 10:
+		return "%.2f"
+	case x < 100:
+		return "%.1f"
+	}
+	return "%.0f"
 }

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,6 +165,110 @@ func TestBackupRun(t *testing.T) {
 	}
 }
 
+// summaryDoc is a stats.Summary as --json prints it.
+type summaryDoc struct {
+	Mean   float64  `json:"mean"`
+	Stddev float64  `json:"stddev"`
+	N      int      `json:"n"`
+	Low    *float64 `json:"ci95_low"`
+	High   *float64 `json:"ci95_high"`
+}
+
+// --cycles 1 --repeat 2 runs two cycles, numbered 1 and 2 and stored as
+// such, and the document's stats summarise each phase kind over both: n =
+// 2, the mean of the two cycles' figures, an interval around it, and the
+// telemetry's figures beside seconds and MB/s. Logical, on the shared
+// server: no server of its own to start, and the cheapest cycle there is.
+func TestBackupRunRepeat(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	base := pgtest.TempDir(t)
+	res := filepath.Join(base, "results")
+	start := time.Now()
+	// Sampling at 200ms gives a sub-second phase samples of its own, where
+	// the default 1s would wait out a sample after each phase.
+	code, out, errOut := runTierbench(t, "backup", "run", "--json", "--dsn", dsn, "--target", filepath.Join(base, "backups"), "--logical",
+		"--cycles", "1", "--repeat", "2", "--sample-interval", "200ms", "--results", res)
+	if code != 0 {
+		t.Fatalf("backup run --repeat 2: exit %d: %s", code, errOut)
+	}
+	t.Logf("backup run --cycles 1 --repeat 2: %v", time.Since(start).Round(time.Millisecond))
+	var d struct {
+		backupRunDoc
+		Repeat int                              `json:"repeat"`
+		Stats  map[string]map[string]summaryDoc `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("backup run --json: %v\n%s", err, out)
+	}
+	if d.Status != "complete" || d.Repeat != 2 || len(d.Cycles) != 2 {
+		t.Fatalf("want 2 complete cycles (1 × 2): %s", out)
+	}
+	phases := map[string][]*backupPhaseDoc{}
+	for i, c := range d.Cycles {
+		if c.Cycle != i+1 || c.Backup == nil || c.Restore == nil || c.Backup.Cycle != i+1 || c.Restore.Cycle != i+1 || !c.Restore.Verified {
+			t.Fatalf("cycle %d: %s", i+1, out)
+		}
+		phases["backup"] = append(phases["backup"], c.Backup)
+		phases["restore"] = append(phases["restore"], c.Restore)
+	}
+	if len(d.Stats) != 2 {
+		t.Errorf("stats for %d phase kinds; want backup and restore: %s", len(d.Stats), out)
+	}
+	for kind, ps := range phases {
+		for figure, of := range map[string]func(*backupPhaseDoc) float64{
+			"seconds": func(p *backupPhaseDoc) float64 { return p.Seconds },
+			"mbps":    func(p *backupPhaseDoc) float64 { return p.MBps },
+		} {
+			s, ok := d.Stats[kind][figure]
+			a, b := of(ps[0]), of(ps[1])
+			mean, sd := (a+b)/2, math.Abs(a-b)/math.Sqrt2 // n = 2: the sample standard deviation is |a − b|/√2
+			if !ok || s.N != 2 || math.Abs(s.Mean-mean) > 1e-9*mean || math.Abs(s.Stddev-sd) > 1e-9*mean ||
+				s.Low == nil || s.High == nil || !(*s.Low <= s.Mean && s.Mean <= *s.High) {
+				t.Errorf("stats %s %s = %+v (found %v); want n 2, mean %v, stddev %v, within its interval", kind, figure, s, ok, mean, sd)
+			}
+		}
+		if s, ok := d.Stats[kind]["host.cpu_user_pct"]; !ok || s.N != 2 {
+			t.Errorf("stats %s: no telemetry over both cycles (%+v, %v): %s", kind, s, ok, out)
+		}
+	}
+
+	// The store keeps every cycle's phases under their cycle numbers, and
+	// the repetitions among the parameters.
+	code, out, _ = runTierbench(t, "results", "show", d.RunID, "--results", res, "--json")
+	if code != 0 {
+		t.Fatalf("results show: exit %d", code)
+	}
+	var show struct {
+		Run struct {
+			Params struct {
+				Cycles int `json:"cycles"`
+				Repeat int `json:"repeat"`
+			} `json:"params"`
+		} `json:"run"`
+		Steps []struct {
+			Index int    `json:"index"`
+			Name  string `json:"name"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &show); err != nil {
+		t.Fatal(err)
+	}
+	if p := show.Run.Params; p.Cycles != 1 || p.Repeat != 2 {
+		t.Errorf("stored params: cycles %d, repeat %d; want 1 and 2", p.Cycles, p.Repeat)
+	}
+	var names []string
+	for i, st := range show.Steps {
+		if st.Index != i {
+			t.Errorf("step %d has index %d", i, st.Index)
+		}
+		names = append(names, st.Name)
+	}
+	if got := strings.Join(names, ", "); got != "backup 1, restore 1, backup 2, restore 2" {
+		t.Errorf("stored steps: %s", got)
+	}
+}
+
 // Bad input is refused before anything is written: exit 2, one line.
 func TestBackupRunRefuses(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
@@ -185,6 +290,9 @@ func TestBackupRunRefuses(t *testing.T) {
 		{"foreign target", []string{"--dsn", dsn, "--target", foreign, "--logical", "--verify=false"}, "not empty"},
 		{"no cycles", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--cycles", "0"}, "--cycles"},
 		{"bad interval", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--interval", "soon"}, "--interval"},
+		{"repeat 0", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--repeat", "0"}, "--repeat 0 is out of range"},
+		{"repeat -1", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--repeat", "-1"}, "--repeat -1 is out of range"},
+		{"back to back", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--repeat", "2", "--back-to-back"}, "a restore needs its backup first"},
 		{"foreign datadir", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--datadir", foreign, "--verify=false"}, "not a tierbench-managed"},
 		{"no schema", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--logical"}, "--verify=false"},
 	} {

@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 )
@@ -40,6 +41,11 @@ type BackupConfig struct {
 	// StartAt is when the first cycle starts (zero: once the run is set
 	// up); one already past starts at once, with a note.
 	StartAt time.Time
+	// Repeat runs the cycles that many times over (0 means 1): Cycles ×
+	// Repeat cycles, numbered on from 1 and spaced as the cycles are. A
+	// cycle is already one repetition of the measurement, a backup then
+	// its restore, so there is nothing to interleave or run back to back.
+	Repeat int
 }
 
 // BackupCycle is one cycle of `backup run --json`.
@@ -53,7 +59,11 @@ type BackupCycle struct {
 type BackupResult struct {
 	RunID  string        `json:"run_id"`
 	Status string        `json:"status"`
+	Repeat int           `json:"repeat"`
 	Cycles []BackupCycle `json:"cycles"`
+	// Stats is each phase kind's figures over every cycle that finished
+	// (backup.Summarize).
+	Stats backup.Stats `json:"stats"`
 }
 
 // BackupParams is what the store keeps of a backup run's parameters.
@@ -64,6 +74,7 @@ type BackupParams struct {
 	Target     string `json:"target"`
 	DataDir    string `json:"datadir,omitempty"`
 	Cycles     int    `json:"cycles"`
+	Repeat     int    `json:"repeat"`   // the run has Cycles × Repeat cycles
 	Spacing    string `json:"interval"` // the stored key of the cycle spacing
 	Method     string `json:"method"`
 	Jobs       int    `json:"jobs,omitempty"`
@@ -81,6 +92,12 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Cycles < 1 {
 		return nil, invalidf("a backup run needs at least one cycle (got %d)", cfg.Cycles)
+	}
+	if cfg.Repeat == 0 {
+		cfg.Repeat = 1
+	}
+	if err := repeat.Check(cfg.Repeat); err != nil {
+		return nil, Invalid(err)
 	}
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
@@ -124,7 +141,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 		}
 	}()
 	params := &BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
-		DataDir: dataDir, Cycles: cfg.Cycles, Spacing: cfg.Spacing.String(), Method: bo.Method(), Verify: cfg.Verify, Keep: cfg.Keep,
+		DataDir: dataDir, Cycles: cfg.Cycles, Repeat: cfg.Repeat, Spacing: cfg.Spacing.String(), Method: bo.Method(), Verify: cfg.Verify, Keep: cfg.Keep,
 		IOGroup: cfg.IOGroup, IONote: cfg.IONote, MemoryMax: cfg.MemoryMax, Placement: cfg.Placement}
 	if cfg.Logical {
 		params.Jobs = cfg.Jobs
@@ -134,9 +151,18 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 		return nil, err
 	}
 	c := &backupCycles{cfg: cfg, bo: bo, rec: rec, obs: obs,
-		out: &BackupResult{RunID: rec.run.ID, Status: results.StatusComplete, Cycles: []BackupCycle{}}}
+		out: &BackupResult{RunID: rec.run.ID, Status: results.StatusComplete, Repeat: cfg.Repeat, Cycles: []BackupCycle{}}}
 	runErr := c.run(ctx)
 	out := c.out
+	var phases []*backup.PhaseResult
+	for _, cy := range out.Cycles {
+		for _, p := range []*backup.PhaseResult{cy.Backup, cy.Restore} {
+			if p != nil {
+				phases = append(phases, p)
+			}
+		}
+	}
+	out.Stats = backup.Summarize(phases)
 	switch {
 	case ctx.Err() != nil:
 		out.Status, runErr = results.StatusInterrupted, nil
@@ -170,7 +196,7 @@ func (c *backupCycles) run(ctx context.Context) error {
 		}
 	}
 	var first time.Time // cycle 1's backup start: the schedule's origin
-	for cycle := 1; cycle <= cfg.Cycles && ctx.Err() == nil; cycle++ {
+	for cycle := 1; cycle <= c.total() && ctx.Err() == nil; cycle++ {
 		c.rec.tele.setStep(results.NoStep)
 		var err error
 		if cfg.Verify {
@@ -234,6 +260,9 @@ func (c *backupCycles) run(ctx context.Context) error {
 	return nil
 }
 
+// total is the run's number of cycles: Cycles, Repeat times over.
+func (c *backupCycles) total() int { return c.cfg.Cycles * c.cfg.Repeat }
+
 // progress tells the observer of the running phase once a second until the
 // returned stop is called.
 func (c *backupCycles) progress(cycle int, phase string) (stop func()) {
@@ -250,7 +279,7 @@ func (c *backupCycles) progress(cycle int, phase string) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			c.obs.Progress(Progress{Telemetry: c.rec.tele.latest(), Phase: &PhaseProgress{Cycle: cycle, Cycles: c.cfg.Cycles,
+			c.obs.Progress(Progress{Telemetry: c.rec.tele.latest(), Phase: &PhaseProgress{Cycle: cycle, Cycles: c.total(),
 				Phase: c.label.Load().(string), Elapsed: time.Since(start)}})
 		}
 	}()
