@@ -86,7 +86,26 @@ func figureBlock(f *Figure) Block {
 	if f.Chart.Enveloped() {
 		f.Caption = strings.TrimSpace(f.Caption + " " + envelopeNote)
 	}
+	if hasBars(f.Chart) && !strings.Contains(f.Caption, errorBarNote) {
+		f.Caption = strings.TrimSpace(f.Caption + " " + errorBarNote)
+	}
 	return Block{Figure: f}
+}
+
+// errorBarNote explains a chart's error bars.
+const errorBarNote = "Error bars span the 95% confidence interval of the mean over the repetitions (Student's t); " +
+	"a point without one was measured once."
+
+// hasBars reports whether any point of the chart carries an interval.
+func hasBars(c chart.Chart) bool {
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if p.HasBar() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // envelopeNote explains a chart's envelopes.
