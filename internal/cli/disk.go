@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,6 +57,7 @@ type DiskRunOptions struct {
 	OverwriteFile   bool
 	DestroyDataOn   string
 	EvenIfFormatted bool
+	repeatOptions
 	telemetryOptions
 	metricsOptions
 	thresholdOptions
@@ -92,6 +95,7 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.OverwriteFile, "overwrite-file", false, "let fio write to a file tierbench did not create")
 	fs.StringVar(&o.DestroyDataOn, "destroy-data-on", "", "let fio write to this block device, destroying its data (name the --target device again)")
 	fs.BoolVar(&o.EvenIfFormatted, "even-if-formatted", false, "with --destroy-data-on: even if the device holds a filesystem or partition table")
+	o.repeatOptions.addFlags(fs, "point", "A,B,C,A,B,C")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "read.iops>=100k or write.p99.9<=2ms")
@@ -157,6 +161,9 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 		}
 	}
 	if p.Telemetry, err = o.telemetry(); err != nil {
+		return nil, err
+	}
+	if p.Repeat, p.BackToBack, err = o.repeatOptions.repetitions(); err != nil {
 		return nil, err
 	}
 	if err := checkResultsDir(o.Results); err != nil {
@@ -289,15 +296,69 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 		return nil, err
 	}
 	v := newView(g)
-	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, v)
+	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, diskView{v})
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	out, err := experiment.RunDisk(ctx, *cfg, obs)
 	return out, printRun(v, out, err, func() {
+		if out.Repeat > 1 && len(out.Points) > 0 {
+			printDiskRepeats(g.Stdout, out)
+			runs := 0
+			for _, p := range out.Points {
+				runs += len(p.Repetitions)
+			}
+			fmt.Fprintf(g.Stdout, "run %s %s: %d runs of %d points (--repeat %d); stored in %s\n", out.RunID, out.Status, runs,
+				len(out.Points), out.Repeat, v.store)
+			return
+		}
 		fmt.Fprintf(g.Stdout, "run %s %s: %d points; stored in %s\n", out.RunID, out.Status, len(out.Points), v.store)
 	})
+}
+
+// diskView is the view of a disk run: a repeated point's name comes once
+// per repetition in the table, so each row says which repetition it is.
+type diskView struct{ *view }
+
+func (v diskView) Result(r experiment.Result) {
+	if p := r.Point; p != nil && p.Repetition > 0 {
+		q := *p
+		q.Name = fmt.Sprintf("%s #%d", p.Name, p.Repetition)
+		r.Point = &q
+	}
+	v.view.Result(r)
+}
+
+// printDiskRepeats prints each point over its repetitions: IOPS and MB/s
+// as the mean ± half the 95% interval, and the p99 of all the
+// repetitions' I/Os (their merged histograms) in each direction.
+func printDiskRepeats(w io.Writer, out *experiment.DiskResult) {
+	fmt.Fprintf(w, "over %d repetitions (mean ± half the 95%% confidence interval):\n", out.Repeat)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "point\tread IOPS\tread MB/s\twrite IOPS\twrite MB/s\tp99 ms pooled r/w\t")
+	for _, p := range out.Points {
+		cell := func(name, format string) string {
+			s, ok := p.Stats[name]
+			if !ok || s.N == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%s (n=%d)", meanCI(s, format), s.N)
+		}
+		p99 := func(d *fio.PooledDir) string {
+			if d == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.3f", d.P99Ms)
+		}
+		pooled := "-"
+		if p.Pooled != nil {
+			pooled = p99(p.Pooled.Read) + "/" + p99(p.Pooled.Write)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, cell("read.iops", "%.0f"), cell("read.mbps", "%.1f"),
+			cell("write.iops", "%.0f"), cell("write.mbps", "%.1f"), pooled)
+	}
+	tw.Flush()
 }
 
 // diskProfilesOutput is the JSON of `disk profiles`.

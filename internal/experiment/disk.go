@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
@@ -21,6 +22,11 @@ type DiskConfig struct {
 	Target  string // a directory (tierbench's own test file goes there), a file or a block device
 	Profile string // the points' name: a bundled profile's, or "ad-hoc"
 	Points  []fio.Spec
+	// Repeat runs each point that many times (0 means 1), each repetition
+	// a whole point (its ramp and measured time); interleaved with the
+	// other points (A,B,C,A,B,C) unless BackToBack (A,A,B,B,C,C).
+	Repeat     int
+	BackToBack bool
 	// Settings are what every point shares (its File and Size are the
 	// prepared target's).
 	Settings fio.Settings
@@ -67,13 +73,17 @@ func ProfileConfig(name string, duration, ramp time.Duration, size int64) (DiskC
 // DiskResult is a disk run's document: what `disk run --json` prints and
 // the store keeps as the run's summary.
 type DiskResult struct {
-	RunID      string              `json:"run_id"`
-	Status     string              `json:"status"`
-	Profile    string              `json:"profile"`
-	Target     string              `json:"target"`
-	File       string              `json:"file"`
-	IOEngine   string              `json:"engine"` // the contract's key for fio's ioengine
-	FioVersion string              `json:"fio_version"`
+	RunID      string `json:"run_id"`
+	Status     string `json:"status"`
+	Profile    string `json:"profile"`
+	Target     string `json:"target"`
+	File       string `json:"file"`
+	IOEngine   string `json:"engine"` // the contract's key for fio's ioengine
+	FioVersion string `json:"fio_version"`
+	Repeat     int    `json:"repeat"`
+	// Points has one point per point given, in their order: with
+	// repetitions, their means, their Stats, their pooled percentiles and
+	// the repetitions as they ran (fio.Group).
 	Points     []fio.PointResult   `json:"points"`
 	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
 }
@@ -91,6 +101,8 @@ type DiskParams struct {
 	Duration    string `json:"duration"`
 	Ramp        string `json:"ramp"`
 	SteadyState string `json:"steady_state,omitempty"`
+	Repeat      int    `json:"repeat"`
+	BackToBack  bool   `json:"back_to_back,omitempty"`
 	Placement
 	Fio        string     `json:"fio"`
 	FioVersion string     `json:"fio_version"`
@@ -107,6 +119,12 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	obs = serial(obs) // telemetry samples come from their own goroutine
 	if len(cfg.Points) == 0 {
 		return nil, invalidf("a disk run needs at least one point")
+	}
+	if cfg.Repeat == 0 {
+		cfg.Repeat = 1
+	}
+	if err := repeat.Check(cfg.Repeat); err != nil {
+		return nil, Invalid(err)
 	}
 	runner, err := fio.Find(ctx, cfg.Fio)
 	if err != nil {
@@ -148,37 +166,47 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 		params: &DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-			SteadyState: set.SteadyState, Placement: cfg.Placement, Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
+			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement,
+			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Points: []fio.PointResult{}}
-	j, runErr := runPoints(ctx, cfg, set, rec, out, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
+		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []fio.PointResult{}}
+	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.Run(ctx, i, spec, set, work)
 	})
-	return finishDisk(ctx, rec, out, j, runErr)
+	return finishDisk(ctx, rec, out, ran, j, runErr)
 }
 
-// runPoints runs each point with run, judges and stores it, and returns the
-// judge and the error that stopped the run (nil when every point ran).
-func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recording, out *DiskResult, obs Observer,
-	run func(i int, spec fio.Spec) (*fio.Point, error)) (*judge, error) {
+// runPoints runs each point with run, as many times as the run repeats
+// them and in the order internal/repeat gives, judges and stores each
+// run of a point as its own step, and returns them, the judge, and the
+// error that stopped the run (nil when every point ran). run's i is the
+// step's index: its place in the run, repetitions counted.
+func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recording, obs Observer,
+	run func(i int, spec fio.Spec) (*fio.Point, error)) ([]fio.Ran, *judge, error) {
 	j := &judge{ts: cfg.Thresholds, obs: obs}
-	for i, spec := range cfg.Points {
-		rec.tele.setStep(i)
-		obs.Progress(Progress{Point: &PointProgress{Index: i, Count: len(cfg.Points), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
-		p, err := run(i, spec)
+	plan := repeat.Plan(len(cfg.Points), cfg.Repeat, cfg.BackToBack)
+	var ran []fio.Ran
+	_, err := repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
+		spec := cfg.Points[sl.Step]
+		rec.tele.setStep(sl.Index)
+		obs.Progress(Progress{Point: &PointProgress{Index: sl.Index, Count: len(plan), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
+		p, err := run(sl.Index, spec)
 		if p != nil {
 			po := fio.NewPointResult(p)
+			if cfg.Repeat > 1 {
+				po.Repetition = sl.Rep
+			}
 			if a := rec.tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
 				po.Host, po.Device = a.Host, a.Device
 				po.Hosts = withNodeStats(po.Hosts, a)
 			}
-			out.Points = append(out.Points, po)
+			ran = append(ran, fio.Ran{Point: sl.Step, Result: po})
 			obs.Result(Result{Point: &po})
-			j.step(i, po.Name, &po)
+			j.step(sl.Index, pointName(po), &po)
 			st, err := diskStep(p, po)
 			if err != nil {
 				rec.keep(err)
@@ -186,11 +214,24 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 				rec.addStep(ctx, st)
 			}
 		}
-		if err != nil || ctx.Err() != nil {
-			return j, err
+		if err == nil {
+			err = ctx.Err() // a point cut short by Ctrl-C is kept; the run stops there
 		}
+		return err
+	})
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		err = nil // interrupted: finishDisk says so from ctx
 	}
-	return j, nil
+	return ran, j, err
+}
+
+// pointName is how a point is named in verdicts: "4k-randread-qd1x1", or
+// "4k-randread-qd1x1, repetition 2".
+func pointName(p fio.PointResult) string {
+	if p.Repetition == 0 {
+		return p.Name
+	}
+	return fmt.Sprintf("%s, repetition %d", p.Name, p.Repetition)
 }
 
 // withNodeStats adds each host's node_exporter figures to the point's
@@ -209,19 +250,23 @@ func withNodeStats(hosts []fio.HostPoint, a *telemetry.Aggregate) []fio.HostPoin
 	return hosts
 }
 
-// finishDisk records a disk run's end: its status, the thresholds no point
-// had a figure for, the run's document.
-func finishDisk(ctx context.Context, rec *recording, out *DiskResult, j *judge, runErr error) (*DiskResult, error) {
+// finishDisk records a disk run's end: its points gathered, one per point
+// given (fio.Group), its status, the thresholds no point had a figure for,
+// the run's document.
+func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.Ran, j *judge, runErr error) (*DiskResult, error) {
 	switch {
 	case ctx.Err() != nil:
 		out.Status = results.StatusInterrupted
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
-	n := len(out.Points)
+	out.Points = fio.Group(ran)
+	what := fmt.Sprintf("%d points", len(ran))
+	if out.Repeat > 1 {
+		what = fmt.Sprintf("%d runs of %d points", len(ran), len(out.Points))
+	}
 	out.Thresholds = j.finish(ctx, rec, out.Status)
-	err := rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
-		kept: fmt.Sprintf("%d points", n), done: fmt.Sprintf("%d points", n)})
+	err := rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr, kept: what, done: what})
 	return out, gate(out.RunID, err, out.Thresholds)
 }
 
@@ -327,16 +372,17 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 		params: &DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: "directory on each host", File: file, Size: set.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-			SteadyState: set.SteadyState, Placement: cfg.Placement, Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
+			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement,
+			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
 			Servers: cfg.Servers,
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Points: []fio.PointResult{}}
-	j, runErr := runPoints(ctx, cfg, set, rec, out, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
+		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []fio.PointResult{}}
+	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
 	})
-	return finishDisk(ctx, rec, out, j, runErr)
+	return finishDisk(ctx, rec, out, ran, j, runErr)
 }

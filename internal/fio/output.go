@@ -177,6 +177,14 @@ func mergeJobs(version string, jobs []fioJob) (*Result, error) {
 	return r, nil
 }
 
+// percentilesMs are h's p50, p95, p99 and p99.9 in ms, by fio's own rule:
+// a point's figures from its jobs' merged bins, and a repeated point's
+// pooled ones from its repetitions' (Group).
+func percentilesMs(h *Hist) (p50, p95, p99, p999 float64) {
+	pct := h.Percentiles(50, 95, 99, 99.9)
+	return float64(pct[0]) / 1e6, float64(pct[1]) / 1e6, float64(pct[2]) / 1e6, float64(pct[3]) / 1e6
+}
+
 // mergeDir merges one direction of all jobs; nil when no job did any IO in it.
 // Percentiles come from the merged bins: averaging the jobs' own
 // percentiles would be wrong whenever the jobs' distributions differ.
@@ -214,11 +222,7 @@ func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats,
 	if n > 0 {
 		s.MeanMs = weighted / float64(n) / 1e6
 	}
-	pct := s.Hist.Percentiles(50, 95, 99, 99.9)
-	s.P50Ms = float64(pct[0]) / 1e6
-	s.P95Ms = float64(pct[1]) / 1e6
-	s.P99Ms = float64(pct[2]) / 1e6
-	s.P999Ms = float64(pct[3]) / 1e6
+	s.P50Ms, s.P95Ms, s.P99Ms, s.P999Ms = percentilesMs(s.Hist)
 	// Numbers fio never writes (1e308 IOPS, negative bandwidth) would make
 	// NaN or ±Inf that no JSON document can store: refuse them here.
 	for _, v := range []float64{s.IOPS, s.MBps, s.MeanMs, s.MaxMs} {

@@ -1,18 +1,25 @@
 package fio
 
-import "github.com/tierbench/tierbench/internal/telemetry"
+import (
+	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/telemetry"
+)
 
 // PointResult is one measured point as `disk run --json` prints it and as
 // the results store keeps it (StoredPoint adds the job file). The report
 // decodes the same type: the schema lives here once.
 type PointResult struct {
-	Name        string       `json:"name"`
-	BS          string       `json:"bs"`
-	BSBytes     int64        `json:"bs_bytes"`
-	RW          string       `json:"rw"`
-	RWMixRead   int          `json:"rwmix_read,omitempty"`
-	IODepth     int          `json:"iodepth"`
-	Jobs        int          `json:"jobs"`
+	Name      string `json:"name"`
+	BS        string `json:"bs"`
+	BSBytes   int64  `json:"bs_bytes"`
+	RW        string `json:"rw"`
+	RWMixRead int    `json:"rwmix_read,omitempty"`
+	IODepth   int    `json:"iodepth"`
+	Jobs      int    `json:"jobs"`
+	// Repetition is which repetition of its point this is, from 1, when
+	// the run repeats its points (0: it does not). A point of Group's has
+	// none: its repetitions are in Repetitions.
+	Repetition  int          `json:"repetition,omitempty"`
 	Read        *DirStats    `json:"read,omitempty"`
 	Write       *DirStats    `json:"write,omitempty"`
 	UsrCPUPct   float64      `json:"usr_cpu_pct"`
@@ -26,6 +33,15 @@ type PointResult struct {
 	// Hosts are the hosts' own figures when the point ran on several
 	// (RunHosts); the figures above are then their aggregate.
 	Hosts []HostPoint `json:"hosts,omitempty"`
+
+	// Set by Group: each figure over the point's repetitions (mean,
+	// standard deviation, n, 95% interval; see figures for the names);
+	// when the run repeats its points, the latency of all the repetitions'
+	// I/Os from their merged histograms (Pooled) and the repetitions
+	// themselves, as they ran.
+	Stats       map[string]stats.Summary `json:"stats,omitempty"`
+	Pooled      *Pooled                  `json:"pooled,omitempty"`
+	Repetitions []PointResult            `json:"repetitions,omitempty"`
 }
 
 // HostPoint is one host's figures in a point run on several hosts. Its
