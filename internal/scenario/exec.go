@@ -421,6 +421,7 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 		return err
 	}
 	cfg.Target = t.path
+	cfg.Repeat, cfg.BackToBack = st.Repeat, st.BackToBack
 	cfg.Record = e.record(experiment.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
 	if cfg.Thresholds, err = thresholds(threshold.KindDisk, st.Thresholds); err != nil {
 		return err
@@ -632,7 +633,7 @@ func (e *executor) stopServer(ctx context.Context, in *instance) error {
 
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
-	mode, role, phase string, exprs []string, together *experiment.Barrier) error {
+	rep Repetitions, mode, role, phase string, exprs []string, together *experiment.Barrier) error {
 	ts, err := thresholds(threshold.KindTPCC, exprs)
 	if err != nil {
 		return err
@@ -640,7 +641,8 @@ func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *ins
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
 		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
 			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host}),
-		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Mode: mode, Thresholds: ts, Together: together,
+		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Repeat: rep.Repeat, BackToBack: rep.BackToBack,
+		Mode: mode, Thresholds: ts, Together: together,
 	}, obs)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)
@@ -661,13 +663,13 @@ func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 		role, together = "tpcc", experiment.NewBarrier(len(st.Instances))
 	}
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
-		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Mode, role, "", st.Thresholds, together)
+		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, role, "", st.Thresholds, together)
 	})
 }
 
 // backupRun runs backup cycles of one instance into DIR/backups-INSTANCE
 // on the step's target (default the instance's own).
-func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *instance, target string, cycles int, spacing time.Duration,
+func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *instance, target string, cycles, repeat int, spacing time.Duration,
 	startAt time.Time, logical bool) error {
 	t := in.target
 	if target != "" {
@@ -676,11 +678,11 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 	place := experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
 		Target: in.target.Name, Tier: t.emulated(), Host: in.host}
 	if in.host != "" {
-		return e.backupRemote(ctx, obs, in, t, cycles, spacing, startAt, logical, place)
+		return e.backupRemote(ctx, obs, in, t, cycles, repeat, spacing, startAt, logical, place)
 	}
 	cfg := experiment.BackupConfig{
 		Record: e.record(place),
-		DSN:    in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Spacing: spacing, StartAt: startAt,
+		DSN:    in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Repeat: repeat, Spacing: spacing, StartAt: startAt,
 		Logical: logical, Jobs: runtime.NumCPU(), DataDir: in.dataDir, Verify: true,
 	}
 	grp, note, ap, err := backupGroup(in, t)
@@ -737,7 +739,7 @@ func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, cgroup.App
 
 func (e *executor) Backup(ctx context.Context, st *BackupStep) error {
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
-		return e.backupRun(ctx, obs, in, st.Target, st.Cycles, st.Interval, time.Time{}, st.Logical)
+		return e.backupRun(ctx, obs, in, st.Target, st.Cycles, st.Repeat, st.Interval, time.Time{}, st.Logical)
 	})
 }
 
@@ -757,6 +759,26 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 	if err != nil {
 		return err
 	}
+	// A repetition is the whole step again: every TPC-C instance's
+	// measured interval beside the same backup schedule, so that each sees
+	// the same backup pressure; each is a run of its own per instance,
+	// which the report pools by instance and phase.
+	for r := 1; r <= max(st.Repeat, 1); r++ {
+		rep := ""
+		if st.Repeat > 1 {
+			rep = fmt.Sprintf(" (repetition %d of %d)", r, st.Repeat)
+		}
+		e.note("%s%s: TPC-C with %d VUs on %s%s; %s ramp-up, %s measured", phase, rep, st.VUs, strings.Join(st.TPCC, ", "),
+			backupText(st), st.RampUp, st.Duration)
+		if err := e.neighboursOnce(ctx, st, phase, tpccIns, backupIns); err != nil {
+			return err
+		}
+	}
+	return e.neighbours(ctx, st.TPCC)
+}
+
+// neighboursOnce runs one repetition of a neighbours step.
+func (e *executor) neighboursOnce(ctx context.Context, st *NeighboursStep, phase string, tpccIns, backupIns []*instance) error {
 	// Every TPC-C instance starts its step at once, on whichever host it
 	// runs, when the last of them has connected; the backups count the
 	// ramp-up from that moment.
@@ -765,7 +787,7 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 	for _, in := range tpccIns {
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, st.Mode, "tpcc", phase, st.Thresholds, together)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Mode, "tpcc", phase, st.Thresholds, together)
 		})
 	}
 	for _, in := range backupIns {
@@ -778,15 +800,10 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 			}
 			// Set up during the ramp-up (over ssh on another host), the
 			// first cycle at its end.
-			return e.backupRun(gctx, obs, in, st.Target, st.Cycles, st.Interval, together.StartedAt().Add(st.RampUp), st.Logical)
+			return e.backupRun(gctx, obs, in, st.Target, st.Cycles, 1, st.Interval, together.StartedAt().Add(st.RampUp), st.Logical)
 		})
 	}
-	e.note("%s: TPC-C with %d VUs on %s%s; %s ramp-up, %s measured", phase, st.VUs, strings.Join(st.TPCC, ", "),
-		backupText(st), st.RampUp, st.Duration)
-	if err := grp.Wait(); err != nil {
-		return err
-	}
-	return e.neighbours(ctx, st.TPCC)
+	return grp.Wait()
 }
 
 func backupText(st *NeighboursStep) string {

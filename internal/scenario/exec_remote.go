@@ -128,7 +128,7 @@ func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vu
 // store: the remote tierbench records it in a store of its own in a
 // temporary directory, which is read back over SSH and imported with its
 // times moved by the host's clock offset.
-func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in *instance, t *execTarget, cycles int,
+func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in *instance, t *execTarget, cycles, repeat int,
 	spacing time.Duration, startAt time.Time, logical bool, p experiment.Placement) error {
 	h := e.remoteHost(in)
 	tmp, err := h.Shell(ctx, nil, "mktemp -d \"${TMPDIR:-/tmp}/tierbench-results-XXXXXX\"")
@@ -140,7 +140,7 @@ func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in
 		_, _ = h.Shell(context.WithoutCancel(ctx), nil, "rm -rf -- "+remote.Quote(dir))
 	}()
 	args := []string{"backup", "run", "--dsn", "-", "--datadir", in.dataDir, "--target", path.Join(t.path, "backups-"+in.name),
-		"--cycles", strconv.Itoa(cycles), "--interval", spacing.String(), "--results", dir}
+		"--cycles", strconv.Itoa(cycles), "--repeat", strconv.Itoa(max(repeat, 1)), "--interval", spacing.String(), "--results", dir}
 	if logical {
 		args = append(args, "--logical")
 	}

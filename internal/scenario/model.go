@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/repeat"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/space"
@@ -402,9 +404,9 @@ func (p *parser) parseSteps(f field) {
 
 func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	const what = KindDisk
-	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "hosts", "thresholds"})
+	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "hosts", "thresholds", "repeat", "back_to_back"})
 	p.required(at, fs, what, "target")
-	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, threshold.KindDisk)}
+	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, threshold.KindDisk), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["hosts"]; ok {
 		st.Hosts = p.fioHosts(f.val, what)
 	}
@@ -492,11 +494,26 @@ func (p *parser) mode(fs map[string]field, what string) string {
 	return s
 }
 
+// repetitions reads a measuring step's repeat (default: the scenario's)
+// and, where its points can be ordered (interleaved), back_to_back.
+func (p *parser) repetitions(fs map[string]field, what string, ordered bool) Repetitions {
+	r := Repetitions{Repeat: p.sc.Repeat}
+	if f, ok := fs["repeat"]; ok {
+		if n, ok := p.integer(f.val, what+": repeat", 1, repeat.MaxRepeat); ok {
+			r.Repeat = n
+		}
+	}
+	if f, ok := fs["back_to_back"]; ok && ordered {
+		r.BackToBack, _ = p.boolean(f.val, what+": back_to_back")
+	}
+	return r
+}
+
 func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	const what = KindTPCCRun
-	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds"})
+	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds", "repeat", "back_to_back"})
 	p.required(at, fs, what, "server", "vus", "rampup", "duration")
-	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC)}
+	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
 			st.Server, st.Instances = s.Name, s.Instances()
@@ -521,9 +538,9 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 
 func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 	const what = KindBackup
-	fs := p.fields(body, what, []string{"server", "target", "cycles", "interval", "logical"})
+	fs := p.fields(body, what, []string{"server", "target", "cycles", "interval", "logical", "repeat"})
 	p.required(at, fs, what, "server")
-	st := &BackupStep{Cycles: 1}
+	st := &BackupStep{Cycles: 1, Repeat: p.repetitions(fs, what, false).Repeat}
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
 			st.Server, st.Instances, st.Target = s.Name, s.Instances(), s.Target
@@ -547,9 +564,10 @@ func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 
 func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 	const what = KindNeighbours
-	fs := p.fields(body, what, []string{"tpcc", "backup", "vus", "rampup", "duration", "cycles", "interval", "target", "logical", "mode", "thresholds"})
+	fs := p.fields(body, what, []string{"tpcc", "backup", "vus", "rampup", "duration", "cycles", "interval", "target", "logical", "mode", "thresholds",
+		"repeat"})
 	p.required(at, fs, what, "tpcc", "vus", "rampup", "duration")
-	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC)}
+	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC), Repeat: p.repetitions(fs, what, false).Repeat}
 	seen := map[string]*yaml.Node{}
 	addServer := func(inst string) {
 		if s := p.instanceOf[inst]; !slices.Contains(st.Servers, s) {

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tierbench/tierbench/internal/repeat"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/units"
@@ -45,7 +47,7 @@ func protectRefs(src []byte) []byte { return refRE.ReplaceAll(src, []byte("$$⦃
 
 func unmark(s string) string { return markedRE.ReplaceAllString(s, "$${${1}}") }
 
-var topKeys = []string{"name", "title", "description", "scales", "hosts", "targets", "servers", "steps"}
+var topKeys = []string{"name", "title", "description", "repeat", "scales", "hosts", "targets", "servers", "steps"}
 
 // minMemory keeps a server's memory cap above what PostgreSQL needs to start
 // with tierbench's connection limit.
@@ -141,6 +143,11 @@ func (p *parser) parse(data []byte, scale string, sets map[string]string) *Scena
 	}
 	if f, ok := fs["description"]; ok {
 		p.text(f.val, "description")
+	}
+	sc.Repeat = 1
+	if f, ok := fs["repeat"]; ok {
+		sc.Repeat, _ = p.integer(f.val, "repeat (the repetitions of every measuring step)", 1, repeat.MaxRepeat)
+		sc.Repeat = max(sc.Repeat, 1)
 	}
 	p.parseHosts(fs["hosts"])
 	p.parseTargets(fs["targets"])

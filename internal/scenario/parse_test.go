@@ -40,10 +40,10 @@ func TestBrokenFiles(t *testing.T) {
 			`11:17: tpcc-run: duration: duration "20x" is not understood; give a duration such as 30s, 2m or 1h30m`,
 		},
 		"unknown-key.yaml": {
-			`2:1: scenario: unknown key "colour"; known keys: name, title, description, scales, hosts, targets, servers, steps`,
+			`2:1: scenario: unknown key "colour"; known keys: name, title, description, repeat, scales, hosts, targets, servers, steps`,
 			`6:5: target t: unknown key "emulated" (did you mean emulate?); known keys: name, path, emulate`,
 			`8:45: server db: unknown key "memroy" (did you mean memory?); known keys: name, engine, target, host, hosts, dsn, count, memory, settings`,
-			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds`,
+			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds, repeat, back_to_back`,
 		},
 		"undefined-var.yaml": {
 			`5:22: target t: path: ${base} is not defined; define it under scales or pass --set base=VALUE (variables: data, warehouses)`,
@@ -239,7 +239,8 @@ steps:
 	if got := sc.Servers[0].Instances(); !reflect.DeepEqual(got, []string{"db-1", "db-2", "db-3", "db-4"}) {
 		t.Errorf("instances: %v", got)
 	}
-	if d := sc.Steps[0].Disk; !reflect.DeepEqual(*d, DiskStep{Target: "slow", Profile: "paper", Duration: 30 * time.Second, Size: 1 << 30}) {
+	if d := sc.Steps[0].Disk; !reflect.DeepEqual(*d, DiskStep{Target: "slow", Profile: "paper", Duration: 30 * time.Second, Size: 1 << 30,
+		Repetitions: Repetitions{Repeat: 1}}) {
 		t.Errorf("disk: %+v", d)
 	}
 	if b := sc.Steps[1].Backup; b.Target != "fast" || b.Cycles != 2 || b.Interval != time.Minute || !b.Logical || len(b.Instances) != 4 {
@@ -268,7 +269,7 @@ func TestDocumentProblems(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"", "x.yaml: the file is empty; a scenario needs at least a name and steps"},
 		{"# only a comment\n", "x.yaml: the file is empty; a scenario needs at least a name and steps"},
-		{"- a\n- b\n", "x.yaml:1:1: a scenario is a mapping with the keys name, title, description, scales, hosts, targets, servers, steps; this is a list"},
+		{"- a\n- b\n", "x.yaml:1:1: a scenario is a mapping with the keys name, title, description, repeat, scales, hosts, targets, servers, steps; this is a list"},
 		{"name: a\nsteps: [report]\n---\nname: b\n", "x.yaml:3: a scenario file holds one YAML document; remove this second one (and the --- before it)"},
 		{"name: a\nname: b\nsteps: [report]\n", "x.yaml:2:1: scenario: name is given twice (first on line 1)"},
 		{"title: t\n", "x.yaml:1:1: missing name: give the scenario a name (letters, digits, -, _ and .)\n" +
@@ -371,6 +372,47 @@ steps:
 	for i, w := range want {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("error %d:\n got %s\nwant %s…", i, lines[i], w)
+		}
+	}
+}
+
+// TestRepeat: a scenario's repeat applies to every measuring step that
+// does not set its own; back_to_back is read where points can be ordered.
+func TestRepeat(t *testing.T) {
+	src := `name: reps
+repeat: 3
+targets: [{name: fast, path: /tmp/fast}]
+servers: [{name: db, engine: postgres, target: fast, count: 2}]
+steps:
+  - disk: {target: fast}
+  - disk: {target: fast, repeat: 5, back_to_back: true}
+  - tpcc-run: {server: db, vus: "1,2", rampup: 1s, duration: 2s}
+  - tpcc-run: {server: db, vus: "1,2", rampup: 1s, duration: 2s, repeat: 1}
+  - backup: {server: db, cycles: 2}
+  - neighbours: {tpcc: db-1, backup: db-2, vus: 1, rampup: 1s, duration: 2s, cycles: 1, interval: 1s, repeat: 2}
+`
+	sc, err := Parse("reps.yaml", []byte(src), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Repeat != 3 || sc.Steps[0].Disk.Repetitions != (Repetitions{Repeat: 3}) || sc.Steps[1].Disk.Repetitions != (Repetitions{5, true}) ||
+		sc.Steps[2].TPCCRun.Repetitions != (Repetitions{Repeat: 3}) || sc.Steps[3].TPCCRun.Repeat != 1 ||
+		sc.Steps[4].Backup.Repeat != 3 || sc.Steps[5].Neighbours.Repeat != 2 {
+		t.Errorf("repetitions: scenario %d, steps %+v %+v %+v %+v %+v %+v", sc.Repeat, sc.Steps[0].Disk.Repetitions, sc.Steps[1].Disk.Repetitions,
+			sc.Steps[2].TPCCRun.Repetitions, sc.Steps[3].TPCCRun.Repetitions, sc.Steps[4].Backup.Repeat, sc.Steps[5].Neighbours.Repeat)
+	}
+	bad := `name: reps
+repeat: 0
+targets: [{name: fast, path: /tmp/fast}]
+servers: [{name: db, engine: postgres, target: fast}]
+steps:
+  - tpcc-run: {server: db, vus: "1", rampup: 1s, duration: 2s, repeat: many}
+  - backup: {server: db, back_to_back: true}
+`
+	_, err = Parse("reps.yaml", []byte(bad), "", nil)
+	for _, want := range []string{"2:9: repeat (the repetitions of every measuring step)", `6:72: tpcc-run: repeat: "many" is not a whole number`, `7:26: backup: unknown key "back_to_back"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad repeats: %v; want %q", err, want)
 		}
 	}
 }

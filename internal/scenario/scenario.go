@@ -34,6 +34,18 @@ type Scenario struct {
 	Targets []Target          `json:"targets"`
 	Servers []Server          `json:"servers"`
 	Steps   []Step            `json:"steps"`
+	// Repeat is how many times each measuring step (tpcc-run, disk,
+	// backup, neighbours) repeats its measurement, unless the step says
+	// otherwise: 1 when the file does not say.
+	Repeat int `json:"repeat"`
+}
+
+// Repetitions is a measuring step's repetitions: Repeat times (from the
+// step, or the scenario's), interleaved with the step's other points
+// unless BackToBack (docs/statistics.md).
+type Repetitions struct {
+	Repeat     int  `json:"repeat"`
+	BackToBack bool `json:"back_to_back,omitempty"`
 }
 
 // Target is a place to put data: a directory, optionally made its own device
@@ -158,6 +170,7 @@ type DiskStep struct {
 	Hosts []string `json:"hosts,omitempty"`
 	// Thresholds are judged on each point (docs/thresholds.md).
 	Thresholds []string `json:"thresholds,omitempty"`
+	Repetitions
 }
 
 // TPCCBuildStep builds the TPC-C schema on a server (on a server of several
@@ -180,6 +193,7 @@ type TPCCRunStep struct {
 	Mode      string        `json:"mode"` // routines or statements
 	// Thresholds are judged on each step of each instance.
 	Thresholds []string `json:"thresholds,omitempty"`
+	Repetitions
 }
 
 // BackupStep runs backup cycles on each instance of a server: a cycle is a
@@ -192,6 +206,8 @@ type BackupStep struct {
 	Cycles    int           `json:"cycles"`
 	Interval  time.Duration `json:"interval,omitempty"`
 	Logical   bool          `json:"logical"` // a logical dump rather than a physical base backup
+	// Repeat runs the cycles that many times over (experiment.BackupConfig).
+	Repeat int `json:"repeat"`
 }
 
 // NeighboursStep runs TPC-C on some instances while others run backup
@@ -210,6 +226,10 @@ type NeighboursStep struct {
 	Mode     string        `json:"mode"`
 	// Thresholds are judged on each TPC-C instance's step.
 	Thresholds []string `json:"thresholds,omitempty"`
+	// Repeat runs the whole step that many times: each repetition a
+	// measured interval of every TPC-C instance beside the same backup
+	// schedule, a run of its own per instance.
+	Repeat int `json:"repeat"`
 }
 
 // CheckStep runs the TPC-C consistency conditions on every instance of a
