@@ -1,8 +1,14 @@
 package report
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/results"
 )
 
 // orderFinding states an order of targets only when the interval of their
@@ -31,4 +37,54 @@ func TestOrderFinding(t *testing.T) {
 	if b := orderFinding("beside backups", "x", "kept", agree[:1], get); b != nil {
 		t.Errorf("one target: %+v", b)
 	}
+}
+
+// A neighbours step repeated three times: a run per repetition and
+// instance. The report pools each instance's runs into one row (n = 3,
+// the mean NOPM), compares each with its pooled baseline with an
+// interval, and shows the backup seconds that overlapped each instance's
+// measured interval, from the backup run's stored phases.
+func TestNeighboursRepeated(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const group = "paper-5-neighbours-20261126-030000"
+	for _, base := range []float64{1000, 1010, 990} {
+		f.neighbourRun(t, group, "fast", "fast-1", "baseline", base, 10)
+		f.neighbourRun(t, group, "fast", "fast-2", "baseline", base+100, 10)
+		f.neighbourRun(t, group, "fast", "fast-1", "beside backups", base/2, 20)
+		f.neighbourRun(t, group, "fast", "fast-2", "beside backups", (base+100)/2, 20)
+	}
+	// fast-3's backups: a 30 s backup starting 20 s into the measured
+	// interval (0–40 s, neighbourRun's) overlaps it by 20 s.
+	r, err := f.store.CreateRun(ctx, "backup", group, map[string]any{"instance": "fast-3", "role": "backup"})
+	must(t, err)
+	doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: 1, Phase: "backup", Method: "pg_basebackup", Seconds: 30}})
+	must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: 0, Name: "backup 1", StartedAt: t0.Add(20 * time.Second),
+		MeasureStart: t0.Add(20 * time.Second), MeasureEnd: t0.Add(50 * time.Second), Metrics: doc}))
+	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+
+	d, _, err := Build(ctx, f.store, Options{Group: group})
+	must(t, err)
+	texts, tables := contents(section(d, "neighbours"))
+	inst := tables["neighbours-instances"]
+	if inst == nil || len(inst.Rows) != 4 {
+		t.Fatalf("per-instance table %+v; want a pooled row per instance and phase (4)", inst)
+	}
+	for _, row := range inst.Rows {
+		// phase, instance, target, role, VUs, n, TPM, NOPM, NO p95 ms, backup seconds overlapping
+		if row[5] != "3" || row[9] != "20.0" {
+			t.Errorf("row %q: want n 3 and 20 s of backup overlapping", row)
+		}
+	}
+	ratios := tables["neighbours-ratios"]
+	if ratios == nil || len(ratios.Rows) != 2 {
+		t.Fatalf("ratios %+v; want one per instance", ratios)
+	}
+	for _, row := range ratios.Rows {
+		if row[4] != "3" || !strings.HasPrefix(row[7], "0.50x (") || row[8] != "lower" {
+			t.Errorf("ratio row %q: want n 3, 0.50x with an interval, lower", row)
+		}
+	}
+	wantSaid(t, texts, "On fast: TPC-C instances beside backups kept 0.50x (95% CI 0.50–0.50, n=2) their baseline NOPM; New-Order p95 2.00x (95% CI 2.00–2.00, n=2) "+
+		"(means of the per-instance ratios of 2 instances, each at its largest step; the intervals are over the instances).")
 }

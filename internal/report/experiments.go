@@ -5,8 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/stats"
 )
@@ -112,7 +114,7 @@ func phaseSeconds(rd *runData, phase string) []float64 {
 // instance lines up across phases; their "scenario_target" is the tier the
 // instance runs on. Each instance that ran a baseline is then compared with
 // it, and each tier summed up in a sentence.
-func neighboursSection(runs []*runData) *Section {
+func neighboursSection(runs, backups []*runData) *Section {
 	s := &Section{ID: "neighbours", Title: "Instances side by side"}
 	var group []*runData
 	for _, rd := range runs {
@@ -123,7 +125,15 @@ func neighboursSection(runs []*runData) *Section {
 	if len(group) < 2 {
 		return s
 	}
-	s.text("TPC-C on several database instances at once; each instance's numbers are its own largest step.")
+	overlap := map[*runData]float64{}
+	for _, rd := range group {
+		overlap[rd] = backupOverlap(rd, backups)
+	}
+	group = poolRepetitions(group, overlap)
+	s.text("TPC-C on several database instances at once; each instance's numbers are its own largest step. A step repeated is pooled: " +
+		"its figures are the means over the repetitions, with their intervals. Backup seconds overlapping is how many seconds of backup " +
+		"or restore ran during the instance's measured interval (summed over the backup instances; a mean over the repetitions): " +
+		"instances of one phase compare fairly when it is the same for each.")
 	var cats, groups []string
 	seenC, seenG := map[string]bool{}, map[string]bool{}
 	for _, rd := range group {
@@ -137,8 +147,9 @@ func neighboursSection(runs []*runData) *Section {
 		}
 	}
 	c := chart.Chart{Title: "NOPM per instance", XLabel: "instance", YLabel: "NOPM", Kind: chart.Bar, YFromZero: true, Categories: cats}
-	t := &Table{ID: "neighbours-instances", Caption: "Per instance", Header: []string{"phase", "instance", "target", "role", "VUs", "TPM", "NOPM", "NO p95 ms"},
-		Numeric: []bool{false, false, false, false, true, true, true, true}}
+	t := &Table{ID: "neighbours-instances", Caption: "Per instance", Header: []string{"phase", "instance", "target", "role", "VUs", "n", "TPM", "NOPM",
+		"NO p95 ms", "backup seconds overlapping"},
+		Numeric: []bool{false, false, false, false, true, false, true, true, true, true}}
 	for gi, g := range groups {
 		sr := chart.Series{Name: g, Color: gi}
 		for i, in := range cats {
@@ -149,8 +160,8 @@ func neighboursSection(runs []*runData) *Section {
 				}
 				if last, ok := lastStep(rd); ok {
 					y = last.nopm()
-					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs), num(last.tpm()),
-						num(last.nopm()), num(last.Txn["new_order"].P95Ms)})
+					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs),
+						strconv.Itoa(last.Stats["nopm"].N), num(last.tpm()), num(last.nopm()), num(last.Txn["new_order"].P95Ms), num(overlap[rd])})
 				}
 			}
 			sr.Points = append(sr.Points, chart.Point{X: float64(i), Y: y})
@@ -161,6 +172,94 @@ func neighboursSection(runs []*runData) *Section {
 	s.table(t)
 	s.Blocks = append(s.Blocks, neighboursRatios(group)...)
 	return s
+}
+
+// backupOverlap is how many seconds of backup and restore phases, of any
+// of the backup runs, fell inside a TPC-C run's measured interval (its
+// largest step's).
+func backupOverlap(rd *runData, backups []*runData) float64 {
+	last, ok := lastStep(rd)
+	if !ok {
+		return nan()
+	}
+	start, end := last.MeasureStart, last.MeasureEnd
+	for _, st := range rd.Steps { // the stored step's edges, where its document lacks them
+		if start.IsZero() && st.Index == last.Index {
+			start, end = st.MeasureStart, st.MeasureEnd
+		}
+	}
+	var sum float64
+	for _, b := range backups {
+		for _, st := range b.Steps {
+			from, to := maxTime(st.MeasureStart, start), minTime(st.MeasureEnd, end)
+			if to.After(from) {
+				sum += to.Sub(from).Seconds()
+			}
+		}
+	}
+	return sum
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// poolRepetitions merges the runs of one instance in one phase (a
+// neighbours step repeated runs each instance once per repetition) into
+// one, whose largest step is the mean of theirs, with Stats over them
+// (driver.Group), and whose backup overlap is the mean of theirs. A lone
+// run stays as it is.
+func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData {
+	type key struct{ phase, instance string }
+	var order []key
+	by := map[key][]*runData{}
+	for _, rd := range group {
+		k := key{phaseOf(rd), rd.paramString("instance")}
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], rd)
+	}
+	var out []*runData
+	for _, k := range order {
+		rs := by[k]
+		if len(rs) == 1 {
+			out = append(out, rs[0])
+			continue
+		}
+		var reps []*driver.StepResult
+		var ov []float64
+		for i, rd := range rs {
+			if last, ok := lastStep(rd); ok {
+				s := last.StepResult
+				s.Index, s.Repetition, s.Stats, s.Repetitions, s.TxnPooled = i, i+1, nil, nil, nil
+				reps = append(reps, &s)
+				ov = append(ov, overlap[rd])
+			}
+		}
+		if len(reps) == 0 {
+			out = append(out, rs[0])
+			continue
+		}
+		merged := *rs[0]
+		merged.TPCC = nil
+		for _, g := range driver.Group(reps, []int{reps[0].VUs}) {
+			merged.TPCC = append(merged.TPCC, tpccStep{*g})
+		}
+		overlap[&merged] = mean(ov)
+		out = append(out, &merged)
+	}
+	return out
 }
 
 // phaseBaseline is the phase of a neighbours step without backups, which

@@ -106,7 +106,7 @@ func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*
 	}
 	if tp := byKind("tpcc"); len(tp) > 0 {
 		nameEngines(tp)
-		sections = append(sections, tpccSection(tp), enginesSection(tp), neighboursSection(tp))
+		sections = append(sections, tpccSection(tp), enginesSection(tp), neighboursSection(tp, byKind("backup")))
 	}
 	sections = append(sections, backupSection(runs), durabilitySection(runs), spaceSection(runs), clusterSection(runs), telemetrySection(runs), environmentSection(runs))
 	for _, s := range sections {
