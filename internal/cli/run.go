@@ -37,6 +37,7 @@ type RunOptions struct {
 	// when the server's user cannot reach it (reachableDataDir).
 	DataDirSet bool
 	repeatOptions
+	noisyOptions
 	telemetryOptions
 	metricsOptions
 	thresholdOptions
@@ -55,6 +56,7 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
 	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
+	o.noisyOptions.addFlags(fs)
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
@@ -114,7 +116,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		opts.DataDir = reachableDataDir(ctx, g, opts.DataDir, "--datadir")
 	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
-		Mode: opts.Mode, repeatOptions: opts.repeatOptions, telemetryOptions: opts.telemetryOptions, metricsOptions: opts.metricsOptions}
+		Mode: opts.Mode, repeatOptions: opts.repeatOptions, noisyOptions: opts.noisyOptions, telemetryOptions: opts.telemetryOptions, metricsOptions: opts.metricsOptions}
 	cfg, err := runOpts.validate()
 	if err != nil {
 		return err

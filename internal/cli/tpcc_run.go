@@ -38,6 +38,7 @@ type TPCCRunOptions struct {
 	Seed           uint64
 	Target         string
 	repeatOptions
+	noisyOptions
 	telemetryOptions
 	metricsOptions
 	thresholdOptions
@@ -59,6 +60,7 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
 	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
 	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
+	o.noisyOptions.addFlags(fs)
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
@@ -103,6 +105,10 @@ func (o *TPCCRunOptions) validate() (experiment.TPCCConfig, error) {
 	if cfg.Repeat, cfg.BackToBack, err = o.repeatOptions.repetitions(); err != nil {
 		return cfg, err
 	}
+	if cfg.Noisy, err = o.noisyOptions.limits(); err != nil {
+		return cfg, err
+	}
+	cfg.DiscardNoisy = o.noisyOptions.Discard
 	if err := checkResultsDir(o.Results); err != nil {
 		return cfg, err
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -551,4 +552,44 @@ func storedVUs(t *testing.T, dir, runID string) string {
 		vus = append(vus, strconv.Itoa(doc.VUs))
 	}
 	return strings.Join(vus, ",")
+}
+
+// TestTPCCRunNoisy: a process spinning on a core beside the run is CPU
+// that is neither the server's nor tierbench's: every repetition is flagged
+// noisy with the share it took. --discard-noisy cannot leave them all out
+// (nothing else measured the step), so it keeps them and says none was
+// discarded.
+func TestTPCCRunNoisy(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	hog := exec.Command("sh", "-c", "while :; do :; done")
+	if err := hog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hog.Process.Kill(); _ = hog.Wait() }()
+	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--repeat", "2", "--discard-noisy",
+		"--rampup", "1s", "--duration", "2s", "--results", t.TempDir())
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	var d struct {
+		Steps []struct {
+			Discarded   int `json:"discarded_noisy"`
+			Repetitions []struct {
+				Noisy string             `json:"noisy"`
+				Host  map[string]float64 `json:"host"`
+			} `json:"repetitions"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Steps) != 1 || len(d.Steps[0].Repetitions) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for i, r := range d.Steps[0].Repetitions {
+		if !strings.Contains(r.Noisy, "other processes") || r.Host["foreign_cpu_pct"] <= 10 {
+			t.Errorf("repetition %d beside a spinning process: noisy %q, foreign CPU %v%%", i+1, r.Noisy, r.Host["foreign_cpu_pct"])
+		}
+	}
+	if d.Steps[0].Discarded != 0 {
+		t.Errorf("discarded %d of 2 noisy repetitions; want none, since nothing else measured the step", d.Steps[0].Discarded)
+	}
 }

@@ -134,6 +134,13 @@ type StepResult struct {
 	// interval (--node-exporter).
 	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
 
+	// Noisy, when set, says why the step was measured on a noisy host
+	// (JudgeNoisy): steal time or other processes' CPU above the limits.
+	Noisy string `json:"noisy,omitempty"`
+	// Discarded counts the noisy repetitions Group left out of the means
+	// (--discard-noisy); they stay in Repetitions.
+	Discarded int `json:"discarded_noisy,omitempty"`
+
 	// Set by Group: each figure over the VU count's repetitions (mean,
 	// standard deviation, n, 95% interval; see figures for the names); with
 	// more than one repetition, the percentiles of their merged histograms

@@ -22,6 +22,14 @@ import (
 // interval, whose TxnPooled are the percentiles of the repetitions' merged
 // histograms, and whose Repetitions are the steps as they ran.
 func Group(steps []*StepResult, vus []int) []*StepResult {
+	return GroupDiscarding(steps, vus, false)
+}
+
+// GroupDiscarding is Group, leaving the noisy repetitions (Noisy set) out
+// of a VU count's figures when discard is set: they stay in Repetitions,
+// and Discarded counts them. A count whose every repetition was noisy
+// keeps them all, since nothing else measured it.
+func GroupDiscarding(steps []*StepResult, vus []int, discard bool) []*StepResult {
 	by := map[int][]*StepResult{}
 	for _, s := range steps {
 		by[s.VUs] = append(by[s.VUs], s)
@@ -32,7 +40,7 @@ func Group(steps []*StepResult, vus []int) []*StepResult {
 		if len(reps) == 0 {
 			continue
 		}
-		g := aggregate(reps)
+		g := aggregate(reps, discard)
 		g.Index = i
 		out = append(out, g)
 	}
@@ -83,16 +91,28 @@ func summarize(reps []*StepResult) map[string]stats.Summary {
 	return out
 }
 
-func aggregate(reps []*StepResult) *StepResult {
-	sort.SliceStable(reps, func(i, j int) bool { return reps[i].Index < reps[j].Index })
+func aggregate(all []*StepResult, discard bool) *StepResult {
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Index < all[j].Index })
+	reps := all
+	if discard {
+		var quiet []*StepResult
+		for _, r := range all {
+			if r.Noisy == "" {
+				quiet = append(quiet, r)
+			}
+		}
+		if len(quiet) > 0 {
+			reps = quiet
+		}
+	}
 	st := summarize(reps)
-	if len(reps) == 1 { // the step itself, as the observers saw it, with its Stats
-		reps[0].Stats = st
-		return reps[0]
+	if len(all) == 1 { // the step itself, as the observers saw it, with its Stats
+		all[0].Stats = st
+		return all[0]
 	}
 	first, last := reps[0], reps[len(reps)-1]
 	mean := func(name string) float64 { return st[name].Mean }
-	g := &StepResult{VUs: first.VUs, Stats: st, Repetitions: reps, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{},
+	g := &StepResult{VUs: first.VUs, Stats: st, Repetitions: all, Discarded: len(all) - len(reps), ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{},
 		TPM: round(mean("tpm")), NOPM: round(mean("nopm")), ClientTPM: round(mean("client_tpm")), ClientNOPM: round(mean("client_nopm")),
 		ClientCPUPerTxnUs: mean("client_cpu_us_per_txn"),
 		StartedAt:         first.StartedAt, MeasureStart: first.MeasureStart, MeasureEnd: last.MeasureEnd,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -30,8 +31,14 @@ type TPCCConfig struct {
 	Duration time.Duration
 	// Repeat runs each VU count that many times (0 means 1), interleaved
 	// with the others unless BackToBack.
-	Repeat         int
-	BackToBack     bool
+	Repeat     int
+	BackToBack bool
+	// Noisy are the limits of steal time and other processes' CPU above
+	// which a step is flagged noisy (zero: driver.DefaultNoisy; a negative
+	// limit leaves its check out); DiscardNoisy leaves noisy repetitions
+	// out of the means.
+	Noisy          driver.NoisyLimits
+	DiscardNoisy   bool
 	Mode           string   // engine.ModeRoutines (""), or engine.ModeStatements
 	Mix            tpcc.Mix // zero: the spec's deck (tpcc.DefaultMix)
 	AllWarehouses  bool
@@ -68,20 +75,24 @@ type TPCCResult struct {
 // TPCCParams is what the store keeps of a TPC-C run's parameters: all that
 // is needed to repeat it, the DSN without its password.
 type TPCCParams struct {
-	DSN            string `json:"dsn"`
-	Engine         string `json:"engine"`
-	Warehouses     int    `json:"warehouses"`
-	VUs            []int  `json:"vus"`
-	RampUp         string `json:"rampup"`
-	Duration       string `json:"duration"`
-	Repeat         int    `json:"repeat"`
-	BackToBack     bool   `json:"back_to_back,omitempty"`
-	Mode           string `json:"mode"`
-	Mix            string `json:"mix"`
-	AllWarehouses  bool   `json:"all_warehouses"`
-	KeyingThinking bool   `json:"keying_thinking"`
-	Retry          int    `json:"retry"`
-	Seed           uint64 `json:"seed"`
+	DSN        string `json:"dsn"`
+	Engine     string `json:"engine"`
+	Warehouses int    `json:"warehouses"`
+	VUs        []int  `json:"vus"`
+	RampUp     string `json:"rampup"`
+	Duration   string `json:"duration"`
+	Repeat     int    `json:"repeat"`
+	BackToBack bool   `json:"back_to_back,omitempty"`
+	// Noisy and DiscardNoisy: how noisy steps were judged, and whether the
+	// run's means left them out.
+	Noisy          driver.NoisyLimits `json:"noisy_limits"`
+	DiscardNoisy   bool               `json:"discard_noisy,omitempty"`
+	Mode           string             `json:"mode"`
+	Mix            string             `json:"mix"`
+	AllWarehouses  bool               `json:"all_warehouses"`
+	KeyingThinking bool               `json:"keying_thinking"`
+	Retry          int                `json:"retry"`
+	Seed           uint64             `json:"seed"`
 	Placement
 }
 
@@ -105,6 +116,9 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	if err := repeat.Check(cfg.Repeat); err != nil {
 		return nil, Invalid(err)
 	}
+	if cfg.Noisy == (driver.NoisyLimits{}) {
+		cfg.Noisy = driver.DefaultNoisy
+	}
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -122,7 +136,8 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
 		params: &TPCCParams{
 			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
-			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Mode: cfg.Mode, Mix: cfg.Mix.String(),
+			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
+			Noisy: cfg.Noisy, DiscardNoisy: cfg.DiscardNoisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
 			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
 			Placement: cfg.Placement,
 		}}, obs)
@@ -151,6 +166,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	dc.OnStep = func(s *driver.StepResult) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
+			driver.JudgeNoisy(s, runtime.NumCPU(), cfg.Noisy)
 		}
 		obs.Result(Result{TPCC: s})
 		j.step(s.Index, repName(s), s)
@@ -163,7 +179,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	steps, runErr := driver.Run(ctx, dc)
 	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true,
-		Repeat: cfg.Repeat, Steps: driver.Group(steps, cfg.VUs)}
+		Repeat: cfg.Repeat, Steps: driver.GroupDiscarding(steps, cfg.VUs, cfg.DiscardNoisy)}
 	if out.Steps == nil {
 		out.Steps = []*driver.StepResult{}
 	}
