@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
@@ -73,8 +74,11 @@ type runState struct {
 	label     string
 	startedAt time.Time
 
-	tpcc   *tpccState
-	points []*pointState // disk points heard, in order
+	tpcc *tpccState
+	// points are the disk points heard, one per name in the order they
+	// first finished: a repeated point keeps its latest repetition's
+	// figures, so that its series stay one per label set.
+	points []*pointState
 	point  pointProgress
 	backup *backupState
 	dur    *durabilityState
@@ -90,12 +94,16 @@ type tpccState struct {
 	rolledBack, failed  [tpcc.NumKinds]int64
 	buckets             [tpcc.NumKinds][]uint64 // cumulative counts per LatencyBuckets bound and above
 	sum                 [tpcc.NumKinds]float64  // seconds
-	finished            []stepFigures           // finished steps
+	// finished are the finished steps, one per VU count when the run
+	// repeats its steps (its latest repetition's figures, in the order the
+	// counts first finished), so that each has one step label.
+	finished []stepFigures
 }
 
 type stepFigures struct {
 	vus       int
 	tpm, nopm int64
+	repeated  bool // a repetition of its VU count (the run repeats its steps)
 }
 
 type pointProgress struct{ index, count int }
@@ -252,9 +260,9 @@ func (o *observer) Result(x experiment.Result) {
 			if r.tpcc == nil {
 				r.tpcc = &tpccState{}
 			}
-			r.tpcc.finished = append(r.tpcc.finished, stepFigures{vus: x.TPCC.VUs, tpm: x.TPCC.TPM, nopm: x.TPCC.NOPM})
+			r.tpcc.finish(x.TPCC)
 		case x.Point != nil:
-			r.points = append(r.points, &pointState{name: x.Point.Name, res: *x.Point})
+			r.finishPoint(*x.Point)
 		case x.Phase != nil:
 			b := r.backupState()
 			ph := *x.Phase
@@ -269,6 +277,37 @@ func (o *observer) Result(x experiment.Result) {
 			d.excess += c.Excess
 		}
 	})
+}
+
+// finish keeps a finished step's figures. A repetition of a VU count
+// already heard replaces that count's figures: the series stay one per
+// step and VU count, showing the latest repetition (the means are the
+// stored run's, in its report and --json). A step of a run that does not
+// repeat is a step of its own, as it ran.
+func (t *tpccState) finish(s *driver.StepResult) {
+	f := stepFigures{vus: s.VUs, tpm: s.TPM, nopm: s.NOPM, repeated: s.Repetition > 0}
+	if f.repeated {
+		for i, g := range t.finished {
+			if g.repeated && g.vus == f.vus {
+				t.finished[i] = f
+				return
+			}
+		}
+	}
+	t.finished = append(t.finished, f)
+}
+
+// finishPoint keeps a finished disk point's figures, replacing those of
+// an earlier point of the same name (a repetition): the point label
+// names one series per point, which shows the latest repetition.
+func (r *runState) finishPoint(p fio.PointResult) {
+	for _, q := range r.points {
+		if q.name == p.Name {
+			q.res = p
+			return
+		}
+	}
+	r.points = append(r.points, &pointState{name: p.Name, res: p})
 }
 
 // dbMetricName turns a database internal's sampled name into a Prometheus

@@ -3,11 +3,13 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/results"
 )
 
@@ -87,4 +89,36 @@ func TestNeighboursRepeated(t *testing.T) {
 	}
 	wantSaid(t, texts, "On fast: TPC-C instances beside backups kept 0.50x (95% CI 0.50–0.50, n=2) their baseline NOPM; New-Order p95 2.00x (95% CI 2.00–2.00, n=2) "+
 		"(means of the per-instance ratios of 2 instances, each at its largest step; the intervals are over the instances).")
+}
+
+// A run with --discard-noisy: its noisy repetition is listed in the noisy
+// table as left out, and the step's NOPM is the mean of the other two.
+func TestNoisyRepetitions(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"label": "db", "discard_noisy": true})
+	must(t, err)
+	for i, nopm := range []int64{1000, 400, 1100} {
+		s := driver.StepResult{Index: i, VUs: 2, Repetition: i + 1, NOPM: nopm, TPM: 2 * nopm, MeasureStart: t0, MeasureEnd: t0.Add(10 * time.Second),
+			Host: map[string]float64{"cpu_steal_pct": 0, "foreign_cpu_pct": 3}}
+		if i == 1 {
+			s.Noisy, s.Host["foreign_cpu_pct"] = "other processes 48.0% of all cores > 10%", 48
+		}
+		doc, err := json.Marshal(s)
+		must(t, err)
+		must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: "vus=2", StartedAt: t0, MeasureStart: t0,
+			MeasureEnd: t0.Add(10 * time.Second), Metrics: doc}))
+	}
+	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+	d, runs, err := Build(ctx, f.store, Options{Runs: []string{r.ID}})
+	must(t, err)
+	if g := runs[0].TPCC; len(g) != 1 || g[0].NOPM != 1050 || g[0].Discarded != 1 || g[0].Stats["nopm"].N != 2 {
+		t.Fatalf("grouped %+v; want NOPM 1,050 over 2 repetitions, 1 discarded", g)
+	}
+	_, tables := contents(section(d, "tpcc"))
+	noisy := tables["tpcc-noisy"]
+	want := [][]string{{"db", "2", "2", "other processes 48.0% of all cores > 10%", "0.0 %", "48.0 %", "no (discarded)"}}
+	if noisy == nil || !reflect.DeepEqual(noisy.Rows, want) {
+		t.Errorf("noisy table %+v; want rows %q", noisy, want)
+	}
 }

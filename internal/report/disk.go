@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/chart"
+	"github.com/tierbench/tierbench/internal/stats"
 )
 
 // maxOpenTraces is how many points' per-second traces are shown unfolded;
@@ -20,6 +22,12 @@ func diskSection(runs []*runData) *Section {
 	s := &Section{ID: "storage", Title: "Storage profiles"}
 	s.text("Measured with fio, one job file per point. Latency is completion latency (clat); percentiles come from the jobs' merged " +
 		"latency histograms, never from averaged percentiles. IOPS and MB/s count reads and writes together; MB is 10^6 bytes.")
+	if repeatedPoints(runs) {
+		s.text("A point run several times (--repeat) is shown once, with the means over its repetitions: its percentiles too are the means " +
+			"of each repetition's own, which comes from that repetition's merged histograms. Error bars are 95% confidence intervals over " +
+			"the repetitions; for a figure over both directions (IOPS and MB/s summed, the average latency) the interval is over each " +
+			"repetition's own value of it, and the p99 bar is the worse direction's, with that direction's interval.")
+	}
 	s.figure(familyFigure(runs, "storage-iops-latency", "IOPS vs average latency, by queue depth (random access)", "IOPS",
 		func(d diskStep) bool { return d.random() },
 		func(d diskStep) string { return fmt.Sprintf("%s %s x%d jobs", d.BS, d.mixName(), d.Jobs) },
@@ -31,9 +39,9 @@ func diskSection(runs []*runData) *Section {
 		func(d diskStep) float64 { return d.mbps() },
 		func(d diskStep) string { return d.BS }))
 	names := pointNames(runs)
-	s.figure(pointBars(runs, names, "storage-iops", "IOPS per point", "I/O per second", diskStep.iops))
-	s.figure(pointBars(runs, names, "storage-mbps", "Throughput per point", "MB/s", diskStep.mbps))
-	s.figure(pointBars(runs, names, "storage-p99", "99th-percentile latency per point (the worse direction)", "latency (ms)", diskStep.p99Ms))
+	s.figure(pointBars(runs, names, "storage-iops", "IOPS per point", "I/O per second", "iops"))
+	s.figure(pointBars(runs, names, "storage-mbps", "Throughput per point", "MB/s", "mbps"))
+	s.figure(pointBars(runs, names, "storage-p99", "99th-percentile latency per point (the worse direction)", "latency (ms)", "p99_ms"))
 	s.table(diskTable(runs))
 	if len(runs) > 1 {
 		s.table(diskRatios(runs, names))
@@ -92,7 +100,9 @@ func familyFigure(runs []*runData, id, title, xlabel string, keep func(diskStep)
 			fam++
 			for _, d := range by[f] {
 				if y := d.meanMs(); !math.IsNaN(y) {
-					s.Points = append(s.Points, chart.Point{X: x(d), Y: y, Label: label(d)})
+					pt := chart.Point{X: x(d), Y: y, Label: label(d)}
+					pt.Low, pt.High = d.interval("mean_ms")
+					s.Points = append(s.Points, pt)
 				}
 			}
 			c.Series = append(c.Series, s)
@@ -116,16 +126,19 @@ func pointNames(runs []*runData) []string {
 	return names
 }
 
-func pointBars(runs []*runData, names []string, id, title, ylabel string, v func(diskStep) float64) *Figure {
+// pointBars draws figure key (see diskStep.figure) of every point, a bar
+// per run, with its interval over the point's repetitions.
+func pointBars(runs []*runData, names []string, id, title, ylabel, key string) *Figure {
 	c := chart.Chart{Title: title, XLabel: "point", YLabel: ylabel, Kind: chart.Bar, YFromZero: true, Categories: names}
 	for _, rd := range runs {
 		s := chart.Series{Name: rd.Label, Color: rd.Color}
 		for i, name := range names {
-			y := math.NaN()
+			pt := chart.Point{X: float64(i), Y: math.NaN()}
 			if d, ok := rd.point(name); ok {
-				y = v(d)
+				pt.Y = d.figure(key)
+				pt.Low, pt.High = d.interval(key)
 			}
-			s.Points = append(s.Points, chart.Point{X: float64(i), Y: y})
+			s.Points = append(s.Points, pt)
 		}
 		c.Series = append(c.Series, s)
 	}
@@ -137,6 +150,12 @@ func diskTable(runs []*runData) *Table {
 		Header: []string{"run", "point", "read IOPS", "read MB/s", "read avg", "read p99", "read p99.9",
 			"write IOPS", "write MB/s", "write avg", "write p99", "write p99.9", "fio CPU usr/sys"},
 		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true}}
+	repeated := repeatedPoints(runs)
+	if repeated { // how many repetitions each row is the mean of
+		t.Caption += "; a repeated point's figures are the means over its n repetitions (each percentile the mean of theirs)"
+		t.Header = slices.Insert(t.Header, 2, "n")
+		t.Numeric = slices.Insert(t.Numeric, 2, true)
+	}
 	dir := func(d *fio.DirStats) []string {
 		if d == nil {
 			return []string{"–", "–", "–", "–", "–"}
@@ -145,7 +164,11 @@ func diskTable(runs []*runData) *Table {
 	}
 	for _, rd := range runs {
 		for _, d := range rd.Disk {
-			row := append([]string{rd.Label, d.Name}, dir(d.Read)...)
+			row := []string{rd.Label, d.Name}
+			if repeated {
+				row = append(row, strconv.Itoa(d.repetitions()))
+			}
+			row = append(row, dir(d.Read)...)
 			row = append(row, dir(d.Write)...)
 			row = append(row, fmt.Sprintf("%s / %s %%", num(d.UsrCPUPct), num(d.SysCPUPct)))
 			t.Rows = append(t.Rows, row)
@@ -174,19 +197,31 @@ func diskRatios(runs []*runData, names []string) *Table {
 }
 
 // diskTrace draws one per-second metric (read and write) of the point with
-// this name in every run.
+// this name in every run; a repeated point's repetitions each, from the
+// start of its own measured interval.
 func diskTrace(runs []*runData, name, id, title, ylabel, metric string) *Figure {
 	c := chart.Chart{Title: title, XLabel: "time in the measured interval (s)", YLabel: ylabel, Kind: chart.Line, YFromZero: true}
 	for _, rd := range runs {
-		if d, ok := rd.point(name); ok {
-			t0 := rd.measureStart(d.Index)
+		d, ok := rd.point(name)
+		if !ok {
+			continue
+		}
+		for ri, idx := range d.Indexes {
+			t0 := rd.measureStart(idx)
+			rep := ""
+			if ri < len(d.Repetitions) && d.Repetitions[ri].Repetition > 0 {
+				rep = fmt.Sprintf(", repetition %d", d.Repetitions[ri].Repetition)
+			}
 			for di, dir := range []string{"read", "write"} {
-				pts := rd.points(dir+"."+metric, d.Index)
+				pts := rd.points(dir+"."+metric, idx)
 				if len(pts) == 0 {
 					continue
 				}
-				s := chart.Series{Name: rd.Label + " " + dir + "s", Color: rd.Color, Dashed: di == 1}
-				if len(runs) == 1 {
+				s := chart.Series{Name: rd.Label + " " + dir + "s" + rep, Color: rd.Color, Dashed: di == 1}
+				switch {
+				case len(runs) == 1 && len(d.Indexes) > 1: // a colour per repetition
+					s = chart.Series{Name: dir + "s" + rep, Color: ri, Dashed: di == 1}
+				case len(runs) == 1:
 					s = chart.Series{Name: dir + "s", Color: di}
 				}
 				for _, p := range pts {
@@ -197,4 +232,89 @@ func diskTrace(runs []*runData, name, id, title, ylabel, metric string) *Figure 
 		}
 	}
 	return &Figure{ID: id, Chart: c}
+}
+
+// figure is what the charts plot of a point, by key: "iops" and "mbps"
+// (reads and writes together), "mean_ms" (over both directions' I/Os),
+// "p99_ms" (the worse direction's).
+func (d diskStep) figure(key string) float64 {
+	switch key {
+	case "iops":
+		return d.iops()
+	case "mbps":
+		return d.mbps()
+	case "mean_ms":
+		return d.meanMs()
+	case "p99_ms":
+		return d.p99Ms()
+	}
+	return math.NaN()
+}
+
+// interval is the 95% interval of figure key over the point's
+// repetitions; NaN, NaN when there is none (a point measured once). The
+// figure of a point with one direction is that direction's, whose
+// interval Stats has (fio.Group's "read.iops", "write.p99_ms" …); the
+// p99 of a point with both is the worse direction's, with its interval.
+// A sum or mean over both directions has no figure in Stats: its interval
+// is over each repetition's own (those that counted in the means).
+func (d diskStep) interval(key string) (low, high float64) {
+	var dirs []string
+	if d.Read != nil {
+		dirs = append(dirs, "read")
+	}
+	if d.Write != nil {
+		dirs = append(dirs, "write")
+	}
+	var s stats.Summary
+	switch {
+	case len(dirs) == 0:
+		return math.NaN(), math.NaN()
+	case len(dirs) == 1:
+		s = d.Stats[dirs[0]+"."+key]
+	case key == "p99_ms":
+		worse := "read"
+		if dirStats(d.Write).P99Ms > dirStats(d.Read).P99Ms {
+			worse = "write"
+		}
+		s = d.Stats[worse+".p99_ms"]
+	default:
+		var xs []float64
+		for _, r := range d.counted() {
+			xs = append(xs, diskStep{StoredPoint: fio.StoredPoint{PointResult: r}}.figure(key))
+		}
+		s = stats.Of(xs)
+	}
+	if !s.HasCI() {
+		return math.NaN(), math.NaN()
+	}
+	return s.Low, s.High
+}
+
+// repeatedPoints says whether any of the runs repeated its points.
+func repeatedPoints(runs []*runData) bool {
+	for _, rd := range runs {
+		for _, d := range rd.Disk {
+			if len(d.Repetitions) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// counted are the repetitions the point's means are over: those that ran
+// whole, or all when none did (as fio.Group counts them).
+func (d diskStep) counted() []fio.PointResult {
+	whole := slices.DeleteFunc(slices.Clone(d.Repetitions), func(p fio.PointResult) bool { return p.Interrupted })
+	if len(whole) == 0 {
+		return d.Repetitions
+	}
+	return whole
+}
+
+// repetitions is how many repetitions the point's figures are the means
+// of (1 for a point measured once).
+func (d diskStep) repetitions() int {
+	return max(len(d.counted()), 1)
 }

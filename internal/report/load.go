@@ -76,10 +76,17 @@ func (x tpccStep) tpm() float64  { return float64(x.TPM) }
 func (x tpccStep) nopm() float64 { return float64(x.NOPM) }
 
 // diskStep is one point of a `disk run`: fio's own step document, with the
-// step's index in the store.
+// step's index in the store. A point the run repeated is one diskStep
+// (fio.Group): its figures are the means over its repetitions, with Stats
+// and the repetitions (PointResult.Repetitions) kept.
 type diskStep struct {
 	fio.StoredPoint
+	// Index is the step's index in the store; a repeated point's is its
+	// first repetition's.
 	Index int `json:"-"`
+	// Indexes are the step indexes of the point's repetitions, in the order
+	// of Repetitions ([Index] for a point measured once).
+	Indexes []int `json:"-"`
 }
 
 // iops, mbps: both directions together.
@@ -108,8 +115,8 @@ func dirStats(d *fio.DirStats) fio.DirStats {
 	return *d
 }
 
-// point returns the run's storage point of this name (names are unique
-// within a run).
+// point returns the run's storage point of this name (one per name: a
+// repeated point's repetitions are grouped into one).
 func (rd *runData) point(name string) (diskStep, bool) {
 	for _, d := range rd.Disk {
 		if d.Name == name {
@@ -193,6 +200,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 		_ = json.Unmarshal(rd.Run.Params, &rd.Params) // params are informative only
 	}
 	var reps []*driver.StepResult
+	var points []diskStep
 	for _, st := range rd.Steps {
 		switch rd.Kind {
 		case "tpcc":
@@ -213,7 +221,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 				return err
 			}
 			s.Index = st.Index
-			rd.Disk = append(rd.Disk, s)
+			points = append(points, s)
 		case "backup":
 			s, err := decodeStep[backup.PhaseResult](rd, st)
 			if err != nil {
@@ -236,9 +244,13 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	}
 	// One step per VU count: a repeated run's repetitions become their
 	// means, with Stats and the repetitions kept (driver.Group).
-	for _, g := range driver.Group(reps, firstSeen(reps)) {
+	discard, _ := rd.Params["discard_noisy"].(bool) // as the run's own document did
+	for _, g := range driver.GroupDiscarding(reps, firstSeen(reps), discard) {
 		rd.TPCC = append(rd.TPCC, tpccStep{*g})
 	}
+	// One point per name: a repeated run's repetitions become their means,
+	// with Stats and the repetitions kept (fio.Group).
+	rd.Disk = groupPoints(points)
 	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
 		return err
 	}
@@ -272,6 +284,41 @@ func firstSeen(steps []*driver.StepResult) []int {
 		}
 	}
 	return vus
+}
+
+// groupPoints gathers a repeated disk run's stored points into one per
+// name, in the order the names first ran (fio.Group). The stored
+// documents have no histograms (the store keeps them apart), so a
+// repeated point has no pooled percentiles: its percentiles are the means
+// of its repetitions'. A run that does not repeat its points is read as
+// stored.
+func groupPoints(points []diskStep) []diskStep {
+	if !slices.ContainsFunc(points, func(p diskStep) bool { return p.Repetition > 0 }) {
+		for i := range points {
+			points[i].Indexes = []int{points[i].Index}
+		}
+		return points
+	}
+	var names []string
+	ran := make([]fio.Ran, 0, len(points))
+	indexes := map[string][]int{}
+	jobFile := map[string]string{}
+	for _, p := range points {
+		i := slices.Index(names, p.Name)
+		if i < 0 {
+			i = len(names)
+			names = append(names, p.Name)
+			jobFile[p.Name] = p.JobFile
+		}
+		ran = append(ran, fio.Ran{Point: i, Result: p.PointResult})
+		indexes[p.Name] = append(indexes[p.Name], p.Index)
+	}
+	var out []diskStep
+	for _, g := range fio.Group(ran) {
+		ix := indexes[g.Name]
+		out = append(out, diskStep{StoredPoint: fio.StoredPoint{PointResult: g, JobFile: jobFile[g.Name]}, Index: ix[0], Indexes: ix})
+	}
+	return out
 }
 
 // readHistograms reads a stored TPC-C step's latency histograms into s.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
@@ -118,6 +119,12 @@ func tpccSection(runs []*runData) *Section {
 	s.figure(timeline(runs, "tpcc-timeline", "TPM and NOPM per second, with step boundaries", "transactions per minute",
 		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}, results.AllSteps))
 	s.table(tpccStepsTable(runs))
+	if t := noisyTable(runs); t != nil {
+		s.text("Steps measured while the hypervisor stole CPU time or other processes (neither the database server nor tierbench) used the host's cores " +
+			"beyond the run's limits are flagged noisy: their figures say as much about the neighbours as about the storage. " +
+			"A run with --discard-noisy left them out of its means and intervals.")
+		s.table(t)
+	}
 	s.figure(txnPercentileFigure(runs))
 	s.table(txnPercentileTable(runs))
 	if len(runs) > 1 {
@@ -218,6 +225,42 @@ func tpccStepsTable(runs []*runData) *Table {
 				num(deviceAwait(x.Device)), num(get(x.Device, "p99_ms")), num(get(x.DB, "read_latency_ms")), num(get(x.DB, "wal_sync_latency_ms")),
 				pct(get(x.DB, "cache_hit_pct"))})
 		}
+	}
+	return t
+}
+
+// noisyTable lists the steps (or repetitions) flagged noisy, nil when none
+// was.
+func noisyTable(runs []*runData) *Table {
+	t := &Table{ID: "tpcc-noisy", Caption: "Noisy steps: measured beside steal time or other processes' CPU",
+		Header:  []string{"run", "VUs", "repetition", "why", "steal % of cores", "other processes % of cores", "in the means"},
+		Numeric: []bool{false, true, true, false, true, true, false}}
+	for _, rd := range runs {
+		discard, _ := rd.Params["discard_noisy"].(bool)
+		for _, x := range rd.TPCC {
+			reps := x.Repetitions
+			if len(reps) == 0 {
+				reps = []*driver.StepResult{&x.StepResult}
+			}
+			for _, r := range reps {
+				if r.Noisy == "" {
+					continue
+				}
+				in := "yes"
+				if discard && x.Discarded > 0 {
+					in = "no (discarded)"
+				}
+				rep := "–"
+				if r.Repetition > 0 {
+					rep = strconv.Itoa(r.Repetition)
+				}
+				t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(r.VUs), rep, r.Noisy, pct(get(r.Host, "cpu_steal_pct")),
+					pct(get(r.Host, "foreign_cpu_pct")), in})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
 	}
 	return t
 }

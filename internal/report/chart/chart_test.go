@@ -560,3 +560,20 @@ func TestErrorBars(t *testing.T) {
 		t.Errorf("the y axis does not reach the interval's top (61): no tick at 60")
 	}
 }
+
+// TestBarErrorBars: a bar's interval is drawn at its centre (three
+// strokes), and the y axis reaches its top.
+func TestBarErrorBars(t *testing.T) {
+	c := Chart{Title: "IOPS per point", XLabel: "point", YLabel: "IOPS", Kind: Bar, Categories: []string{"a", "b"},
+		Series: []Series{{Name: "IOPS", Points: []Point{{X: 0, Y: 100}, {X: 1, Y: 200}}}}}
+	plain := render(t, c)
+	c.Series[0].Points[1].Low, c.Series[0].Points[1].High = 180, 199 // inside the axis as it is
+	bars := render(t, c)
+	if n := strings.Count(bars, "<path") - strings.Count(plain, "<path"); n != 3 {
+		t.Errorf("one error bar drew %d more paths; want 3", n)
+	}
+	c.Series[0].Points[1].High = 410
+	if tall := render(t, c); !strings.Contains(tall, ">400<") || strings.Contains(plain, ">400<") {
+		t.Error("the y axis does not reach the interval's top (410)")
+	}
+}

@@ -211,7 +211,7 @@ func (s *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, seg := range s.segments {
 		for _, pt := range seg {
 			if pt.HasBar() {
-				s.errorBar(c, trX(pt.X), trY(pt.Low), trY(pt.High))
+				drawErrorBar(c, s.color, trX(pt.X), trY(pt.Low), trY(pt.High))
 			}
 		}
 	}
@@ -228,11 +228,11 @@ func (s *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// errorBar draws an interval at x from y0 to y1: a vertical line with a cap
-// at each end, in the series' colour, under its marker.
-func (s *seriesPlot) errorBar(c draw.Canvas, x, y0, y1 vg.Length) {
+// drawErrorBar draws an interval at x from y0 to y1 in clr: a vertical
+// line with a cap at each end.
+func drawErrorBar(c draw.Canvas, clr color.Color, x, y0, y1 vg.Length) {
 	const capHalf = 3
-	sty := draw.LineStyle{Color: s.color, Width: vg.Points(1)}
+	sty := draw.LineStyle{Color: clr, Width: vg.Points(1)}
 	c.StrokeLines(sty, c.ClipLinesXY(
 		[]vg.Point{{X: x, Y: y0}, {X: x, Y: y1}},
 		[]vg.Point{{X: x - capHalf, Y: y0}, {X: x + capHalf, Y: y0}},
@@ -347,6 +347,7 @@ func overlapArea(a, b vg.Rectangle) float64 {
 // barPlot draws the bars of one series; values[i] is category i, NaN where the series has no value.
 type barPlot struct {
 	values     []float64
+	intervals  [][2]float64 // per category, low and high of an error bar (none when equal); nil: none at all
 	offset     float64 // bar centre relative to the category centre, in category units
 	width      float64 // in category units
 	color      color.Color
@@ -372,6 +373,10 @@ func (b *barPlot) Plot(c draw.Canvas, p *plot.Plot) {
 			c.StrokeLines(draw.LineStyle{Color: b.color, Width: vg.Points(1.2)}, c.ClipLinesXY(append(poly, poly[0]))...)
 		} else {
 			c.FillPolygon(b.color, clipped)
+		}
+		if b.intervals != nil && b.intervals[i][0] < b.intervals[i][1] {
+			x := (x0 + x1) / 2
+			drawErrorBar(c, textBlack, x, trY(b.intervals[i][0]), trY(b.intervals[i][1])) // over a bar of its own colour, black shows
 		}
 		if b.showValues {
 			sty := b.valueStyle

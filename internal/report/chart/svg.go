@@ -389,7 +389,7 @@ func (c Chart) yRange() (lo, hi float64) {
 		for _, p := range s.Points {
 			if c.drawable(p) {
 				lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
-				if c.Kind != Bar && p.HasBar() {
+				if p.HasBar() {
 					lo, hi = math.Min(lo, p.Low), math.Max(hi, p.High)
 				}
 			}
@@ -568,6 +568,7 @@ func (c Chart) addBars(p *plot.Plot, dataW vg.Length) {
 	var bars []*barPlot
 	for _, s := range c.Series {
 		vals := make([]float64, n)
+		var ivals [][2]float64 // each bar's interval, when one has any
 		for i := range vals {
 			vals[i] = math.NaN()
 		}
@@ -576,12 +577,18 @@ func (c Chart) addBars(p *plot.Plot, dataW vg.Length) {
 			if c.drawable(pt) {
 				vals[int(pt.X)] = pt.Y
 				has = true
+				if pt.HasBar() {
+					if ivals == nil {
+						ivals = make([][2]float64, n)
+					}
+					ivals[int(pt.X)] = [2]float64{pt.Low, pt.High}
+				}
 			}
 		}
 		if !has {
 			continue
 		}
-		bars = append(bars, &barPlot{values: vals, color: paletteColor(s.Color), dashed: s.Dashed})
+		bars = append(bars, &barPlot{values: vals, intervals: ivals, color: paletteColor(s.Color), dashed: s.Dashed})
 	}
 	bw := barGroupWidth / float64(len(bars))
 	show := len(bars)*n <= maxBarValues
