@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stats"
 )
 
 // clusterSection shows the hosts of a cluster: the per-second telemetry
@@ -549,6 +550,7 @@ func hostThroughput(runs []*runData) []Block {
 		host      string
 		instances int
 		nopm, tpm float64
+		per       []float64 // each instance's NOPM (the mean of its steps)
 	}
 	for _, phase := range phases {
 		in, id := "", "cluster-instances"
@@ -584,6 +586,7 @@ func hostThroughput(runs []*runData) []Block {
 				sums = append(sums, hs)
 			}
 			hs.instances++
+			hs.per = append(hs.per, mean(nopm))
 			hs.nopm += mean(nopm)
 			hs.tpm += mean(tpm)
 		}
@@ -608,9 +611,16 @@ func hostThroughput(runs []*runData) []Block {
 				if phase != "" {
 					where = "In phase " + phase + ", TPC-C"
 				}
+				// Per instance, the least's against the most's: an order
+				// only its interval makes real.
 				than := "."
 				if least.nopm > 0 {
-					than = ": " + ratio(least.nopm, most.nopm) + " as much."
+					c := stats.Compare(most.per, least.per)
+					than = ": " + ratio(least.nopm, most.nopm) + " as much; per instance, " + ratioSentence(c)
+					if !c.Significant() {
+						than += "; the order is not distinguishable from noise"
+					}
+					than += "."
 				}
 				blocks = append(blocks, finding(fmt.Sprintf("%s on %s delivered the most NOPM (%s from %s) and on %s the least (%s from %s)%s",
 					where, most.host, num(most.nopm), plural(most.instances, "instance", "instances"),

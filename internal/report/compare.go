@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/stats"
 )
 
@@ -23,6 +24,29 @@ func compareStat(x, base tpccStep, stat string) stats.Comparison {
 		return stats.CompareSummaries(stats.Of(nil), stats.Of(nil))
 	}
 	return stats.CompareSummaries(a, b)
+}
+
+// compareBy compares a figure derived from the steps (one Stats does not
+// hold, e.g. the device's await over reads and writes) over the
+// repetitions each side's means count.
+func compareBy(x, base tpccStep, f func(*driver.StepResult) float64) stats.Comparison {
+	return stats.Compare(stepValues(x, f), stepValues(base, f))
+}
+
+// stepValues is f of each repetition the step's means count (those not
+// discarded as noisy), or of the step itself when it ran once.
+func stepValues(x tpccStep, f func(*driver.StepResult) float64) []float64 {
+	if len(x.Repetitions) == 0 {
+		return []float64{f(&x.StepResult)}
+	}
+	var xs []float64
+	for _, r := range x.Repetitions {
+		if x.Discarded > 0 && r.Noisy != "" {
+			continue
+		}
+		xs = append(xs, f(r))
+	}
+	return xs
 }
 
 // ratioCI is a comparison's ratio with its interval: "0.74x (0.61–0.88)",

@@ -179,9 +179,10 @@ func diskTable(runs []*runData) *Table {
 
 func diskRatios(runs []*runData, names []string) *Table {
 	base := runs[0]
-	t := &Table{ID: "storage-ratios", Caption: fmt.Sprintf("Ratios against the baseline %s (above 1: more throughput, or more latency)", base.Label),
-		Header:  []string{"run", "point", "IOPS ratio", "MB/s ratio", "avg latency ratio", "p99 ratio"},
-		Numeric: []bool{false, false, true, true, true, true}}
+	t := &Table{ID: "storage-ratios", Caption: fmt.Sprintf("Ratios against the baseline %s (above 1: more throughput, or more latency), "+
+		"with their 95%% confidence intervals over the repetitions and a verdict", base.Label),
+		Header:  []string{"run", "point", "n", "IOPS ratio", "IOPS verdict", "MB/s ratio", "avg latency ratio", "p99 ratio", "p99 verdict"},
+		Numeric: []bool{false, false, false, true, false, true, true, true, false}}
 	for _, rd := range runs[1:] {
 		for _, name := range names {
 			b, ok1 := base.point(name)
@@ -189,11 +190,30 @@ func diskRatios(runs []*runData, names []string) *Table {
 			if !ok1 || !ok2 {
 				continue
 			}
-			t.Rows = append(t.Rows, []string{rd.Label, name, ratio(b.iops(), d.iops()), ratio(b.mbps(), d.mbps()),
-				ratio(b.meanMs(), d.meanMs()), ratio(b.p99Ms(), d.p99Ms())})
+			cmp := func(key string) stats.Comparison { return stats.Compare(d.values(key), b.values(key)) }
+			iops, p99 := cmp("iops"), cmp("p99_ms")
+			n := strconv.Itoa(d.repetitions())
+			if d.repetitions() != b.repetitions() {
+				n += "/" + strconv.Itoa(b.repetitions())
+			}
+			t.Rows = append(t.Rows, []string{rd.Label, name, n, ratioCI(iops), verdict(iops), ratioCI(cmp("mbps")),
+				ratioCI(cmp("mean_ms")), ratioCI(p99), verdict(p99)})
 		}
 	}
 	return t
+}
+
+// values are a figure of the point (figure's keys) once per repetition
+// its means count, or once for a point measured once.
+func (d diskStep) values(key string) []float64 {
+	if len(d.Repetitions) == 0 {
+		return []float64{d.figure(key)}
+	}
+	var xs []float64
+	for _, r := range d.counted() {
+		xs = append(xs, diskStep{StoredPoint: fio.StoredPoint{PointResult: r}}.figure(key))
+	}
+	return xs
 }
 
 // diskTrace draws one per-second metric (read and write) of the point with
@@ -279,11 +299,7 @@ func (d diskStep) interval(key string) (low, high float64) {
 		}
 		s = d.Stats[worse+".p99_ms"]
 	default:
-		var xs []float64
-		for _, r := range d.counted() {
-			xs = append(xs, diskStep{StoredPoint: fio.StoredPoint{PointResult: r}}.figure(key))
-		}
-		s = stats.Of(xs)
+		s = stats.Of(d.values(key))
 	}
 	if !s.HasCI() {
 		return math.NaN(), math.NaN()

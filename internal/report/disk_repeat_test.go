@@ -189,3 +189,27 @@ func TestRepeatedDiskRun(t *testing.T) {
 		t.Errorf("wrote %+v; want the HTML and the Markdown", w)
 	}
 }
+
+// Two repeated disk runs of the same points on the same target: the ratio
+// table compares each point over the repetitions, and two identical runs
+// are not distinguishable.
+func TestRepeatedDiskRatios(t *testing.T) {
+	ctx := context.Background()
+	store, err := results.Open(filepath.Join(t.TempDir(), "results"))
+	must(t, err)
+	t.Cleanup(func() { store.Close() })
+	a, b := repeatedDiskRun(t, store), repeatedDiskRun(t, store)
+	doc, _, err := Build(ctx, store, Options{Runs: []string{a, b}})
+	must(t, err)
+	_, tables := contents(doc.Sections...)
+	rt := tables["storage-ratios"]
+	if rt == nil || len(rt.Rows) != 2 {
+		t.Fatalf("ratio table %+v; want a row per point", rt)
+	}
+	for _, row := range rt.Rows {
+		// run, point, n, IOPS ratio, IOPS verdict, MB/s, avg latency, p99 ratio, p99 verdict
+		if row[2] != "3" || !strings.HasPrefix(row[3], "1.00x (") || row[4] != "not distinguishable at n=3" || row[8] != "not distinguishable at n=3" {
+			t.Errorf("ratio row %q: want n 3, 1.00x with an interval, not distinguishable", row)
+		}
+	}
+}

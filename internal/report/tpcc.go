@@ -144,7 +144,7 @@ func tpccSection(runs []*runData) *Section {
 // peakSentence says where a run's NOPM peaked and, when it ran more
 // virtual users than that, what its largest step kept of the peak: e.g.
 // "nvme: NOPM peaked at 52,800 with 4 virtual users; its largest step, 8
-// virtual users, fell to 48,000 (0.91x)."
+// virtual users, fell to 48,000, 0.91x (95% CI 0.88–0.94: lower)."
 func peakSentence(rd *runData) string {
 	peak := rd.TPCC[0]
 	for _, x := range rd.TPCC[1:] {
@@ -158,7 +158,7 @@ func peakSentence(rd *runData) string {
 	}
 	s := fmt.Sprintf("%s: NOPM peaked at %s with %s", rd.Label, num(peak.nopm()), users(peak))
 	if last, _ := lastStep(rd); last.VUs > peak.VUs {
-		s += fmt.Sprintf("; its largest step, %s, fell to %s (%s)", users(last), num(last.nopm()), ratio(peak.nopm(), last.nopm()))
+		s += fmt.Sprintf("; its largest step, %s, fell to %s, %s", users(last), num(last.nopm()), ratioSentence(compareStat(last, peak, "nopm")))
 	}
 	return s + "."
 }
@@ -359,7 +359,7 @@ func tpccComparison(runs []*runData) []Block {
 			nopm, p95 := compareStat(x, bx, "nopm"), compareStat(x, bx, "new_order.p95_ms")
 			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), repsText(x, bx), num(x.tpm()), num(x.nopm()),
 				ratioCI(compareStat(x, bx, "tpm")), ratioCI(nopm), verdict(nopm), ratioCI(p95), verdict(p95),
-				ratioCI(compareStat(x, bx, "host.cpu_iowait_pct")), ratio(deviceAwait(bx.Device), deviceAwait(x.Device)),
+				ratioCI(compareStat(x, bx, "host.cpu_iowait_pct")), ratioCI(compareBy(x, bx, func(s *driver.StepResult) float64 { return deviceAwait(s.Device) })),
 				ratioCI(compareStat(x, bx, "db.read_latency_ms")), ratioCI(compareStat(x, bx, "db.wal_sync_latency_ms"))})
 		}
 		if top >= 0 {

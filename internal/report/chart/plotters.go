@@ -348,8 +348,8 @@ func overlapArea(a, b vg.Rectangle) float64 {
 type barPlot struct {
 	values     []float64
 	intervals  [][2]float64 // per category, low and high of an error bar (none when equal); nil: none at all
-	offset     float64 // bar centre relative to the category centre, in category units
-	width      float64 // in category units
+	offset     float64      // bar centre relative to the category centre, in category units
+	width      float64      // in category units
 	color      color.Color
 	dashed     bool
 	showValues bool
