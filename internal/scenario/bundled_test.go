@@ -58,12 +58,12 @@ func TestBundledLaptopBudget(t *testing.T) {
 		for _, st := range sc.Steps {
 			switch {
 			case st.TPCCRun != nil:
-				timed += time.Duration(len(st.TPCCRun.VUs)) * (st.TPCCRun.RampUp + st.TPCCRun.Duration)
+				timed += time.Duration(len(st.TPCCRun.VUs)*st.TPCCRun.Repeat) * (st.TPCCRun.RampUp + st.TPCCRun.Duration)
 				if slices.Max(st.TPCCRun.VUs) > 32 {
 					t.Errorf("%s: %d VUs is a lot for 2 cores", in.Name, slices.Max(st.TPCCRun.VUs))
 				}
 			case st.Neighbours != nil:
-				timed += st.Neighbours.RampUp + st.Neighbours.Duration
+				timed += time.Duration(max(st.Neighbours.Repeat, 1)) * (st.Neighbours.RampUp + st.Neighbours.Duration)
 			case st.Disk != nil:
 				p, err := fio.LookupProfile(st.Disk.Profile)
 				if err != nil {
@@ -73,15 +73,17 @@ func TestBundledLaptopBudget(t *testing.T) {
 				if st.Disk.Duration > 0 {
 					d = st.Disk.Duration
 				}
-				timed += time.Duration(len(p.Points)) * (d + p.Ramp)
+				timed += time.Duration(len(p.Points)*st.Disk.Repeat) * (d + p.Ramp)
 			case st.TPCCBuild != nil:
 				if st.TPCCBuild.Warehouses > 6 {
 					t.Errorf("%s: %d warehouses take too long to build on a laptop", in.Name, st.TPCCBuild.Warehouses)
 				}
 			}
 		}
-		if timed > 7*time.Minute {
-			t.Errorf("%s: %s of timed steps at laptop scale; keep it under 7m so builds fit in ~10m", in.Name, timed)
+		// Three repetitions of each measurement (docs/statistics.md) triple
+		// the 7 minutes a laptop run had with one.
+		if timed > 21*time.Minute {
+			t.Errorf("%s: %s of timed steps at laptop scale; keep it under 21m (7m a repetition) so builds fit in ~30m", in.Name, timed)
 		}
 		// The memory of the servers up at once: a server starts with the
 		// first step that needs it and holds its memory until a stop step.
