@@ -122,3 +122,26 @@ func TestNoisyRepetitions(t *testing.T) {
 		t.Errorf("noisy table %+v; want rows %q", noisy, want)
 	}
 }
+
+// poolBackups merges one instance's backup runs (one per repetition of a
+// neighbours step), numbering their cycles on; other runs stay apart.
+func TestPoolBackups(t *testing.T) {
+	run := func(instance string, secs ...float64) *runData {
+		rd := &runData{Params: map[string]any{"instance": instance}}
+		for i, s := range secs {
+			rd.Backup = append(rd.Backup, backup.PhaseResult{Phase: backup.Phase{Cycle: i + 1, Phase: "backup", Seconds: s}})
+		}
+		return rd
+	}
+	got := poolBackups([]*runData{run("fast-3", 1, 2), run("slow-3", 5), run("fast-3", 3), run("", 9), run("", 8)})
+	if len(got) != 4 {
+		t.Fatalf("%d runs; want fast-3 pooled, slow-3, and the two of no instance", len(got))
+	}
+	var cycles []int
+	for _, b := range got[0].Backup {
+		cycles = append(cycles, b.Cycle)
+	}
+	if !reflect.DeepEqual(cycles, []int{1, 2, 3}) || got[0].Backup[2].Seconds != 3 || len(got[1].Backup) != 1 {
+		t.Errorf("pooled fast-3 cycles %v (%+v), slow-3 %d", cycles, got[0].Backup, len(got[1].Backup))
+	}
+}

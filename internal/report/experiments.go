@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,8 +68,39 @@ func backupSection(runs []*runData) *Section {
 		}
 	}
 	s.table(t)
-	s.Blocks = append(s.Blocks, backupComparison(group)...)
+	s.Blocks = append(s.Blocks, backupComparison(poolBackups(group))...)
 	return s
+}
+
+// poolBackups merges the backup runs of one scenario instance (a repeated
+// neighbours step runs its backups once per repetition) into one, its
+// cycles numbered on, so that a comparison counts each cycle once. Runs of
+// no instance stay as they are.
+func poolBackups(group []*runData) []*runData {
+	var out []*runData
+	by := map[string]*runData{}
+	for _, rd := range group {
+		in := rd.paramString("instance")
+		m, ok := by[in]
+		if in == "" || !ok {
+			c := *rd
+			c.Backup = slices.Clone(rd.Backup)
+			out = append(out, &c)
+			if in != "" {
+				by[in] = &c
+			}
+			continue
+		}
+		last := 0
+		for _, b := range m.Backup {
+			last = max(last, b.Cycle)
+		}
+		for _, b := range rd.Backup {
+			b.Cycle += last
+			m.Backup = append(m.Backup, b)
+		}
+	}
+	return out
 }
 
 // backupComparison says, for every run after the first, how long its

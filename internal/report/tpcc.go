@@ -127,8 +127,18 @@ func tpccSection(runs []*runData) *Section {
 	}
 	s.figure(txnPercentileFigure(runs))
 	s.table(txnPercentileTable(runs))
+	// Instances that ran side by side are compared with their own baselines
+	// in the neighbours section, not each with the first run here.
+	var apart []*runData
+	for _, rd := range runs {
+		if rd.paramString("role") == "" {
+			apart = append(apart, rd)
+		}
+	}
+	if len(apart) > 1 {
+		s.Blocks = append(s.Blocks, tpccComparison(apart)...)
+	}
 	if len(runs) > 1 {
-		s.Blocks = append(s.Blocks, tpccComparison(runs)...)
 		s.Blocks = append(s.Blocks, memoryComparison(runs)...)
 	}
 	s.table(auditTable(runs))
