@@ -73,7 +73,9 @@ func tpccSection(runs []*runData) *Section {
 	s.text("TPM is the database's commits and rollbacks per minute (comparable with HammerDB's TPM); NOPM is New-Orders per minute from the growth of sum(d_next_o_id). " +
 		"Every number is taken over each step's measured interval; ramp-up is excluded.")
 	for _, rd := range runs {
-		if len(rd.TPCC) > 0 {
+		// Instances side by side are summed up in their own section, a
+		// sentence per tier rather than one per instance and repetition.
+		if len(rd.TPCC) > 0 && rd.paramString("role") == "" {
 			s.finding(peakSentence(rd))
 		}
 	}
