@@ -17,12 +17,13 @@ import (
 
 // ReportOptions are the flags of `tierbench report`.
 type ReportOptions struct {
-	Results   string
-	Runs      []string
-	Group     string
-	Labels    []string
-	Out       string
-	Overwrite bool
+	Results      string
+	Runs         []string
+	Group        string
+	Labels       []string
+	Out          string
+	Overwrite    bool
+	DiscardNoisy bool
 }
 
 // AddFlags registers the options' flags.
@@ -33,6 +34,7 @@ func (o *ReportOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.Labels, "label", nil, "name a run in the report: ID=NAME (repeatable)")
 	fs.StringVar(&o.Out, "out", "", "the HTML file to write; NAME.md and NAME-data/ (CSV, SVG) go beside it (default: RESULTS/report.html)")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "replace output files even when an earlier tierbench report did not write them")
+	fs.BoolVar(&o.DiscardNoisy, "discard-noisy", false, "leave TPC-C repetitions flagged noisy out of the means and comparisons (they stay listed)")
 }
 
 func newReportCommand(g *Globals) *cobra.Command {
@@ -80,7 +82,8 @@ func runReport(ctx context.Context, g *Globals, opts ReportOptions) (report.Writ
 		return report.Written{}, err
 	}
 	defer store.Close()
-	w, err := report.Write(ctx, store, report.Options{Runs: opts.Runs, Group: opts.Group, Labels: labels, Out: opts.Out, Overwrite: opts.Overwrite, Version: version.Version})
+	w, err := report.Write(ctx, store, report.Options{Runs: opts.Runs, Group: opts.Group, Labels: labels, Out: opts.Out, Overwrite: opts.Overwrite,
+		DiscardNoisy: opts.DiscardNoisy, Version: version.Version})
 	switch {
 	case errors.Is(err, report.ErrNotOurs):
 		return w, usagef("%v; choose another --out, or pass --overwrite to replace it", err)

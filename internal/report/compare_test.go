@@ -91,12 +91,13 @@ func TestNeighboursRepeated(t *testing.T) {
 		"(means of the per-instance ratios of 2 instances, each at its largest step; the intervals are over the instances).")
 }
 
-// A run with --discard-noisy: its noisy repetition is listed in the noisy
-// table as left out, and the step's NOPM is the mean of the other two.
+// A run's noisy repetition is listed in the noisy table. A report with
+// DiscardNoisy (or a run that ran with --discard-noisy) leaves it out of
+// the means: the step's NOPM is the mean of the other two.
 func TestNoisyRepetitions(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"label": "db", "discard_noisy": true})
+	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"label": "db"})
 	must(t, err)
 	for i, nopm := range []int64{1000, 400, 1100} {
 		s := driver.StepResult{Index: i, VUs: 2, Repetition: i + 1, NOPM: nopm, TPM: 2 * nopm, MeasureStart: t0, MeasureEnd: t0.Add(10 * time.Second),
@@ -110,16 +111,23 @@ func TestNoisyRepetitions(t *testing.T) {
 			MeasureEnd: t0.Add(10 * time.Second), Metrics: doc}))
 	}
 	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
-	d, runs, err := Build(ctx, f.store, Options{Runs: []string{r.ID}})
-	must(t, err)
-	if g := runs[0].TPCC; len(g) != 1 || g[0].NOPM != 1050 || g[0].Discarded != 1 || g[0].Stats["nopm"].N != 2 {
-		t.Fatalf("grouped %+v; want NOPM 1,050 over 2 repetitions, 1 discarded", g)
-	}
-	_, tables := contents(section(d, "tpcc"))
-	noisy := tables["tpcc-noisy"]
-	want := [][]string{{"db", "2", "2", "other processes 48.0% of all cores > 10%", "0.0 %", "48.0 %", "no (discarded)"}}
-	if noisy == nil || !reflect.DeepEqual(noisy.Rows, want) {
-		t.Errorf("noisy table %+v; want rows %q", noisy, want)
+	for _, tc := range []struct {
+		discard   bool
+		nopm      int64
+		discarded int
+		in        string
+	}{{false, 833, 0, "yes"}, {true, 1050, 1, "no (discarded)"}} {
+		d, runs, err := Build(ctx, f.store, Options{Runs: []string{r.ID}, DiscardNoisy: tc.discard})
+		must(t, err)
+		if g := runs[0].TPCC; len(g) != 1 || g[0].NOPM != tc.nopm || g[0].Discarded != tc.discarded {
+			t.Fatalf("discard %v: grouped %+v; want NOPM %d, %d discarded", tc.discard, g, tc.nopm, tc.discarded)
+		}
+		_, tables := contents(section(d, "tpcc"))
+		noisy := tables["tpcc-noisy"]
+		want := [][]string{{"db", "2", "2", "other processes 48.0% of all cores > 10%", "0.0 %", "48.0 %", tc.in}}
+		if noisy == nil || !reflect.DeepEqual(noisy.Rows, want) {
+			t.Errorf("discard %v: noisy table %+v; want rows %q", tc.discard, noisy, want)
+		}
 	}
 }
 

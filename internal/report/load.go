@@ -54,6 +54,9 @@ type runData struct {
 
 	seriesNames []string
 	series      map[string][]results.Point
+	// discardNoisy: noisy TPC-C repetitions are left out of the means (the
+	// run's --discard-noisy, or the report's).
+	discardNoisy bool
 }
 
 // legend is the run's name in chart legends.
@@ -138,7 +141,7 @@ func (d diskStep) mixName() string {
 }
 
 // load reads the runs, in the order asked, with their steps and series.
-func load(ctx context.Context, store *results.Store, ids []string, group string, labels map[string]string) ([]*runData, error) {
+func load(ctx context.Context, store *results.Store, ids []string, group string, labels map[string]string, discardNoisy bool) ([]*runData, error) {
 	if len(ids) == 0 && group != "" {
 		all, err := store.Runs(ctx)
 		if err != nil {
@@ -167,7 +170,7 @@ func load(ctx context.Context, store *results.Store, ids []string, group string,
 			continue
 		}
 		seen[r.ID] = true
-		rd := &runData{Run: r, Label: r.ID, Color: len(runs), series: map[string][]results.Point{}}
+		rd := &runData{Run: r, Label: r.ID, Color: len(runs), series: map[string][]results.Point{}, discardNoisy: discardNoisy}
 		if err := rd.read(ctx, store); err != nil {
 			return nil, err
 		}
@@ -244,8 +247,11 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	}
 	// One step per VU count: a repeated run's repetitions become their
 	// means, with Stats and the repetitions kept (driver.Group).
-	discard, _ := rd.Params["discard_noisy"].(bool) // as the run's own document did
-	for _, g := range driver.GroupDiscarding(reps, firstSeen(reps), discard) {
+	// As the run's own document did, or as the report was asked to.
+	if d, _ := rd.Params["discard_noisy"].(bool); d {
+		rd.discardNoisy = true
+	}
+	for _, g := range driver.GroupDiscarding(reps, firstSeen(reps), rd.discardNoisy) {
 		rd.TPCC = append(rd.TPCC, tpccStep{*g})
 	}
 	// One point per name: a repeated run's repetitions become their means,

@@ -28,8 +28,11 @@ type Options struct {
 	// Overwrite allows replacing files that a tierbench report did not
 	// write; without it they are refused with ErrNotOurs.
 	Overwrite bool
-	Version   string    // tierbench's version, stamped in the report
-	Now       time.Time // the report's date (zero: now)
+	// DiscardNoisy leaves noisy TPC-C repetitions out of the means and
+	// comparisons, as a run with --discard-noisy does itself.
+	DiscardNoisy bool
+	Version      string    // tierbench's version, stamped in the report
+	Now          time.Time // the report's date (zero: now)
 }
 
 // Written says what Write wrote.
@@ -66,7 +69,7 @@ func Paths(out string) (md, dataDir string) {
 
 // Build reads the runs and lays out the report's document.
 func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*runData, error) {
-	runs, err := load(ctx, store, o.Runs, o.Group, o.Labels)
+	runs, err := load(ctx, store, o.Runs, o.Group, o.Labels, o.DiscardNoisy)
 	if err != nil {
 		return nil, nil, err
 	}

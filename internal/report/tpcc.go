@@ -124,7 +124,7 @@ func tpccSection(runs []*runData) *Section {
 	if t := noisyTable(runs); t != nil {
 		s.text("Steps measured while the hypervisor stole CPU time or other processes (neither the database server nor tierbench) used the host's cores " +
 			"beyond the run's limits are flagged noisy: their figures say as much about the neighbours as about the storage. " +
-			"A run with --discard-noisy left them out of its means and intervals.")
+			"A run with --discard-noisy (or a report with it) leaves them out of the means and intervals.")
 		s.table(t)
 	}
 	s.figure(txnPercentileFigure(runs))
@@ -248,7 +248,6 @@ func noisyTable(runs []*runData) *Table {
 		Header:  []string{"run", "VUs", "repetition", "why", "steal % of cores", "other processes % of cores", "in the means"},
 		Numeric: []bool{false, true, true, false, true, true, false}}
 	for _, rd := range runs {
-		discard, _ := rd.Params["discard_noisy"].(bool)
 		for _, x := range rd.TPCC {
 			reps := x.Repetitions
 			if len(reps) == 0 {
@@ -259,7 +258,7 @@ func noisyTable(runs []*runData) *Table {
 					continue
 				}
 				in := "yes"
-				if discard && x.Discarded > 0 {
+				if rd.discardNoisy && x.Discarded > 0 {
 					in = "no (discarded)"
 				}
 				rep := "–"
