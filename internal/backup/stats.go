@@ -1,9 +1,6 @@
 package backup
 
 import (
-	"math"
-	"slices"
-
 	"github.com/tierbench/tierbench/internal/stats"
 )
 
@@ -28,21 +25,14 @@ func Summarize(phases []*PhaseResult) Stats {
 	}
 	out := make(Stats, len(byKind))
 	for kind, ps := range byKind {
-		vals := map[string][]float64{} // one value per phase, NaN where it has none
+		rows := make([]map[string]float64, len(ps))
 		for i, p := range ps {
-			for name, v := range figures(p) {
-				if vals[name] == nil {
-					vals[name] = slices.Repeat([]float64{math.NaN()}, len(ps))
-				}
-				vals[name][i] = v
-			}
+			rows[i] = figures(p)
 		}
-		out[kind] = make(map[string]stats.Summary, len(vals))
-		for name, v := range vals {
-			if name == "bytes" && constant(v) {
-				continue
-			}
-			out[kind][name] = stats.Of(v)
+		out[kind] = stats.OfEach(rows)
+		// A size that never changed says nothing as a spread of 0.
+		if b, ok := out[kind]["bytes"]; ok && b.Stddev == 0 {
+			delete(out[kind], "bytes")
 		}
 	}
 	return out
@@ -57,19 +47,4 @@ func figures(p *PhaseResult) map[string]float64 {
 		}
 	}
 	return f
-}
-
-// constant reports whether the values that are known are all the same.
-func constant(v []float64) bool {
-	first := math.NaN()
-	for _, x := range v {
-		switch {
-		case math.IsNaN(x):
-		case math.IsNaN(first):
-			first = x
-		case x != first:
-			return false
-		}
-	}
-	return true
 }

@@ -2,9 +2,7 @@ package driver
 
 import (
 	"math"
-	"slices"
 	"sort"
-	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -71,26 +69,6 @@ func figures(s *StepResult) map[string]float64 {
 	return f
 }
 
-// summarize is every figure's Stats over the repetitions; a figure one
-// repetition lacks (a telemetry source that came and went) is over those
-// that have it.
-func summarize(reps []*StepResult) map[string]stats.Summary {
-	vals := map[string][]float64{}
-	for i, r := range reps {
-		for k, v := range figures(r) {
-			if vals[k] == nil {
-				vals[k] = slices.Repeat([]float64{math.NaN()}, len(reps))
-			}
-			vals[k][i] = v
-		}
-	}
-	out := make(map[string]stats.Summary, len(vals))
-	for k, v := range vals {
-		out[k] = stats.Of(v)
-	}
-	return out
-}
-
 func aggregate(all []*StepResult, discard bool) *StepResult {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Index < all[j].Index })
 	reps := all
@@ -105,7 +83,11 @@ func aggregate(all []*StepResult, discard bool) *StepResult {
 			reps = quiet
 		}
 	}
-	st := summarize(reps)
+	rows := make([]map[string]float64, len(reps))
+	for i, r := range reps {
+		rows[i] = figures(r)
+	}
+	st := stats.OfEach(rows)
 	if len(all) == 1 { // the step itself, as the observers saw it, with its Stats
 		all[0].Stats = st
 		return all[0]
@@ -139,7 +121,7 @@ func aggregate(all []*StepResult, discard bool) *StepResult {
 			MeanMs: mean(k + ".mean_ms"), P50Ms: mean(k + ".p50_ms"), P95Ms: mean(k + ".p95_ms"), P99Ms: mean(k + ".p99_ms"),
 			P999Ms: mean(k + ".p999_ms"), MaxMs: mean(k + ".max_ms")}
 	}
-	g.Host, g.Device, g.DB = meanMap(st, "host."), meanMap(st, "device."), meanMap(st, "db.")
+	g.Host, g.Device, g.DB = stats.Means(st, "host."), stats.Means(st, "device."), stats.Means(st, "db.")
 	audits := make([][]tpcc.AuditItem, len(reps))
 	for i, r := range reps {
 		audits[i] = r.Audit
@@ -171,21 +153,6 @@ func meanOf(reps []*StepResult, f func(*StepResult) float64) float64 {
 		s += f(r)
 	}
 	return s / float64(len(reps))
-}
-
-// meanMap is the means of the figures under prefix, keyed without it (nil
-// when there are none).
-func meanMap(st map[string]stats.Summary, prefix string) map[string]float64 {
-	var m map[string]float64
-	for k, s := range st {
-		if rest, ok := strings.CutPrefix(k, prefix); ok {
-			if m == nil {
-				m = map[string]float64{}
-			}
-			m[rest] = s.Mean
-		}
-	}
-	return m
 }
 
 func round(x float64) int64 { return int64(math.Round(x)) }

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/telemetry"
@@ -69,7 +68,11 @@ func aggregate(reps []PointResult) PointResult {
 	if len(whole) == 0 {
 		whole = reps
 	}
-	st := summarize(whole)
+	rows := make([]map[string]float64, len(whole))
+	for i := range whole {
+		rows[i] = figures(&whole[i])
+	}
+	st := stats.OfEach(rows)
 	if len(reps) == 1 && reps[0].Repetition == 0 { // the point itself, as the observers saw it
 		p := reps[0]
 		p.Stats = st
@@ -81,7 +84,7 @@ func aggregate(reps []PointResult) PointResult {
 		IODepth: first.IODepth, Jobs: first.Jobs,
 		UsrCPUPct: mean("usr_cpu_pct"), SysCPUPct: mean("sys_cpu_pct"), Seconds: mean("seconds"),
 		SteadyState: steadyOver(whole), Interrupted: whole[0].Interrupted,
-		Host: meanMap(st, "host."), Device: meanMap(st, "device."), Hosts: meanHosts(st, whole),
+		Host: stats.Means(st, "host."), Device: stats.Means(st, "device."), Hosts: meanHosts(st, whole),
 		Stats: st, Pooled: &Pooled{}, Repetitions: reps}
 	g.Read, g.Pooled.Read = meanDir(st, "read.", whole, func(p *PointResult) *DirStats { return p.Read })
 	g.Write, g.Pooled.Write = meanDir(st, "write.", whole, func(p *PointResult) *DirStats { return p.Write })
@@ -146,26 +149,6 @@ func nodeFigures(n *telemetry.NodeStats) map[string]float64 {
 		}
 	}
 	return f
-}
-
-// summarize is every figure's Stats over the repetitions; a figure one
-// repetition lacks (a telemetry source that came and went) is over those
-// that have it.
-func summarize(reps []PointResult) map[string]stats.Summary {
-	vals := map[string][]float64{}
-	for i := range reps {
-		for k, v := range figures(&reps[i]) {
-			if vals[k] == nil {
-				vals[k] = slices.Repeat([]float64{math.NaN()}, len(reps))
-			}
-			vals[k][i] = v
-		}
-	}
-	out := make(map[string]stats.Summary, len(vals))
-	for k, v := range vals {
-		out[k] = stats.Of(v)
-	}
-	return out
 }
 
 // meanDir is one direction over the repetitions: the means of its figures
@@ -311,19 +294,4 @@ func steadyOver(reps []PointResult) *SteadyState {
 		out.AttainedAfterS = after / float64(n)
 	}
 	return out
-}
-
-// meanMap is the means of the figures under prefix, keyed without it (nil
-// when there are none).
-func meanMap(st map[string]stats.Summary, prefix string) map[string]float64 {
-	var m map[string]float64
-	for k, s := range st {
-		if rest, ok := strings.CutPrefix(k, prefix); ok {
-			if m == nil {
-				m = map[string]float64{}
-			}
-			m[rest] = s.Mean
-		}
-	}
-	return m
 }

@@ -8,6 +8,8 @@ package stats
 import (
 	"encoding/json"
 	"math"
+	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -99,4 +101,40 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 // half-width of a two-sided 95% interval in standard errors.
 func tQuantile(df float64) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-Level)/2)
+}
+
+// OfEach summarises named figures over repetitions: rows[i] holds
+// repetition i's figures by name. A figure some repetitions lack (a
+// telemetry source that came and went) is summarised over those that have
+// it.
+func OfEach(rows []map[string]float64) map[string]Summary {
+	vals := map[string][]float64{}
+	for i, row := range rows {
+		for k, v := range row {
+			if vals[k] == nil {
+				vals[k] = slices.Repeat([]float64{math.NaN()}, len(rows))
+			}
+			vals[k][i] = v
+		}
+	}
+	out := make(map[string]Summary, len(vals))
+	for k, v := range vals {
+		out[k] = Of(v)
+	}
+	return out
+}
+
+// Means is the means of the summaries named under prefix, keyed without
+// it; nil when there are none.
+func Means(st map[string]Summary, prefix string) map[string]float64 {
+	var m map[string]float64
+	for k, s := range st {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			if m == nil {
+				m = map[string]float64{}
+			}
+			m[rest] = s.Mean
+		}
+	}
+	return m
 }

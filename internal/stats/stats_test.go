@@ -102,3 +102,18 @@ func TestCompare(t *testing.T) {
 		t.Errorf("JSON %s", jb)
 	}
 }
+
+// OfEach summarises each figure over the repetitions that have it; Means
+// reads the means back under a prefix.
+func TestOfEach(t *testing.T) {
+	st := OfEach([]map[string]float64{{"nopm": 10, "host.cpu": 1}, {"nopm": 12}, {"nopm": 14, "host.cpu": 3}})
+	if st["nopm"].N != 3 || st["nopm"].Mean != 12 || st["host.cpu"].N != 2 || st["host.cpu"].Mean != 2 {
+		t.Errorf("OfEach = %+v", st)
+	}
+	if m := Means(st, "host."); len(m) != 1 || m["cpu"] != 2 {
+		t.Errorf("Means(host.) = %v", m)
+	}
+	if m := Means(st, "db."); m != nil {
+		t.Errorf("Means(db.) = %v; want nil", m)
+	}
+}
