@@ -63,11 +63,18 @@ func Group(ran []Ran) []PointResult {
 	return out
 }
 
-func aggregate(reps []PointResult) PointResult {
+// Counted are the repetitions a point's means are over: those that ran
+// whole, or all of them when none did.
+func Counted(reps []PointResult) []PointResult {
 	whole := slices.DeleteFunc(slices.Clone(reps), func(p PointResult) bool { return p.Interrupted })
 	if len(whole) == 0 {
-		whole = reps
+		return reps
 	}
+	return whole
+}
+
+func aggregate(reps []PointResult) PointResult {
+	whole := Counted(reps)
 	rows := make([]map[string]float64, len(whole))
 	for i := range whole {
 		rows[i] = figures(&whole[i])

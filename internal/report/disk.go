@@ -321,13 +321,7 @@ func repeatedPoints(runs []*runData) bool {
 
 // counted are the repetitions the point's means are over: those that ran
 // whole, or all when none did (as fio.Group counts them).
-func (d diskStep) counted() []fio.PointResult {
-	whole := slices.DeleteFunc(slices.Clone(d.Repetitions), func(p fio.PointResult) bool { return p.Interrupted })
-	if len(whole) == 0 {
-		return d.Repetitions
-	}
-	return whole
-}
+func (d diskStep) counted() []fio.PointResult { return fio.Counted(d.Repetitions) }
 
 // repetitions is how many repetitions the point's figures are the means
 // of (1 for a point measured once).
