@@ -69,20 +69,36 @@ func figures(s *StepResult) map[string]float64 {
 	return f
 }
 
-func aggregate(all []*StepResult, discard bool) *StepResult {
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Index < all[j].Index })
-	reps := all
-	if discard {
-		var quiet []*StepResult
-		for _, r := range all {
-			if r.Noisy == "" {
-				quiet = append(quiet, r)
-			}
-		}
-		if len(quiet) > 0 {
-			reps = quiet
+// counted are the repetitions a VU count's figures are over: all of them,
+// or with discard those not noisy, unless every one was.
+func counted(all []*StepResult, discard bool) []*StepResult {
+	if !discard {
+		return all
+	}
+	var quiet []*StepResult
+	for _, r := range all {
+		if r.Noisy == "" {
+			quiet = append(quiet, r)
 		}
 	}
+	if len(quiet) == 0 {
+		return all
+	}
+	return quiet
+}
+
+// Counted are the repetitions a step of Group's figures are over (the
+// noisy ones it discarded left out), or the step itself when it ran once.
+func (s *StepResult) Counted() []*StepResult {
+	if len(s.Repetitions) == 0 {
+		return []*StepResult{s}
+	}
+	return counted(s.Repetitions, s.Discarded > 0)
+}
+
+func aggregate(all []*StepResult, discard bool) *StepResult {
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Index < all[j].Index })
+	reps := counted(all, discard)
 	rows := make([]map[string]float64, len(reps))
 	for i, r := range reps {
 		rows[i] = figures(r)

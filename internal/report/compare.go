@@ -36,14 +36,8 @@ func compareBy(x, base tpccStep, f func(*driver.StepResult) float64) stats.Compa
 // stepValues is f of each repetition the step's means count (those not
 // discarded as noisy), or of the step itself when it ran once.
 func stepValues(x tpccStep, f func(*driver.StepResult) float64) []float64 {
-	if len(x.Repetitions) == 0 {
-		return []float64{f(&x.StepResult)}
-	}
 	var xs []float64
-	for _, r := range x.Repetitions {
-		if x.Discarded > 0 && r.Noisy != "" {
-			continue
-		}
+	for _, r := range x.Counted() {
 		xs = append(xs, f(r))
 	}
 	return xs
