@@ -27,7 +27,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
 // EnginePostgres is the engine name of a managed PostgreSQL server (initdb,
@@ -683,52 +686,300 @@ func ownerUID(fi fs.FileInfo) uint32 {
 }
 
 // Stop stops the managed server in dataDir; mode is "fast" (the default:
-// roll back sessions, checkpoint) or "immediate" (no checkpoint: the next
-// start runs crash recovery, as after a power loss). For PostgreSQL these
-// are pg_ctl's shutdown modes; for MariaDB, SIGTERM and SIGKILL.
+// roll back sessions, checkpoint), "smart" (PostgreSQL only: wait for the
+// sessions to end first) or "immediate" (no checkpoint: the next start runs
+// crash recovery, as after a power loss). For PostgreSQL these are pg_ctl's
+// shutdown modes; for MariaDB, SIGTERM and SIGKILL.
+//
+// A fast or smart shutdown that hangs (seen after an out-of-memory kill:
+// PostgreSQL in crash recovery takes the request and never finishes it) is
+// not waited out: once the server's processes have done nothing for two
+// minutes (or the shutdown has taken ten), Stop stops it with an immediate
+// one instead. The server is stopped then, so that is no error; the
+// fallback is noted in the server's log, and StopDetailed reports it.
 // Stopping a stopped server is not an error: wasRunning says which it was.
 func Stop(ctx context.Context, dataDir, mode string) (wasRunning bool, err error) {
+	r, err := StopDetailed(ctx, dataDir, mode)
+	return r.WasRunning, err
+}
+
+// StopResult is how a server was stopped.
+type StopResult struct {
+	WasRunning bool
+	// Mode is the shutdown that stopped the server: the one asked for, or
+	// "immediate" when that one hung and Stop fell back.
+	Mode string
+	// Fallback, when not empty, says that and why Stop fell back to an
+	// immediate shutdown (a sentence, for the user).
+	Fallback string
+}
+
+// StopDetailed is Stop, reporting how it stopped the server: whether it had
+// to fall back from a hung fast or smart shutdown to an immediate one.
+func StopDetailed(ctx context.Context, dataDir, mode string) (StopResult, error) {
+	return stop(ctx, dataDir, mode, defaultStopWaits)
+}
+
+// stopWaits bounds the waits of a stop.
+type stopWaits struct {
+	// stall: a fast or smart shutdown whose processes have shown no sign of
+	// progress (see activity) for this long has hung.
+	stall time.Duration
+	// limit: nor may a fast or smart shutdown take longer than this in all.
+	limit time.Duration
+	// immediate is how long PostgreSQL's immediate shutdown may take.
+	immediate time.Duration
+}
+
+// defaultStopWaits are Stop's waits; tests call stop with shorter ones.
+// A shutdown checkpoint of large shared_buffers on a slow (or throttled)
+// device can take minutes, but it keeps writing, or waits on the device,
+// all along: only a shutdown doing neither for stall has hung.
+var defaultStopWaits = stopWaits{stall: 2 * time.Minute, limit: 10 * time.Minute, immediate: 10 * time.Minute}
+
+func stop(ctx context.Context, dataDir, mode string, w stopWaits) (StopResult, error) {
 	switch mode {
 	case "":
 		mode = "fast"
 	case "fast", "immediate", "smart":
 	default:
-		return false, fmt.Errorf("stop mode %q is not one of fast, immediate", mode)
+		return StopResult{}, fmt.Errorf("stop mode %q is not one of fast, smart, immediate", mode)
 	}
 	dir, st, err := managed(dataDir)
 	if err != nil {
-		return false, err
+		return StopResult{}, err
 	}
+	var r StopResult
 	if dirEngine(dir) == EngineMariaDB {
-		return mariaStop(ctx, dir, st, mode)
+		r, err = mariaStopWithin(ctx, dir, st, mode, w)
+	} else {
+		r, err = pgStop(ctx, dir, st, mode, w)
 	}
-	if _, _, ok := running(dir); !ok {
-		return false, nil
+	if r.Fallback != "" {
+		noteInLog(dir, r.Fallback)
 	}
+	return r, err
+}
+
+// pgStop stops the PostgreSQL of dir (stop's half for it).
+func pgStop(ctx context.Context, dir string, st state, mode string, w stopWaits) (StopResult, error) {
+	r := StopResult{Mode: mode}
+	pid, _, ok := running(dir)
+	if !ok {
+		return r, nil
+	}
+	r.WasRunning = true
 	pgBin := st.PgBin
 	if !hasServerBinaries(pgBin) {
 		pgBin = ""
 	}
 	bins, err := FindBinaries(pgBin)
 	if err != nil {
-		return true, err
+		return r, err
 	}
 	acct, err := ownerAccount(dir)
 	if err != nil {
-		return true, err
+		return r, err
 	}
-	// The shutdown checkpoint of a large shared_buffers can take minutes.
-	cmd := acct.command(ctx, bins.PgCtl, "stop", "-w", "-t", "600", "-s", "-D", dir, "-m", mode)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if _, _, still := running(dir); !still {
-			return true, nil // it went away on its own meanwhile
+	if mode != "immediate" {
+		if err := pgCtlStop(ctx, acct, bins, dir, mode, 0); err != nil {
+			return r, err
 		}
-		return true, fmt.Errorf("pg_ctl stop %s: %v: %s", dir, err, lastLines(string(out), 5))
+		stopped, hung, err := awaitStop(ctx, pid, func() bool { _, _, ok := running(dir); return !ok }, w)
+		if err != nil {
+			return r, fmt.Errorf("waiting for PostgreSQL in %s to stop: %w", dir, err)
+		}
+		if !stopped {
+			r.Mode = "immediate"
+			r.Fallback = fmt.Sprintf("the %s shutdown of PostgreSQL in %s %s, so it was stopped with an immediate shutdown (SIGQUIT: no shutdown checkpoint; the next start runs crash recovery)",
+				mode, dir, hung)
+		}
+	}
+	if r.Mode == "immediate" {
+		if err := pgCtlStop(ctx, acct, bins, dir, "immediate", w.immediate); err != nil {
+			if r.Fallback != "" {
+				err = fmt.Errorf("%s, which failed too: %w", r.Fallback, err)
+			}
+			return r, err
+		}
 	}
 	if st.SocketDir != "" && st.SocketDir != dir {
 		os.Remove(st.SocketDir) // the short socket directory in /tmp, now empty
 	}
-	return true, nil
+	return r, nil
+}
+
+// pgCtlStop runs pg_ctl stop in mode, waiting up to wait for the server to
+// be gone, or not at all when wait is 0. A server gone meanwhile is no error.
+func pgCtlStop(ctx context.Context, acct account, bins Binaries, dir, mode string, wait time.Duration) error {
+	args := []string{"stop", "-W"}
+	if wait > 0 {
+		args = []string{"stop", "-w", "-t", strconv.Itoa(max(1, int(wait.Round(time.Second)/time.Second)))}
+	}
+	cmd := acct.command(ctx, bins.PgCtl, append(args, "-s", "-D", dir, "-m", mode)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if _, _, still := running(dir); !still {
+			return nil // it went away on its own meanwhile
+		}
+		return fmt.Errorf("pg_ctl stop -m %s %s: %v: %s", mode, dir, err, lastLines(string(out), 5))
+	}
+	return nil
+}
+
+// awaitStop waits, after a fast or smart shutdown request, until stopped
+// says the server whose main process is pid is gone, and reports whether it
+// went. It gives up (false, and hung says how long it waited) once the
+// server's processes have shown no progress for w.stall, or w.limit has
+// passed; err is ctx's when ctx ends first.
+func awaitStop(ctx context.Context, pid int, stopped func() bool, w stopWaits) (ok bool, hung string, err error) {
+	start := time.Now()
+	lastProgress, lastSample := start, start
+	prev := sampleActivity(pid)
+	for {
+		if stopped() {
+			return true, "", nil
+		}
+		now := time.Now()
+		if now.Sub(lastSample) >= 500*time.Millisecond {
+			cur := sampleActivity(pid)
+			if cur.progressSince(prev) {
+				lastProgress = now
+			}
+			prev, lastSample = cur, now
+		}
+		switch {
+		case now.Sub(lastProgress) >= w.stall:
+			return false, fmt.Sprintf("showed no progress for %s", w.stall), nil
+		case now.Sub(start) >= w.limit:
+			return false, fmt.Sprintf("had not finished after %s", w.limit), nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// activity is what the processes of a server (its main process and those
+// it started) have done so far, by PID; nil when it could not be read.
+type activity map[int]procActivity
+
+type procActivity struct {
+	work    uint64 // bytes read and written (or CPU ticks when its io file is unreadable)
+	waiting bool   // a thread of it waits on the kernel, e.g. for the device (state D)
+}
+
+// sampleActivity reads the activity of pid's process tree from /proc.
+func sampleActivity(pid int) activity {
+	pfs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return nil
+	}
+	tree, err := telemetry.ProcTree("/proc", pid)
+	if err != nil {
+		return nil
+	}
+	a := activity{}
+	for _, p := range tree {
+		proc, err := pfs.Proc(p)
+		if err != nil {
+			continue
+		}
+		stat, err := proc.Stat()
+		if err != nil {
+			continue // gone meanwhile
+		}
+		var pa procActivity
+		if pio, err := proc.IO(); err == nil {
+			pa.work = pio.WChar + pio.ReadBytes + pio.WriteBytes
+		} else {
+			pa.work = uint64(stat.UTime + stat.STime)
+		}
+		pa.waiting = stat.State == "D"
+		if stat.NumThreads > 1 && !pa.waiting {
+			threads, _ := pfs.AllThreads(p)
+			for _, t := range threads {
+				if ts, err := t.Stat(); err == nil && ts.State == "D" {
+					pa.waiting = true
+					break
+				}
+			}
+		}
+		a[p] = pa
+	}
+	return a
+}
+
+// progressSince reports whether a shows progress since the earlier sample
+// prev: a process wrote or read (rchar is left out: an idle postmaster
+// rereads its pid file every minute), waits on the device, or has exited.
+// Unreadable samples count as progress: a stall must be seen, not guessed.
+func (a activity) progressSince(prev activity) bool {
+	if a == nil || prev == nil {
+		return true
+	}
+	for p, now := range a {
+		if now.waiting {
+			return true
+		}
+		if was, ok := prev[p]; ok && was.work != now.work {
+			return true
+		}
+	}
+	for p := range prev {
+		if _, ok := a[p]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// mariaStopWithin is mariaStop with the fallback of a hung clean shutdown:
+// SIGTERM, and SIGKILL (mariaStop's immediate) when it stalls.
+func mariaStopWithin(ctx context.Context, dir string, st state, mode string, w stopWaits) (StopResult, error) {
+	r := StopResult{Mode: mode}
+	if mode == "immediate" {
+		was, err := mariaStop(ctx, dir, st, mode)
+		r.WasRunning = was
+		return r, err
+	}
+	pid, _, ok := mariaRunning(dir)
+	if !ok {
+		return r, nil
+	}
+	r.WasRunning = true
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return r, fmt.Errorf("signalling MariaDB (pid %d): %w", pid, err)
+	}
+	stopped, hung, err := awaitStop(ctx, pid, func() bool { return !processExists(pid) }, w)
+	if err != nil {
+		return r, fmt.Errorf("waiting for MariaDB in %s to stop: %w", dir, err)
+	}
+	if stopped {
+		if st.SocketDir != "" && st.SocketDir != dir {
+			os.Remove(st.SocketDir)
+		}
+		return r, nil
+	}
+	r.Mode = "immediate"
+	r.Fallback = fmt.Sprintf("the %s shutdown of MariaDB in %s %s, so it was killed (SIGKILL: the next start recovers from the redo log)",
+		mode, dir, hung)
+	if _, err := mariaStop(ctx, dir, st, "immediate"); err != nil {
+		return r, fmt.Errorf("%s, which failed too: %w", r.Fallback, err)
+	}
+	return r, nil
+}
+
+// noteInLog appends a line of tierbench's own to the server's log, where
+// whoever reads why the next start ran crash recovery looks.
+func noteInLog(dir, note string) {
+	f, err := os.OpenFile(filepath.Join(dir, LogFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s tierbench: %s\n", time.Now().Format("2006-01-02 15:04:05.000 MST"), note)
 }
 
 // Status reports on the managed data directory dataDir.
