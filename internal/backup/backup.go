@@ -41,6 +41,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
 // Methods, as a Phase names them.
@@ -126,6 +127,10 @@ type Options struct {
 	// kernel writes back on its own escape the group
 	// (cgroup.V1WritebackNote); each phase fsyncs what it wrote from inside.
 	CgroupProcs []string
+	// Workload, when set, holds a restored copy's server while it runs:
+	// telemetry then counts its CPU as the workload's, not as other
+	// processes'.
+	Workload *telemetry.Workload
 }
 
 // Phase is one timed backup or restore.
@@ -363,9 +368,10 @@ func restorePhysical(ctx context.Context, o Options, m method, cycle int, backup
 	dir := o.restoreDir(cycle)
 	bg := context.WithoutCancel(ctx)
 	removeRestored(bg, dir) // an earlier run's, killed before its cleanup
+	var info server.Info
+	defer func() { o.Workload.Remove(info.PID) }() // once it is stopped
 	defer removeRestored(bg, dir)
 
-	var info server.Info
 	err = ph.time(o, backupDir, func() error {
 		if err := m.place(ctx, o, backupDir, dir); err != nil {
 			return err
@@ -373,6 +379,7 @@ func restorePhysical(ctx context.Context, o Options, m method, cycle int, backup
 		var err error
 		info, err = server.Start(ctx, server.Options{DataDir: dir, NewPort: true, KeepConfig: true,
 			StartTimeout: restoreStartTimeout, CgroupProcs: o.CgroupProcs})
+		o.Workload.Add(info.PID)
 		return err
 	})
 	if err != nil {

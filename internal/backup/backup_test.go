@@ -1,6 +1,7 @@
 package backup_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
 func testContext(t *testing.T) context.Context {
@@ -193,9 +195,16 @@ func TestBackupRestore(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			target := filepath.Join(filepath.Dir(dataDir), "backups-"+name)
 			var verifiedDSN string
-			o := backup.Options{DSN: dsn, DataDir: dataDir, Target: target, Logical: logical, Jobs: 2,
+			var workload telemetry.Workload
+			var during []int // the workload while the copy is checked
+			var duringCmd []byte
+			o := backup.Options{DSN: dsn, DataDir: dataDir, Target: target, Logical: logical, Jobs: 2, Workload: &workload,
 				Verify: func(ctx context.Context, dsn string) error {
 					verifiedDSN = dsn
+					during = workload.PIDs()
+					if len(during) > 0 {
+						duringCmd, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", during[0]))
+					}
 					var n int64
 					var workMem string
 					err := queryRow(ctx, dsn, "SELECT count(*), current_setting('work_mem') FROM big", &n, &workMem)
@@ -232,6 +241,23 @@ func TestBackupRestore(t *testing.T) {
 			t.Logf("%s: backup %d bytes in %.2fs (%.0f MB/s), restore in %.2fs (%.0f MB/s)", name, b.Bytes, b.Seconds, b.MBps, r.Seconds, r.MBps)
 			if verifiedDSN == dsn || verifiedDSN == "" {
 				t.Errorf("Verify was given %q, not the restored copy", verifiedDSN)
+			}
+			// A physical restore's server is the workload's while it runs
+			// (its CPU is not other processes'); a logical one restores into
+			// the source, which is already.
+			if logical && len(during) != 0 {
+				t.Errorf("logical restore: workload %v; want none", during)
+			}
+			if !logical {
+				if len(during) != 1 {
+					t.Fatalf("physical restore: workload %v during verification; want the restored server", during)
+				}
+				if cmd := string(bytes.ReplaceAll(duringCmd, []byte{0}, []byte{' '})); !strings.Contains(cmd, "restore-1") {
+					t.Errorf("workload process %d runs %q; want the server of restore-1", during[0], cmd)
+				}
+			}
+			if left := workload.PIDs(); len(left) != 0 {
+				t.Errorf("workload after the restore: %v; want none", left)
 			}
 			// The restored copy is gone: no directory, no server, no database.
 			if exists(filepath.Join(target, "restore-1")) {

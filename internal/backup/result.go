@@ -12,4 +12,8 @@ type PhaseResult struct {
 	// Hosts are the node_exporter hosts' telemetry of the timed interval
 	// (--node-exporter).
 	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
+	// Noisy, when set, says why the phase was timed on a noisy host
+	// (telemetry.Noisy): steal time or other processes' CPU above the
+	// limits.
+	Noisy string `json:"noisy,omitempty"`
 }

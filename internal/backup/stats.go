@@ -17,10 +17,13 @@ type Stats map[string]map[string]stats.Summary
 // database at rest backs up to the same size every cycle, and a spread of
 // 0 says nothing); and the phase's telemetry, "host.KEY" and "device.KEY",
 // as `tpcc run --repeat` names them. A figure some phases lack (a
-// telemetry source that came and went) is over those that have it.
-func Summarize(phases []*PhaseResult) Stats {
+// telemetry source that came and went) is over those that have it. With
+// discard, the noisy phases are left out (Counted), and discarded says how
+// many.
+func Summarize(phases []*PhaseResult, discard bool) (st Stats, discarded int) {
+	counted := Counted(phases, discard)
 	byKind := map[string][]*PhaseResult{}
-	for _, p := range phases {
+	for _, p := range counted {
 		byKind[p.Phase.Phase] = append(byKind[p.Phase.Phase], p)
 	}
 	out := make(Stats, len(byKind))
@@ -33,6 +36,29 @@ func Summarize(phases []*PhaseResult) Stats {
 		// A size that never changed says nothing as a spread of 0.
 		if b, ok := out[kind]["bytes"]; ok && b.Stddev == 0 {
 			delete(out[kind], "bytes")
+		}
+	}
+	return out, len(phases) - len(counted)
+}
+
+// Counted are the phases a run's figures are over: all of them, or with
+// discard those not noisy, except that a phase kind (backup, restore)
+// whose every phase was noisy keeps them all, since nothing else measured
+// it. The order is kept.
+func Counted(phases []*PhaseResult, discard bool) []*PhaseResult {
+	if !discard {
+		return phases
+	}
+	quiet := map[string]bool{}
+	for _, p := range phases {
+		if p.Noisy == "" {
+			quiet[p.Phase.Phase] = true
+		}
+	}
+	var out []*PhaseResult
+	for _, p := range phases {
+		if p.Noisy == "" || !quiet[p.Phase.Phase] {
+			out = append(out, p)
 		}
 	}
 	return out

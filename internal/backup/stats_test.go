@@ -41,7 +41,7 @@ func TestBackupStats(t *testing.T) {
 		phase(3, backup.PhaseBackup, 17, gb, map[string]float64{"cpu_user_pct": 23}, map[string]float64{"util_pct": 70}),
 		phase(3, "verify", 4, 0, nil, nil),
 	}
-	st := backup.Summarize(phases)
+	st, _ := backup.Summarize(phases, false)
 	if len(st) != 3 {
 		t.Fatalf("kinds: %v; want backup, restore and verify", st)
 	}
@@ -78,7 +78,7 @@ func TestBackupStats(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"seconds":{"mean":4,"stddev":0,"n":1,"ci95_low":null,"ci95_high":null}`) {
 		t.Errorf("verify JSON %s (%v)", b, err)
 	}
-	if st := backup.Summarize(nil); st == nil || len(st) != 0 {
+	if st, _ := backup.Summarize(nil, false); st == nil || len(st) != 0 {
 		t.Errorf("no phases: %#v; want an empty object", st)
 	}
 }

@@ -50,6 +50,7 @@ type BackupRunOptions struct {
 	// NodeExporters are --node-exporter NAME=URL, sampled at --sample-interval.
 	NodeExporters []string
 	repeatOptions
+	noisyOptions
 	metricsOptions
 }
 
@@ -81,6 +82,7 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 	// it (as tpcc run takes it) is refused with that reason (validate)
 	// rather than as an unknown flag.
 	_ = fs.MarkHidden("back-to-back")
+	o.noisyOptions.addFlags(fs, "phase")
 	o.metricsOptions.addFlags(fs)
 }
 
@@ -97,6 +99,9 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 	}
 	var err error
 	if cfg.Repeat, _, err = o.repeatOptions.repetitions(); err != nil {
+		return cfg, err
+	}
+	if cfg.Noisy, err = o.noisyOptions.noisy(); err != nil {
 		return cfg, err
 	}
 	if o.BackToBack {

@@ -293,6 +293,7 @@ func TestBackupRunRefuses(t *testing.T) {
 		{"repeat 0", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--repeat", "0"}, "--repeat 0 is out of range"},
 		{"repeat -1", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--repeat", "-1"}, "--repeat -1 is out of range"},
 		{"back to back", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--repeat", "2", "--back-to-back"}, "a restore needs its backup first"},
+		{"negative noisy limit", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--noisy-steal", "-5"}, "--noisy-steal -5 is not a percentage"},
 		{"foreign datadir", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--datadir", foreign, "--verify=false"}, "not a tierbench-managed"},
 		{"no schema", []string{"--dsn", dsn, "--target", filepath.Join(base, "t"), "--logical"}, "--verify=false"},
 	} {

@@ -58,6 +58,7 @@ type DiskRunOptions struct {
 	DestroyDataOn   string
 	EvenIfFormatted bool
 	repeatOptions
+	noisyOptions
 	telemetryOptions
 	metricsOptions
 	thresholdOptions
@@ -96,6 +97,7 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DestroyDataOn, "destroy-data-on", "", "let fio write to this block device, destroying its data (name the --target device again)")
 	fs.BoolVar(&o.EvenIfFormatted, "even-if-formatted", false, "with --destroy-data-on: even if the device holds a filesystem or partition table")
 	o.repeatOptions.addFlags(fs, "point", "A,B,C,A,B,C")
+	o.noisyOptions.addFlags(fs, "point")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "read.iops>=100k or write.p99.9<=2ms")
@@ -164,6 +166,9 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 		return nil, err
 	}
 	if p.Repeat, p.BackToBack, err = o.repeatOptions.repetitions(); err != nil {
+		return nil, err
+	}
+	if p.Noisy, err = o.noisyOptions.noisy(); err != nil {
 		return nil, err
 	}
 	if err := checkResultsDir(o.Results); err != nil {

@@ -376,6 +376,7 @@ func TestDiskRunRefusals(t *testing.T) {
 			"--steady-state-window", "20s"}, "--steady-state-window"},
 		{"no repetitions", []string{"--target", dir, "--repeat", "0"}, "--repeat 0 is out of range; give a count of repetitions from 1 to 1000"},
 		{"negative repetitions", []string{"--target", dir, "--repeat", "-1"}, "--repeat -1 is out of range"},
+		{"noisy limit not a percentage", []string{"--target", dir, "--noisy-cpu", "150"}, "--noisy-cpu 150 is not a percentage; give 0 (never) to 100"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,9 +3,9 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/driver"
-
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/repeat"
+	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
 // repeatOptions are --repeat and --back-to-back, which every measuring
@@ -31,28 +31,38 @@ func (o *repeatOptions) repetitions() (int, bool, error) {
 	return o.Repeat, o.BackToBack, nil
 }
 
-// noisyOptions judge TPC-C steps measured on a noisy host.
+// noisyOptions judge repetitions (TPC-C steps, disk points, backup
+// phases) measured on a noisy host.
 type noisyOptions struct {
 	Steal, Foreign float64
 	Discard        bool
 }
 
-func (o *noisyOptions) addFlags(fs *pflag.FlagSet) {
-	fs.Float64Var(&o.Steal, "noisy-steal", driver.DefaultNoisy.StealPct,
-		"flag a step noisy when the hypervisor stole more than this percent of all cores during it (0: never)")
-	fs.Float64Var(&o.Foreign, "noisy-cpu", driver.DefaultNoisy.ForeignPct,
-		"flag a step noisy when processes other than the database server and tierbench used more than this percent of all cores (0: never)")
+// addFlags registers them; unit names what is judged ("step", "point",
+// "phase").
+func (o *noisyOptions) addFlags(fs *pflag.FlagSet, unit string) {
+	fs.Float64Var(&o.Steal, "noisy-steal", telemetry.DefaultNoisy.StealPct,
+		"flag a "+unit+" noisy when the hypervisor stole more than this percent of all cores during it (0: never)")
+	fs.Float64Var(&o.Foreign, "noisy-cpu", telemetry.DefaultNoisy.ForeignPct,
+		"flag a "+unit+" noisy when processes other than tierbench, the servers it measures and the kernel's threads used more than this percent of all cores (0: never)")
 	fs.BoolVar(&o.Discard, "discard-noisy", false, "leave noisy repetitions out of the means and intervals (they stay stored and listed)")
 }
 
-// limits returns the limits, or a usage error for a negative one.
-func (o *noisyOptions) limits() (driver.NoisyLimits, error) {
+// noisy returns how to judge, or a usage error for a limit that is not a
+// percentage.
+func (o *noisyOptions) noisy() (experiment.Noisy, error) {
+	l, err := o.limits()
+	return experiment.Noisy{Limits: l, Discard: o.Discard}, err
+}
+
+// limits returns the limits, or a usage error for one out of range.
+func (o *noisyOptions) limits() (telemetry.NoisyLimits, error) {
 	for name, v := range map[string]float64{"--noisy-steal": o.Steal, "--noisy-cpu": o.Foreign} {
 		if v < 0 || v > 100 {
-			return driver.NoisyLimits{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
+			return telemetry.NoisyLimits{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
 		}
 	}
-	l := driver.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}
+	l := telemetry.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}
 	// 0 means "never" here, and "the defaults" to the experiment: a check
 	// left out is a negative limit there.
 	if l.StealPct == 0 {

@@ -34,7 +34,7 @@ func (o *ReportOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.Labels, "label", nil, "name a run in the report: ID=NAME (repeatable)")
 	fs.StringVar(&o.Out, "out", "", "the HTML file to write; NAME.md and NAME-data/ (CSV, SVG) go beside it (default: RESULTS/report.html)")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "replace output files even when an earlier tierbench report did not write them")
-	fs.BoolVar(&o.DiscardNoisy, "discard-noisy", false, "leave TPC-C repetitions flagged noisy out of the means and comparisons (they stay listed)")
+	fs.BoolVar(&o.DiscardNoisy, "discard-noisy", false, "leave repetitions flagged noisy (TPC-C steps, disk points, backup phases) out of the means and comparisons (they stay listed)")
 }
 
 func newReportCommand(g *Globals) *cobra.Command {

@@ -56,7 +56,7 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
 	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
-	o.noisyOptions.addFlags(fs)
+	o.noisyOptions.addFlags(fs, "step")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")

@@ -38,6 +38,10 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 			}
 		}
 	}
+	noisy, err := opts.noisyOptions.noisy()
+	if err != nil {
+		return err
+	}
 	sc, err := opts.load()
 	if err == nil {
 		err = scenario.CheckHosts(ctx, sc)
@@ -55,7 +59,9 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 		return err
 	}
 	defer m.close(ctx)
-	group, err := scenario.Execute(ctx, sc, opts.Results, m.scenario(v), m.scenarioOptions())
+	so := m.scenarioOptions()
+	so.Noisy = noisy
+	group, err := scenario.Execute(ctx, sc, opts.Results, m.scenario(v), so)
 	v.done()
 	out := scenarioRunOutput{Name: sc.Name, Status: results.StatusComplete, Group: group, Results: opts.Results,
 		Runs: groupRunIDs(ctx, opts.Results, group), Report: v.report}

@@ -60,7 +60,7 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
 	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
 	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
-	o.noisyOptions.addFlags(fs)
+	o.noisyOptions.addFlags(fs, "step")
 	o.telemetryOptions.addFlags(fs)
 	o.metricsOptions.addFlags(fs)
 	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
@@ -105,10 +105,9 @@ func (o *TPCCRunOptions) validate() (experiment.TPCCConfig, error) {
 	if cfg.Repeat, cfg.BackToBack, err = o.repeatOptions.repetitions(); err != nil {
 		return cfg, err
 	}
-	if cfg.Noisy, err = o.noisyOptions.limits(); err != nil {
+	if cfg.Noisy, err = o.noisyOptions.noisy(); err != nil {
 		return cfg, err
 	}
-	cfg.DiscardNoisy = o.noisyOptions.Discard
 	if err := checkResultsDir(o.Results); err != nil {
 		return cfg, err
 	}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -562,11 +563,7 @@ func storedVUs(t *testing.T, dir, runID string) string {
 func TestTPCCRunNoisy(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	buildSchema(t, dsn, 1)
-	hog := exec.Command("sh", "-c", "while :; do :; done")
-	if err := hog.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = hog.Process.Kill(); _ = hog.Wait() }()
+	spinner(t)
 	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--repeat", "2", "--discard-noisy",
 		"--rampup", "1s", "--duration", "2s", "--results", t.TempDir())
 	if code != 0 {
@@ -591,5 +588,100 @@ func TestTPCCRunNoisy(t *testing.T) {
 	}
 	if d.Steps[0].Discarded != 0 {
 		t.Errorf("discarded %d of 2 noisy repetitions; want none, since nothing else measured the step", d.Steps[0].Discarded)
+	}
+}
+
+// spinner starts a process that spins on one core until the test ends:
+// another tenant's CPU. The tests run tierbench in this process, whose
+// descendants are tierbench's own workload, so the spinner is orphaned
+// at once (its shell exits), as another tenant's process is no child of
+// tierbench's.
+func spinner(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", "sh -c 'while :; do :; done' >/dev/null 2>&1 </dev/null & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("spinner pid %q: %v", out, err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+}
+
+// TestDiskAndBackupNoisy: disk points and backup phases measured beside a
+// spinning process are flagged noisy as TPC-C steps are, --discard-noisy
+// keeps them when every repetition was (nothing else measured them), the
+// text view says so under each, and --noisy-cpu 0 turns the check off.
+func TestDiskAndBackupNoisy(t *testing.T) {
+	requireFio(t)
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	spinner(t)
+	res := t.TempDir()
+	disk := []string{"disk", "run", "--target", t.TempDir(), "--bs", "4k", "--iodepth", "1", "--rw", "randread", "--jobs", "1",
+		"--duration", "2s", "--ramp", "0s", "--size", "16MiB", "--repeat", "2", "--interval", "250ms", "--results", res}
+	code, out, errOut := runTierbench(t, append(disk, "--json", "--discard-noisy")...)
+	if code != 0 {
+		t.Fatalf("disk run: exit %d: %s", code, errOut)
+	}
+	type rep struct {
+		Noisy string             `json:"noisy"`
+		Host  map[string]float64 `json:"host"`
+	}
+	var d struct {
+		Points []struct {
+			Discarded   int   `json:"discarded_noisy"`
+			Repetitions []rep `json:"repetitions"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Points) != 1 || len(d.Points[0].Repetitions) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for i, r := range d.Points[0].Repetitions {
+		if !strings.Contains(r.Noisy, "other processes") || r.Host["foreign_cpu_pct"] <= 10 {
+			t.Errorf("point repetition %d beside a spinning process: noisy %q, host %v", i+1, r.Noisy, r.Host)
+		}
+		// fio is tierbench's child: its CPU is the workload's.
+		if r.Host["workload_cpu_pct"] <= 0 {
+			t.Errorf("point repetition %d: workload CPU %v; want fio's", i+1, r.Host["workload_cpu_pct"])
+		}
+	}
+	if d.Points[0].Discarded != 0 {
+		t.Errorf("discarded %d of 2 noisy repetitions; want none, since nothing else measured the point", d.Points[0].Discarded)
+	}
+	code, out, errOut = runTierbench(t, disk...)
+	if code != 0 || strings.Count(out, "\n  noisy host: ") != 2 || strings.Count(out, "other processes") != 2 {
+		t.Errorf("disk run, text: exit %d, want a noisy line under each of 2 repetitions:\n%q\n%q", code, out, errOut)
+	}
+	code, out, errOut = runTierbench(t, append(disk, "--json", "--noisy-cpu", "0", "--noisy-steal", "0")...)
+	if code != 0 || strings.Contains(out, `"noisy"`) {
+		t.Errorf("disk run --noisy-cpu 0 --noisy-steal 0: exit %d, want no point noisy:\n%s%s", code, out, errOut)
+	}
+
+	base := pgtest.TempDir(t)
+	code, out, errOut = runTierbench(t, "backup", "run", "--json", "--dsn", dsn, "--target", filepath.Join(base, "backups"), "--logical",
+		"--cycles", "1", "--repeat", "2", "--sample-interval", "200ms", "--discard-noisy", "--results", res)
+	if code != 0 {
+		t.Fatalf("backup run: exit %d: %s", code, errOut)
+	}
+	var b struct {
+		Cycles []struct {
+			Backup, Restore *rep
+		} `json:"cycles"`
+		Discarded int `json:"discarded_noisy"`
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil || len(b.Cycles) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for i, c := range b.Cycles {
+		for name, p := range map[string]*rep{"backup": c.Backup, "restore": c.Restore} {
+			if p == nil || !strings.Contains(p.Noisy, "other processes") {
+				t.Errorf("cycle %d's %s beside a spinning process: %+v; want it noisy", i+1, name, p)
+			}
+		}
+	}
+	if b.Discarded != 0 {
+		t.Errorf("backup run discarded %d phases, all noisy; want none", b.Discarded)
 	}
 }

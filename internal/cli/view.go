@@ -172,10 +172,13 @@ func (v *view) Result(r experiment.Result) {
 	switch {
 	case r.TPCC != nil:
 		printStep(w, r.TPCC, v.engine)
+		printNoisy(w, r.TPCC.Noisy)
 	case r.Point != nil:
 		v.diskRow(*r.Point)
+		printNoisy(w, r.Point.Noisy)
 	case r.Phase != nil:
 		v.backupRow(r.Phase)
+		printNoisy(w, r.Phase.Noisy)
 	case r.Cycle != nil:
 		printCycle(w, r.Cycle, v.durability)
 	case r.Build != nil:
@@ -188,6 +191,14 @@ func (v *view) Result(r experiment.Result) {
 			fmt.Fprintf(w, "threshold %s\n", vd)
 		}
 		v.tableHead = false // a disk table goes on under its header again
+	}
+}
+
+// printNoisy says why the step, point or phase just printed was measured
+// on a noisy host, when it was.
+func printNoisy(w io.Writer, why string) {
+	if why != "" {
+		fmt.Fprintf(w, "  noisy host: %s\n", why)
 	}
 }
 

@@ -135,7 +135,7 @@ type StepResult struct {
 	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
 
 	// Noisy, when set, says why the step was measured on a noisy host
-	// (JudgeNoisy): steal time or other processes' CPU above the limits.
+	// (telemetry.Noisy): steal time or other processes' CPU above the limits.
 	Noisy string `json:"noisy,omitempty"`
 	// Discarded counts the noisy repetitions Group left out of the means
 	// (--discard-noisy); they stay in Repetitions.

@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
 // BackupConfig is a backup run: Cycles backups of the database at DSN into
@@ -62,8 +63,10 @@ type BackupResult struct {
 	Repeat int           `json:"repeat"`
 	Cycles []BackupCycle `json:"cycles"`
 	// Stats is each phase kind's figures over every cycle that finished
-	// (backup.Summarize).
-	Stats backup.Stats `json:"stats"`
+	// (backup.Summarize), less the noisy phases Discarded counts when the
+	// run discards them.
+	Stats     backup.Stats `json:"stats"`
+	Discarded int          `json:"discarded_noisy,omitempty"`
 }
 
 // BackupParams is what the store keeps of a backup run's parameters.
@@ -84,6 +87,9 @@ type BackupParams struct {
 	IONote     string `json:"io_note,omitempty"`
 	MemoryMax  int64  `json:"memory_max_bytes,omitempty"`
 	Placement
+	// How noisy phases were judged, and whether the run's figures left
+	// them out.
+	Noisy
 }
 
 // RunBackup times backup and restore cycles and records them. The result
@@ -99,6 +105,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	if err := repeat.Check(cfg.Repeat); err != nil {
 		return nil, Invalid(err)
 	}
+	cfg.Noisy = cfg.Noisy.resolved()
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -119,9 +126,12 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	if err != nil {
 		return nil, err
 	}
-	name, _ := all.NameOf(cfg.DSN) // Open took it
+	name, _ := all.NameOf(cfg.DSN)     // Open took it
+	if cfg.Telemetry.Workload == nil { // its restored copies' servers are the run's own
+		cfg.Telemetry.Workload = &telemetry.Workload{}
+	}
 	bo := backup.Options{DSN: cfg.DSN, Engine: name, DataDir: dataDir, Target: cfg.Target, Logical: cfg.Logical, Jobs: cfg.Jobs,
-		PgBin: cfg.PgBin, CgroupProcs: cfg.CgroupProcs}
+		PgBin: cfg.PgBin, CgroupProcs: cfg.CgroupProcs, Workload: cfg.Telemetry.Workload}
 	if dataDir == "" && !cfg.Logical {
 		return nil, invalidf("a physical backup and restore (%s) needs the source to be a %s server tierbench manages on this host: give its --datadir, or use --logical",
 			bo.Method(), all.Display(name))
@@ -142,7 +152,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	}()
 	params := &BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
 		DataDir: dataDir, Cycles: cfg.Cycles, Repeat: cfg.Repeat, Spacing: cfg.Spacing.String(), Method: bo.Method(), Verify: cfg.Verify, Keep: cfg.Keep,
-		IOGroup: cfg.IOGroup, IONote: cfg.IONote, MemoryMax: cfg.MemoryMax, Placement: cfg.Placement}
+		IOGroup: cfg.IOGroup, IONote: cfg.IONote, MemoryMax: cfg.MemoryMax, Placement: cfg.Placement, Noisy: cfg.Noisy}
 	if cfg.Logical {
 		params.Jobs = cfg.Jobs
 	}
@@ -162,7 +172,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 			}
 		}
 	}
-	out.Stats = backup.Summarize(phases)
+	out.Stats, out.Discarded = backup.Summarize(phases, c.cfg.Noisy.Discard)
 	switch {
 	case ctx.Err() != nil:
 		out.Status, runErr = results.StatusInterrupted, nil
@@ -308,6 +318,7 @@ func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
 	}
 	if a != nil {
 		m.Host, m.Device, m.Hosts = a.Host, a.Device, a.Hosts
+		m.Noisy = c.cfg.Noisy.judge(a)
 	}
 	if ph.Phase == backup.PhaseBackup {
 		cy.Backup = m

@@ -110,6 +110,9 @@ type DiskParams struct {
 	// Servers are the fio servers the points ran on at once ("": the
 	// controller's own fio on Target).
 	Servers []fio.Server `json:"fio_servers,omitempty"`
+	// How noisy points were judged, and whether the run's means left
+	// them out.
+	Noisy
 }
 
 // RunDisk runs the points with fio and records them. tierbench writes only
@@ -126,6 +129,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	if err := repeat.Check(cfg.Repeat); err != nil {
 		return nil, Invalid(err)
 	}
+	cfg.Noisy = cfg.Noisy.resolved()
 	runner, err := fio.Find(ctx, cfg.Fio)
 	if err != nil {
 		return nil, err
@@ -166,7 +170,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 		params: &DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement,
+			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
 			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
 		}}, obs)
 	if err != nil {
@@ -177,7 +181,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.Run(ctx, i, spec, set, work)
 	})
-	return finishDisk(ctx, rec, out, ran, j, runErr)
+	return finishDisk(ctx, rec, out, ran, cfg.Noisy.Discard, j, runErr)
 }
 
 // runPoints runs each point with run, as many times as the run repeats
@@ -203,6 +207,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 			if a := rec.tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
 				po.Host, po.Device = a.Host, a.Device
 				po.Hosts = withNodeStats(po.Hosts, a)
+				po.Noisy = cfg.Noisy.judge(a)
 			}
 			ran = append(ran, fio.Ran{Point: sl.Step, Result: po})
 			obs.Result(Result{Point: &po})
@@ -251,16 +256,16 @@ func withNodeStats(hosts []fio.HostPoint, a *telemetry.Aggregate) []fio.HostPoin
 }
 
 // finishDisk records a disk run's end: its points gathered, one per point
-// given (fio.Group), its status, the thresholds no point had a figure for,
+// given (fio.Group, leaving noisy repetitions out with discard), its status, the thresholds no point had a figure for,
 // the run's document.
-func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.Ran, j *judge, runErr error) (*DiskResult, error) {
+func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.Ran, discard bool, j *judge, runErr error) (*DiskResult, error) {
 	switch {
 	case ctx.Err() != nil:
 		out.Status = results.StatusInterrupted
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
-	out.Points = fio.Group(ran)
+	out.Points = fio.GroupDiscarding(ran, discard)
 	what := fmt.Sprintf("%d points", len(ran))
 	if out.Repeat > 1 {
 		what = fmt.Sprintf("%d runs of %d points", len(ran), len(out.Points))
@@ -372,7 +377,7 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 		params: &DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: "directory on each host", File: file, Size: set.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
-			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement,
+			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
 			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
 			Servers: cfg.Servers,
 		}}, obs)
@@ -384,5 +389,5 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
 	})
-	return finishDisk(ctx, rec, out, ran, j, runErr)
+	return finishDisk(ctx, rec, out, ran, cfg.Noisy.Discard, j, runErr)
 }

@@ -76,6 +76,11 @@ type Telemetry struct {
 	// sample (their CPU and devices, in each step's hosts); they need an
 	// Interval.
 	Nodes []telemetry.Node
+	// Workload holds the experiment's processes beside tierbench's own and
+	// the run's server (a scenario's other instances, restored copies),
+	// whose CPU is not other processes' (nil: none but a backup run's
+	// restored copies, which it adds itself).
+	Workload *telemetry.Workload
 }
 
 // DefaultTelemetry is what the command line samples unless told otherwise.
@@ -91,6 +96,36 @@ type Record struct {
 	// counted in these buckets (ascending upper bounds): what a live
 	// metrics exporter needs. Nil costs the workload nothing.
 	LatencyBuckets []time.Duration
+	// Noisy is how the run judges repetitions measured on a noisy host.
+	Noisy Noisy
+}
+
+// Noisy is how a run judges its TPC-C steps, disk points or backup phases
+// measured on a noisy host (telemetry.Noisy), as its parameters store it.
+type Noisy struct {
+	// Limits: zero is telemetry.DefaultNoisy; a negative limit leaves its
+	// check out.
+	Limits telemetry.NoisyLimits `json:"noisy_limits"`
+	// Discard leaves noisy repetitions out of the means and intervals
+	// (they stay stored and listed).
+	Discard bool `json:"discard_noisy,omitempty"`
+}
+
+// resolved is n with the default limits in place of zero ones.
+func (n Noisy) resolved() Noisy {
+	if n.Limits == (telemetry.NoisyLimits{}) {
+		n.Limits = telemetry.DefaultNoisy
+	}
+	return n
+}
+
+// judge says why a repetition whose telemetry is a was noisy ("" when it
+// was not, or without telemetry).
+func (n Noisy) judge(a *telemetry.Aggregate) string {
+	if a == nil {
+		return ""
+	}
+	return telemetry.Noisy(*a, n.resolved().Limits)
 }
 
 // Placement is what a run's stored parameters say of the scenario it runs

@@ -68,7 +68,7 @@ func start(ctx context.Context, b begin, obs Observer) (*recording, error) {
 		store.Close()
 		return nil, err
 	}
-	target, pid := localTarget(ctx, b.target, b.db, b.dsn)
+	target, pid, unseen := localTarget(ctx, b.target, b.db, b.dsn)
 	env, notes := inventory.Collect(ctx, inventory.Options{Target: target, DB: b.db, Engine: b.engineName,
 		TierbenchVersion: version.Version, FioVersion: b.fioVersion})
 	for _, n := range notes {
@@ -78,7 +78,7 @@ func start(ctx context.Context, b begin, obs Observer) (*recording, error) {
 		return fail(fmt.Errorf("recording the run's environment: %w", err))
 	}
 	r.series = store.NewSeriesWriter(run.ID, time.Second)
-	if r.tele, err = startTelemetry(ctx, b.Telemetry, target, pid, b.db, r.series, obs); err != nil {
+	if r.tele, err = startTelemetry(ctx, b.Telemetry, target, pid, unseen, b.db, r.series, obs); err != nil {
 		_ = r.series.Close(context.WithoutCancel(ctx))
 		return fail(err)
 	}
@@ -144,16 +144,18 @@ type telemetryRun struct {
 
 // startTelemetry starts sampling for a run (nil when the interval is 0).
 // target is the path whose devices to sample ("" for none), pid the local
-// server's main process (0: none), db the database whose internals to
+// server's main process (0: none; unseen: it runs here but cannot be
+// seen), db the database whose internals to
 // sample (nil for none). What cannot be sampled is a note; the run goes on.
-func startTelemetry(ctx context.Context, t Telemetry, target string, pid int, db engine.DB,
+func startTelemetry(ctx context.Context, t Telemetry, target string, pid int, unseen bool, db engine.DB,
 	series *results.SeriesWriter, obs Observer) (*telemetryRun, error) {
 	if t.Interval == 0 {
 		return nil, nil
 	}
 	tr := &telemetryRun{}
 	cfg := telemetry.Config{
-		Interval: t.Interval, Target: target, ServerPID: pid, BlockTrace: t.BlockTrace, Nodes: t.Nodes,
+		Interval: t.Interval, Target: target, ServerPID: pid, ServerUnseen: unseen, Workload: t.Workload,
+		BlockTrace: t.BlockTrace, Nodes: t.Nodes,
 		Warn: func(msg string) { obs.Note("telemetry: " + msg) },
 	}
 	if sr, ok := db.(engine.StatsReader); ok {
@@ -240,23 +242,27 @@ func (t *telemetryRun) stop() {
 
 // localTarget returns the path a run's telemetry and inventory look at:
 // target when given, else the data directory of the database server when
-// it runs on this host; and the server's main process when it does (0
-// otherwise).
-func localTarget(ctx context.Context, target string, db engine.DB, dsn string) (string, int) {
+// it runs on this host; the server's main process when it does (0
+// otherwise); and whether it runs here unseen (its process not known), when
+// its CPU cannot be told from other processes'.
+func localTarget(ctx context.Context, target string, db engine.DB, dsn string) (string, int, bool) {
+	if db == nil || !onThisHost(ctx, dsn) {
+		return target, 0, false
+	}
 	sr, ok := db.(engine.StatsReader)
-	if !ok || !onThisHost(ctx, dsn) {
-		return target, 0
+	if !ok {
+		return target, 0, true
 	}
 	dataDir, pid, err := sr.ServerInfo(ctx)
-	if err != nil {
-		return target, 0
+	if err != nil || pid <= 0 {
+		return target, 0, true
 	}
-	if target == "" && pid > 0 && dataDir != "" {
+	if target == "" && dataDir != "" {
 		if _, err := os.Stat(dataDir); err == nil {
 			target = dataDir
 		}
 	}
-	return target, pid
+	return target, pid, false
 }
 
 // SleepUntil waits for t or ctx, whichever comes first.

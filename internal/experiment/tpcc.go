@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"time"
 
@@ -31,14 +30,8 @@ type TPCCConfig struct {
 	Duration time.Duration
 	// Repeat runs each VU count that many times (0 means 1), interleaved
 	// with the others unless BackToBack.
-	Repeat     int
-	BackToBack bool
-	// Noisy are the limits of steal time and other processes' CPU above
-	// which a step is flagged noisy (zero: driver.DefaultNoisy; a negative
-	// limit leaves its check out); DiscardNoisy leaves noisy repetitions
-	// out of the means.
-	Noisy          driver.NoisyLimits
-	DiscardNoisy   bool
+	Repeat         int
+	BackToBack     bool
 	Mode           string   // engine.ModeRoutines (""), or engine.ModeStatements
 	Mix            tpcc.Mix // zero: the spec's deck (tpcc.DefaultMix)
 	AllWarehouses  bool
@@ -83,16 +76,15 @@ type TPCCParams struct {
 	Duration   string `json:"duration"`
 	Repeat     int    `json:"repeat"`
 	BackToBack bool   `json:"back_to_back,omitempty"`
-	// Noisy and DiscardNoisy: how noisy steps were judged, and whether the
-	// run's means left them out.
-	Noisy          driver.NoisyLimits `json:"noisy_limits"`
-	DiscardNoisy   bool               `json:"discard_noisy,omitempty"`
-	Mode           string             `json:"mode"`
-	Mix            string             `json:"mix"`
-	AllWarehouses  bool               `json:"all_warehouses"`
-	KeyingThinking bool               `json:"keying_thinking"`
-	Retry          int                `json:"retry"`
-	Seed           uint64             `json:"seed"`
+	// How noisy steps were judged, and whether the run's means left them
+	// out.
+	Noisy
+	Mode           string `json:"mode"`
+	Mix            string `json:"mix"`
+	AllWarehouses  bool   `json:"all_warehouses"`
+	KeyingThinking bool   `json:"keying_thinking"`
+	Retry          int    `json:"retry"`
+	Seed           uint64 `json:"seed"`
 	Placement
 }
 
@@ -116,9 +108,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	if err := repeat.Check(cfg.Repeat); err != nil {
 		return nil, Invalid(err)
 	}
-	if cfg.Noisy == (driver.NoisyLimits{}) {
-		cfg.Noisy = driver.DefaultNoisy
-	}
+	cfg.Noisy = cfg.Noisy.resolved()
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -137,7 +127,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		params: &TPCCParams{
 			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
 			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
-			Noisy: cfg.Noisy, DiscardNoisy: cfg.DiscardNoisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
+			Noisy: cfg.Noisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
 			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
 			Placement: cfg.Placement,
 		}}, obs)
@@ -166,7 +156,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	dc.OnStep = func(s *driver.StepResult) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
-			driver.JudgeNoisy(s, runtime.NumCPU(), cfg.Noisy)
+			s.Noisy = cfg.Noisy.judge(a)
 		}
 		obs.Result(Result{TPCC: s})
 		j.step(s.Index, repName(s), s)
@@ -179,7 +169,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	steps, runErr := driver.Run(ctx, dc)
 	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true,
-		Repeat: cfg.Repeat, Steps: driver.GroupDiscarding(steps, cfg.VUs, cfg.DiscardNoisy)}
+		Repeat: cfg.Repeat, Steps: driver.GroupDiscarding(steps, cfg.VUs, cfg.Noisy.Discard)}
 	if out.Steps == nil {
 		out.Steps = []*driver.StepResult{}
 	}

@@ -52,29 +52,54 @@ type PooledDir struct {
 // its tail rests on fewer I/Os: it stays in Repetitions, but counts in the
 // figures only when no repetition of its point ran whole.
 func Group(ran []Ran) []PointResult {
+	return GroupDiscarding(ran, false)
+}
+
+// GroupDiscarding is Group, leaving the noisy repetitions (Noisy set) out
+// of a point's figures when discard is set: they stay in Repetitions, and
+// Discarded counts them. A point whose every repetition was noisy keeps
+// them all, since nothing else measured it.
+func GroupDiscarding(ran []Ran, discard bool) []PointResult {
 	by := map[int][]PointResult{}
 	for _, r := range ran {
 		by[r.Point] = append(by[r.Point], r.Result)
 	}
 	out := []PointResult{}
 	for _, i := range slices.Sorted(maps.Keys(by)) {
-		out = append(out, aggregate(by[i]))
+		out = append(out, aggregate(by[i], discard))
 	}
 	return out
 }
 
-// Counted are the repetitions a point's means are over: those that ran
-// whole, or all of them when none did.
-func Counted(reps []PointResult) []PointResult {
-	whole := slices.DeleteFunc(slices.Clone(reps), func(p PointResult) bool { return p.Interrupted })
-	if len(whole) == 0 {
-		return reps
+// Counted are the repetitions a point of Group's means are over (those
+// that ran whole, less the noisy ones it discarded), or the point itself
+// when it ran once.
+func (p *PointResult) Counted() []PointResult {
+	if len(p.Repetitions) == 0 {
+		return []PointResult{*p}
 	}
-	return whole
+	return counted(p.Repetitions, p.Discarded > 0)
 }
 
-func aggregate(reps []PointResult) PointResult {
-	whole := Counted(reps)
+// counted are the repetitions a point's means are over: those that ran
+// whole (all of them when none did), and of those with discard the ones
+// not noisy (all of them when every one was).
+func counted(reps []PointResult, discard bool) []PointResult {
+	keep := func(all []PointResult, drop func(p PointResult) bool) []PointResult {
+		if kept := slices.DeleteFunc(slices.Clone(all), drop); len(kept) > 0 {
+			return kept
+		}
+		return all
+	}
+	whole := keep(reps, func(p PointResult) bool { return p.Interrupted })
+	if !discard {
+		return whole
+	}
+	return keep(whole, func(p PointResult) bool { return p.Noisy != "" })
+}
+
+func aggregate(reps []PointResult, discard bool) PointResult {
+	whole := counted(reps, discard)
 	rows := make([]map[string]float64, len(whole))
 	for i := range whole {
 		rows[i] = figures(&whole[i])
@@ -92,7 +117,7 @@ func aggregate(reps []PointResult) PointResult {
 		UsrCPUPct: mean("usr_cpu_pct"), SysCPUPct: mean("sys_cpu_pct"), Seconds: mean("seconds"),
 		SteadyState: steadyOver(whole), Interrupted: whole[0].Interrupted,
 		Host: stats.Means(st, "host."), Device: stats.Means(st, "device."), Hosts: meanHosts(st, whole),
-		Stats: st, Pooled: &Pooled{}, Repetitions: reps}
+		Stats: st, Pooled: &Pooled{}, Repetitions: reps, Discarded: len(counted(reps, false)) - len(whole)}
 	g.Read, g.Pooled.Read = meanDir(st, "read.", whole, func(p *PointResult) *DirStats { return p.Read })
 	g.Write, g.Pooled.Write = meanDir(st, "write.", whole, func(p *PointResult) *DirStats { return p.Write })
 	if g.Pooled.Read == nil && g.Pooled.Write == nil {

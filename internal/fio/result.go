@@ -27,6 +27,12 @@ type PointResult struct {
 	Seconds     float64      `json:"seconds"`
 	SteadyState *SteadyState `json:"steady_state,omitempty"`
 	Interrupted bool         `json:"interrupted,omitempty"`
+	// Noisy, when set, says why the point was measured on a noisy host
+	// (telemetry.Noisy): steal time or other processes' CPU above the
+	// limits. Discarded counts the noisy repetitions Group left out of the
+	// means (--discard-noisy); they stay in Repetitions.
+	Noisy     string `json:"noisy,omitempty"`
+	Discarded int    `json:"discarded_noisy,omitempty"`
 	// Host and Device are the telemetry of the point's measured interval.
 	Host   map[string]float64 `json:"host,omitempty"`
 	Device map[string]float64 `json:"device,omitempty"`

@@ -3,6 +3,8 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 )
 
@@ -103,7 +106,7 @@ func TestNoisyRepetitions(t *testing.T) {
 		s := driver.StepResult{Index: i, VUs: 2, Repetition: i + 1, NOPM: nopm, TPM: 2 * nopm, MeasureStart: t0, MeasureEnd: t0.Add(10 * time.Second),
 			Host: map[string]float64{"cpu_steal_pct": 0, "foreign_cpu_pct": 3}}
 		if i == 1 {
-			s.Noisy, s.Host["foreign_cpu_pct"] = "other processes 48.0% of all cores > 10%", 48
+			s.Noisy, s.Host["foreign_cpu_pct"], s.Host["kernel_cpu_pct"] = "other processes 48.0% of all cores > 10%", 48, 6
 		}
 		doc, err := json.Marshal(s)
 		must(t, err)
@@ -124,7 +127,7 @@ func TestNoisyRepetitions(t *testing.T) {
 		}
 		_, tables := contents(section(d, "tpcc"))
 		noisy := tables["tpcc-noisy"]
-		want := [][]string{{"db", "2", "2", "other processes 48.0% of all cores > 10%", "0.0 %", "48.0 %", tc.in}}
+		want := [][]string{{"db", "2", "2", "other processes 48.0% of all cores > 10%", "0.0 %", "48.0 %", "6.0 %", tc.in}}
 		if noisy == nil || !reflect.DeepEqual(noisy.Rows, want) {
 			t.Errorf("discard %v: noisy table %+v; want rows %q", tc.discard, noisy, want)
 		}
@@ -151,5 +154,88 @@ func TestPoolBackups(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cycles, []int{1, 2, 3}) || got[0].Backup[2].Seconds != 3 || len(got[1].Backup) != 1 {
 		t.Errorf("pooled fast-3 cycles %v (%+v), slow-3 %d", cycles, got[0].Backup, len(got[1].Backup))
+	}
+}
+
+// Disk points and backup phases flagged noisy are listed in their own
+// sections' tables; with DiscardNoisy a noisy point repetition leaves the
+// point's mean, and a noisy backup leaves the backups' mean duration that
+// a comparison with another run uses.
+func TestNoisyPointsAndPhases(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	dr, err := f.store.CreateRun(ctx, "disk", "", map[string]any{"label": "disk"})
+	must(t, err)
+	for i, iops := range []float64{1000, 100, 1200} {
+		p := fio.StoredPoint{PointResult: fio.PointResult{Name: "4k-randread-qd1x1", BS: "4k", BSBytes: 4096, RW: "randread", IODepth: 1, Jobs: 1,
+			Repetition: i + 1, Read: &fio.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 1, P99Ms: 2},
+			Host: map[string]float64{"cpu_steal_pct": 0, "foreign_cpu_pct": 2, "kernel_cpu_pct": 1}}}
+		if i == 1 {
+			p.Noisy, p.Host["foreign_cpu_pct"] = "other processes 40.0% of all cores > 10%", 40
+		}
+		doc, err := json.Marshal(p)
+		must(t, err)
+		must(t, f.store.AddStep(ctx, results.Step{RunID: dr.ID, Index: i, Name: p.Name, StartedAt: t0, MeasureStart: t0,
+			MeasureEnd: t0.Add(10 * time.Second), Metrics: doc}))
+	}
+	must(t, f.store.FinishRun(ctx, dr.ID, results.StatusComplete, nil))
+	var backups []string
+	for _, run := range []struct {
+		label string
+		secs  []float64 // backup seconds per cycle; the second cycle's backup of "noisy" is noisy
+	}{{"quiet", []float64{10, 10, 10}}, {"noisy", []float64{10, 30, 10}}} {
+		r, err := f.store.CreateRun(ctx, "backup", "", map[string]any{"label": run.label})
+		must(t, err)
+		for i, secs := range run.secs {
+			for j, phase := range []string{"backup", "restore"} {
+				ph := backup.PhaseResult{Phase: backup.Phase{Cycle: i + 1, Phase: phase, Method: "pg_basebackup", Seconds: secs, Bytes: 1e9, MBps: 1e9 / 1e6 / secs,
+					Started: t0, Ended: t0.Add(time.Duration(secs) * time.Second)}, Host: map[string]float64{"foreign_cpu_pct": 1}}
+				if run.label == "noisy" && i == 1 && phase == "backup" {
+					ph.Noisy, ph.Host["foreign_cpu_pct"] = "other processes 55.0% of all cores > 10%", 55
+				}
+				doc, err := json.Marshal(ph)
+				must(t, err)
+				must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: 2*i + j, Name: fmt.Sprintf("%s %d", phase, i+1), StartedAt: t0,
+					MeasureStart: ph.Started, MeasureEnd: ph.Ended, Metrics: doc}))
+			}
+		}
+		must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
+		backups = append(backups, r.ID)
+	}
+	for _, tc := range []struct {
+		discard  bool
+		iops     float64
+		in       string
+		backupIn string
+		said     string
+	}{
+		{false, 766.67, "yes", "yes", "noisy against quiet, means over cycles: backups took 1.67x as long"},
+		{true, 1100, "no (discarded)", "no (discarded)", "noisy against quiet, means over cycles: backups took 1.00x as long"},
+	} {
+		d, runs, err := Build(ctx, f.store, Options{Runs: []string{dr.ID}, DiscardNoisy: tc.discard})
+		must(t, err)
+		if got := runs[0].Disk[0].Read.IOPS; math.Abs(got-tc.iops) > 0.01 {
+			t.Errorf("discard %v: point IOPS %.2f; want %.2f", tc.discard, got, tc.iops)
+		}
+		_, tables := contents(section(d, "storage"))
+		want := [][]string{{"disk", "4k-randread-qd1x1", "2", "other processes 40.0% of all cores > 10%", "0.0 %", "40.0 %", "1.0 %", tc.in}}
+		if got := tables["storage-noisy"]; got == nil || !reflect.DeepEqual(got.Rows, want) {
+			t.Errorf("discard %v: storage noisy table %+v; want rows %q", tc.discard, got, want)
+		}
+		d, _, err = Build(ctx, f.store, Options{Runs: backups, DiscardNoisy: tc.discard})
+		must(t, err)
+		texts, tables := contents(section(d, "backup"))
+		want = [][]string{{"noisy", "backup", "2", "other processes 55.0% of all cores > 10%", "–", "55.0 %", "–", tc.backupIn}}
+		if got := tables["backup-noisy"]; got == nil || !reflect.DeepEqual(got.Rows, want) {
+			t.Errorf("discard %v: backup noisy table %+v; want rows %q", tc.discard, got, want)
+		}
+		found := false
+		for _, s := range texts {
+			found = found || strings.Contains(s, tc.said)
+		}
+		if !found {
+			t.Errorf("discard %v: no finding %q in %q", tc.discard, tc.said, texts)
+		}
 	}
 }

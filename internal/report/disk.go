@@ -43,6 +43,10 @@ func diskSection(runs []*runData) *Section {
 	s.figure(pointBars(runs, names, "storage-mbps", "Throughput per point", "MB/s", "mbps"))
 	s.figure(pointBars(runs, names, "storage-p99", "99th-percentile latency per point (the worse direction)", "latency (ms)", "p99_ms"))
 	s.table(diskTable(runs))
+	if t := noisyPoints(runs); t != nil {
+		s.text(noisyText)
+		s.table(t)
+	}
 	if len(runs) > 1 {
 		s.table(diskRatios(runs, names))
 	}
@@ -321,7 +325,7 @@ func repeatedPoints(runs []*runData) bool {
 
 // counted are the repetitions the point's means are over: those that ran
 // whole, or all when none did (as fio.Group counts them).
-func (d diskStep) counted() []fio.PointResult { return fio.Counted(d.Repetitions) }
+func (d diskStep) counted() []fio.PointResult { return d.PointResult.Counted() }
 
 // repetitions is how many repetitions the point's figures are the means
 // of (1 for a point measured once).

@@ -68,6 +68,10 @@ func backupSection(runs []*runData) *Section {
 		}
 	}
 	s.table(t)
+	if t := noisyPhases(group); t != nil {
+		s.text(noisyText)
+		s.table(t)
+	}
 	s.Blocks = append(s.Blocks, backupComparison(poolBackups(group))...)
 	return s
 }
@@ -130,7 +134,7 @@ func backupComparison(group []*runData) []Block {
 // ("backup" or "restore"), one per cycle.
 func phaseSeconds(rd *runData, phase string) []float64 {
 	var xs []float64
-	for _, b := range rd.Backup {
+	for _, b := range backupCounted(rd) {
 		if b.Phase.Phase == phase && b.Seconds > 0 {
 			xs = append(xs, b.Seconds)
 		}

@@ -256,7 +256,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	}
 	// One point per name: a repeated run's repetitions become their means,
 	// with Stats and the repetitions kept (fio.Group).
-	rd.Disk = groupPoints(points)
+	rd.Disk = groupPoints(points, rd.discardNoisy)
 	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
 		return err
 	}
@@ -297,8 +297,9 @@ func firstSeen(steps []*driver.StepResult) []int {
 // documents have no histograms (the store keeps them apart), so a
 // repeated point has no pooled percentiles: its percentiles are the means
 // of its repetitions'. A run that does not repeat its points is read as
-// stored.
-func groupPoints(points []diskStep) []diskStep {
+// stored. discard leaves noisy repetitions out of the means
+// (fio.GroupDiscarding).
+func groupPoints(points []diskStep, discard bool) []diskStep {
 	if !slices.ContainsFunc(points, func(p diskStep) bool { return p.Repetition > 0 }) {
 		for i := range points {
 			points[i].Indexes = []int{points[i].Index}
@@ -320,7 +321,7 @@ func groupPoints(points []diskStep) []diskStep {
 		indexes[p.Name] = append(indexes[p.Name], p.Index)
 	}
 	var out []diskStep
-	for _, g := range fio.Group(ran) {
+	for _, g := range fio.GroupDiscarding(ran, discard) {
 		ix := indexes[g.Name]
 		out = append(out, diskStep{StoredPoint: fio.StoredPoint{PointResult: g, JobFile: jobFile[g.Name]}, Index: ix[0], Indexes: ix})
 	}

@@ -122,9 +122,7 @@ func tpccSection(runs []*runData) *Section {
 		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}, results.AllSteps))
 	s.table(tpccStepsTable(runs))
 	if t := noisyTable(runs); t != nil {
-		s.text("Steps measured while the hypervisor stole CPU time or other processes (neither the database server nor tierbench) used the host's cores " +
-			"beyond the run's limits are flagged noisy: their figures say as much about the neighbours as about the storage. " +
-			"A run with --discard-noisy (or a report with it) leaves them out of the means and intervals.")
+		s.text(noisyText)
 		s.table(t)
 	}
 	s.figure(txnPercentileFigure(runs))
@@ -237,41 +235,6 @@ func tpccStepsTable(runs []*runData) *Table {
 				num(deviceAwait(x.Device)), num(get(x.Device, "p99_ms")), num(get(x.DB, "read_latency_ms")), num(get(x.DB, "wal_sync_latency_ms")),
 				pct(get(x.DB, "cache_hit_pct"))})
 		}
-	}
-	return t
-}
-
-// noisyTable lists the steps (or repetitions) flagged noisy, nil when none
-// was.
-func noisyTable(runs []*runData) *Table {
-	t := &Table{ID: "tpcc-noisy", Caption: "Noisy steps: measured beside steal time or other processes' CPU",
-		Header:  []string{"run", "VUs", "repetition", "why", "steal % of cores", "other processes % of cores", "in the means"},
-		Numeric: []bool{false, true, true, false, true, true, false}}
-	for _, rd := range runs {
-		for _, x := range rd.TPCC {
-			reps := x.Repetitions
-			if len(reps) == 0 {
-				reps = []*driver.StepResult{&x.StepResult}
-			}
-			for _, r := range reps {
-				if r.Noisy == "" {
-					continue
-				}
-				in := "yes"
-				if rd.discardNoisy && x.Discarded > 0 {
-					in = "no (discarded)"
-				}
-				rep := "–"
-				if r.Repetition > 0 {
-					rep = strconv.Itoa(r.Repetition)
-				}
-				t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(r.VUs), rep, r.Noisy, pct(get(r.Host, "cpu_steal_pct")),
-					pct(get(r.Host, "foreign_cpu_pct")), in})
-			}
-		}
-	}
-	if len(t.Rows) == 0 {
-		return nil
 	}
 	return t
 }

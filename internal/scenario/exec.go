@@ -90,6 +90,9 @@ type Options struct {
 	Background func() experiment.Observer
 	// LatencyBuckets go into every run's experiment.Record.
 	LatencyBuckets []time.Duration
+	// Noisy is how every run judges repetitions measured on a noisy host
+	// (zero: the default limits, nothing discarded).
+	Noisy experiment.Noisy
 }
 
 // Execute runs a scenario with tierbench's experiments, in-process: its
@@ -102,7 +105,7 @@ func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer,
 		obs: obs, opts: opts, sc: sc, results: resultsDir,
 		group:   sc.Name + "-" + time.Now().UTC().Format("20060102-150405"),
 		targets: map[string]*execTarget{}, instances: map[string]*instance{}, lastRun: map[string]string{},
-		offsets: map[string]time.Duration{},
+		offsets: map[string]time.Duration{}, workload: &telemetry.Workload{},
 	}
 	scale := sc.Scale
 	if scale == "" {
@@ -136,6 +139,10 @@ type executor struct {
 	breached     []*experiment.Breached // runs that breached their thresholds
 	offsetMu     sync.Mutex
 	offsets      map[string]time.Duration // host -> its clock minus the controller's
+	// workload holds the main processes of the servers the scenario runs
+	// on this host: every run's telemetry counts their CPU as the
+	// experiment's, so side-by-side instances are not each other's noise.
+	workload *telemetry.Workload
 }
 
 // gate lets the scenario go on past a run that breached its thresholds,
@@ -254,6 +261,7 @@ type instance struct {
 	dsn     string
 	started bool
 	limits  *cgroup.Applied // what its start applied, for the runs' parameters
+	pid     int             // its server's main process, on this host (0: none known)
 }
 
 var _ Executor = (*executor)(nil)
@@ -335,7 +343,8 @@ func (e *executor) start(ctx context.Context, in *instance, newPort bool) error 
 	if err != nil {
 		return fmt.Errorf("server %s: %w", in.name, experiment.ServerError(err))
 	}
-	in.dsn, in.started = info.DSN, true
+	in.dsn, in.started, in.pid = info.DSN, true, info.PID
+	e.workload.Add(in.pid)
 	e.note("server %s: %s %s on 127.0.0.1:%d, data in %s", in.name, info.Engine, info.Version, info.Port, info.DataDir)
 	io, wantIO := in.target.throttle()
 	if in.server.Memory > 0 || wantIO {
@@ -410,8 +419,9 @@ func (e *executor) record(p experiment.Placement) experiment.Record {
 			tele.Nodes = append(tele.Nodes, telemetry.Node{Name: h.Name, URL: h.NodeExporter})
 		}
 	}
+	tele.Workload = e.workload
 	return experiment.Record{Results: e.results, Group: e.group, Placement: p, Telemetry: tele,
-		LatencyBuckets: e.opts.LatencyBuckets}
+		LatencyBuckets: e.opts.LatencyBuckets, Noisy: e.opts.Noisy}
 }
 
 func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
@@ -627,8 +637,14 @@ func (e *executor) stopServer(ctx context.Context, in *instance) error {
 	if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
 		return err
 	}
-	in.started = false
+	e.stopped(in)
 	return nil
+}
+
+// stopped marks a local instance stopped.
+func (e *executor) stopped(in *instance) {
+	e.workload.Remove(in.pid)
+	in.started, in.pid = false, 0
 }
 
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
@@ -959,7 +975,7 @@ func (e *executor) stopInstance(ctx context.Context, in *instance) error {
 		if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", in.name, err))
 		} else {
-			in.started = false
+			e.stopped(in)
 		}
 	}
 	if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {

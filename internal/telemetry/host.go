@@ -160,6 +160,7 @@ type treeCPU struct {
 	root string
 	buf  []byte
 	tree []int
+	last map[int]uint64 // each process's utime+stime at the last ticksSince
 }
 
 func (r *treeCPU) read(pid int) (user, system float64, err error) {

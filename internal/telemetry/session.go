@@ -3,7 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
-	"math"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -16,13 +16,21 @@ import (
 
 // Config says what a Session samples.
 type Config struct {
-	Interval   time.Duration      // 0: 1 s
-	ProcRoot   string             // "": /proc
-	SysRoot    string             // "": /sys
-	Target     string             // a path whose devices are sampled; "": none
-	DB         engine.StatsReader // nil: no database internals
-	ServerPID  int                // the database server's main process, whose tree's CPU is sampled; 0: none
-	BlockTrace bool               // try device latency percentiles from block tracepoints
+	Interval  time.Duration      // 0: 1 s
+	ProcRoot  string             // "": /proc
+	SysRoot   string             // "": /sys
+	Target    string             // a path whose devices are sampled; "": none
+	DB        engine.StatsReader // nil: no database internals
+	ServerPID int                // the database server's main process, whose tree's CPU is sampled; 0: none
+	// ServerUnseen says the database server runs on this host but its
+	// processes cannot be told (ServerPID 0): its CPU would read as other
+	// processes', so Sample.Shares is left out.
+	ServerUnseen bool
+	// SelfPID is tierbench's own process, whose tree is the workload's
+	// (0: this process). Workload adds the experiment's other processes.
+	SelfPID    int
+	Workload   *Workload
+	BlockTrace bool // try device latency percentiles from block tracepoints
 	// Nodes are hosts whose Prometheus node_exporter is scraped at each
 	// sample, all at once, each within min(Interval, 2 s) x 0.9. One that
 	// does not answer is a gap in its figures (and a Warn, with the time,
@@ -44,12 +52,16 @@ type Sample struct {
 	// ServerCPUPct is the CPU the database server's process tree used, in
 	// percent of one core (-1 when not sampled).
 	ServerCPUPct float64
-	Devices      []DeviceRates // every device of the target's chain
-	Total        *DeviceRates  // the sum over the chain's leaves; nil without a target
-	Hosts        []HostSample  // one per Config.Nodes, in its order (Up false: no figures)
-	Latency      *Latency      // device latency percentiles; nil without the block tracer
-	latencyHist  []bar         // the interval's latency histogram, for merging over steps
-	DB           map[string]float64
+	// Shares split the host's busy CPU between the workload, the kernel and
+	// other processes (nil when not known: the first sample of a server,
+	// or a server on this host whose processes cannot be seen).
+	Shares      *Shares
+	Devices     []DeviceRates // every device of the target's chain
+	Total       *DeviceRates  // the sum over the chain's leaves; nil without a target
+	Hosts       []HostSample  // one per Config.Nodes, in its order (Up false: no figures)
+	Latency     *Latency      // device latency percentiles; nil without the block tracer
+	latencyHist []bar         // the interval's latency histogram, for merging over steps
+	DB          map[string]float64
 }
 
 // bar is one non-empty bucket of a latency histogram (µs).
@@ -65,7 +77,9 @@ type Session struct {
 	host    *HostReader
 	disks   *DiskReader
 	tracer  *BlockTracer
-	srvCPU  *treeCPU        // the server's process tree, when cfg.ServerPID is set
+	work    *treeCPU        // the server's, tierbench's and the Workload's process trees
+	kern    *treeCPU        // the kernel's threads
+	kthread int             // kthreadd's pid (0: not visible here)
 	nodes   []*nodeState    // the node_exporters, in Config.Nodes' order
 	leaves  map[string]bool // the chain's whole disks, which the total sums
 	warned  map[string]bool
@@ -91,7 +105,14 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.SysRoot == "" {
 		cfg.SysRoot = "/sys"
 	}
-	s := &Session{cfg: cfg, warned: map[string]bool{}, done: make(chan struct{}), srvCPU: &treeCPU{root: cfg.ProcRoot}}
+	if cfg.SelfPID == 0 {
+		cfg.SelfPID = os.Getpid()
+	}
+	s := &Session{cfg: cfg, warned: map[string]bool{}, done: make(chan struct{}),
+		work: &treeCPU{root: cfg.ProcRoot}, kern: &treeCPU{root: cfg.ProcRoot}, kthread: kthreadd(cfg.ProcRoot)}
+	if s.kthread == 0 {
+		s.warn("kernel threads are not visible in " + cfg.ProcRoot + ": their CPU counts as other processes'")
+	}
 	if err := CheckNodes(cfg.Nodes); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
@@ -194,13 +215,11 @@ func (s *Session) Samples(from, to time.Time) []Sample {
 
 // prev is the previous interval's cumulative readings.
 type prev struct {
-	at        time.Time
-	cpu       CPUCounters
-	disks     DiskCounters
-	hasDisks  bool
-	srvCPU    float64
-	hasSrvCPU bool
-	db        map[string]float64
+	at       time.Time
+	cpu      CPUCounters
+	disks    DiskCounters
+	hasDisks bool
+	db       map[string]float64
 }
 
 func (s *Session) loop(ctx context.Context) {
@@ -239,8 +258,34 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 	// delays the sample by at most their timeout.
 	scrapes := s.scrapeNodes(ctx)
 	secs := x.Interval.Seconds()
+	// The processes first, then /proc/stat: the ticks they find fall
+	// within the interval /proc/stat then closes.
+	roots := append([]int{s.cfg.ServerPID, s.cfg.SelfPID}, s.cfg.Workload.PIDs()...)
+	work, found := s.work.ticksSince(roots)
+	var kern []uint64
+	if s.kthread > 0 {
+		kern, _ = s.kern.ticksSince([]int{s.kthread})
+	}
+	if s.cfg.ServerPID > 0 {
+		if !found[0] {
+			s.warn(fmt.Sprintf("no server CPU telemetry: PID %d not found under %s", s.cfg.ServerPID, s.cfg.ProcRoot))
+		} else if !first {
+			x.ServerCPUPct = float64(work[0]) / procUserHZ / secs * 100
+		}
+	}
 	if cpu, err := s.host.CPU(); err == nil {
 		x.CPU = CPURates(p.cpu, cpu)
+		if !first && !s.cfg.ServerUnseen && (s.cfg.ServerPID <= 0 || found[0]) {
+			var w, k uint64
+			for _, t := range work {
+				w += t
+			}
+			for _, t := range kern {
+				k += t
+			}
+			sh := shares(p.cpu, cpu, w, k)
+			x.Shares = &sh
+		}
 		p.cpu = cpu
 	} else {
 		s.warn(fmt.Sprintf("no CPU telemetry: %v", err))
@@ -249,19 +294,6 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 		x.Memory = mem
 	} else {
 		s.warn(fmt.Sprintf("no memory telemetry: %v", err))
-	}
-	if s.cfg.ServerPID > 0 {
-		u, sys, err := s.srvCPU.read(s.cfg.ServerPID)
-		switch {
-		case err != nil:
-			s.warn(fmt.Sprintf("no server CPU telemetry for PID %d: %v", s.cfg.ServerPID, err))
-			p.hasSrvCPU = false
-		default:
-			if p.hasSrvCPU && !first {
-				x.ServerCPUPct = math.Max(0, (u+sys-p.srvCPU)/secs*100)
-			}
-			p.srvCPU, p.hasSrvCPU = u+sys, true
-		}
 	}
 	if s.disks != nil {
 		if dc, err := s.disks.Read(); err == nil {
@@ -384,6 +416,8 @@ func Summarize(samples []Sample) Aggregate {
 	}
 	n := float64(len(samples))
 	var srv, srvN float64
+	var sh Shares
+	var shN float64
 	var tot []DeviceRates
 	merged := newLatencyHistogram()
 	hasLat, oneIn := false, 1
@@ -400,6 +434,12 @@ func Summarize(samples []Sample) Aggregate {
 		if x.ServerCPUPct >= 0 {
 			srv += x.ServerCPUPct
 			srvN++
+		}
+		if x.Shares != nil {
+			sh.WorkloadPct += x.Shares.WorkloadPct
+			sh.KernelPct += x.Shares.KernelPct
+			sh.ForeignPct += x.Shares.ForeignPct
+			shN++
 		}
 		if x.Total != nil {
 			tot = append(tot, *x.Total)
@@ -418,6 +458,11 @@ func Summarize(samples []Sample) Aggregate {
 	}
 	if srvN > 0 {
 		a.Host["server_cpu_pct"] = srv / srvN
+	}
+	if shN > 0 {
+		a.Host["workload_cpu_pct"] = sh.WorkloadPct / shN
+		a.Host["kernel_cpu_pct"] = sh.KernelPct / shN
+		a.Host["foreign_cpu_pct"] = sh.ForeignPct / shN
 	}
 	a.Host["cores"] = float64(runtime.NumCPU())
 	if len(tot) > 0 {
@@ -572,6 +617,9 @@ func (x Sample) Values() map[string]float64 {
 	}
 	if x.ServerCPUPct >= 0 {
 		v["host.server_cpu_pct"] = x.ServerCPUPct
+	}
+	if x.Shares != nil {
+		v["host.workload_cpu_pct"], v["host.kernel_cpu_pct"], v["host.foreign_cpu_pct"] = x.Shares.WorkloadPct, x.Shares.KernelPct, x.Shares.ForeignPct
 	}
 	devs := x.Devices
 	if x.Total != nil {

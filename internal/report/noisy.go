@@ -1,0 +1,119 @@
+package report
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/fio"
+)
+
+// noisyText explains a section's table of noisy repetitions.
+const noisyText = "Measured while the hypervisor stole CPU time, or while other processes (neither tierbench, the servers it measures, " +
+	"nor the kernel's threads) used the host's cores beyond the run's limits, these are flagged noisy: their figures say as much " +
+	"about the neighbours as about the storage. A run with --discard-noisy (or a report with it) leaves them out of the means " +
+	"and intervals, unless every repetition of theirs was noisy."
+
+// noisyRow is one repetition flagged noisy: which run, what it measured
+// (a VU count, a point, a phase), its repetition, why, its telemetry, and
+// whether the means count it.
+type noisyRow struct {
+	run, what, rep, why string
+	host                map[string]float64
+	counted             bool
+}
+
+// noisyTableOf is the table of rows (nil when there are none); whatHeader
+// names the second column.
+func noisyTableOf(id, caption, whatHeader string, rows []noisyRow) *Table {
+	if len(rows) == 0 {
+		return nil
+	}
+	t := &Table{ID: id, Caption: caption,
+		Header:  []string{"run", whatHeader, "repetition", "why", "steal % of cores", "other processes % of cores", "kernel % of cores", "in the means"},
+		Numeric: []bool{false, whatHeader == "VUs", true, false, true, true, true, false}}
+	for _, r := range rows {
+		in := "yes"
+		if !r.counted {
+			in = "no (discarded)"
+		}
+		t.Rows = append(t.Rows, []string{r.run, r.what, r.rep, r.why, pct(get(r.host, "cpu_steal_pct")),
+			pct(get(r.host, "foreign_cpu_pct")), pct(get(r.host, "kernel_cpu_pct")), in})
+	}
+	return t
+}
+
+// repText is a repetition's number, "–" for a step measured once.
+func repText(r int) string {
+	if r == 0 {
+		return "–"
+	}
+	return strconv.Itoa(r)
+}
+
+// noisyTable lists the TPC-C steps (or repetitions) flagged noisy, nil
+// when none was.
+func noisyTable(runs []*runData) *Table {
+	var rows []noisyRow
+	for _, rd := range runs {
+		for _, x := range rd.TPCC {
+			reps := x.Repetitions
+			if len(reps) == 0 {
+				reps = []*driver.StepResult{&x.StepResult}
+			}
+			counted := x.Counted()
+			for _, r := range reps {
+				if r.Noisy != "" {
+					rows = append(rows, noisyRow{rd.Label, strconv.Itoa(r.VUs), repText(r.Repetition), r.Noisy, r.Host, slices.Contains(counted, r)})
+				}
+			}
+		}
+	}
+	return noisyTableOf("tpcc-noisy", "Noisy steps: measured beside steal time or other processes' CPU", "VUs", rows)
+}
+
+// noisyPoints lists the disk points (or repetitions) flagged noisy.
+func noisyPoints(runs []*runData) *Table {
+	var rows []noisyRow
+	for _, rd := range runs {
+		for _, d := range rd.Disk {
+			reps := d.Repetitions
+			if len(reps) == 0 {
+				reps = []fio.PointResult{d.PointResult}
+			}
+			counted := d.counted()
+			for _, r := range reps {
+				if r.Noisy != "" {
+					in := slices.ContainsFunc(counted, func(c fio.PointResult) bool { return c.Repetition == r.Repetition })
+					rows = append(rows, noisyRow{rd.Label, r.Name, repText(r.Repetition), r.Noisy, r.Host, in})
+				}
+			}
+		}
+	}
+	return noisyTableOf("storage-noisy", "Noisy points: measured beside steal time or other processes' CPU", "point", rows)
+}
+
+// noisyPhases lists the backup and restore phases flagged noisy.
+func noisyPhases(runs []*runData) *Table {
+	var rows []noisyRow
+	for _, rd := range runs {
+		counted := backupCounted(rd)
+		for i := range rd.Backup {
+			b := &rd.Backup[i]
+			if b.Noisy != "" {
+				rows = append(rows, noisyRow{rd.Label, b.Phase.Phase, strconv.Itoa(b.Cycle), b.Noisy, b.Host, slices.Contains(counted, b)})
+			}
+		}
+	}
+	return noisyTableOf("backup-noisy", "Noisy phases: timed beside steal time or other processes' CPU", "phase", rows)
+}
+
+// backupCounted are the run's phases its figures are over (backup.Counted).
+func backupCounted(rd *runData) []*backup.PhaseResult {
+	ps := make([]*backup.PhaseResult, len(rd.Backup))
+	for i := range rd.Backup {
+		ps[i] = &rd.Backup[i]
+	}
+	return backup.Counted(ps, rd.discardNoisy)
+}
