@@ -60,12 +60,14 @@ var (
 	hostCPU       = desc("tierbench_host_cpu_ratio", "Share of the host's CPU time in each mode over the last telemetry interval.", "mode")
 	hostMemory    = desc("tierbench_host_memory_bytes", "The host's memory by state (used, cache, dirty, writeback).", "state")
 	serverCPU     = desc("tierbench_server_cpu_cores", "CPU the database server's processes used over the last interval, in cores.")
-	deviceIOPS    = desc("tierbench_device_iops", "A device's completed I/Os per second over the last interval (device total: the sum over the target's disks).", "device", "direction")
-	deviceBytes   = desc("tierbench_device_throughput_bytes_per_second", "A device's throughput over the last interval.", "device", "direction")
-	deviceAwait   = desc("tierbench_device_await_seconds", "A device's mean I/O time (iostat's await) over the last interval.", "device", "direction")
-	deviceQueue   = desc("tierbench_device_queue_size", "A device's average queue size (iostat's aqu-sz) over the last interval.", "device")
-	deviceUtil    = desc("tierbench_device_utilization_ratio", "A device's busy time (iostat's %util) over the last interval.", "device")
-	deviceTraced  = desc("tierbench_device_traced_latency_seconds", "Block-layer I/O latency percentiles of the target's disks over the last interval, from the block tracepoints.", "percentile")
+	hostBusy      = desc("tierbench_host_cpu_busy_ratio", "Share of the host's CPU time that was busy over the last telemetry interval, by whom: "+
+		"the workload (tierbench, the servers it measures), the kernel (its threads, interrupts) or other processes.", "by")
+	deviceIOPS   = desc("tierbench_device_iops", "A device's completed I/Os per second over the last interval (device total: the sum over the target's disks).", "device", "direction")
+	deviceBytes  = desc("tierbench_device_throughput_bytes_per_second", "A device's throughput over the last interval.", "device", "direction")
+	deviceAwait  = desc("tierbench_device_await_seconds", "A device's mean I/O time (iostat's await) over the last interval.", "device", "direction")
+	deviceQueue  = desc("tierbench_device_queue_size", "A device's average queue size (iostat's aqu-sz) over the last interval.", "device")
+	deviceUtil   = desc("tierbench_device_utilization_ratio", "A device's busy time (iostat's %util) over the last interval.", "device")
+	deviceTraced = desc("tierbench_device_traced_latency_seconds", "Block-layer I/O latency percentiles of the target's disks over the last interval, from the block tracepoints.", "percentile")
 )
 
 // Describe sends nothing: the database's internals are named by what each
@@ -228,6 +230,11 @@ func collectSample(m emitter, x *telemetry.Sample) {
 	}
 	if x.ServerCPUPct >= 0 {
 		m.gauge(serverCPU, x.ServerCPUPct/100)
+	}
+	if sh := x.Shares; sh != nil {
+		m.gauge(hostBusy, sh.WorkloadPct/100, "workload")
+		m.gauge(hostBusy, sh.KernelPct/100, "kernel")
+		m.gauge(hostBusy, sh.ForeignPct/100, "other")
 	}
 	devs := x.Devices
 	if x.Total != nil {

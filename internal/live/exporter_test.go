@@ -107,6 +107,7 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 	o.Progress(experiment.Progress{Telemetry: &telemetry.Sample{
 		CPU:          telemetry.CPU{IdlePct: 75, IOWaitPct: 20, UserPct: 5},
 		ServerCPUPct: -1,
+		Shares:       &telemetry.Shares{WorkloadPct: 3, KernelPct: 1, ForeignPct: 1},
 		Devices:      []telemetry.DeviceRates{{Name: "vdb", RIOPS: 11000, RMBps: 45, RAwaitMs: 0.25, UtilPct: 90}},
 		Latency:      &telemetry.Latency{P50Ms: 0.1, P95Ms: 0.3, P99Ms: 0.8},
 		DB:           map[string]float64{"cache_hit_pct": 99, "wal_sync_ms_per_s": 5},
@@ -123,6 +124,8 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 		`tierbench_fio_latency_seconds{direction="read",engine="",instance="",point="randread-4k",run="d1",target="/mnt/x",quantile="0.99"} 0.0009`,
 		`tierbench_fio_latency_seconds_count{direction="read",engine="",instance="",point="randread-4k",run="d1",target="/mnt/x"} 360000`,
 		`tierbench_host_cpu_ratio{engine="",instance="",mode="iowait",run="d1",target="/mnt/x"} 0.2`,
+		`tierbench_host_cpu_busy_ratio{by="workload",engine="",instance="",run="d1",target="/mnt/x"} 0.03`,
+		`tierbench_host_cpu_busy_ratio{by="other",engine="",instance="",run="d1",target="/mnt/x"} 0.01`,
 		`tierbench_device_iops{device="vdb",direction="read",engine="",instance="",run="d1",target="/mnt/x"} 11000`,
 		`tierbench_device_utilization_ratio{device="vdb",engine="",instance="",run="d1",target="/mnt/x"} 0.9`,
 		`tierbench_device_traced_latency_seconds{engine="",instance="",percentile="p99",run="d1",target="/mnt/x"} 0.0008`,
