@@ -334,6 +334,10 @@ type serverStopResult struct {
 	Engine     string `json:"engine"`
 	DataDir    string `json:"datadir"`
 	WasRunning bool   `json:"was_running"`
+	// Mode is the shutdown that stopped it, and Fallback why it was an
+	// immediate one when another was asked for and hung.
+	Mode     string `json:"mode,omitempty"`
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // serverStopAllResult is the JSON of `server stop --all`.
@@ -364,7 +368,7 @@ func runServerStop(ctx context.Context, g *Globals, opts ServerStopOptions) erro
 	if g.JSON {
 		return g.printJSON(res)
 	}
-	printStopped(g, res, opts.Mode)
+	printStopped(g, res)
 	return nil
 }
 
@@ -385,7 +389,7 @@ func runServerStopAll(ctx context.Context, g *Globals, mode string) error {
 		}
 		out.Servers = append(out.Servers, res)
 		if !g.JSON {
-			printStopped(g, res, mode)
+			printStopped(g, res)
 		}
 	}
 	if g.JSON {
@@ -399,7 +403,7 @@ func runServerStopAll(ctx context.Context, g *Globals, mode string) error {
 }
 
 func stopServer(ctx context.Context, g *Globals, dir, mode string) (serverStopResult, error) {
-	was, err := server.Stop(ctx, dir, mode)
+	st, err := server.StopDetailed(ctx, dir, mode)
 	if err != nil {
 		return serverStopResult{}, experiment.ServerError(err)
 	}
@@ -407,16 +411,22 @@ func stopServer(ctx context.Context, g *Globals, dir, mode string) (serverStopRe
 	if err := server.RemoveLimits(dir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
 		g.progressf("warning: removing the server's cgroup: %v\n", err)
 	}
-	res := serverStopResult{Engine: server.EngineOf(dir), DataDir: dir, WasRunning: was}
+	res := serverStopResult{Engine: server.EngineOf(dir), DataDir: dir, WasRunning: st.WasRunning, Fallback: st.Fallback}
+	if st.WasRunning {
+		res.Mode = st.Mode
+	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		res.DataDir = abs
 	}
 	return res, nil
 }
 
-func printStopped(g *Globals, res serverStopResult, mode string) {
+func printStopped(g *Globals, res serverStopResult) {
 	if res.WasRunning {
-		fmt.Fprintf(g.Stdout, "stopped %s in %s (%s)\n", all.Display(res.Engine), res.DataDir, mode)
+		fmt.Fprintf(g.Stdout, "stopped %s in %s (%s)\n", all.Display(res.Engine), res.DataDir, res.Mode)
+		if res.Fallback != "" {
+			fmt.Fprintf(g.Stdout, "  %s\n", res.Fallback)
+		}
 	} else {
 		fmt.Fprintf(g.Stdout, "%s in %s was not running\n", all.Display(res.Engine), res.DataDir)
 	}

@@ -634,8 +634,18 @@ func (e *executor) stopServer(ctx context.Context, in *instance) error {
 	if in.host != "" {
 		return e.stopRemote(ctx, in)
 	}
-	if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+	return e.stopLocal(ctx, in)
+}
+
+// stopLocal stops a local instance's server with a fast shutdown, saying
+// so when it hung and an immediate one stopped it.
+func (e *executor) stopLocal(ctx context.Context, in *instance) error {
+	st, err := server.StopDetailed(ctx, in.dataDir, "fast")
+	if err != nil {
 		return err
+	}
+	if st.Fallback != "" {
+		e.note("server %s: %s", in.name, st.Fallback)
 	}
 	e.stopped(in)
 	return nil
@@ -972,10 +982,8 @@ func (e *executor) stopInstance(ctx context.Context, in *instance) error {
 	}
 	var errs []error
 	if in.started {
-		if _, err := server.Stop(ctx, in.dataDir, "fast"); err != nil {
+		if err := e.stopLocal(ctx, in); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", in.name, err))
-		} else {
-			e.stopped(in)
 		}
 	}
 	if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
