@@ -8,18 +8,17 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/proctest"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
@@ -563,7 +562,7 @@ func storedVUs(t *testing.T, dir, runID string) string {
 func TestTPCCRunNoisy(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	buildSchema(t, dsn, 1)
-	spinner(t)
+	proctest.Spinner(t)
 	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--repeat", "2", "--discard-noisy",
 		"--rampup", "1s", "--duration", "2s", "--results", t.TempDir())
 	if code != 0 {
@@ -591,24 +590,6 @@ func TestTPCCRunNoisy(t *testing.T) {
 	}
 }
 
-// spinner starts a process that spins on one core until the test ends:
-// another tenant's CPU. The tests run tierbench in this process, whose
-// descendants are tierbench's own workload, so the spinner is orphaned
-// at once (its shell exits), as another tenant's process is no child of
-// tierbench's.
-func spinner(t *testing.T) {
-	t.Helper()
-	out, err := exec.Command("sh", "-c", "sh -c 'while :; do :; done' >/dev/null 2>&1 </dev/null & echo $!").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("spinner pid %q: %v", out, err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-}
-
 // TestDiskAndBackupNoisy: disk points and backup phases measured beside a
 // spinning process are flagged noisy as TPC-C steps are, --discard-noisy
 // keeps them when every repetition was (nothing else measured them), the
@@ -617,7 +598,7 @@ func TestDiskAndBackupNoisy(t *testing.T) {
 	requireFio(t)
 	dsn := pgtest.NewDatabase(t)
 	buildSchema(t, dsn, 1)
-	spinner(t)
+	proctest.Spinner(t)
 	res := t.TempDir()
 	disk := []string{"disk", "run", "--target", t.TempDir(), "--bs", "4k", "--iodepth", "1", "--rw", "randread", "--jobs", "1",
 		"--duration", "2s", "--ramp", "0s", "--size", "16MiB", "--repeat", "2", "--interval", "250ms", "--results", res}

@@ -256,8 +256,9 @@ func withNodeStats(hosts []fio.HostPoint, a *telemetry.Aggregate) []fio.HostPoin
 }
 
 // finishDisk records a disk run's end: its points gathered, one per point
-// given (fio.Group, leaving noisy repetitions out with discard), its status, the thresholds no point had a figure for,
-// the run's document.
+// given (fio.GroupDiscarding: with discard, noisy repetitions left out of
+// the means), its status, the thresholds no point had a figure for, the
+// run's document.
 func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.Ran, discard bool, j *judge, runErr error) (*DiskResult, error) {
 	switch {
 	case ctx.Err() != nil:

@@ -160,7 +160,8 @@ type treeCPU struct {
 	root string
 	buf  []byte
 	tree []int
-	last map[int]uint64 // each process's utime+stime at the last ticksSince
+	last map[int]procTicks // each process's CPU at the last ticksSince
+	owed map[int]uint64    // per root: ticks counted of its tree's exited processes, which their parents' reaped ticks bring again
 }
 
 func (r *treeCPU) read(pid int) (user, system float64, err error) {
@@ -169,7 +170,7 @@ func (r *treeCPU) read(pid int) (user, system float64, err error) {
 	var ticksU, ticksS uint64
 	for i := 0; i < len(r.tree); i++ {
 		p := r.tree[i]
-		u, s, threads, err := r.stat(p)
+		st, err := r.stat(p)
 		switch {
 		case err == nil:
 		case i == 0:
@@ -179,9 +180,9 @@ func (r *treeCPU) read(pid int) (user, system float64, err error) {
 		default:
 			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
 		}
-		ticksU += u
-		ticksS += s
-		if !scanned && !r.children(p, threads) && i == 0 { // no children files on this kernel
+		ticksU += st.utime
+		ticksS += st.stime
+		if !scanned && !r.children(p, st.threads) && i == 0 { // no children files on this kernel
 			if r.tree, err = procTreeScan(r.root, pid); err != nil {
 				return 0, 0, fmt.Errorf("process tree cpu: %w", err)
 			}
@@ -223,18 +224,18 @@ func (r *treeCPU) children(p, threads int) bool {
 	return found
 }
 
-// stat reads utime, stime (ticks) and num_threads from /proc/p/stat.
-func (r *treeCPU) stat(p int) (utime, stime uint64, threads int, err error) {
+// stat reads /proc/p/stat.
+func (r *treeCPU) stat(p int) (procStat, error) {
 	path := filepath.Join(r.root, strconv.Itoa(p), "stat")
 	b, err := readInto(&r.buf, path)
 	if err != nil {
-		return 0, 0, 0, err
+		return procStat{}, err
 	}
-	utime, stime, threads, ok := parseProcStat(b)
+	st, ok := parseProcStat(b)
 	if !ok {
-		return 0, 0, 0, fmt.Errorf("%s: unexpected format", path)
+		return procStat{}, fmt.Errorf("%s: unexpected format", path)
 	}
-	return utime, stime, threads, nil
+	return st, nil
 }
 
 // readInto reads a small /proc file into *buf, growing it as needed, and
@@ -268,35 +269,48 @@ func readInto(buf *[]byte, path string) ([]byte, error) {
 	}
 }
 
-// parseProcStat reads utime (field 14), stime (15) and num_threads (20) of
-// a /proc/PID/stat line, counting fields after the last ')', which ends the
-// command name (itself free to hold spaces and parentheses).
-func parseProcStat(b []byte) (utime, stime uint64, threads int, ok bool) {
+// procStat is what the session reads of a /proc/PID/stat line: CPU ticks
+// (1/USER_HZ s) the process used, those of its children it has reaped, and
+// its thread count.
+type procStat struct {
+	utime, stime   uint64
+	cutime, cstime uint64
+	threads        int
+}
+
+// parseProcStat reads utime (field 14), stime (15), cutime (16), cstime
+// (17) and num_threads (20) of a /proc/PID/stat line, counting fields after
+// the last ')', which ends the command name (itself free to hold spaces and
+// parentheses).
+func parseProcStat(b []byte) (st procStat, ok bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, 0, false
+		return procStat{}, false
 	}
 	b = b[i+1:]
 	var got int
-	for field := 2; len(b) > 0 && got < 3; {
+	for field := 2; len(b) > 0 && got < 5; {
 		if b[0] == ' ' {
 			b = b[1:]
 			field++
 			continue
 		}
 		v, n := parseUintPrefix(b)
-		switch field {
-		case 14, 15, 20:
+		if field >= 14 && field <= 17 || field == 20 {
 			if n == 0 || (n < len(b) && b[n] != ' ' && b[n] != '\n') {
-				return 0, 0, 0, false
+				return procStat{}, false
 			}
 			switch field {
 			case 14:
-				utime = v
+				st.utime = v
 			case 15:
-				stime = v
+				st.stime = v
+			case 16:
+				st.cutime = v
+			case 17:
+				st.cstime = v
 			default:
-				threads = int(v)
+				st.threads = int(v)
 			}
 			got++
 		}
@@ -307,7 +321,7 @@ func parseProcStat(b []byte) (utime, stime uint64, threads int, ok bool) {
 		}
 		b = b[j:]
 	}
-	return utime, stime, threads, got == 3
+	return st, got == 5
 }
 
 // parseUintPrefix reads the decimal digits at the start of b and says how

@@ -200,23 +200,24 @@ func TestProcTreeCPUChildrenMatchScan(t *testing.T) {
 
 func TestParseProcStat(t *testing.T) {
 	for _, c := range []struct {
-		line         string
-		utime, stime uint64
-		threads      int
-		ok           bool
+		line string
+		want procStat
+		ok   bool
 	}{
-		{"1 (init) S 0 1 1 0 -1 4194560 1000 0 0 0 100 50 0 0 20 0 1 0 12345 10485760 2560\n", 100, 50, 1, true},
-		// A command name with spaces and parentheses; a multi-threaded process.
-		{"77 (a) b (c) R 1 77 77 0 -1 0 0 0 0 0 7 3 0 0 20 0 12 0 9 0 0", 7, 3, 12, true},
-		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 18446744073709551615 3 0 0 20 0 1 0", 0, 0, 0, false}, // utime overflows
-		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 7 3 0 0 20 0", 0, 0, 0, false},                        // cut before num_threads
-		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 7x 3 0 0 20 0 1 0", 0, 0, 0, false},                   // junk in utime
-		{"77 x R 1 77", 0, 0, 0, false},
-		{"", 0, 0, 0, false},
+		{"1 (init) S 0 1 1 0 -1 4194560 1000 0 0 0 100 50 0 0 20 0 1 0 12345 10485760 2560\n", procStat{100, 50, 0, 0, 1}, true},
+		// A command name with spaces and parentheses; a multi-threaded
+		// process that has reaped children.
+		{"77 (a) b (c) R 1 77 77 0 -1 0 0 0 0 0 7 3 40 2 20 0 12 0 9 0 0", procStat{7, 3, 40, 2, 12}, true},
+		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 18446744073709551615 3 0 0 20 0 1 0", procStat{}, false}, // utime overflows
+		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 7 3 0 0 20 0", procStat{}, false},                        // cut before num_threads
+		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 7x 3 0 0 20 0 1 0", procStat{}, false},                   // junk in utime
+		{"77 (x) R 1 77 77 0 -1 0 0 0 0 0 7 3 -1 0 20 0 1 0", procStat{}, false},                   // a negative cutime
+		{"77 x R 1 77", procStat{}, false},
+		{"", procStat{}, false},
 	} {
-		u, s, n, ok := parseProcStat([]byte(c.line))
-		if ok != c.ok || (ok && (u != c.utime || s != c.stime || n != c.threads)) {
-			t.Errorf("parseProcStat(%q) = %d, %d, %d, %v; want %d, %d, %d, %v", c.line, u, s, n, ok, c.utime, c.stime, c.threads, c.ok)
+		got, ok := parseProcStat([]byte(c.line))
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("parseProcStat(%q) = %+v, %v; want %+v, %v", c.line, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -121,15 +121,34 @@ func kthreadd(procRoot string) int {
 	return 2
 }
 
+// procTicks is a process's CPU at a reading: its own ticks (utime+stime),
+// those of the children it has reaped (cutime+cstime), and the root whose
+// tree it was counted in.
+type procTicks struct {
+	own, reaped uint64
+	root        int
+}
+
 // ticksSince reads the trees of roots and returns, for each root, the
 // ticks (utime+stime, 1/USER_HZ s) its processes used since the previous
 // call, and whether the root itself was found. A process in two trees
-// counts in the first; a process seen last time counts its growth, a new
-// one its whole time (it started, or joined a tree, in the interval), one
-// that is gone nothing more.
+// counts in the first. A process seen last time counts its growth; a new
+// one its whole time (it started, or joined a tree, in the interval).
+//
+// A process that exits between two readings would take with it what it
+// used after the last one; its parent, once it reaps it, gains its whole
+// time (and its reaped children's) as cutime+cstime. So a process's
+// growth in reaped ticks counts too, less what the session had already
+// counted of the processes of its tree that are gone (owed, per root): what
+// is left is the lost part, and the whole of children too short-lived to be
+// seen at all (a pg_ctl, a psql).
 func (r *treeCPU) ticksSince(roots []int) (ticks []uint64, found []bool) {
 	ticks, found = make([]uint64, len(roots)), make([]bool, len(roots))
-	next := make(map[int]uint64, len(r.last))
+	next := make(map[int]procTicks, len(r.last))
+	if r.owed == nil {
+		r.owed = map[int]uint64{}
+	}
+	gains := make([]uint64, len(roots)) // reaped ticks, per root
 	r.tree = r.tree[:0]
 	for ri, root := range roots {
 		if root <= 0 || slices.Contains(r.tree, root) {
@@ -139,21 +158,22 @@ func (r *treeCPU) ticksSince(roots []int) (ticks []uint64, found []bool) {
 		r.tree = append(r.tree, root)
 		for i := start; i < len(r.tree); i++ {
 			p := r.tree[i]
-			u, s, threads, err := r.stat(p)
+			st, err := r.stat(p)
 			if err != nil {
 				continue // gone, or not readable: its CPU is not counted
 			}
 			if i == start {
 				found[ri] = true
 			}
-			now := u + s
+			now := procTicks{own: st.utime + st.stime, reaped: st.cutime + st.cstime, root: root}
 			next[p] = now
-			if was, ok := r.last[p]; ok && was <= now {
-				ticks[ri] += now - was
+			if was, ok := r.last[p]; ok && was.own <= now.own && was.reaped <= now.reaped {
+				ticks[ri] += now.own - was.own
+				gains[ri] += now.reaped - was.reaped
 			} else if r.last != nil {
-				ticks[ri] += now // new since the last reading (or a reused pid)
+				ticks[ri] += now.own // new since the last reading (or a reused pid)
 			}
-			if !r.children(p, threads) && i == start {
+			if !r.children(p, st.threads) && i == start {
 				if tree, err := procTreeScan(r.root, p); err == nil { // no children files on this kernel
 					for _, c := range tree[1:] {
 						r.tree = addPID(r.tree, c)
@@ -161,6 +181,21 @@ func (r *treeCPU) ticksSince(roots []int) (ticks []uint64, found []bool) {
 				}
 			}
 		}
+	}
+	for p, was := range r.last {
+		if _, ok := next[p]; ok {
+			continue
+		}
+		// Gone from the tree: exited, its parent to reap it (owed), or
+		// moved out of it alive (a daemon's parent exited), owing nothing.
+		if _, err := r.stat(p); err != nil && procVanished(err) {
+			r.owed[was.root] += was.own + was.reaped
+		}
+	}
+	for ri, root := range roots {
+		repaid := min(gains[ri], r.owed[root])
+		r.owed[root] -= repaid
+		ticks[ri] += gains[ri] - repaid
 	}
 	r.last = next
 	return ticks, found

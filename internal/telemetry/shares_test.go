@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/proctest"
 )
 
 // fakeProc is a /proc fixture: processes with their parent and CPU ticks,
@@ -26,6 +26,7 @@ type fakeProcess struct {
 	comm         string
 	ppid         int
 	utime, stime uint64
+	cutime       uint64 // its reaped children's ticks
 }
 
 func newFakeProc(t *testing.T) *fakeProc {
@@ -52,7 +53,7 @@ func (f *fakeProc) write(cpu [8]uint64) {
 		if err := os.MkdirAll(task, 0o755); err != nil {
 			f.t.Fatal(err)
 		}
-		stat := fmt.Sprintf("%d (%s) S %d 0 0 0 -1 0 0 0 0 0 %d %d 0 0 20 0 1 0 0\n", pid, p.comm, p.ppid, p.utime, p.stime)
+		stat := fmt.Sprintf("%d (%s) S %d 0 0 0 -1 0 0 0 0 0 %d %d %d 0 20 0 1 0 0\n", pid, p.comm, p.ppid, p.utime, p.stime, p.cutime)
 		kids := strings.Join(children[pid], " ")
 		if kids != "" {
 			kids += " "
@@ -99,13 +100,15 @@ func TestShares(t *testing.T) {
 // server's, tierbench's and the Workload's trees are the workload, the
 // kernel's threads and interrupts the kernel, the rest other processes'.
 // A workload process that exits between the readings takes none of its
-// past CPU with it, and a new one counts whole.
+// past CPU with it, and what it used after the last reading comes back
+// when its parent reaps it, as does a child too short-lived to be seen; a
+// new one counts whole; a daemon that leaves the tree alive is another's.
 func TestSessionShares(t *testing.T) {
 	f := newFakeProc(t)
 	f.procs = map[int]*fakeProcess{
 		1: {comm: "init"},
 		2: {comm: "kthreadd"}, 10: {comm: "loop0", ppid: 2}, 11: {comm: "kworker/u4:1-loop0", ppid: 2},
-		100: {comm: "tierbench", ppid: 1}, 101: {comm: "fio", ppid: 100, utime: 5000},
+		100: {comm: "tierbench", ppid: 1}, 101: {comm: "fio", ppid: 100, utime: 5000}, 103: {comm: "postgres", ppid: 100, utime: 300},
 		200: {comm: "postgres", ppid: 1}, 201: {comm: "postgres: backend", ppid: 200, utime: 7000},
 		300: {comm: "postgres", ppid: 1},
 		400: {comm: "make", ppid: 1},
@@ -128,23 +131,29 @@ func TestSessionShares(t *testing.T) {
 		t.Fatal("the first reading is only a baseline")
 	}
 	p.at = time.Now().Add(-time.Second) // one second between the readings
-	// Over that second, 2 cores = 200 ticks: 150 busy (user 100, system
-	// 40, irq 4, softirq 6), idle 50.
-	f.procs[10].stime += 12                                        // the loop device's worker
-	f.procs[11].stime += 8                                         // a kworker
-	f.procs[100].utime += 10                                       // tierbench
-	delete(f.procs, 101)                                           // fio exits: its 5000 past ticks are not given back
-	f.procs[102] = &fakeProcess{comm: "fio", ppid: 100, utime: 20} // and a new fio job starts
+	// Over that second, 2 cores = 200 ticks: 156 busy (user 110, system
+	// 36, irq 4, softirq 6), idle 44.
+	f.procs[10].stime += 12  // the loop device's worker
+	f.procs[11].stime += 8   // a kworker
+	f.procs[100].utime += 10 // tierbench
+	// fio exits after 15 more ticks, and tierbench reaps it: its 5000 past
+	// ticks are not given back, the 15 come as tierbench's cutime, as do
+	// the 7 of a psql that started and ended within the second.
+	delete(f.procs, 101)
+	f.procs[100].cutime += 5015 + 7
+	f.procs[102] = &fakeProcess{comm: "fio", ppid: 100, utime: 20} // a new fio job
+	f.procs[103].ppid, f.procs[103].utime = 1, 304                 // a daemon whose starter exited: no longer tierbench's
 	f.procs[201].utime += 25                                       // a backend of the server under test
 	f.procs[300].utime += 5                                        // another instance's server
 	f.procs[400].utime += 40                                       // someone's build
-	f.write([8]uint64{100100, 0, 20040, 500050, 0, 4, 6, 0})
+	f.write([8]uint64{100110, 0, 20036, 500044, 0, 4, 6, 0})
 	x, ok := s.read(ctx, &p)
 	if !ok || x.Shares == nil {
 		t.Fatalf("second reading: ok %v, shares %v", ok, x.Shares)
 	}
-	// workload 10+20+25+5 = 60 ticks (30%), kernel 20+10 (15%), others 60 (30%).
-	want := Shares{WorkloadPct: 30, KernelPct: 15, ForeignPct: 30}
+	// workload 10+15+7+20+25+5 = 82 ticks (41%), kernel 20+10 (15%),
+	// others 40+4 (22%).
+	want := Shares{WorkloadPct: 41, KernelPct: 15, ForeignPct: 22}
 	if d := math.Abs(x.Shares.WorkloadPct-want.WorkloadPct) + math.Abs(x.Shares.KernelPct-want.KernelPct) +
 		math.Abs(x.Shares.ForeignPct-want.ForeignPct); d > 1e-6 {
 		t.Errorf("shares %+v; want %+v", *x.Shares, want)
@@ -165,7 +174,7 @@ func TestSessionShares(t *testing.T) {
 	s.cfg.ServerUnseen = true
 	p.at = time.Now().Add(-time.Second)
 	f.procs[400].utime += 40
-	f.write([8]uint64{100140, 0, 20040, 500210, 0, 4, 6, 0})
+	f.write([8]uint64{100150, 0, 20036, 500204, 0, 4, 6, 0})
 	if x, _ := s.read(ctx, &p); x.Shares != nil {
 		t.Errorf("unseen server: shares %+v; want none", *x.Shares)
 	}
@@ -191,18 +200,7 @@ func TestKthreadd(t *testing.T) {
 // least 40% of a core on a loaded 2-core machine) and one-sided, since
 // other tests may run beside it and add to either share.
 func TestSessionForeignSpinner(t *testing.T) {
-	// Orphaned at once (its shell exits), as another tenant's process is
-	// no child of tierbench's: a child of this test's process would be in
-	// the session's own tree.
-	out, err := exec.Command("sh", "-c", "sh -c 'while :; do :; done' >/dev/null 2>&1 </dev/null & echo $!").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("spinner pid %q: %v", out, err)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	pid := proctest.Spinner(t)
 	var w Workload
 	s, err := Start(context.Background(), Config{Interval: 200 * time.Millisecond, Workload: &w})
 	if err != nil {
