@@ -209,9 +209,13 @@ func TestNoisyPointsAndPhases(t *testing.T) {
 		in       string
 		backupIn string
 		said     string
+		warn     string // the runs section's warning, after its first sentence
 	}{
-		{false, 766.67, "yes", "yes", "noisy against quiet, means over cycles: backups took 1.67x as long"},
-		{true, 1100, "no (discarded)", "no (discarded)", "noisy against quiet, means over cycles: backups took 1.00x as long"},
+		{false, 766.67, "yes", "yes", "noisy against quiet, means over cycles: backups took 1.67x as long",
+			" The means count them, so the findings below say as much about the neighbours as about the storage where they rest on them; " +
+				"tierbench report --discard-noisy leaves them out wherever their step has quiet repetitions, and a rerun on a quiet host settles the rest."},
+		{true, 1100, "no (discarded)", "no (discarded)", "noisy against quiet, means over cycles: backups took 1.00x as long",
+			" All are left out of the means (--discard-noisy)."},
 	} {
 		d, runs, err := Build(ctx, f.store, Options{Runs: []string{dr.ID}, DiscardNoisy: tc.discard})
 		must(t, err)
@@ -223,9 +227,11 @@ func TestNoisyPointsAndPhases(t *testing.T) {
 		if got := tables["storage-noisy"]; got == nil || !reflect.DeepEqual(got.Rows, want) {
 			t.Errorf("discard %v: storage noisy table %+v; want rows %q", tc.discard, got, want)
 		}
+		texts, _ := contents(section(d, "runs"))
+		wantSaid(t, texts, "1 of 3 disk points were measured on a noisy host (other processes took up to 40.0%)."+tc.warn)
 		d, _, err = Build(ctx, f.store, Options{Runs: backups, DiscardNoisy: tc.discard})
 		must(t, err)
-		texts, tables := contents(section(d, "backup"))
+		texts, tables = contents(section(d, "backup"))
 		want = [][]string{{"noisy", "backup", "2", "other processes 55.0% of all cores > 10%", "–", "55.0 %", "–", tc.backupIn}}
 		if got := tables["backup-noisy"]; got == nil || !reflect.DeepEqual(got.Rows, want) {
 			t.Errorf("discard %v: backup noisy table %+v; want rows %q", tc.discard, got, want)

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/driver"
@@ -116,4 +118,97 @@ func backupCounted(rd *runData) []*backup.PhaseResult {
 		ps[i] = &rd.Backup[i]
 	}
 	return backup.Counted(ps, rd.discardNoisy)
+}
+
+// noisyFinding is the report's warning when any repetition it shows was
+// measured on a noisy host ("" when none was): how many of each kind, the
+// worst steal and other processes' shares, and how many the means still
+// count, since every finding drawn from those means rests on them.
+func noisyFinding(runs []*runData) string {
+	var parts []string
+	var worstSteal, worstOther float64
+	noisy, counted := 0, 0
+	tally := func(kind string, n, of, in int) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d %s", n, of, kind))
+			noisy += n
+			counted += in
+		}
+	}
+	worst := func(host map[string]float64) {
+		worstSteal = max(worstSteal, get(host, "cpu_steal_pct"))
+		worstOther = max(worstOther, get(host, "foreign_cpu_pct"))
+	}
+	var tp, tpAll, tpIn, dk, dkAll, dkIn, bk, bkAll, bkIn int
+	for _, rd := range runs {
+		for _, x := range rd.TPCC {
+			reps := x.Repetitions
+			if len(reps) == 0 {
+				reps = []*driver.StepResult{&x.StepResult}
+			}
+			in := x.Counted()
+			for _, r := range reps {
+				tpAll++
+				if r.Noisy != "" {
+					tp++
+					worst(r.Host)
+					if slices.Contains(in, r) {
+						tpIn++
+					}
+				}
+			}
+		}
+		for _, d := range rd.Disk {
+			reps := d.Repetitions
+			if len(reps) == 0 {
+				reps = []fio.PointResult{d.PointResult}
+			}
+			in := d.counted()
+			for _, r := range reps {
+				dkAll++
+				if r.Noisy != "" {
+					dk++
+					worst(r.Host)
+					if slices.ContainsFunc(in, func(c fio.PointResult) bool { return c.Repetition == r.Repetition }) {
+						dkIn++
+					}
+				}
+			}
+		}
+		in := backupCounted(rd)
+		for i := range rd.Backup {
+			bkAll++
+			if b := &rd.Backup[i]; b.Noisy != "" {
+				bk++
+				worst(b.Host)
+				if slices.Contains(in, b) {
+					bkIn++
+				}
+			}
+		}
+	}
+	tally("TPC-C steps", tp, tpAll, tpIn)
+	tally("disk points", dk, dkAll, dkIn)
+	tally("backup and restore phases", bk, bkAll, bkIn)
+	if noisy == 0 {
+		return ""
+	}
+	var how []string
+	if worstSteal > 0 {
+		how = append(how, fmt.Sprintf("the hypervisor stole up to %.1f%% of all cores", worstSteal))
+	}
+	if worstOther > 0 {
+		how = append(how, fmt.Sprintf("other processes took up to %.1f%%", worstOther))
+	}
+	s := fmt.Sprintf("%s were measured on a noisy host (%s).", strings.Join(parts, ", "), strings.Join(how, ", "))
+	switch {
+	case counted == noisy:
+		s += " The means count them, so the findings below say as much about the neighbours as about the storage where they rest on them; " +
+			"tierbench report --discard-noisy leaves them out wherever their step has quiet repetitions, and a rerun on a quiet host settles the rest."
+	case counted > 0:
+		s += fmt.Sprintf(" Left out of the means (--discard-noisy): %d; still counted, as the only measurements of their step: %d.", noisy-counted, counted)
+	default:
+		s += " All are left out of the means (--discard-noisy)."
+	}
+	return s
 }

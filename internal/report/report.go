@@ -158,6 +158,9 @@ func runsSection(runs []*runData) *Section {
 			s.finding(fmt.Sprintf("Run %s is %s: it shows the steps it finished.", rd.Label, rd.Status))
 		}
 	}
+	if f := noisyFinding(runs); f != "" {
+		s.finding(f)
+	}
 	return s
 }
 
