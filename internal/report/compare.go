@@ -53,8 +53,15 @@ func ratioCI(c stats.Comparison) string {
 	if !c.HasCI() {
 		return r
 	}
-	return fmt.Sprintf("%s (%.2f–%.2f)", r, c.Low, c.High)
+	return fmt.Sprintf("%s (%.2f–%.2f)", r, atLeast0(c.Low), c.High)
 }
+
+// atLeast0 is an interval's lower bound as the report shows it: every
+// figure it compares (NOPM, latencies, durations, IOPS) and every ratio of
+// them is at least 0, so a bound below 0, which a t or Fieller interval
+// over two or three wildly different repetitions can reach, says no more
+// than 0 does.
+func atLeast0(low float64) float64 { return max(low, 0) }
 
 // verdict is a comparison's verdict for a table cell: "higher", "lower",
 // "not distinguishable at n=3", or "–" with nothing to compare.
@@ -80,5 +87,5 @@ func ciVerdict(c stats.Comparison) string {
 	if !c.HasCI() {
 		return c.Verdict
 	}
-	return fmt.Sprintf("95%% CI %.2f–%.2f: %s", c.Low, c.High, c.Verdict)
+	return fmt.Sprintf("95%% CI %.2f–%.2f: %s", atLeast0(c.Low), c.High, c.Verdict)
 }

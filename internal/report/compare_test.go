@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stats"
 )
 
 // orderFinding states an order of targets only when the interval of their
@@ -243,5 +244,17 @@ func TestNoisyPointsAndPhases(t *testing.T) {
 		if !found {
 			t.Errorf("discard %v: no finding %q in %q", tc.discard, tc.said, texts)
 		}
+	}
+}
+
+// A ratio's interval over two wildly different instances reaches below 0
+// (t is 12.71 at n = 2); no ratio of NOPMs is, so the report shows 0.
+func TestRatioIntervalAtLeast0(t *testing.T) {
+	if got := meanRatioText([]float64{0.37, 1.21}); !strings.HasPrefix(got, "0.79x (95% CI 0.00–") || !strings.HasSuffix(got, ", n=2)") {
+		t.Errorf("meanRatioText = %q; want 0.79x with a lower bound of 0.00", got)
+	}
+	c := stats.Compare([]float64{1, 9}, []float64{1, 9}) // A's mean is not distinguishable from 0
+	if got := ciVerdict(c); c.HasCI() && strings.Contains(got, "CI -") {
+		t.Errorf("ciVerdict = %q; want no negative bound", got)
 	}
 }

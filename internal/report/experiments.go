@@ -443,7 +443,7 @@ func meanRatioText(xs []float64) string {
 	if !s.HasCI() {
 		return fmt.Sprintf("%s (n=%d)", times(s.Mean), s.N)
 	}
-	return fmt.Sprintf("%s (95%% CI %.2f–%.2f, n=%d)", times(s.Mean), s.Low, s.High, s.N)
+	return fmt.Sprintf("%s (95%% CI %.2f–%.2f, n=%d)", times(s.Mean), atLeast0(s.Low), s.High, s.N)
 }
 
 // orderFinding orders a phase's targets by the mean of a per-instance

@@ -28,8 +28,11 @@ import (
 // outer chart, not a chart of its own.
 const chartSelector = "figure.chart svg"
 
-// checkTimeout bounds one whole check, browser start to browser exit.
-const checkTimeout = 60 * time.Second
+// checkTimeout bounds one whole check, browser start to browser exit: a
+// guard against a browser that hangs, not a measure of speed. The long
+// run's report (80 charts, each screenshotted) took over 60 s on a 2-core
+// machine whose hypervisor stole up to half its CPU.
+const checkTimeout = 180 * time.Second
 
 // browserNames are tried in this order on PATH.
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome"}
