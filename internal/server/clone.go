@@ -32,6 +32,15 @@ const copyBuffer = 1 << 20
 // not the storage. Files are streamed, and everything is on stable storage
 // (fsync) when Clone returns. On any error, ctx's included, what was copied
 // is removed again.
+//
+// Neither the source's files nor the copies stay in the page cache: a
+// memory cgroup charges a cached page to the group that brought it in,
+// tierbench's here, not the server's, so a clone that started with its data
+// cached would read it outside its own memory cap for as long as it stays
+// cached, and beat the source, whose pages its own server brought in and
+// its cap holds. (paper-5 at laptop scale: beside backups, on a tier
+// throttled to 50 MB/s, the source kept half its NOPM and its two clones
+// all of theirs, run after run.) Every instance starts cold instead.
 func Clone(ctx context.Context, src, dst string) (err error) {
 	src, err = absDir(src)
 	if err != nil {
@@ -232,6 +241,9 @@ func copyFile(ctx context.Context, src, dst string, buf []byte) error {
 	}
 	// A hint, as PostgreSQL's pg_flush_data: failure only costs speed.
 	_ = unix.SyncFileRange(int(out.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+	// The source's pages are clean: out of the cache now (see Clone). The
+	// copy's are dropped once fsynced (fsyncPath).
+	_ = unix.Fadvise(int(in.Fd()), 0, 0, unix.FADV_DONTNEED)
 	return out.Close()
 }
 
@@ -251,12 +263,17 @@ func keepAttrs(path string, fi fs.FileInfo) error {
 	return os.Chmod(path, fi.Mode().Perm()|fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 }
 
+// fsyncPath puts path on stable storage and then drops its pages, clean
+// by then, from the page cache (see Clone).
 func fsyncPath(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	err = f.Sync()
+	if err == nil {
+		_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED) // a hint: failure costs only fairness
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -56,6 +59,13 @@ func TestClone(t *testing.T) {
 		}
 	}
 	compareTrees(t, src, dst)
+	// Neither side stays cached: each server brings its own data in, in
+	// its own memory cgroup.
+	for _, dir := range []string{src, dst} {
+		if pages, cached := cachedPages(t, dir); cached > pages/10 {
+			t.Errorf("%s: %d of %d pages of its files in the page cache after the clone; want them dropped", dir, cached, pages)
+		}
+	}
 
 	a, err := server.Start(ctx, server.Options{DataDir: src, NewPort: true})
 	if err != nil {
@@ -78,6 +88,46 @@ func TestClone(t *testing.T) {
 	if got := query(t, ctx, a.DSN, "SELECT x::text FROM keep"); got != "42" {
 		t.Errorf("source after the clone changed: keep.x = %q", got)
 	}
+}
+
+// cachedPages counts the pages of dir's regular files, and how many of
+// them are in the page cache (mincore).
+func cachedPages(t *testing.T, dir string) (pages, cached int) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil || fi.Size() == 0 {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			return err
+		}
+		defer unix.Munmap(m)
+		vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			return e
+		}
+		for _, v := range vec {
+			pages++
+			if v&1 != 0 {
+				cached++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages, cached
 }
 
 // compareTrees checks that dst holds src's entries (bar the pid file, log
