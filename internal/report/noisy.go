@@ -54,10 +54,9 @@ func repText(r int) string {
 	return strconv.Itoa(r)
 }
 
-// noisyTable lists the TPC-C steps (or repetitions) flagged noisy, nil
-// when none was.
-func noisyTable(runs []*runData) *Table {
-	var rows []noisyRow
+// tpccNoisy are the runs' TPC-C repetitions (a step measured once is its
+// own) flagged noisy, and how many repetitions there are in all.
+func tpccNoisy(runs []*runData) (rows []noisyRow, all int) {
 	for _, rd := range runs {
 		for _, x := range rd.TPCC {
 			reps := x.Repetitions
@@ -66,18 +65,19 @@ func noisyTable(runs []*runData) *Table {
 			}
 			counted := x.Counted()
 			for _, r := range reps {
+				all++
 				if r.Noisy != "" {
 					rows = append(rows, noisyRow{rd.Label, strconv.Itoa(r.VUs), repText(r.Repetition), r.Noisy, r.Host, slices.Contains(counted, r)})
 				}
 			}
 		}
 	}
-	return noisyTableOf("tpcc-noisy", "Noisy steps: measured beside steal time or other processes' CPU", "VUs", rows)
+	return rows, all
 }
 
-// noisyPoints lists the disk points (or repetitions) flagged noisy.
-func noisyPoints(runs []*runData) *Table {
-	var rows []noisyRow
+// diskNoisy are the runs' disk points (or their repetitions) flagged
+// noisy, and how many there are in all.
+func diskNoisy(runs []*runData) (rows []noisyRow, all int) {
 	for _, rd := range runs {
 		for _, d := range rd.Disk {
 			reps := d.Repetitions
@@ -86,6 +86,7 @@ func noisyPoints(runs []*runData) *Table {
 			}
 			counted := d.counted()
 			for _, r := range reps {
+				all++
 				if r.Noisy != "" {
 					in := slices.ContainsFunc(counted, func(c fio.PointResult) bool { return c.Repetition == r.Repetition })
 					rows = append(rows, noisyRow{rd.Label, r.Name, repText(r.Repetition), r.Noisy, r.Host, in})
@@ -93,21 +94,40 @@ func noisyPoints(runs []*runData) *Table {
 			}
 		}
 	}
+	return rows, all
+}
+
+// backupNoisy are the runs' backup and restore phases flagged noisy, and
+// how many there are in all.
+func backupNoisy(runs []*runData) (rows []noisyRow, all int) {
+	for _, rd := range runs {
+		counted := backupCounted(rd)
+		for i := range rd.Backup {
+			all++
+			if b := &rd.Backup[i]; b.Noisy != "" {
+				rows = append(rows, noisyRow{rd.Label, b.Phase.Phase, strconv.Itoa(b.Cycle), b.Noisy, b.Host, slices.Contains(counted, b)})
+			}
+		}
+	}
+	return rows, all
+}
+
+// noisyTable lists the TPC-C steps (or repetitions) flagged noisy, nil
+// when none was.
+func noisyTable(runs []*runData) *Table {
+	rows, _ := tpccNoisy(runs)
+	return noisyTableOf("tpcc-noisy", "Noisy steps: measured beside steal time or other processes' CPU", "VUs", rows)
+}
+
+// noisyPoints lists the disk points (or repetitions) flagged noisy.
+func noisyPoints(runs []*runData) *Table {
+	rows, _ := diskNoisy(runs)
 	return noisyTableOf("storage-noisy", "Noisy points: measured beside steal time or other processes' CPU", "point", rows)
 }
 
 // noisyPhases lists the backup and restore phases flagged noisy.
 func noisyPhases(runs []*runData) *Table {
-	var rows []noisyRow
-	for _, rd := range runs {
-		counted := backupCounted(rd)
-		for i := range rd.Backup {
-			b := &rd.Backup[i]
-			if b.Noisy != "" {
-				rows = append(rows, noisyRow{rd.Label, b.Phase.Phase, strconv.Itoa(b.Cycle), b.Noisy, b.Host, slices.Contains(counted, b)})
-			}
-		}
-	}
+	rows, _ := backupNoisy(runs)
 	return noisyTableOf("backup-noisy", "Noisy phases: timed beside steal time or other processes' CPU", "phase", rows)
 }
 
@@ -128,68 +148,24 @@ func noisyFinding(runs []*runData) string {
 	var parts []string
 	var worstSteal, worstOther float64
 	noisy, counted := 0, 0
-	tally := func(kind string, n, of, in int) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d of %d %s", n, of, kind))
-			noisy += n
-			counted += in
+	for _, k := range []struct {
+		kind string
+		find func([]*runData) ([]noisyRow, int)
+	}{{"TPC-C steps", tpccNoisy}, {"disk points", diskNoisy}, {"backup and restore phases", backupNoisy}} {
+		rows, all := k.find(runs)
+		if len(rows) == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%d of %d %s", len(rows), all, k.kind))
+		for _, r := range rows {
+			noisy++
+			if r.counted {
+				counted++
+			}
+			worstSteal = max(worstSteal, get(r.host, "cpu_steal_pct"))
+			worstOther = max(worstOther, get(r.host, "foreign_cpu_pct"))
 		}
 	}
-	worst := func(host map[string]float64) {
-		worstSteal = max(worstSteal, get(host, "cpu_steal_pct"))
-		worstOther = max(worstOther, get(host, "foreign_cpu_pct"))
-	}
-	var tp, tpAll, tpIn, dk, dkAll, dkIn, bk, bkAll, bkIn int
-	for _, rd := range runs {
-		for _, x := range rd.TPCC {
-			reps := x.Repetitions
-			if len(reps) == 0 {
-				reps = []*driver.StepResult{&x.StepResult}
-			}
-			in := x.Counted()
-			for _, r := range reps {
-				tpAll++
-				if r.Noisy != "" {
-					tp++
-					worst(r.Host)
-					if slices.Contains(in, r) {
-						tpIn++
-					}
-				}
-			}
-		}
-		for _, d := range rd.Disk {
-			reps := d.Repetitions
-			if len(reps) == 0 {
-				reps = []fio.PointResult{d.PointResult}
-			}
-			in := d.counted()
-			for _, r := range reps {
-				dkAll++
-				if r.Noisy != "" {
-					dk++
-					worst(r.Host)
-					if slices.ContainsFunc(in, func(c fio.PointResult) bool { return c.Repetition == r.Repetition }) {
-						dkIn++
-					}
-				}
-			}
-		}
-		in := backupCounted(rd)
-		for i := range rd.Backup {
-			bkAll++
-			if b := &rd.Backup[i]; b.Noisy != "" {
-				bk++
-				worst(b.Host)
-				if slices.Contains(in, b) {
-					bkIn++
-				}
-			}
-		}
-	}
-	tally("TPC-C steps", tp, tpAll, tpIn)
-	tally("disk points", dk, dkAll, dkIn)
-	tally("backup and restore phases", bk, bkAll, bkIn)
 	if noisy == 0 {
 		return ""
 	}
