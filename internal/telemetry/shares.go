@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,12 +74,7 @@ func (w *Workload) PIDs() []int {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]int, 0, len(w.pids))
-	for p := range w.pids {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(w.pids))
 }
 
 // Shares is who used the host's CPU over an interval, each in percent of
