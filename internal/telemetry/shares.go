@@ -27,8 +27,9 @@ import (
 // the previous sample, read per process rather than as a tree's sum: a
 // backend or a fio job that exits takes its whole past CPU out of a sum,
 // which would read as the tree giving CPU back and as others taking it.
-// What a process used in its last part-interval before exiting is lost,
-// and so counts as other processes': at most one interval of one process.
+// What a process used in its last part-interval before exiting comes back
+// through its parent's reaped-children ticks (ticksSince); only a process
+// whose parent is outside the trees loses it to other processes'.
 
 // Workload is the set of processes, beside tierbench's own and the run's
 // server, whose CPU belongs to the experiment: the servers of a scenario's
