@@ -241,3 +241,23 @@ func mustCPUs(t *testing.T) []string {
 	}
 	return cpus
 }
+
+// BenchmarkTicksSince: one sample's reading of who used the CPU on this
+// host, as a session takes it each second: tierbench's own tree (here the
+// test's) and the kernel's threads.
+func BenchmarkTicksSince(b *testing.B) {
+	k := kthreadd("/proc")
+	if k == 0 {
+		b.Skip("no kernel threads visible in /proc")
+	}
+	work, kern := &treeCPU{root: "/proc"}, &treeCPU{root: "/proc"}
+	roots := []int{0, os.Getpid()}
+	work.ticksSince(roots)
+	kern.ticksSince([]int{k})
+	b.ReportAllocs()
+	for b.Loop() {
+		work.ticksSince(roots)
+		kern.ticksSince([]int{k})
+	}
+	b.ReportMetric(float64(len(kern.last)), "kthreads")
+}
