@@ -120,12 +120,13 @@ func (n Noisy) resolved() Noisy {
 }
 
 // judge says why a repetition whose telemetry is a was noisy ("" when it
-// was not, or without telemetry).
+// was not, or without telemetry); n is resolved, as each RunX makes its
+// config's first.
 func (n Noisy) judge(a *telemetry.Aggregate) string {
 	if a == nil {
 		return ""
 	}
-	return telemetry.Noisy(*a, n.resolved().Limits)
+	return telemetry.Noisy(*a, n.Limits)
 }
 
 // Placement is what a run's stored parameters say of the scenario it runs
