@@ -141,17 +141,8 @@ func (r *HostReader) Memory() (Memory, error) {
 	}, nil
 }
 
-// ProcTreeCPU returns the CPU seconds (utime and stime, user and system
-// separately) used so far by pid and all its live descendants (ProcTree).
-// Processes that vanish while it reads are skipped; children that already
-// exited are not counted (their time moved to the parent's cutime/cstime,
-// which only counts once the parent reaps them).
-func ProcTreeCPU(procRoot string, pid int) (user, system float64, err error) {
-	return (&treeCPU{root: procRoot}).read(pid)
-}
-
-// treeCPU reads a process tree's CPU time, once a second for the server
-// under test, so on the host under test: it reads each process's stat file
+// treeCPU reads process trees' CPU time (ticksSince), once a second for
+// the workload and the kernel's threads, so on the host under test: it reads each process's stat file
 // and, a PostgreSQL process having one thread, its one children file, two
 // reads a process into a buffer it keeps. procfs's Proc.Stat (a fmt.Sscan
 // of 52 fields) and a glob of the process's threads took eight times the
@@ -162,34 +153,6 @@ type treeCPU struct {
 	tree []int
 	last map[int]procTicks // each process's CPU at the last ticksSince
 	owed map[int]uint64    // per root: ticks counted of its tree's exited processes, which their parents' reaped ticks bring again
-}
-
-func (r *treeCPU) read(pid int) (user, system float64, err error) {
-	r.tree = append(r.tree[:0], pid)
-	scanned := false // the tree came whole from every process's ppid
-	var ticksU, ticksS uint64
-	for i := 0; i < len(r.tree); i++ {
-		p := r.tree[i]
-		st, err := r.stat(p)
-		switch {
-		case err == nil:
-		case i == 0:
-			return 0, 0, fmt.Errorf("process tree cpu: pid %d not found under %s: %w", pid, r.root, err)
-		case procVanished(err):
-			continue
-		default:
-			return 0, 0, fmt.Errorf("process tree cpu: pid %d: %w", p, err)
-		}
-		ticksU += st.utime
-		ticksS += st.stime
-		if !scanned && !r.children(p, st.threads) && i == 0 { // no children files on this kernel
-			if r.tree, err = procTreeScan(r.root, pid); err != nil {
-				return 0, 0, fmt.Errorf("process tree cpu: %w", err)
-			}
-			scanned = true // pid first, as counted
-		}
-	}
-	return float64(ticksU) / procUserHZ, float64(ticksS) / procUserHZ, nil
 }
 
 // children appends p's children not yet listed to r.tree, from the children

@@ -78,28 +78,33 @@ func TestHostMemory(t *testing.T) {
 	}
 }
 
+// wholeTicks is the CPU ticks (utime+stime) pid's tree has used so far, as
+// ticksSince counts a tree it has not read before, and whether pid was found.
+func wholeTicks(root string, pid int) (uint64, bool) {
+	r := &treeCPU{root: root, last: map[int]procTicks{}}
+	ticks, found := r.ticksSince([]int{pid})
+	return ticks[0], found[0]
+}
+
 func TestProcTreeCPUFixture(t *testing.T) {
 	// 1 -> 2 -> 3, and 4 -> 5 beside them; utime/stime in ticks of 1/100 s.
 	const root = "testdata/host-proctree/proc"
 	for _, tc := range []struct {
-		pid          int
-		user, system float64
+		pid   int
+		ticks uint64
 	}{
-		{1, 3.57, 0.83}, // (100+250+7, 50+30+3) ticks
-		{2, 2.57, 0.33},
-		{3, 0.07, 0.03},
-		{4, 19.99, 19.99},
+		{1, 357 + 83}, // (100+250+7, 50+30+3) ticks
+		{2, 257 + 33},
+		{3, 7 + 3},
+		{4, 1999 + 1999},
 	} {
-		u, s, err := ProcTreeCPU(root, tc.pid)
-		if err != nil {
-			t.Fatalf("pid %d: %v", tc.pid, err)
-		}
-		if !hostNear(u, tc.user) || !hostNear(s, tc.system) {
-			t.Errorf("pid %d: ProcTreeCPU = %v user, %v system; want %v, %v", tc.pid, u, s, tc.user, tc.system)
+		got, found := wholeTicks(root, tc.pid)
+		if !found || got != tc.ticks {
+			t.Errorf("pid %d: %d ticks (found %v); want %d", tc.pid, got, found, tc.ticks)
 		}
 	}
-	if _, _, err := ProcTreeCPU(root, 42); err == nil {
-		t.Error("ProcTreeCPU of a missing pid: no error")
+	if _, found := wholeTicks(root, 42); found {
+		t.Error("a missing pid: found")
 	}
 }
 
@@ -119,9 +124,8 @@ func TestProcTreeCPUCycle(t *testing.T) {
 		if err != nil || !slices.Equal(tree, tc.tree) {
 			t.Errorf("%s: ProcTree(%d) = %v, %v; want %v", tc.root, tc.pid, tree, err, tc.tree)
 		}
-		u, s, err := ProcTreeCPU(tc.root, tc.pid)
-		if err != nil || !hostNear(u, 3.00) || !hostNear(s, 0.30) {
-			t.Errorf("%s: ProcTreeCPU(%d) = %v user, %v system, %v; want 3.00, 0.30 ((100+200, 10+20) ticks)", tc.root, tc.pid, u, s, err)
+		if got, found := wholeTicks(tc.root, tc.pid); !found || got != 300+30 {
+			t.Errorf("%s: pid %d's tree: %d ticks (found %v); want 330 ((100+200, 10+20) ticks)", tc.root, tc.pid, got, found)
 		}
 	}
 }
@@ -136,12 +140,8 @@ func TestProcTreeCPUSelf(t *testing.T) {
 		x++
 	}
 	_ = x
-	u, s, err := ProcTreeCPU("/proc", os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u+s <= 0 {
-		t.Errorf("ProcTreeCPU(self) = %v user + %v system, want > 0", u, s)
+	if got, found := wholeTicks("/proc", os.Getpid()); !found || got == 0 {
+		t.Errorf("this process's tree: %d ticks (found %v); want > 0", got, found)
 	}
 }
 
@@ -189,12 +189,8 @@ func TestProcTreeCPUChildrenMatchScan(t *testing.T) {
 	if !slices.Equal(scanned, tree) {
 		t.Errorf("children files give %v, the ppid scan %v", tree, scanned)
 	}
-	u, s, err := ProcTreeCPU("/proc", cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := (u + s) * procUserHZ; got+0.5 < float64(ticks) || ticks == 0 {
-		t.Errorf("ProcTreeCPU = %v ticks, the scan's stats %d (want equal, and > 0)", got, ticks)
+	if got, found := wholeTicks("/proc", cmd.Process.Pid); !found || got < ticks || ticks == 0 {
+		t.Errorf("the shell's tree: %d ticks (found %v), the scan's stats %d (want equal, and > 0)", got, found, ticks)
 	}
 }
 
@@ -233,15 +229,15 @@ func BenchmarkTreeCPU(b *testing.B) {
 	r := &treeCPU{root: "/proc"}
 	for deadline := time.Now().Add(10 * time.Second); len(r.tree) < 9 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
-		r.read(cmd.Process.Pid)
+		r.ticksSince([]int{cmd.Process.Pid})
 	}
 	if len(r.tree) < 9 {
 		b.Skipf("the shell's children not found: %v", r.tree)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := r.read(cmd.Process.Pid); err != nil {
-			b.Fatal(err)
+		if _, found := r.ticksSince([]int{cmd.Process.Pid}); !found[0] {
+			b.Fatal("the shell is gone")
 		}
 	}
 }
