@@ -51,15 +51,9 @@ func (o *noisyOptions) addFlags(fs *pflag.FlagSet, unit string) {
 // noisy returns how to judge, or a usage error for a limit that is not a
 // percentage.
 func (o *noisyOptions) noisy() (experiment.Noisy, error) {
-	l, err := o.limits()
-	return experiment.Noisy{Limits: l, Discard: o.Discard}, err
-}
-
-// limits returns the limits, or a usage error for one out of range.
-func (o *noisyOptions) limits() (telemetry.NoisyLimits, error) {
 	for name, v := range map[string]float64{"--noisy-steal": o.Steal, "--noisy-cpu": o.Foreign} {
 		if v < 0 || v > 100 {
-			return telemetry.NoisyLimits{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
+			return experiment.Noisy{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
 		}
 	}
 	l := telemetry.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}
@@ -71,5 +65,5 @@ func (o *noisyOptions) limits() (telemetry.NoisyLimits, error) {
 	if l.ForeignPct == 0 {
 		l.ForeignPct = -1
 	}
-	return l, nil
+	return experiment.Noisy{Limits: l, Discard: o.Discard}, nil
 }
