@@ -29,6 +29,16 @@ const (
 	ExitInterrupted = 130
 )
 
+// exitCodes maps the experiment layer's outcomes to the contract's codes.
+var exitCodes = map[experiment.Outcome]int{
+	experiment.Succeeded:          ExitOK,
+	experiment.Failed:             ExitFailure,
+	experiment.VerdictFailed:      ExitFailure,
+	experiment.BadInput:           ExitUsage,
+	experiment.ThresholdsBreached: ExitThreshold,
+	experiment.InterruptedRun:     ExitInterrupted,
+}
+
 // UsageError marks bad input: it maps to exit code 2.
 type UsageError struct{ Msg string }
 
@@ -83,22 +93,18 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	code := ExitFailure
 	var ue *UsageError
 	var ee *ExitError
-	var interrupted *experiment.Interrupted
-	var breached *experiment.Breached
+	var code int
 	switch {
 	case errors.As(err, &ee):
 		code = ee.Code
-	case errors.As(err, &interrupted):
-		code = ExitInterrupted
-	case errors.As(err, &breached):
-		code = ExitThreshold
-	case errors.As(err, &ue), errors.Is(err, engine.ErrBadInput), errors.Is(err, experiment.ErrInvalid), !started:
+	case errors.As(err, &ue), !started:
 		// cobra's own errors (unknown command or flag, bad arguments) come
 		// before any command starts: they are usage errors too.
 		code = ExitUsage
+	default:
+		code = exitCodes[experiment.OutcomeOf(err)]
 	}
 	if msg := oneLine(scrubPasswords(err.Error(), args)); msg != "" {
 		fmt.Fprintf(stderr, "tierbench: %s\n", msg)

@@ -163,8 +163,14 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
-	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
+	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
 		kept: fmt.Sprintf("%d finished cycles", len(cycles)), done: fmt.Sprintf("%d cycles", len(cycles))})
+	if err == nil && !out.Total.OK {
+		// The test's verdict: a durability test that lost committed work failed.
+		err = &Verdict{RunID: out.RunID, Msg: fmt.Sprintf("durability test failed in %d of %d cycles: %d committed New-Orders lost",
+			out.Total.FailedCycles, out.Total.Cycles, out.Total.Lost)}
+	}
+	return out, err
 }
 
 // logDirNamer names the success-log directory after the run as soon as it
