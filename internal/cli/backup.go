@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -56,21 +55,22 @@ type BackupRunOptions struct {
 
 // AddFlags registers the options' flags.
 func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
+	d := experiment.NewBackupConfig()
 	o.addFlag(fs)
 	fs.StringVar(&o.Target, "target", "", "directory on the storage under test for the backups (created by tierbench, or an empty one)")
-	fs.IntVar(&o.Cycles, "cycles", 3, "backup and restore cycles")
+	fs.IntVar(&o.Cycles, "cycles", d.Cycles, "backup and restore cycles")
 	fs.StringVar(&o.Spacing, "interval", "0s", "time from one cycle's start to the next's (0: back to back), e.g. 100s")
 	fs.StringVar(&o.StartAt, "start-at", "", "when the first cycle starts, as an RFC 3339 time on this host's clock, e.g. 2026-11-26T17:40:00.250Z "+
 		"(default: as soon as the run is set up; a time already past starts at once, with a note): how a controller lines up backups on several hosts")
 	fs.BoolVar(&o.Logical, "logical", false, "a parallel dump, restored into a new database on the same server (PostgreSQL: pg_dump -Fd -j / pg_restore -j; "+
 		"MariaDB: tierbench-dump / tierbench-load), instead of a physical backup and a restored server")
-	fs.IntVar(&o.Jobs, "jobs", runtime.NumCPU(), "parallel jobs of the logical dump and restore (--logical)")
-	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
+	fs.IntVar(&o.Jobs, "jobs", d.Jobs, "parallel jobs of the logical dump and restore (--logical)")
+	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
 	fs.StringVar(&o.DataDir, "datadir", "", "the source's managed data directory (default: found from the server, when tierbench manages it on this host)")
 	fs.StringVar(&o.PgBin, "pg-bin", "", "PostgreSQL only: directory of pg_basebackup, pg_dump and pg_restore (default: beside the server's binaries, else PATH); "+
 		"MariaDB's mariadb-backup is found on PATH")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the backups in --target (restored copies are always removed)")
-	fs.BoolVar(&o.Verify, "verify", true, "check each restored database: TPC-C consistency conditions and row counts equal to the source's")
+	fs.BoolVar(&o.Verify, "verify", d.Verify, "check each restored database: TPC-C consistency conditions and row counts equal to the source's")
 	// --interval is this command's cycle spacing (the white paper's "a
 	// backup every 100 s"), so sampling has its own flag.
 	fs.StringVar(&o.Sampling, "sample-interval", "1s", "telemetry sampling interval (0: no telemetry)")
@@ -89,55 +89,30 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 // validate turns the flags into a run's config (its DSN not yet checked).
 func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 	cfg := experiment.BackupConfig{Target: o.Target, Cycles: o.Cycles, Logical: o.Logical, Jobs: o.Jobs,
-		DataDir: o.DataDir, PgBin: o.PgBin, Keep: o.Keep, Verify: o.Verify}
+		DataDir: o.DataDir, PgBin: o.PgBin, Keep: o.Keep, Verify: o.Verify, Repeat: o.Repeat}
 	cfg.Results = o.Results
-	if strings.TrimSpace(o.Target) == "" {
-		return cfg, usagef("no --target given; name a directory on the storage to test, where tierbench writes the backups")
-	}
-	if o.Cycles < 1 || o.Cycles > 1000 {
-		return cfg, usagef("--cycles must be between 1 and 1000 (got %d)", o.Cycles)
-	}
-	var err error
-	if cfg.Repeat, _, err = o.repeatOptions.repetitions(); err != nil {
-		return cfg, err
-	}
-	if cfg.Noisy, err = o.noisyOptions.noisy(); err != nil {
-		return cfg, err
-	}
+	cfg.Noisy = o.noisyOptions.noisy()
 	if o.BackToBack {
 		return cfg, usagef("--back-to-back does not apply to backup run: a restore needs its backup first, so each cycle is already a backup then its restore; leave it out")
 	}
+	var err error
 	if cfg.Spacing, err = units.ParseDuration(o.Spacing); err != nil {
 		return cfg, usagef("--interval: %v", err)
-	}
-	if cfg.Spacing < 0 {
-		return cfg, usagef("--interval %s is negative", o.Spacing)
 	}
 	if o.StartAt != "" {
 		if cfg.StartAt, err = time.Parse(time.RFC3339Nano, o.StartAt); err != nil {
 			return cfg, usagef("--start-at %q is not an RFC 3339 time; give e.g. 2026-11-26T17:40:00.250Z or 2026-11-26T18:40:00+01:00", o.StartAt)
 		}
-		if wait := time.Until(cfg.StartAt); wait > 24*time.Hour {
-			return cfg, usagef("--start-at %s is %s away; give a time within a day (is this host's clock or the time zone off?)", o.StartAt, wait.Round(time.Minute))
-		}
 	}
-	if o.Jobs < 1 || o.Jobs > 256 {
-		return cfg, usagef("--jobs must be between 1 and 256 (got %d)", o.Jobs)
-	}
-	if cfg.Telemetry, err = sampling(o.Sampling, "--sample-interval", o.BlockTrace); err != nil {
+	if cfg.Telemetry, err = sampling(o.Sampling, "--sample-interval", o.BlockTrace, o.NodeExporters); err != nil {
 		return cfg, err
 	}
-	if cfg.Telemetry.Nodes, err = nodeExporters(o.NodeExporters, cfg.Telemetry.Interval, "--sample-interval"); err != nil {
-		return cfg, err
-	}
-	if fi, err := os.Stat(o.Target); err == nil && !fi.IsDir() {
-		return cfg, usagef("--target %s is a file; give a new or empty directory for the backups", o.Target)
-	}
-	if err := checkResultsDir(o.Results); err != nil {
-		return cfg, err
-	}
-	return cfg, nil
+	return cfg, flagged(experiment.Except(cfg.Validate(), "dsn"), backupFlags)
 }
+
+// backupFlags name a backup run's fields by their flags where the names
+// differ.
+var backupFlags = map[string]string{"telemetry_interval": "--sample-interval"}
 
 // checkPgBin makes sure a given --pg-bin holds the tools the method needs,
 // before anything connects (without it, they are looked for later), and

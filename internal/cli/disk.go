@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -103,15 +101,14 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	o.thresholdOptions.addFlags(fs, "read.iops>=100k or write.p99.9<=2ms")
 }
 
-var steadyRE = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
+// diskFlags name a disk run's fields by their flags where the names differ.
+var diskFlags = map[string]string{"ioengine": "--engine", "points": "the sweep", "telemetry_interval": "--interval"}
 
-// validate turns the flags into a run's config.
+// validate turns the flags into a run's config; the run's rules are its
+// Validate's.
 func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, error) {
 	if o.Target == "" {
 		return nil, usagef("no --target given; name a directory, a file or a block device to test")
-	}
-	if err := fio.CheckPath(o.Target); err != nil {
-		return nil, usagef("--target: %v", err)
 	}
 	var adHoc []string
 	for _, f := range adHocFlags {
@@ -138,16 +135,10 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 		p = &c
 	}
 	p.Settings.Direct, p.Settings.IOEngine = o.Direct, o.IOEngine
-	if o.IOEngine != "" && !slices.Contains(fio.IOEngines, o.IOEngine) {
-		return nil, usagef("--engine %q is not an ioengine tierbench drives; use %s, or leave it out for the best that works", o.IOEngine, strings.Join(fio.IOEngines, ", "))
-	}
 	var err error
 	set := &p.Settings
 	if set.Duration, err = durationOr(o.Duration, "--duration", set.Duration); err != nil {
 		return nil, err
-	}
-	if set.Duration < time.Second {
-		return nil, usagef("--duration %s is too short; give at least 1s", set.Duration)
 	}
 	if set.Ramp, err = durationOr(o.Ramp, "--ramp", set.Ramp); err != nil {
 		return nil, err
@@ -158,26 +149,13 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 		if p.TargetOptions.Size, err = units.ParseSize(o.Size); err != nil {
 			return nil, usagef("--size: %v", err)
 		}
-		if p.TargetOptions.Size < 1<<20 {
-			return nil, usagef("--size %s is too small; give at least 1MiB", o.Size)
-		}
 	}
 	if p.Telemetry, err = o.telemetry(); err != nil {
 		return nil, err
 	}
-	if p.Repeat, p.BackToBack, err = o.repeatOptions.repetitions(); err != nil {
-		return nil, err
-	}
-	if p.Noisy, err = o.noisyOptions.noisy(); err != nil {
-		return nil, err
-	}
-	if err := checkResultsDir(o.Results); err != nil {
-		return nil, err
-	}
+	p.Repeat, p.BackToBack = o.Repeat, o.BackToBack
+	p.Noisy = o.noisyOptions.noisy()
 	if o.Steady != "" {
-		if !steadyRE.MatchString(o.Steady) {
-			return nil, usagef("--steady-state %q is not understood; give iops, iops_slope, bw or bw_slope, a colon and a percentage, e.g. iops_slope:2%%", o.Steady)
-		}
 		set.SteadyState = o.Steady
 		if set.SteadyWindow, err = durationOr(o.SSWindow, "--steady-state-window", 0); err != nil {
 			return nil, err
@@ -185,49 +163,33 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 		if set.SteadyRamp, err = durationOr(o.SSRamp, "--steady-state-ramp", 0); err != nil {
 			return nil, err
 		}
-		if set.SteadyWindow < 2*time.Second || set.SteadyWindow+set.SteadyRamp > set.Duration {
-			return nil, usagef("--steady-state-window %s (plus --steady-state-ramp %s) must be at least 2s and fit in --duration %s",
-				set.SteadyWindow, set.SteadyRamp, set.Duration)
-		}
 	}
 	p.Results, p.Target, p.Fio = o.Results, o.Target, o.Fio
 	if p.Servers, err = fioServers(o.FioServers); err != nil {
 		return nil, err
 	}
-	if len(p.Servers) > 0 {
-		switch {
-		case o.Keep || o.OverwriteFile:
-			return nil, usagef("--keep and --overwrite-file are for a local target; with --fio-server each host's test file is tierbench's own and removed at the end")
-		case o.DestroyDataOn != "":
-			return nil, usagef("--destroy-data-on %s: a block device on the fio server hosts cannot be checked from here "+
-				"(tierbench looks for mounts, filesystems and partitions before it writes to a device); give a directory on each host", o.DestroyDataOn)
-		}
-	}
-	return p, nil
+	return p, flagged(p.Validate(), diskFlags)
 }
 
-// sweep builds the ad-hoc points: the cross product of the lists.
+// sweep builds the ad-hoc points: the cross product of the lists. Their
+// values' rules are a point's (checked by the run's Validate).
 func (o *DiskRunOptions) sweep() ([]fio.Spec, error) {
 	var bs []int64
 	for _, f := range strings.Split(o.BS, ",") {
 		n, err := units.ParseSize(f)
-		if err != nil || n < 512 || n%512 != 0 || n > 64<<20 {
+		if err != nil {
 			return nil, usagef("--bs entry %q is not a block size; give multiples of 512 bytes up to 64m, e.g. 4k,64k,256k", f)
 		}
 		bs = append(bs, n)
 	}
 	var rw []string
 	for _, f := range strings.Split(o.RW, ",") {
-		f = strings.TrimSpace(f)
-		if !slices.Contains(fio.Patterns, f) {
-			return nil, usagef("--rw %q is unknown; use %s", f, strings.Join(fio.Patterns, ", "))
-		}
-		rw = append(rw, f)
+		rw = append(rw, strings.TrimSpace(f))
 	}
 	var mix []int
 	for _, f := range strings.Split(o.RWMix, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 || n > 100 {
+		if err != nil {
 			return nil, usagef("--rwmix entry %q is not a percentage of reads between 0 and 100", f)
 		}
 		mix = append(mix, n)
@@ -240,30 +202,8 @@ func (o *DiskRunOptions) sweep() ([]fio.Spec, error) {
 	if err != nil {
 		return nil, usagef("--jobs: %v", err)
 	}
-	// Spec.Validate checks these too, but its message cannot name the flag.
-	switch {
-	case slices.Max(depth) > 4096:
-		return nil, usagef("--iodepth %d is deeper than fio goes here; give 1 to 4096", slices.Max(depth))
-	case slices.Max(jobs) > 256:
-		return nil, usagef("--jobs %d is more than tierbench runs; give 1 to 256", slices.Max(jobs))
-	case o.RateIOPS < 0:
-		return nil, usagef("--rate-iops %d is negative; give 0 (no cap) or more", o.RateIOPS)
-	case o.Compress < 0 || o.Compress > 100:
-		return nil, usagef("--compress-pct %d is not a percentage; give 0 to 100", o.Compress)
-	case o.Dedupe < 0 || o.Dedupe > 100:
-		return nil, usagef("--dedupe-pct %d is not a percentage; give 0 to 100", o.Dedupe)
-	}
 	base := fio.Spec{RateIOPS: o.RateIOPS, CompressPc: o.Compress, DedupePc: o.Dedupe}
-	specs := fio.Sweep(base, bs, rw, mix, jobs, depth)
-	if len(specs) > 1000 {
-		return nil, usagef("the sweep has %d points; keep it under 1000", len(specs))
-	}
-	for _, s := range specs {
-		if err := s.Validate(); err != nil {
-			return nil, usagef("point %s: %v", s.Name, err)
-		}
-	}
-	return specs, nil
+	return fio.Sweep(base, bs, rw, mix, jobs, depth), nil
 }
 
 func durationOr(s, flag string, def time.Duration) (time.Duration, error) {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -64,62 +62,20 @@ func (o *DurabilityOptions) validate() (experiment.DurabilityConfig, error) {
 		FaultCommand: o.FaultCommand, RecoverCommand: o.RecoverCommand, Warehouses: o.Warehouses, Rebuild: o.WarehousesSet,
 		Mode: o.Mode, Seed: o.Seed}
 	var err error
-	if o.DSN != "" && o.Managed != "" {
-		return c, usagef("give either --dsn (a server you run) or --managed DIR (a server tierbench manages), not both")
-	}
-	if o.Engine != "" {
-		if err := managedEngineFlag(o.Engine); err != nil {
-			return c, err
-		}
-		if o.Managed == "" {
-			return c, usagef("--engine names the engine of a new --managed server; with --dsn the DSN's scheme says it")
-		}
-	}
 	if o.Managed == "" {
 		if c.DSN, err = o.check(); err != nil {
 			return c, usagef("no server to test: give --managed DIR (a server tierbench manages) or --dsn postgres://user:password@host:port/dbname")
 		}
-	}
-	if o.Cycles < 1 || o.Cycles > 10000 {
-		return c, usagef("--cycles must be between 1 and 10000 (got %d)", o.Cycles)
-	}
-	if o.VUs < 1 || o.VUs > 10000 {
-		return c, usagef("--vus must be between 1 and 10000 (got %d)", o.VUs)
+	} else if o.DSN != "" {
+		c.DSN = o.DSN // refused beside --managed by Validate
 	}
 	if c.RunBeforeFault, err = units.ParseDuration(o.RunBeforeFault); err != nil {
 		return c, usagef("--run-before-fault: %v", err)
 	}
-	if c.RunBeforeFault < time.Second {
-		return c, usagef("--run-before-fault %s is too short: give at least 1s, so transactions are in flight at the fault", o.RunBeforeFault)
-	}
 	if c.RecoverTimeout, err = units.ParseDuration(o.RecoverTimeout); err != nil {
 		return c, usagef("--recover-timeout: %v", err)
 	}
-	if c.RecoverTimeout < time.Second {
-		return c, usagef("--recover-timeout %s is too short; give at least 1s", o.RecoverTimeout)
-	}
-	if !slices.Contains(durability.Faults, o.Fault) {
-		return c, usagef("--fault %q is unknown; use one of %s", o.Fault, strings.Join(durability.Faults, ", "))
-	}
-	switch {
-	case o.Fault == durability.FaultCommand && strings.TrimSpace(o.FaultCommand) == "":
-		return c, usagef("--fault command needs --fault-command CMD, the shell command that causes the failure")
-	case o.Fault != durability.FaultCommand && o.FaultCommand != "":
-		return c, usagef("--fault-command is only used with --fault command (got --fault %s)", o.Fault)
-	}
-	if o.Mode != engine.ModeRoutines && o.Mode != engine.ModeStatements {
-		return c, usagef("--mode %q is unknown; use routines or statements", o.Mode)
-	}
-	if o.Warehouses < 1 {
-		return c, usagef("--warehouses must be 1 or more (got %d)", o.Warehouses)
-	}
-	if o.WarehousesSet && o.Managed == "" {
-		return c, usagef("--warehouses builds a schema on a --managed server only; build one on --dsn with tierbench tpcc build")
-	}
-	if err := checkResultsDir(o.Results); err != nil {
-		return c, err
-	}
-	return c, nil
+	return c, flagged(c.Validate(), nil)
 }
 
 func newDurabilityCommand(g *Globals) *cobra.Command {

@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/units"
@@ -50,10 +48,6 @@ func newMonitorCommand(g *Globals) *cobra.Command {
 }
 
 func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
-	if opts.Target == "" && len(opts.NodeExporters) == 0 {
-		return usagef("no --target given; name the path whose devices to sample, e.g. --target /var/lib/postgresql " +
-			"(or only other hosts', with --node-exporter NAME=URL)")
-	}
 	d, err := units.ParseDuration(opts.Duration)
 	if err != nil {
 		return usagef("--duration: %v", err)
@@ -62,16 +56,9 @@ func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 	if err != nil {
 		return err
 	}
-	if tele.Interval == 0 {
-		return usagef("--interval 0 would sample nothing; give an interval such as 1s")
-	}
-	if err := checkResultsDir(opts.Results); err != nil {
+	cfg := experiment.MonitorConfig{Results: opts.Results, Target: opts.Target, DSN: opts.DSN, Duration: d, Telemetry: tele}
+	if err := flagged(cfg.Validate(), telemetryFlags); err != nil {
 		return err
-	}
-	if opts.DSN != "" {
-		if _, err := all.NameOf(opts.DSN); err != nil {
-			return usagef("--dsn: %v", err)
-		}
 	}
 	v := newView(g)
 	obs, done, err := opts.metricsOptions.begin(ctx, g, nil, v)
@@ -79,11 +66,7 @@ func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 		return err
 	}
 	defer done()
-	out, err := experiment.RunMonitor(ctx, experiment.MonitorConfig{Results: opts.Results, Target: opts.Target, DSN: opts.DSN,
-		Duration: d, Telemetry: tele}, obs)
-	if errors.Is(err, experiment.ErrInvalid) && out == nil {
-		return usagef("--dsn: %v", err)
-	}
+	out, err := experiment.RunMonitor(ctx, cfg, obs)
 	return printRun(v, out, err, func() {
 		fmt.Fprintf(g.Stdout, "monitor %s: %d samples over %.0f s; stored in %s\n", out.RunID, out.Samples, out.Seconds, v.store)
 	})

@@ -48,22 +48,8 @@ func (o *noisyOptions) addFlags(fs *pflag.FlagSet, unit string) {
 	fs.BoolVar(&o.Discard, "discard-noisy", false, "leave noisy repetitions out of the means and intervals (they stay stored and listed)")
 }
 
-// noisy returns how to judge, or a usage error for a limit that is not a
-// percentage.
-func (o *noisyOptions) noisy() (experiment.Noisy, error) {
-	for name, v := range map[string]float64{"--noisy-steal": o.Steal, "--noisy-cpu": o.Foreign} {
-		if v < 0 || v > 100 {
-			return experiment.Noisy{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
-		}
-	}
-	l := telemetry.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}
-	// 0 means "never" here, and "the defaults" to the experiment: a check
-	// left out is a negative limit there.
-	if l.StealPct == 0 {
-		l.StealPct = -1
-	}
-	if l.ForeignPct == 0 {
-		l.ForeignPct = -1
-	}
-	return experiment.Noisy{Limits: l, Discard: o.Discard}, nil
+// noisy returns how to judge; a limit of 0 means never, as it does in the
+// experiment layer, whose Validate checks them.
+func (o *noisyOptions) noisy() experiment.Noisy {
+	return experiment.Noisy{Limits: telemetry.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}, Discard: o.Discard}
 }

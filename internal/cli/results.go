@@ -17,10 +17,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/results"
 )
 
-const defaultResultsDir = "./tierbench-results"
+const defaultResultsDir = experiment.DefaultResults
 
 func newResultsCommand(g *Globals) *cobra.Command {
 	cmd := newGroupCommand("results", "List and show the runs in a results store")

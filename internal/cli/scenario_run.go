@@ -38,9 +38,9 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 			}
 		}
 	}
-	noisy, err := opts.noisyOptions.noisy()
-	if err != nil {
-		return err
+	noisy := opts.noisyOptions.noisy()
+	if err := noisy.Validate(); err != nil {
+		return flagged(err, nil)
 	}
 	sc, err := opts.load()
 	if err == nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -27,15 +26,15 @@ func (o *telemetryOptions) addFlags(fs *pflag.FlagSet) {
 	addNodeExporterFlag(fs, &o.NodeExporters)
 }
 
-// telemetry is the sampling the flags ask for.
+// telemetry is the sampling the flags ask for; its rules are the
+// experiment's (Telemetry's part of each config's Validate).
 func (o *telemetryOptions) telemetry() (experiment.Telemetry, error) {
-	t, err := sampling(o.Interval, "--interval", o.BlockTrace)
-	if err != nil {
-		return t, err
-	}
-	t.Nodes, err = nodeExporters(o.NodeExporters, t.Interval, "--interval")
-	return t, err
+	return sampling(o.Interval, "--interval", o.BlockTrace, o.NodeExporters)
 }
+
+// telemetryFlags name the telemetry fields of a config's problems by the
+// flags of commands whose sampling interval is --interval.
+var telemetryFlags = map[string]string{"telemetry_interval": "--interval"}
 
 // addNodeExporterFlag registers --node-exporter.
 func addNodeExporterFlag(fs *pflag.FlagSet, specs *[]string) {
@@ -45,38 +44,22 @@ func addNodeExporterFlag(fs *pflag.FlagSet, specs *[]string) {
 		"an exporter that stops answering is a gap and a warning, not an error)")
 }
 
-// nodeExporters checks the --node-exporter values: each NAME=URL, each name
-// once, and a sampling interval (named by intervalFlag) to scrape them at.
-func nodeExporters(specs []string, interval time.Duration, intervalFlag string) ([]telemetry.Node, error) {
-	var nodes []telemetry.Node
-	seen := map[string]bool{}
-	for _, spec := range specs {
-		n, err := telemetry.ParseNode(spec)
-		if err != nil {
-			return nil, usagef("--node-exporter %q: %v", telemetry.RedactNodeSpec(spec), err)
-		}
-		if seen[n.Name] {
-			return nil, usagef("--node-exporter %q: the name %s is given twice; name each host once", telemetry.RedactNodeSpec(spec), n.Name)
-		}
-		seen[n.Name] = true
-		nodes = append(nodes, n)
-	}
-	if len(nodes) > 0 && interval == 0 {
-		return nil, usagef("--node-exporter needs telemetry sampling, but %s is 0; give one such as 1s", intervalFlag)
-	}
-	return nodes, nil
-}
-
-// sampling checks a sampling interval flag's value.
-func sampling(interval, flag string, blockTrace bool) (experiment.Telemetry, error) {
+// sampling reads a sampling interval flag (named flag) and the
+// --node-exporter values, each NAME=URL.
+func sampling(interval, flag string, blockTrace bool, exporters []string) (experiment.Telemetry, error) {
 	d, err := units.ParseDuration(interval)
 	if err != nil {
 		return experiment.Telemetry{}, usagef("%s: %v", flag, err)
 	}
-	if d != 0 && d < 100*time.Millisecond {
-		return experiment.Telemetry{}, usagef("%s %s is too short; give at least 100ms (or 0 for no telemetry)", flag, interval)
+	t := experiment.Telemetry{Interval: d, BlockTrace: blockTrace}
+	for _, spec := range exporters {
+		n, err := telemetry.ParseNode(spec)
+		if err != nil {
+			return t, usagef("--node-exporter %q: %v", telemetry.RedactNodeSpec(spec), err)
+		}
+		t.Nodes = append(t.Nodes, n)
 	}
-	return experiment.Telemetry{Interval: d, BlockTrace: blockTrace}, nil
+	return t, nil
 }
 
 // telemetryLine sums up a step's telemetry aggregates in one line ("" when

@@ -6,30 +6,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
-// --node-exporter values: NAME=URL each, each name once, with sampling; a
-// refusal is a usage error of one line naming the value (its password
-// masked).
+// --node-exporter values: NAME=URL each; a refusal is a usage error of one
+// line naming the value (its password masked). The rules across values
+// (each name once, a sampling interval) are Telemetry's, judged by a run's
+// Validate: the CLI names the flags.
 func TestNodeExportersFlag(t *testing.T) {
-	nodes, err := nodeExporters([]string{"db1=http://10.0.0.5:9100/metrics", "db2=http://10.0.0.6:9100"}, time.Second, "--interval")
-	if err != nil || len(nodes) != 2 || nodes[1] != (telemetry.Node{Name: "db2", URL: "http://10.0.0.6:9100/metrics"}) {
-		t.Fatalf("nodes %+v, %v", nodes, err)
+	tele, err := sampling("1s", "--interval", true, []string{"db1=http://10.0.0.5:9100/metrics", "db2=http://10.0.0.6:9100"})
+	if err != nil || len(tele.Nodes) != 2 || tele.Nodes[1] != (telemetry.Node{Name: "db2", URL: "http://10.0.0.6:9100/metrics"}) {
+		t.Fatalf("nodes %+v, %v", tele.Nodes, err)
 	}
 	for _, c := range []struct {
 		specs    []string
-		interval time.Duration
+		interval string
 		want     string
 	}{
-		{[]string{"x"}, time.Second, `--node-exporter "x": give NAME=URL, e.g. db1=http://10.0.0.5:9100/metrics`},
-		{[]string{"=http://h"}, time.Second, `--node-exporter "=http://h": give NAME=URL, e.g. db1=http://10.0.0.5:9100/metrics`},
-		{[]string{"db1=ftp://h/m"}, time.Second, `--node-exporter "db1=ftp://h/m": give an http:// or https:// URL`},
-		{[]string{"db1=http://u:hunter2@h", "db1=http://u:hunter2@g"}, time.Second, `--node-exporter "db1=http://u:xxxxx@g": the name db1 is given twice`},
-		{[]string{"db.1=http://h"}, time.Second, `the name "db.1" may hold only letters, digits, - and _`},
-		{[]string{"db1=http://h"}, 0, `--node-exporter needs telemetry sampling, but --interval is 0`},
+		{[]string{"x"}, "1s", `--node-exporter "x": give NAME=URL, e.g. db1=http://10.0.0.5:9100/metrics`},
+		{[]string{"=http://h"}, "1s", `--node-exporter "=http://h": give NAME=URL, e.g. db1=http://10.0.0.5:9100/metrics`},
+		{[]string{"db1=ftp://h/m"}, "1s", `--node-exporter "db1=ftp://h/m": give an http:// or https:// URL`},
+		{[]string{"db1=http://u:hunter2@h", "db1=http://u:hunter2@g"}, "1s", `--node-exporter "db1" is given twice`},
+		{[]string{"db.1=http://h"}, "1s", `the name "db.1" may hold only letters, digits, - and _`},
+		{[]string{"db1=http://h"}, "0s", `--interval 0s samples nothing, and node_exporter hosts are sampled at each interval`},
 	} {
-		_, err := nodeExporters(c.specs, c.interval, "--interval")
+		tele, err := sampling(c.interval, "--interval", true, c.specs)
+		if err == nil {
+			cfg := experiment.TPCCConfig{DSN: "postgres://localhost/x", VUs: []int{1}, Duration: time.Second}
+			cfg.Results, cfg.Telemetry = t.TempDir(), tele
+			err = flagged(cfg.Validate(), telemetryFlags)
+		}
 		var ue *UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") ||
 			strings.Contains(err.Error(), "hunter2") {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/threshold"
@@ -15,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -46,12 +44,13 @@ type TPCCRunOptions struct {
 
 // AddFlags registers the options' flags.
 func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
+	d := experiment.NewTPCCConfig()
 	o.addFlag(fs)
-	fs.StringVar(&o.VUs, "vus", "1", "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
-	fs.StringVar(&o.RampUp, "rampup", "2m", "ramp-up before each step's measured interval (not measured)")
-	fs.StringVar(&o.Duration, "duration", "5m", "measured interval of each step")
-	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
-	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines (one stored-routine call per transaction) or statements (client-side prepared statements)")
+	fs.StringVar(&o.VUs, "vus", units.FormatCountList(d.VUs), "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
+	fs.StringVar(&o.RampUp, "rampup", units.FormatDuration(d.RampUp), "ramp-up before each step's measured interval (not measured)")
+	fs.StringVar(&o.Duration, "duration", units.FormatDuration(d.Duration), "measured interval of each step")
+	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
+	fs.StringVar(&o.Mode, "mode", d.Mode, "routines (one stored-routine call per transaction) or statements (client-side prepared statements)")
 	fs.BoolVar(&o.AllWarehouses, "all-warehouses", false, "each transaction draws any warehouse, instead of the VU's home warehouse")
 	fs.BoolVar(&o.KeyingThinking, "keying-thinking", false, "keying and think times of clause 5.2.5 (off: maximum throughput, as HammerDB's default)")
 	fs.StringVar(&o.Mix, "mix", "", "transaction mix in percent, e.g. no=45,p=43,os=4,d=4,sl=4 (default: the spec's 23-card deck)")
@@ -66,17 +65,13 @@ func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
 	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
 }
 
-// validate turns the flags into a run's config.
+// validate turns the flags into a run's config; the run's rules are its
+// Validate's, and the DSN is checked where it is read (dsnOption).
 func (o *TPCCRunOptions) validate() (experiment.TPCCConfig, error) {
 	var cfg experiment.TPCCConfig
 	steps, err := units.ParseCountList(o.VUs)
 	if err != nil {
 		return cfg, usagef("--vus: %v", err)
-	}
-	for _, n := range steps {
-		if n > 10000 {
-			return cfg, usagef("--vus %d is more virtual users than tierbench runs (at most 10000)", n)
-		}
 	}
 	if cfg.RampUp, err = units.ParseDuration(o.RampUp); err != nil {
 		return cfg, usagef("--rampup: %v", err)
@@ -84,36 +79,20 @@ func (o *TPCCRunOptions) validate() (experiment.TPCCConfig, error) {
 	if cfg.Duration, err = units.ParseDuration(o.Duration); err != nil {
 		return cfg, usagef("--duration: %v", err)
 	}
-	if cfg.Duration < time.Second {
-		return cfg, usagef("--duration %s is too short; give at least 1s", o.Duration)
-	}
-	if o.Mode != engine.ModeRoutines && o.Mode != engine.ModeStatements {
-		return cfg, usagef("--mode %q is unknown; use routines or statements", o.Mode)
-	}
 	cfg.Mix = tpcc.DefaultMix
 	if o.Mix != "" {
 		if cfg.Mix, err = tpcc.ParseMix(o.Mix, o.MixUnchecked); err != nil {
 			return cfg, usagef("--mix: %v", err)
 		}
 	}
-	if o.Retry < 0 || o.Retry > 100 {
-		return cfg, usagef("--retry must be between 0 and 100 (got %d)", o.Retry)
-	}
 	if cfg.Telemetry, err = o.telemetry(); err != nil {
 		return cfg, err
 	}
-	if cfg.Repeat, cfg.BackToBack, err = o.repeatOptions.repetitions(); err != nil {
-		return cfg, err
-	}
-	if cfg.Noisy, err = o.noisyOptions.noisy(); err != nil {
-		return cfg, err
-	}
-	if err := checkResultsDir(o.Results); err != nil {
-		return cfg, err
-	}
+	cfg.Repeat, cfg.BackToBack = o.Repeat, o.BackToBack
+	cfg.Noisy = o.noisyOptions.noisy()
 	cfg.Results, cfg.VUs, cfg.Mode, cfg.Retry, cfg.Seed, cfg.Target = o.Results, steps, o.Mode, o.Retry, o.Seed, o.Target
 	cfg.AllWarehouses, cfg.KeyingThinking = o.AllWarehouses, o.KeyingThinking
-	return cfg, nil
+	return cfg, flagged(experiment.Except(cfg.Validate(), "dsn"), telemetryFlags)
 }
 
 func newTPCCRunCommand(g *Globals) *cobra.Command {

@@ -7,14 +7,15 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
-	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/telemetry"
@@ -42,7 +43,7 @@ type BackupConfig struct {
 	// StartAt is when the first cycle starts (zero: once the run is set
 	// up); one already past starts at once, with a note.
 	StartAt time.Time
-	// Repeat runs the cycles that many times over (0 means 1): Cycles ×
+	// Repeat runs the cycles that many times over (1 to repeat.MaxRepeat): Cycles ×
 	// Repeat cycles, numbered on from 1 and spaced as the cycles are. A
 	// cycle is already one repetition of the measurement, a backup then
 	// its restore, so there is nothing to interleave or run back to back.
@@ -92,20 +93,54 @@ type BackupParams struct {
 	Noisy
 }
 
+// NewBackupConfig is a backup run as a user gets it unless told
+// otherwise: 3 physical cycles back to back, once, each restored copy
+// verified, a logical dump's jobs one per core, recorded as DefaultRecord.
+// Its DSN and Target are to be given.
+func NewBackupConfig() BackupConfig {
+	return BackupConfig{Record: DefaultRecord(), Cycles: 3, Jobs: runtime.NumCPU(), Verify: true, Repeat: 1}
+}
+
+// Validate reports every problem of the config at once, each a *Problem
+// naming its field: dsn, target, cycles, interval (the cycles' spacing),
+// jobs, start_at, repeat and the Record's.
+func (c BackupConfig) Validate() error {
+	var ps problems
+	dsn(&ps, c.DSN)
+	c.Record.validate(&ps)
+	c.validateWorkload(&ps)
+	return ps.err()
+}
+
+// validateWorkload checks the cycles: what a scenario's backup and
+// neighbours steps give.
+func (c BackupConfig) validateWorkload(ps *problems) {
+	if strings.TrimSpace(c.Target) == "" {
+		ps.missing("target", "is empty; name a directory on the storage to test, where tierbench writes the backups")
+	} else if fi, err := os.Stat(c.Target); err == nil && !fi.IsDir() {
+		ps.add("target", c.Target, "is a file; give a new or empty directory for the backups")
+	}
+	ps.intRange("cycles", c.Cycles, 1, MaxBackupCycles, "cycles")
+	if c.Spacing < 0 {
+		ps.add("interval", c.Spacing, "is negative; give 0s (back to back) or more")
+	}
+	ps.intRange("jobs", c.Jobs, 1, MaxBackupJobs, "jobs")
+	if !c.StartAt.IsZero() {
+		if wait := time.Until(c.StartAt); wait > 24*time.Hour {
+			ps.add("start_at", Verbatim(c.StartAt.Format(time.RFC3339Nano)), "is %s away; give a time within a day (is this host's clock or the time zone off?)",
+				wait.Round(time.Minute))
+		}
+	}
+	repetitions(ps, c.Repeat)
+}
+
 // RunBackup times backup and restore cycles and records them. The result
 // is returned whenever the run was recorded, with the phases that finished.
 func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	obs = serial(obs) // telemetry samples come from their own goroutine
-	if cfg.Cycles < 1 {
-		return nil, invalidf("a backup run needs at least one cycle (got %d)", cfg.Cycles)
-	}
-	if cfg.Repeat == 0 {
-		cfg.Repeat = 1
-	}
-	if err := repeat.Check(cfg.Repeat); err != nil {
-		return nil, Invalid(err)
-	}
-	cfg.Noisy = cfg.Noisy.resolved()
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err

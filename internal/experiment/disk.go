@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // DiskConfig is a disk run: fio points, one after another, on Target.
@@ -22,7 +25,7 @@ type DiskConfig struct {
 	Target  string // a directory (tierbench's own test file goes there), a file or a block device
 	Profile string // the points' name: a bundled profile's, or "ad-hoc"
 	Points  []fio.Spec
-	// Repeat runs each point that many times (0 means 1), each repetition
+	// Repeat runs each point that many times (1 to repeat.MaxRepeat), each repetition
 	// a whole point (its ramp and measured time); interleaved with the
 	// other points (A,B,C,A,B,C) unless BackToBack (A,A,B,B,C,C).
 	Repeat     int
@@ -45,8 +48,84 @@ type DiskConfig struct {
 	Servers []fio.Server
 }
 
+// steadyRE is fio's steadystate criterion as tierbench passes it on.
+var steadyRE = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
+
+// Validate reports every problem of the config at once, each a *Problem
+// naming its field: target, points (and each point's bs, rw, rwmix,
+// iodepth, jobs, rate_iops, compress_pct, dedupe_pct), duration, ramp,
+// size, ioengine, steady_state, steady_state_window, fio_server, repeat and
+// the Record's.
+func (c DiskConfig) Validate() error {
+	var ps problems
+	c.Record.validate(&ps)
+	c.validateWorkload(&ps)
+	return ps.err()
+}
+
+// validateWorkload checks the points and how they run: what a scenario's
+// disk step gives.
+func (c DiskConfig) validateWorkload(ps *problems) {
+	if c.Target == "" {
+		ps.missing("target", "is empty; name a directory, a file or a block device to test")
+	} else if err := fio.CheckPath(c.Target); err != nil {
+		ps.missing("target", "%v", err)
+	}
+	switch {
+	case len(c.Points) == 0:
+		ps.missing("points", "has no point; give a profile or at least one point")
+	case len(c.Points) > MaxDiskPoints:
+		ps.missing("points", "has %d points; keep it to at most %d", len(c.Points), MaxDiskPoints)
+	}
+	seen := map[string]bool{}
+	for _, pt := range c.Points {
+		for _, p := range pt.Problems() {
+			if !seen[p.Field+p.Value] {
+				seen[p.Field+p.Value] = true
+				ps.list = append(ps.list, &Problem{Field: p.Field, Value: Quote(p.Value), Msg: p.Msg})
+			}
+		}
+	}
+	set := c.Settings
+	if set.Duration < MinDiskDuration {
+		ps.add("duration", set.Duration, "is too short; give at least %s", MinDiskDuration)
+	}
+	if set.Ramp < 0 {
+		ps.add("ramp", set.Ramp, "is negative; give 0s or more")
+	}
+	if size := c.TargetOptions.Size; size != 0 && size < MinDiskSize {
+		ps.add("size", Bytes(size), "is too small; give at least %s", units.FormatSize(MinDiskSize))
+	}
+	if set.IOEngine != "" && !slices.Contains(fio.IOEngines, set.IOEngine) {
+		ps.add("ioengine", set.IOEngine, "is not an ioengine tierbench drives; use %s, or leave it out for the best that works",
+			strings.Join(fio.IOEngines, ", "))
+	}
+	if set.SteadyState != "" {
+		if !steadyRE.MatchString(set.SteadyState) {
+			ps.add("steady_state", set.SteadyState, "is not understood; give iops, iops_slope, bw or bw_slope, a colon and a percentage, e.g. iops_slope:2%%")
+		}
+		if set.SteadyWindow < 2*time.Second || set.SteadyWindow+set.SteadyRamp > set.Duration {
+			ps.add("steady_state_window", set.SteadyWindow, "(plus a steady-state ramp of %s) must be at least 2s and fit in the duration %s",
+				set.SteadyRamp, set.Duration)
+		}
+	}
+	if len(c.Servers) > 0 {
+		t := c.TargetOptions
+		switch {
+		case t.Keep || t.OverwriteFile:
+			ps.missing("fio_server", "runs the points on other hosts, where each test file is tierbench's own and removed at the end; keeping or overwriting files is for a local target")
+		case t.DestroyDataOn != "":
+			ps.missing("fio_server", "runs the points on other hosts, whose block devices cannot be checked from here "+
+				"(tierbench looks for mounts, filesystems and partitions before it writes to a device); give a directory on each host")
+		}
+	}
+	repetitions(ps, c.Repeat)
+}
+
 // ProfileConfig returns a disk run of a bundled profile, its duration, ramp
-// and test file size the profile's unless given (non-zero).
+// and test file size the profile's unless given (non-zero), once, recorded
+// as DefaultRecord: the disk run as a user gets it unless told otherwise
+// ("" is the quick profile). Its Target is to be given.
 func ProfileConfig(name string, duration, ramp time.Duration, size int64) (DiskConfig, error) {
 	if name == "" {
 		name = "quick"
@@ -55,7 +134,7 @@ func ProfileConfig(name string, duration, ramp time.Duration, size int64) (DiskC
 	if err != nil {
 		return DiskConfig{}, Invalid(err)
 	}
-	c := DiskConfig{Profile: p.Name, Points: p.Points,
+	c := DiskConfig{Record: DefaultRecord(), Profile: p.Name, Points: p.Points, Repeat: 1,
 		Settings:      fio.Settings{Direct: true, Duration: p.Duration, Ramp: p.Ramp},
 		TargetOptions: fio.TargetOptions{Size: p.Size}}
 	if duration > 0 {
@@ -119,17 +198,10 @@ type DiskParams struct {
 // to a test file it creates, or where TargetOptions allow. The result is
 // returned whenever the run was recorded, with the points that finished.
 func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	obs = serial(obs) // telemetry samples come from their own goroutine
-	if len(cfg.Points) == 0 {
-		return nil, invalidf("a disk run needs at least one point")
-	}
-	if cfg.Repeat == 0 {
-		cfg.Repeat = 1
-	}
-	if err := repeat.Check(cfg.Repeat); err != nil {
-		return nil, Invalid(err)
-	}
-	cfg.Noisy = cfg.Noisy.resolved()
 	runner, err := fio.Find(ctx, cfg.Fio)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/durability"
@@ -44,6 +46,58 @@ type DurabilityConfig struct {
 	CommandOutput io.Writer
 }
 
+// Validate reports every problem of the config at once, each a *Problem
+// naming its field: dsn or managed, engine, cycles, vus,
+// run_before_fault, recover_timeout, fault, fault_command, mode,
+// warehouses and results.
+func (c DurabilityConfig) Validate() error {
+	var ps problems
+	switch {
+	case c.DSN != "" && c.Managed != "":
+		ps.add("managed", Verbatim(c.Managed), "and {dsn} both name the server to test; give one or the other, not both")
+	case c.Managed == "":
+		if c.DSN == "" {
+			ps.missing("dsn", "is empty; give the server to test, or a {managed} server's data directory")
+		} else {
+			dsn(&ps, c.DSN)
+		}
+	}
+	if c.Engine != "" {
+		if e, ok := all.Lookup(c.Engine); !ok || !e.ManagedServer {
+			ps.add("engine", c.Engine, "has no managed server; use %s", strings.Join(all.Names(true), " or "))
+		} else if c.Managed == "" {
+			ps.add("engine", c.Engine, "names the engine of a new {managed} server; with {dsn} the DSN's scheme says it")
+		}
+	}
+	ps.intRange("cycles", c.Cycles, 1, MaxDurabilityCycles, "fault cycles")
+	ps.intRange("vus", c.VUs, 1, MaxVUs, "virtual users")
+	if c.RunBeforeFault < time.Second {
+		ps.add("run_before_fault", c.RunBeforeFault, "is too short; give at least 1s, so that transactions are in flight at the fault")
+	}
+	if c.RecoverTimeout < time.Second {
+		ps.add("recover_timeout", c.RecoverTimeout, "is too short; give at least 1s")
+	}
+	switch {
+	case !slices.Contains(durability.Faults, c.Fault):
+		ps.add("fault", c.Fault, "is unknown; use one of %s", strings.Join(durability.Faults, ", "))
+	case c.Fault == durability.FaultCommand && strings.TrimSpace(c.FaultCommand) == "":
+		ps.missing("fault_command", "is empty; {fault} command needs the shell command that causes the failure")
+	case c.Fault != durability.FaultCommand && c.FaultCommand != "":
+		ps.missing("fault_command", "is only used with {fault} command (got {fault} %s)", c.Fault)
+	}
+	if c.Mode != "" && c.Mode != engine.ModeRoutines && c.Mode != engine.ModeStatements {
+		ps.add("mode", c.Mode, "is unknown; use %s or %s", engine.ModeRoutines, engine.ModeStatements)
+	}
+	switch {
+	case c.Managed != "" && (c.Warehouses < 1 || c.Warehouses > MaxWarehouses):
+		ps.add("warehouses", c.Warehouses, "is out of range; give 1 to %d warehouses", MaxWarehouses)
+	case c.Rebuild && c.Managed == "":
+		ps.add("warehouses", c.Warehouses, "builds a schema on a {managed} server only; build one on {dsn} with tierbench tpcc build")
+	}
+	resultsDir(&ps, c.Results)
+	return ps.err()
+}
+
 // DurabilityResult is a durability run's document.
 type DurabilityResult struct {
 	RunID  string                    `json:"run_id"`
@@ -76,6 +130,9 @@ type DurabilityParams struct {
 // RunDurability runs the fault cycles and records them. A cycle that lost
 // an acknowledged New-Order is not an error: the result's Total says so.
 func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*DurabilityResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Mode == "" {
 		cfg.Mode = engine.ModeRoutines

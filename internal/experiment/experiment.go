@@ -102,26 +102,21 @@ type Record struct {
 
 // Noisy is how a run judges its TPC-C steps, disk points or backup phases
 // measured on a noisy host (telemetry.Noisy), as its parameters store it.
+// Its zero value judges nothing; front ends start from DefaultNoisy.
 type Noisy struct {
-	// Limits: zero is telemetry.DefaultNoisy; a negative limit leaves its
-	// check out.
+	// Limits: a limit of 0 leaves its check out (never noisy).
 	Limits telemetry.NoisyLimits `json:"noisy_limits"`
 	// Discard leaves noisy repetitions out of the means and intervals
 	// (they stay stored and listed).
 	Discard bool `json:"discard_noisy,omitempty"`
 }
 
-// resolved is n with the default limits in place of zero ones.
-func (n Noisy) resolved() Noisy {
-	if n.Limits == (telemetry.NoisyLimits{}) {
-		n.Limits = telemetry.DefaultNoisy
-	}
-	return n
-}
+// DefaultNoisy is how runs judge noisy repetitions unless told otherwise:
+// telemetry.DefaultNoisy's limits, noisy repetitions kept in the means.
+func DefaultNoisy() Noisy { return Noisy{Limits: telemetry.DefaultNoisy} }
 
 // judge says why a repetition whose telemetry is a was noisy ("" when it
-// was not, or without telemetry); n is resolved, as each RunX makes its
-// config's first.
+// was not, or without telemetry).
 func (n Noisy) judge(a *telemetry.Aggregate) string {
 	if a == nil {
 		return ""

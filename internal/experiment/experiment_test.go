@@ -100,7 +100,7 @@ func TestRunTPCC(t *testing.T) {
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
 		Record: experiment.Record{Results: dir, Group: "g1", Placement: experiment.Placement{Label: "fast", Instance: "db-1"},
 			Telemetry: experiment.DefaultTelemetry},
-		DSN: dsn, VUs: []int{1, 2}, RampUp: time.Second, Duration: 2 * time.Second,
+		DSN: dsn, VUs: []int{1, 2}, RampUp: time.Second, Duration: 2 * time.Second, Repeat: 1,
 	}, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestRunTPCCInterrupted(t *testing.T) {
 		}
 	}}
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{Record: experiment.Record{Results: dir}, DSN: dsn,
-		VUs: []int{1, 1}, Duration: time.Second}, rec)
+		VUs: []int{1, 1}, Duration: time.Second, Repeat: 1}, rec)
 	var in *experiment.Interrupted
 	if !errors.As(err, &in) || out == nil || in.RunID != out.RunID {
 		t.Fatalf("err %v, result %v; want *Interrupted naming the run", err, out)
@@ -211,7 +211,7 @@ func TestRunDisk(t *testing.T) {
 	rec := &recorder{}
 	out, err := experiment.RunDisk(context.Background(), experiment.DiskConfig{
 		Record: experiment.Record{Results: dir, Telemetry: experiment.DefaultTelemetry},
-		Target: target, Profile: "ad-hoc", Points: []fio.Spec{spec},
+		Target: target, Profile: "ad-hoc", Points: []fio.Spec{spec}, Repeat: 1,
 		Settings:      fio.Settings{Duration: 2 * time.Second, Direct: false},
 		TargetOptions: fio.TargetOptions{Size: 16 << 20},
 	}, rec)

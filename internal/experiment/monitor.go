@@ -22,6 +22,27 @@ type MonitorConfig struct {
 	Telemetry Telemetry     // its Interval must not be 0
 }
 
+// Validate reports every problem of the config at once, each a *Problem
+// naming its field: target, dsn, duration, results and telemetry_interval.
+func (c MonitorConfig) Validate() error {
+	var ps problems
+	if c.Target == "" && len(c.Telemetry.Nodes) == 0 {
+		ps.missing("target", "is empty; name the path whose devices to sample, e.g. /var/lib/postgresql (or only other hosts', through their node_exporters)")
+	}
+	if c.DSN != "" {
+		dsn(&ps, c.DSN)
+	}
+	if c.Duration < 0 {
+		ps.add("duration", c.Duration, "is negative; give 0 (until stopped) or more")
+	}
+	resultsDir(&ps, c.Results)
+	if c.Telemetry.Interval == 0 {
+		ps.add("telemetry_interval", c.Telemetry.Interval, "would sample nothing; give an interval such as 1s")
+	}
+	c.Telemetry.validate(&ps)
+	return ps.err()
+}
+
 // MonitorResult is a monitor's document: averages over the whole session.
 type MonitorResult struct {
 	RunID      string                  `json:"run_id"`
@@ -48,10 +69,10 @@ type MonitorParams struct {
 // end by the context is its normal end unless a Duration was given, when
 // the run is marked interrupted (and no error says so).
 func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorResult, error) {
-	obs = serial(obs) // telemetry samples come from their own goroutine
-	if cfg.Telemetry.Interval <= 0 {
-		return nil, invalidf("a monitor needs a sampling interval")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	obs = serial(obs) // telemetry samples come from their own goroutine
 	var db engine.DB
 	name := ""
 	if cfg.DSN != "" {

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,25 +16,31 @@ import (
 // it is in, the value as given and what would be right. Field is a path a
 // front end maps to its own names: the command line to a flag ("vus" is
 // --vus), a scenario to a key and its line ("vus" of a tpcc-run step), an
-// HTTP API to a JSON key. A Problem is bad input: errors.Is(p, ErrInvalid).
+// HTTP API to a JSON key. Msg may name other fields as {field}, which the
+// front end names its own way too. A Problem is bad input:
+// errors.Is(p, ErrInvalid).
 type Problem struct {
 	Field string // e.g. "vus", "duration", "memory", "settings"
 	Value string // the value as a user writes it ("" when none was given); at most MaxQuoted characters
-	Msg   string // what is wrong and what would be right, e.g. "is more than tierbench runs; give 1 to 10000"
+	Msg   string // what is wrong and what would be right, e.g. "is out of range; give 1 to 10000 virtual users per step"
 }
 
-// Error reads "FIELD VALUE MSG", e.g. "vus 20000 is more virtual users than
-// tierbench runs; give 1 to 10000".
-func (p *Problem) Error() string { return p.Phrase(p.Field) }
+// Error reads "FIELD VALUE MSG", e.g. "vus 20000 is out of range; give 1
+// to 10000 virtual users per step".
+func (p *Problem) Error() string { return p.Render(func(f string) string { return f }) }
 
-// Phrase is the problem with its field named as a front end names it, e.g.
-// Phrase("--vus") or Phrase("tpcc-run: vus").
-func (p *Problem) Phrase(name string) string {
+// Render is the problem with every field named as a front end names it,
+// e.g. by name("vus") = "--vus".
+func (p *Problem) Render(name func(field string) string) string {
+	msg := fieldRefRE.ReplaceAllStringFunc(p.Msg, func(ref string) string { return name(ref[1 : len(ref)-1]) })
 	if p.Value == "" {
-		return name + " " + p.Msg
+		return name(p.Field) + " " + msg
 	}
-	return name + " " + p.Value + " " + p.Msg
+	return name(p.Field) + " " + p.Value + " " + msg
 }
+
+// fieldRefRE finds the {field} references in a message.
+var fieldRefRE = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // Is makes every Problem bad input.
 func (p *Problem) Is(target error) bool { return target == ErrInvalid }
@@ -121,6 +128,8 @@ func valueText(v any) string {
 		return ""
 	case string:
 		return fmt.Sprintf("%q", x)
+	case Verbatim:
+		return string(x)
 	case time.Duration:
 		return x.String()
 	case Bytes:
@@ -134,6 +143,10 @@ func valueText(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// Verbatim marks a value valueText shows as it is, unquoted: a path, a
+// time.
+type Verbatim string
 
 // Bytes marks a size for valueText, which shows it in binary units (100MiB).
 type Bytes int64

@@ -13,7 +13,6 @@ import (
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
-	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -28,8 +27,8 @@ type TPCCConfig struct {
 	VUs      []int // virtual users per step
 	RampUp   time.Duration
 	Duration time.Duration
-	// Repeat runs each VU count that many times (0 means 1), interleaved
-	// with the others unless BackToBack.
+	// Repeat runs each VU count that many times (1 to
+	// repeat.MaxRepeat), interleaved with the others unless BackToBack.
 	Repeat         int
 	BackToBack     bool
 	Mode           string   // engine.ModeRoutines (""), or engine.ModeStatements
@@ -88,10 +87,60 @@ type TPCCParams struct {
 	Placement
 }
 
+// NewTPCCConfig is a TPC-C run as a user gets it unless told otherwise:
+// one virtual user, 2 minutes of ramp-up and 5 measured (HammerDB's
+// defaults), once, through stored routines, the spec's mix, recorded as
+// DefaultRecord. Its DSN is to be given.
+func NewTPCCConfig() TPCCConfig {
+	return TPCCConfig{Record: DefaultRecord(), VUs: []int{1}, RampUp: 2 * time.Minute, Duration: 5 * time.Minute, Repeat: 1,
+		Mode: engine.ModeRoutines, Mix: tpcc.DefaultMix}
+}
+
+// Validate reports every problem of the config at once, each a *Problem
+// naming its field (dsn, vus, rampup, duration, mode, retry, repeat and
+// the Record's).
+func (c TPCCConfig) Validate() error {
+	var ps problems
+	dsn(&ps, c.DSN)
+	c.Record.validate(&ps)
+	c.validateWorkload(&ps)
+	return ps.err()
+}
+
+// validateWorkload checks what a TPC-C run's steps are: what a scenario's
+// tpcc-run and neighbours steps give.
+func (c TPCCConfig) validateWorkload(ps *problems) {
+	if len(c.VUs) == 0 {
+		ps.missing("vus", "is empty; give the virtual users of each step, e.g. 1,2,4")
+	}
+	for _, n := range c.VUs {
+		if n < 1 || n > MaxVUs {
+			ps.add("vus", n, "is out of range; give 1 to %d virtual users per step", MaxVUs)
+			break
+		}
+	}
+	if c.RampUp < 0 {
+		ps.add("rampup", c.RampUp, "is negative; give 0s or more")
+	}
+	if c.Duration < MinTPCCDuration {
+		ps.add("duration", c.Duration, "is too short; give at least %s", MinTPCCDuration)
+	}
+	if c.Mode != "" && c.Mode != engine.ModeRoutines && c.Mode != engine.ModeStatements {
+		ps.add("mode", c.Mode, "is unknown; use %s or %s", engine.ModeRoutines, engine.ModeStatements)
+	}
+	if c.Retry < 0 || c.Retry > MaxRetry {
+		ps.add("retry", c.Retry, "is out of range; give 0 to %d retries", MaxRetry)
+	}
+	repetitions(ps, c.Repeat)
+}
+
 // RunTPCC runs TPC-C and records it. The result is returned whenever the
 // run was recorded, with the steps that finished, even with an error.
 func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, error) {
 	defer cfg.Together.Leave()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Mode == "" {
 		cfg.Mode = engine.ModeRoutines
@@ -102,13 +151,6 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
-	if cfg.Repeat == 0 {
-		cfg.Repeat = 1
-	}
-	if err := repeat.Check(cfg.Repeat); err != nil {
-		return nil, Invalid(err)
-	}
-	cfg.Noisy = cfg.Noisy.resolved()
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err

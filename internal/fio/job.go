@@ -6,6 +6,7 @@ package fio
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -86,31 +87,51 @@ func (s Spec) Writes() bool {
 	return s.RW != RandRead && s.RW != SeqRead && !(s.RW == RandRW && s.RWMixRead == 100)
 }
 
-// Validate checks a spec's values.
-func (s Spec) Validate() error {
-	known := false
-	for _, p := range Patterns {
-		known = known || s.RW == p
+// Problem is a point's value out of range: Field is its key (bs, rw,
+// rwmix, iodepth, jobs, rate_iops, compress_pct, dedupe_pct), Value the
+// value as written, Msg what is wrong and what would be right.
+type Problem struct{ Field, Value, Msg string }
+
+func (p Problem) Error() string { return p.Field + " " + p.Value + " " + p.Msg }
+
+// Problems lists every value of the spec out of range: the rules of a
+// point, which the experiment layer's DiskConfig.Validate applies.
+func (s Spec) Problems() []Problem {
+	var out []Problem
+	add := func(field string, v any, msg string) {
+		out = append(out, Problem{Field: field, Value: fmt.Sprint(v), Msg: msg})
 	}
-	switch {
-	case !known:
-		return fmt.Errorf("access pattern %q is unknown; use one of %s", s.RW, strings.Join(Patterns, ", "))
-	case s.BS < 512 || s.BS%512 != 0:
-		return fmt.Errorf("block size %d is not a positive multiple of 512 bytes", s.BS)
-	case s.BS > 64<<20:
-		return fmt.Errorf("block size %s is larger than 64m", FormatBS(s.BS))
-	case s.RWMixRead < 0 || s.RWMixRead > 100:
-		return fmt.Errorf("read share %d%% is not between 0 and 100", s.RWMixRead)
-	case s.IODepth < 1 || s.IODepth > 4096:
-		return fmt.Errorf("queue depth %d is not between 1 and 4096", s.IODepth)
-	case s.Jobs < 1 || s.Jobs > 256:
-		return fmt.Errorf("jobs %d is not between 1 and 256", s.Jobs)
-	case s.RateIOPS < 0:
-		return fmt.Errorf("rate %d IOPS is negative", s.RateIOPS)
-	case s.CompressPc < 0 || s.CompressPc > 100:
-		return fmt.Errorf("compressible share %d%% is not between 0 and 100", s.CompressPc)
-	case s.DedupePc < 0 || s.DedupePc > 100:
-		return fmt.Errorf("deduplicable share %d%% is not between 0 and 100", s.DedupePc)
+	if !slices.Contains(Patterns, s.RW) {
+		add("rw", fmt.Sprintf("%q", s.RW), "is unknown; use "+strings.Join(Patterns, ", "))
+	}
+	if s.BS < 512 || s.BS%512 != 0 || s.BS > 64<<20 {
+		add("bs", FormatBS(s.BS), "is not a block size; give multiples of 512 bytes up to 64m, e.g. 4k,64k,256k")
+	}
+	if s.RWMixRead < 0 || s.RWMixRead > 100 {
+		add("rwmix", s.RWMixRead, "is not a percentage of reads; give 0 to 100")
+	}
+	if s.IODepth < 1 || s.IODepth > 4096 {
+		add("iodepth", s.IODepth, "is out of range; give 1 to 4096")
+	}
+	if s.Jobs < 1 || s.Jobs > 256 {
+		add("jobs", s.Jobs, "is out of range; give 1 to 256")
+	}
+	if s.RateIOPS < 0 {
+		add("rate_iops", s.RateIOPS, "is negative; give 0 (no cap) or more")
+	}
+	if s.CompressPc < 0 || s.CompressPc > 100 {
+		add("compress_pct", s.CompressPc, "is not a percentage; give 0 to 100")
+	}
+	if s.DedupePc < 0 || s.DedupePc > 100 {
+		add("dedupe_pct", s.DedupePc, "is not a percentage; give 0 to 100")
+	}
+	return out
+}
+
+// Validate is the spec's first problem, or nil.
+func (s Spec) Validate() error {
+	if ps := s.Problems(); len(ps) > 0 {
+		return ps[0]
 	}
 	return nil
 }

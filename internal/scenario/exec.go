@@ -91,7 +91,7 @@ type Options struct {
 	// LatencyBuckets go into every run's experiment.Record.
 	LatencyBuckets []time.Duration
 	// Noisy is how every run judges repetitions measured on a noisy host
-	// (zero: the default limits, nothing discarded).
+	// (zero: never noisy; experiment.DefaultNoisy is what a user expects).
 	Noisy experiment.Noisy
 }
 
@@ -426,12 +426,11 @@ func (e *executor) record(p experiment.Placement) experiment.Record {
 
 func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 	t := e.targets[st.Target]
-	cfg, err := experiment.ProfileConfig(st.Profile, st.Duration, 0, st.Size)
+	cfg, err := diskConfig(st)
 	if err != nil {
 		return err
 	}
 	cfg.Target = t.path
-	cfg.Repeat, cfg.BackToBack = st.Repeat, st.BackToBack
 	cfg.Record = e.record(experiment.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
 	if cfg.Thresholds, err = thresholds(threshold.KindDisk, st.Thresholds); err != nil {
 		return err
@@ -664,12 +663,11 @@ func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *ins
 	if err != nil {
 		return err
 	}
-	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
-		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
-			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host}),
-		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Repeat: rep.Repeat, BackToBack: rep.BackToBack,
-		Mode: mode, Thresholds: ts, Together: together,
-	}, obs)
+	cfg := tpccConfig(vus, rampup, duration, rep, mode)
+	cfg.Record = e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
+		Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host})
+	cfg.DSN, cfg.Thresholds, cfg.Together = in.dsn, ts, together
+	out, err := experiment.RunTPCC(ctx, cfg, obs)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)
 	}
@@ -706,11 +704,8 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 	if in.host != "" {
 		return e.backupRemote(ctx, obs, in, t, cycles, repeat, spacing, startAt, logical, place)
 	}
-	cfg := experiment.BackupConfig{
-		Record: e.record(place),
-		DSN:    in.dsn, Target: filepath.Join(t.path, "backups-"+in.name), Cycles: cycles, Repeat: repeat, Spacing: spacing, StartAt: startAt,
-		Logical: logical, Jobs: runtime.NumCPU(), DataDir: in.dataDir, Verify: true,
-	}
+	cfg := backupConfig(cycles, repeat, spacing, startAt, logical)
+	cfg.Record, cfg.DSN, cfg.Target, cfg.DataDir = e.record(place), in.dsn, filepath.Join(t.path, "backups-"+in.name), in.dataDir
 	grp, note, ap, err := backupGroup(in, t)
 	if err != nil {
 		return fmt.Errorf("server %s: %w", in.name, err)

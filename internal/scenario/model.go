@@ -2,13 +2,14 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/repeat"
+	"github.com/tierbench/tierbench/internal/experiment"
 
 	"gopkg.in/yaml.v3"
 
@@ -34,11 +35,8 @@ var (
 
 // Limits that catch typos (an extra zero) rather than describe hardware.
 const (
-	maxCount      = 1000
-	maxWarehouses = 1000000
-	maxVUs        = 100000
-	maxCycles     = 100000
-	maxIOPS       = 1 << 40
+	maxCount = 1000
+	maxIOPS  = 1 << 40
 )
 
 func (p *parser) parseTargets(f field) {
@@ -425,12 +423,13 @@ func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 		st.Duration, _ = p.duration(f.val, what+": duration (0: the profile's)", false)
 	}
 	if f, ok := fs["size"]; ok {
-		if v, ok := p.size(f.val, what+": size"); ok {
-			if v <= 0 {
-				p.bad(f.val, "%s: size must be more than 0", what)
-			}
-			st.Size = v
+		st.Size, _ = p.size(f.val, what+": size")
+	}
+	if cfg, err := diskConfig(st); err == nil {
+		if t, ok := p.sc.Target(st.Target); ok {
+			cfg.Target = t.Path
 		}
+		p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, map[string]string{"points": "profile"})
 	}
 	return st
 }
@@ -446,7 +445,7 @@ func (p *parser) tpccBuildStep(at, body *yaml.Node) *TPCCBuildStep {
 		}
 	}
 	if f, ok := fs["warehouses"]; ok {
-		st.Warehouses, _ = p.integer(f.val, what+": warehouses", 1, maxWarehouses)
+		st.Warehouses, _ = p.integer(f.val, what+": warehouses", 1, experiment.MaxWarehouses)
 	}
 	if f, ok := fs["build_vus"]; ok {
 		st.BuildVUs, _ = p.integer(f.val, what+": build_vus", 1, 1024)
@@ -482,15 +481,13 @@ func (p *parser) thresholds(fs map[string]field, what, kind string) []string {
 	return out
 }
 
+// mode reads a step's TPC-C mode (its rule is the run's Validate).
 func (p *parser) mode(fs map[string]field, what string) string {
 	f, ok := fs["mode"]
 	if !ok {
 		return engine.ModeRoutines
 	}
-	s, ok := p.text(f.val, what+": mode")
-	if ok && !slices.Contains(modes, s) {
-		p.bad(f.val, "%s: mode %q is unknown; use %s", what, s, strings.Join(modes, " or "))
-	}
+	s, _ := p.text(f.val, what+": mode")
 	return s
 }
 
@@ -499,7 +496,7 @@ func (p *parser) mode(fs map[string]field, what string) string {
 func (p *parser) repetitions(fs map[string]field, what string, ordered bool) Repetitions {
 	r := Repetitions{Repeat: p.sc.Repeat}
 	if f, ok := fs["repeat"]; ok {
-		if n, ok := p.integer(f.val, what+": repeat", 1, repeat.MaxRepeat); ok {
+		if n, ok := p.integer(f.val, what+": repeat", math.MinInt, math.MaxInt); ok {
 			r.Repeat = n
 		}
 	}
@@ -520,19 +517,16 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 		}
 	}
 	if f, ok := fs["vus"]; ok {
-		if v, ok := p.countList(f.val, what+": vus"); ok {
-			if slices.Max(v) > maxVUs {
-				p.bad(f.val, "%s: vus: %d virtual users is more than %d", what, slices.Max(v), maxVUs)
-			}
-			st.VUs = v
-		}
+		st.VUs, _ = p.countList(f.val, what+": vus")
 	}
 	if f, ok := fs["rampup"]; ok {
 		st.RampUp, _ = p.duration(f.val, what+": rampup", false)
 	}
 	if f, ok := fs["duration"]; ok {
-		st.Duration, _ = p.duration(f.val, what+": duration", true)
+		st.Duration, _ = p.duration(f.val, what+": duration", false)
 	}
+	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode)
+	p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
 	return st
 }
 
@@ -551,7 +545,7 @@ func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 		st.Target, _ = p.targetRef(f.val, what+": target")
 	}
 	if f, ok := fs["cycles"]; ok {
-		st.Cycles, _ = p.integer(f.val, what+": cycles", 1, maxCycles)
+		st.Cycles, _ = p.integer(f.val, what+": cycles", math.MinInt, math.MaxInt)
 	}
 	if f, ok := fs["interval"]; ok {
 		st.Interval, _ = p.duration(f.val, what+": interval", false)
@@ -559,6 +553,8 @@ func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 	if f, ok := fs["logical"]; ok {
 		st.Logical, _ = p.boolean(f.val, what+": logical")
 	}
+	cfg := backupConfig(st.Cycles, st.Repeat, st.Interval, time.Time{}, st.Logical)
+	p.refuse(experiment.Except(cfg.Validate(), append(supplied, "target")...), fs, what, nil)
 	return st
 }
 
@@ -589,14 +585,18 @@ func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 		addServer(inst)
 	}
 	if f, ok := fs["vus"]; ok {
-		st.VUs, _ = p.integer(f.val, what+": vus (one count per TPC-C instance)", 1, maxVUs)
+		st.VUs, _ = p.integer(f.val, what+": vus (one count per TPC-C instance)", math.MinInt, math.MaxInt)
 	}
 	if f, ok := fs["rampup"]; ok {
 		st.RampUp, _ = p.duration(f.val, what+": rampup", false)
 	}
 	durOK := false
 	if f, ok := fs["duration"]; ok {
-		st.Duration, durOK = p.duration(f.val, what+": duration", true)
+		st.Duration, durOK = p.duration(f.val, what+": duration", false)
+	}
+	if _, ok := fs["vus"]; ok {
+		cfg := tpccConfig([]int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: st.Repeat}, st.Mode)
+		p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
 	}
 	if f, ok := fs["target"]; ok {
 		st.Target, _ = p.targetRef(f.val, what+": target")
@@ -619,12 +619,17 @@ func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 	}
 	cyclesOK, intervalOK := false, false
 	if hasCycles {
-		st.Cycles, cyclesOK = p.integer(cyclesF.val, what+": cycles", 1, maxCycles)
+		st.Cycles, cyclesOK = p.integer(cyclesF.val, what+": cycles", math.MinInt, math.MaxInt)
 	}
 	if hasInterval {
 		st.Interval, intervalOK = p.duration(intervalF.val, what+": interval", true)
 	} else if cyclesOK && st.Cycles > 1 {
 		p.at(at, "%s: missing interval (the time between the starts of backup cycles)", what)
+	}
+	cfg := backupConfig(st.Cycles, 1, st.Interval, time.Time{}, st.Logical)
+	if err := experiment.Except(cfg.Validate(), append(supplied, "target")...); err != nil {
+		p.refuse(err, fs, what, nil)
+		cyclesOK = cyclesOK && !p.blamed[cyclesF.val]
 	}
 	if cyclesOK && intervalOK && durOK {
 		if need := st.Interval * time.Duration(st.Cycles); need > st.Duration {

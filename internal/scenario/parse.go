@@ -79,6 +79,9 @@ type parser struct {
 	targets    map[string]int    // name -> index in sc.Targets
 	servers    map[string]int    // name -> index in sc.Servers
 	instanceOf map[string]string // instance -> server
+	// blamed are the values already reported bad: a config's Validate
+	// adds nothing about them (refuse).
+	blamed map[*yaml.Node]bool
 }
 
 func (p *parser) add(line, col int, format string, args ...any) {
@@ -86,7 +89,16 @@ func (p *parser) add(line, col int, format string, args ...any) {
 }
 
 func (p *parser) at(n *yaml.Node, format string, args ...any) {
+	p.blame(n)
 	p.add(n.Line, n.Column, format, args...)
+}
+
+// blame records a node reported bad.
+func (p *parser) blame(n *yaml.Node) {
+	if p.blamed == nil {
+		p.blamed = map[*yaml.Node]bool{}
+	}
+	p.blamed[n] = true
 }
 
 // bad reports a problem with a value; when the value came from variables it
@@ -517,6 +529,7 @@ func (p *parser) text(n *yaml.Node, what string) (string, bool) {
 		v, defined := p.vars[name]
 		if !defined {
 			line, col := p.refPos(n, k)
+			p.blame(n)
 			p.add(line, col, "%s: ${%s} is not defined; define it under scales or pass --set %s=VALUE (variables: %s)",
 				what, name, name, p.varList())
 			ok = false

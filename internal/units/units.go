@@ -151,3 +151,25 @@ func Thousands(n int64) string {
 	}
 	return b.String()
 }
+
+// FormatDuration writes a duration as a user would, in the form
+// ParseDuration reads: 2m rather than Go's 2m0s, 1h30m rather than 1h30m0s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// FormatCountList writes counts as ParseCountList reads them: 1,2,4.
+func FormatCountList(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}

@@ -55,3 +55,18 @@ func TestParseCountList(t *testing.T) {
 		}
 	}
 }
+
+// Defaults are shown as a user writes them, and read back as they were.
+func TestFormatDurationAndCounts(t *testing.T) {
+	for d, want := range map[time.Duration]string{2 * time.Minute: "2m", 90 * time.Minute: "1h30m", time.Hour: "1h",
+		30 * time.Second: "30s", 1500 * time.Millisecond: "1.5s", 2*time.Minute + 5*time.Second: "2m5s", 0: "0s"} {
+		got := FormatDuration(d)
+		back, err := ParseDuration(got)
+		if got != want || err != nil || back != d {
+			t.Errorf("FormatDuration(%v) = %q (read back %v, %v); want %q", d, got, back, err, want)
+		}
+	}
+	if got := FormatCountList([]int{1, 2, 4}); got != "1,2,4" {
+		t.Errorf("FormatCountList = %q", got)
+	}
+}

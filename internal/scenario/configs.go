@@ -1,0 +1,63 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/tierbench/tierbench/internal/experiment"
+)
+
+// The experiment configs a step's runs are made of, built in one place for
+// the executor, which adds what only a run knows (its instance's DSN, the
+// results directory, the placement), and for the parser, which checks them
+// with the configs' own Validate: a step that validates runs.
+
+// tpccConfig is a TPC-C run of a tpcc-run or neighbours step on one
+// instance.
+func tpccConfig(vus []int, rampup, duration time.Duration, rep Repetitions, mode string) experiment.TPCCConfig {
+	c := experiment.NewTPCCConfig()
+	c.VUs, c.RampUp, c.Duration, c.Repeat, c.BackToBack, c.Mode = vus, rampup, duration, rep.Repeat, rep.BackToBack, mode
+	return c
+}
+
+// backupConfig is the backup cycles of a backup or neighbours step on one
+// instance.
+func backupConfig(cycles, repeat int, spacing time.Duration, startAt time.Time, logical bool) experiment.BackupConfig {
+	c := experiment.NewBackupConfig()
+	c.Cycles, c.Repeat, c.Spacing, c.StartAt, c.Logical = cycles, repeat, spacing, startAt, logical
+	return c
+}
+
+// diskConfig is a disk step's run of its profile.
+func diskConfig(st *DiskStep) (experiment.DiskConfig, error) {
+	cfg, err := experiment.ProfileConfig(st.Profile, st.Duration, 0, st.Size)
+	cfg.Repeat, cfg.BackToBack = st.Repeat, st.BackToBack
+	return cfg, err
+}
+
+// supplied are the fields a scenario's runs get only when they start: the
+// server instance's DSN, the results directory, a backup's directory under
+// its target.
+var supplied = []string{"dsn", "results"}
+
+// refuse reports the problems a config's Validate found, each at the node
+// of its field's key in the step (fs), named as the key. keys names a
+// field by its key where they differ. A problem with a value already
+// reported bad, or with a key the step lacks (a required one is reported
+// missing; an optional one is the config's default), adds nothing: the
+// config holds a zero there, not what the user wrote. what is the step's
+// kind.
+func (p *parser) refuse(err error, fs map[string]field, what string, keys map[string]string) {
+	name := func(field string) string {
+		if k, ok := keys[field]; ok {
+			return k
+		}
+		return field
+	}
+	for _, pr := range experiment.Problems(err) {
+		f, ok := fs[name(pr.Field)]
+		if !ok || p.blamed[f.val] {
+			continue
+		}
+		p.bad(f.val, "%s: %s", what, pr.Render(name))
+	}
+}
