@@ -69,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		{"build dsn unknown scheme", []string{"tpcc", "build", "--dsn", "ftp://u@h/db", "--warehouses", "1"}, []string{"--dsn", "postgres://"}},
 		{"build dsn without scheme", []string{"tpcc", "build", "--dsn", "dbname=x", "--warehouses", "1"}, []string{"--dsn", "no scheme"}},
 		{"build dsn bad port", []string{"tpcc", "build", "--dsn", "postgres://u:hunter22@h:notaport/db", "--warehouses", "1"}, []string{"--dsn", "not valid"}},
-		{"build zero warehouses", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "0"}, []string{"--warehouses", "1 or more"}},
+		{"build zero warehouses", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "0"}, []string{"--warehouses 0 is out of range", "give 1 to"}},
 		{"build negative warehouses", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "-1"}, []string{"--warehouses"}},
 		{"build warehouses word", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "two"}, []string{"--warehouses"}},
 		{"build zero build-vus", []string{"tpcc", "build", "--dsn", closed, "--warehouses", "1", "--build-vus", "0"}, []string{"--build-vus"}},

@@ -174,11 +174,8 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 	if opts.RoutinesOnly {
 		return installRoutines(ctx, g, dsn)
 	}
-	if opts.Warehouses < 1 {
-		return usagef("--warehouses must be 1 or more (got %d)", opts.Warehouses)
-	}
-	if opts.BuildVUs < 1 || opts.BuildVUs > 1024 {
-		return usagef("--build-vus must be between 1 and 1024 (got %d)", opts.BuildVUs)
+	if err := flagged(experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.BuildVUs}.Validate(), nil); err != nil {
+		return err
 	}
 	db, err := openDSN(ctx, dsn, opts.flag())
 	if err != nil {

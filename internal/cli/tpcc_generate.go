@@ -46,14 +46,12 @@ bench/build.sh uses it to measure the database's own COPY limit.`,
 }
 
 func runTPCCGenerate(ctx context.Context, g *Globals, opts TPCCGenerateOptions) error {
-	if opts.Warehouses < 1 {
-		return usagef("--warehouses must be 1 or more (got %d)", opts.Warehouses)
+	if err := flagged(experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.Workers}.Validate(),
+		map[string]string{"build_vus": "--workers"}); err != nil {
+		return err
 	}
 	if opts.Out == "" {
 		return usagef("--out DIR is required")
-	}
-	if opts.Workers < 1 {
-		return usagef("--workers must be 1 or more (got %d)", opts.Workers)
 	}
 	dir, err := filepath.Abs(opts.Out)
 	if err != nil {

@@ -445,11 +445,14 @@ func (p *parser) tpccBuildStep(at, body *yaml.Node) *TPCCBuildStep {
 		}
 	}
 	if f, ok := fs["warehouses"]; ok {
-		st.Warehouses, _ = p.integer(f.val, what+": warehouses", 1, experiment.MaxWarehouses)
+		st.Warehouses, _ = p.integer(f.val, what+": warehouses", math.MinInt, math.MaxInt)
 	}
+	cfg := experiment.BuildConfig{Warehouses: st.Warehouses, BuildVUs: 1} // build_vus 0: one per core
 	if f, ok := fs["build_vus"]; ok {
-		st.BuildVUs, _ = p.integer(f.val, what+": build_vus", 1, 1024)
+		st.BuildVUs, _ = p.integer(f.val, what+": build_vus", math.MinInt, math.MaxInt)
+		cfg.BuildVUs = st.BuildVUs
 	}
+	p.refuse(cfg.Validate(), fs, what, nil)
 	return st
 }
 
