@@ -12,8 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/tierbench/tierbench/internal/engine/mariadb"
-	"github.com/tierbench/tierbench/internal/engine/postgres"
+	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -29,7 +28,8 @@ type GenerateResult struct {
 // Generate writes the initial population of a TPC-C schema into dir (which
 // must exist), exactly what a build streams into the database, as
 // tab-separated text files (one per table and load task), with tasks.txt
-// (a task's table=file pairs a line) and PostgreSQL's DDL beside them.
+// (a task's table=file pairs a line) and each engine's SQL scripts beside
+// them (all.Engine.Scripts).
 // workers generators run at once.
 func Generate(ctx context.Context, warehouses, workers int, dir string) (*GenerateResult, error) {
 	start := time.Now()
@@ -74,14 +74,13 @@ func Generate(ctx context.Context, warehouses, workers int, dir string) (*Genera
 	if err := eg.Wait(); err != nil {
 		return nil, fmt.Errorf("generating: %w", err)
 	}
-	extra := map[string]string{
-		"tasks.txt":            strings.Join(lines, "\n") + "\n",
-		"postgres-schema.sql":  postgres.SchemaSQL(),
-		"postgres-indexes.sql": strings.Join(postgres.IndexStatements(), ";\n") + ";\n",
-		"postgres-analyze.sql": strings.Join(postgres.AfterLoadStatements(), ";\n") + ";\n",
-		// MariaDB/MySQL: LOAD DATA INFILE reads the same files.
-		"mariadb-schema.sql":  strings.Join(mariadb.SchemaStatements(), ";\n") + ";\n",
-		"mariadb-indexes.sql": strings.Join(mariadb.IndexStatements(), ";\n") + ";\n",
+	extra := map[string]string{"tasks.txt": strings.Join(lines, "\n") + "\n"}
+	for _, e := range all.Engines {
+		if e.Scripts != nil {
+			for key, sql := range e.Scripts() {
+				extra[e.Name+"-"+key+".sql"] = sql
+			}
+		}
 	}
 	for name, content := range extra {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {

@@ -34,7 +34,14 @@ type Engine struct {
 	// the main process of a server tierbench does not manage (kill, stop,
 	// restart), in the engine's own meanings.
 	FaultSignals map[string]syscall.Signal
+	// Scripts are the SQL files `tpcc generate` writes beside the data,
+	// named NAME-KEY.sql: the schema to create, its indexes, what runs
+	// after a load, so that the data loads by hand into this engine.
+	Scripts func() map[string]string
 }
+
+// sqlScript joins statements into a script, each ended with ";".
+func sqlScript(stmts []string) string { return strings.Join(stmts, ";\n") + ";\n" }
 
 // Engines lists every engine tierbench drives.
 var Engines = []Engine{
@@ -42,11 +49,19 @@ var Engines = []Engine{
 		Name: "postgres", Display: "PostgreSQL", Schemes: []string{"postgres", "postgresql"}, ManagedServer: true,
 		DefaultPort: 5432, FaultSignals: durability.PostgresSignals,
 		Open: func(ctx context.Context, dsn string) (engine.DB, error) { return postgres.Open(ctx, dsn) },
+		Scripts: func() map[string]string {
+			return map[string]string{"schema": postgres.SchemaSQL(), "indexes": sqlScript(postgres.IndexStatements()),
+				"analyze": sqlScript(postgres.AfterLoadStatements())}
+		},
 	},
 	{
 		Name: "mariadb", Display: "MariaDB", Schemes: []string{"mysql", "mariadb"}, ManagedServer: true,
 		DefaultPort: mariadb.DefaultPort, FaultSignals: durability.MariaDBSignals,
 		Open: func(ctx context.Context, dsn string) (engine.DB, error) { return mariadb.Open(ctx, dsn) },
+		// MariaDB/MySQL: LOAD DATA INFILE reads the same files.
+		Scripts: func() map[string]string {
+			return map[string]string{"schema": sqlScript(mariadb.SchemaStatements()), "indexes": sqlScript(mariadb.IndexStatements())}
+		},
 	},
 }
 
