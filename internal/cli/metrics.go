@@ -96,7 +96,7 @@ func (o *metricsOptions) begin(ctx context.Context, g *Globals, rec *experiment.
 }
 
 // scenario adds the exporter to a scenario's view.
-func (m *liveMetrics) scenario(v *scenarioView) scenario.Observer {
+func (m *liveMetrics) scenario(v *scenarioView) scenario.Listener {
 	if m == nil {
 		return v
 	}

@@ -66,7 +66,7 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 	out := scenarioRunOutput{Name: sc.Name, Status: results.StatusComplete, Group: group, Results: opts.Results,
 		Runs: groupRunIDs(ctx, opts.Results, group), Report: v.report}
 	var failed *scenario.ChecksFailed
-	var breached *scenario.Breached
+	var breached *scenario.ThresholdsBreached
 	switch {
 	case err != nil && ctx.Err() != nil:
 		out.Status = results.StatusInterrupted

@@ -311,13 +311,13 @@ func printCycle(w io.Writer, c *durability.CycleResult, p *experiment.Durability
 	}
 }
 
-// scenarioView is the command line's scenario.Observer.
+// scenarioView is the command line's scenario.Listener.
 type scenarioView struct {
 	*view
 	report string // the report's path, once written
 }
 
-var _ scenario.Observer = (*scenarioView)(nil)
+var _ scenario.Listener = (*scenarioView)(nil)
 
 func (v *scenarioView) Step(i, n int, st scenario.Step) {
 	v.clear()

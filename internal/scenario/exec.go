@@ -35,11 +35,11 @@ import (
 	"github.com/tierbench/tierbench/internal/version"
 )
 
-// Observer hears a scenario's run. Its experiment.Observer hears the
+// Listener hears a scenario's run. Its experiment.Observer hears the
 // scenario's notes and the experiments that run in the foreground (one
 // instance at a time); experiments running side by side are not heard, so
 // that their output does not interleave.
-type Observer interface {
+type Listener interface {
 	experiment.Observer
 	// Step says a step (1-based, of total) starts.
 	Step(step, total int, st Step)
@@ -52,19 +52,19 @@ type Observer interface {
 }
 
 // ChecksFailed is the error of a scenario whose steps all ran but whose
-// consistency checks found violations (shown through Observer.Checked).
+// consistency checks found violations (shown through Listener.Checked).
 type ChecksFailed struct{ N int }
 
 func (e *ChecksFailed) Error() string {
 	return fmt.Sprintf("%d consistency checks failed (see above)", e.N)
 }
 
-// Breached is the error of a scenario whose steps all ran and whose checks
+// ThresholdsBreached is the error of a scenario whose steps all ran and whose checks
 // held, but whose runs breached thresholds: one *experiment.Breached per
 // run, which errors.As finds.
-type Breached struct{ Runs []*experiment.Breached }
+type ThresholdsBreached struct{ Runs []*experiment.Breached }
 
-func (e *Breached) Error() string {
+func (e *ThresholdsBreached) Error() string {
 	parts := make([]string, len(e.Runs))
 	for i, r := range e.Runs {
 		parts[i] = r.Error()
@@ -73,7 +73,7 @@ func (e *Breached) Error() string {
 }
 
 // Unwrap returns each run's breach.
-func (e *Breached) Unwrap() []error {
+func (e *ThresholdsBreached) Unwrap() []error {
 	errs := make([]error, len(e.Runs))
 	for i, r := range e.Runs {
 		errs[i] = r
@@ -100,7 +100,7 @@ type Options struct {
 // throttled, cloned), disk, TPC-C, backup, check and report steps. Every run
 // goes into one results group, returned, which the report shows together.
 // When ctx is cancelled the error wraps ctx.Err().
-func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer, opts Options) (group string, err error) {
+func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Listener, opts Options) (group string, err error) {
 	ex := &executor{
 		obs: obs, opts: opts, sc: sc, results: resultsDir,
 		group:   sc.Name + "-" + time.Now().UTC().Format("20060102-150405"),
@@ -118,14 +118,14 @@ func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Observer,
 	case err == nil && ex.failedChecks > 0:
 		return ex.group, &ChecksFailed{N: ex.failedChecks}
 	case err == nil && len(ex.breached) > 0:
-		return ex.group, &Breached{Runs: ex.breached}
+		return ex.group, &ThresholdsBreached{Runs: ex.breached}
 	}
 	return ex.group, err
 }
 
 // executor carries out a scenario's steps.
 type executor struct {
-	obs          Observer
+	obs          Listener
 	opts         Options
 	sc           *Scenario
 	results      string
