@@ -763,9 +763,11 @@ func (p *parser) spaceStep(at, body *yaml.Node) *SpaceStep {
 	default:
 		st.Target, _ = p.targetRef(targetF.val, what+": target")
 	}
+	// Each value is checked alone by the scan's own rules (space.Options),
+	// so that a problem lands at its key.
 	if f, ok := fs["block"]; ok {
 		if n, ok := p.size(f.val, what+": block"); ok {
-			if n < 512 || n > 1<<20 || n&(n-1) != 0 {
+			if n > 1<<30 || (space.Options{BlockSize: int(n)}).Validate() != nil || n == 0 {
 				p.bad(f.val, "%s: block %s is not a power of two from 512 to 1m; give e.g. 4k, 8k or 64k", what, f.val.Value)
 			} else {
 				st.Block = n
@@ -774,10 +776,10 @@ func (p *parser) spaceStep(at, body *yaml.Node) *SpaceStep {
 	}
 	if f, ok := fs["keep_below"]; ok {
 		if v, ok := p.float(f.val, what+": keep_below"); ok {
-			if v > 0 && v <= 1 {
-				st.KeepBelow = v
-			} else {
+			if v == 0 || (space.Options{KeepBelow: v}).Validate() != nil {
 				p.bad(f.val, "%s: keep_below %s is not above 0 and at most 1; give e.g. 0.5 (a block kept compressed at half its size or less)", what, f.val.Value)
+			} else {
+				st.KeepBelow = v
 			}
 		}
 	}

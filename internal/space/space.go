@@ -206,6 +206,13 @@ func Scan(ctx context.Context, target string, o Options) (*Result, error) {
 }
 
 // withDefaults fills in the zero values and checks the options.
+// Validate checks the options' values (a zero one is its default): the
+// rules the space command and a scenario's space step share.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 func (o Options) withDefaults() (Options, error) {
 	if o.BlockSize == 0 {
 		o.BlockSize = DefaultBlockSize
