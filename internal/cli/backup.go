@@ -7,8 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,9 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -114,34 +110,6 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 // differ.
 var backupFlags = map[string]string{"telemetry_interval": "--sample-interval"}
 
-// checkPgBin makes sure a given --pg-bin holds the tools the method needs,
-// before anything connects (without it, they are looked for later), and
-// that the DSN is PostgreSQL's, whose tools they are.
-func (o *BackupRunOptions) checkPgBin(dsn string) error {
-	if o.PgBin == "" {
-		return nil
-	}
-	if name, err := all.NameOf(dsn); err == nil && name != server.EnginePostgres {
-		return usagef("--pg-bin names the directory of PostgreSQL's backup tools, and %s is a %s server's, whose backup does not use them; leave --pg-bin out",
-			o.flag(), all.Display(name))
-	}
-	tools := []string{backup.MethodBasebackup}
-	if o.Logical {
-		tools = []string{backup.MethodDump, backup.MethodRestore}
-	}
-	const install = "install the PostgreSQL client tools (apt-get install postgresql-client) and leave --pg-bin out, or give the directory that holds them"
-	if fi, err := os.Stat(o.PgBin); err != nil || !fi.IsDir() {
-		return usagef("--pg-bin %s is not a directory holding %s; %s", o.PgBin, strings.Join(tools, " and "), install)
-	}
-	for _, t := range tools {
-		fi, err := os.Stat(filepath.Join(o.PgBin, t))
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-			return usagef("--pg-bin %s has no %s; %s", o.PgBin, t, install)
-		}
-	}
-	return nil
-}
-
 func newBackupRunCommand(g *Globals) *cobra.Command {
 	var opts BackupRunOptions
 	cmd := &cobra.Command{
@@ -181,7 +149,8 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 	if cfg.DSN, err = opts.check(); err != nil {
 		return nil, err
 	}
-	if err := opts.checkPgBin(cfg.DSN); err != nil {
+	// With the DSN known, the rules that read it too (--pg-bin's).
+	if err := flagged(cfg.Validate(), backupFlags); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -132,6 +133,37 @@ func (c BackupConfig) validateWorkload(ps *problems) {
 		}
 	}
 	repetitions(ps, c.Repeat)
+	c.validatePgBin(ps)
+}
+
+// validatePgBin checks a given PgBin: PostgreSQL's tools, for a PostgreSQL
+// DSN, holding the tools the method needs (without it, they are looked for
+// when the run starts).
+func (c BackupConfig) validatePgBin(ps *problems) {
+	if c.PgBin == "" {
+		return
+	}
+	if name, err := all.NameOf(c.DSN); err == nil && name != server.EnginePostgres {
+		ps.add("pg_bin", Verbatim(c.PgBin), "names the directory of PostgreSQL's backup tools, and {dsn} is a %s server's, whose backup does not use them; leave it out",
+			all.Display(name))
+		return
+	}
+	tools := []string{backup.MethodBasebackup}
+	if c.Logical {
+		tools = []string{backup.MethodDump, backup.MethodRestore}
+	}
+	const install = "install the PostgreSQL client tools (apt-get install postgresql-client) and leave it out, or give the directory that holds them"
+	if fi, err := os.Stat(c.PgBin); err != nil || !fi.IsDir() {
+		ps.add("pg_bin", Verbatim(c.PgBin), "is not a directory holding %s; %s", strings.Join(tools, " and "), install)
+		return
+	}
+	for _, t := range tools {
+		fi, err := os.Stat(filepath.Join(c.PgBin, t))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			ps.add("pg_bin", Verbatim(c.PgBin), "has no %s; %s", t, install)
+			return
+		}
+	}
 }
 
 // RunBackup times backup and restore cycles and records them. The result
