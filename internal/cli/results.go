@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,24 +78,8 @@ func newResultsShowCommand(g *Globals) *cobra.Command {
 }
 
 // checkResultsDir refuses a --results that can never be a store's
-// directory (a file, or a path through one), before anything starts: the
-// store is otherwise opened only once a run has begun.
-func checkResultsDir(dir string) error {
-	if strings.TrimSpace(dir) == "" {
-		return usagef("--results is empty; give the results store's directory, e.g. --results %s", defaultResultsDir)
-	}
-	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err == nil {
-			if !fi.IsDir() {
-				return usagef("--results %s: %s is a file, not a directory; give the results store's directory (created when missing)", dir, p)
-			}
-			return nil
-		}
-		if parent := filepath.Dir(p); parent == p {
-			return nil
-		}
-	}
-}
+// directory (experiment.CheckResults), before anything starts.
+func checkResultsDir(dir string) error { return flagged(experiment.CheckResults(dir), nil) }
 
 // openResults opens an existing store read-only: listing must not create one.
 func openResults(dir string) (*results.Store, error) {

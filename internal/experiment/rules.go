@@ -59,6 +59,15 @@ func (r Record) validate(ps *problems) {
 	r.Noisy.validate(ps)
 }
 
+// CheckResults checks a results store's directory alone, for a front end
+// that reads a store or hands the directory to many runs (a scenario's);
+// each run's Validate checks it too.
+func CheckResults(dir string) error {
+	var ps problems
+	resultsDir(&ps, dir)
+	return ps.err()
+}
+
 // resultsDir checks a results store's directory: given, and not under a
 // file (it is created when missing).
 func resultsDir(ps *problems, dir string) {
