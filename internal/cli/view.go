@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,7 +73,7 @@ func (v *view) Started(s experiment.Started) {
 	case *experiment.TPCCParams:
 		v.engine = p.Engine
 		v.g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
-			s.RunID, p.Warehouses, joinInts(p.VUs), p.RampUp, p.Duration, p.Mode)
+			s.RunID, p.Warehouses, units.FormatCountList(p.VUs), p.RampUp, p.Duration, p.Mode)
 	case *experiment.DiskParams:
 		v.g.progressf("run %s: profile %s, %d points on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",
 			s.RunID, p.Profile, len(p.Points), p.Target, p.TargetKind, units.FormatSize(p.Size), p.File,
@@ -200,14 +199,6 @@ func printNoisy(w io.Writer, why string) {
 	if why != "" {
 		fmt.Fprintf(w, "  noisy host: %s\n", why)
 	}
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // done clears what is drawn in place, before the command's last words.

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/units"
 	"github.com/tierbench/tierbench/scenarios"
 )
 
@@ -295,7 +296,7 @@ func (s Step) String() string {
 	case s.TPCCBuild != nil:
 		return fmt.Sprintf("tpcc-build %d warehouses on %s", s.TPCCBuild.Warehouses, s.TPCCBuild.Server)
 	case s.TPCCRun != nil:
-		return fmt.Sprintf("tpcc-run on %s, VUs %s, %s ramp-up + %s each", s.TPCCRun.Server, joinInts(s.TPCCRun.VUs),
+		return fmt.Sprintf("tpcc-run on %s, VUs %s, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
 			s.TPCCRun.RampUp, s.TPCCRun.Duration)
 	case s.Backup != nil:
 		return fmt.Sprintf("backup %s, %d cycles", s.Backup.Server, s.Backup.Cycles)
@@ -317,14 +318,6 @@ func (s Step) String() string {
 		return "report"
 	}
 	return s.Kind
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, ",")
 }
 
 // Target finds a target by name.
