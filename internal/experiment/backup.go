@@ -109,13 +109,6 @@ func (c BackupConfig) Validate() error {
 	var ps problems
 	dsn(&ps, c.DSN)
 	c.Record.validate(&ps)
-	c.validateWorkload(&ps)
-	return ps.err()
-}
-
-// validateWorkload checks the cycles: what a scenario's backup and
-// neighbours steps give.
-func (c BackupConfig) validateWorkload(ps *problems) {
 	if strings.TrimSpace(c.Target) == "" {
 		ps.missing("target", "is empty; name a directory on the storage to test, where tierbench writes the backups")
 	} else if fi, err := os.Stat(c.Target); err == nil && !fi.IsDir() {
@@ -132,8 +125,9 @@ func (c BackupConfig) validateWorkload(ps *problems) {
 				wait.Round(time.Minute))
 		}
 	}
-	repetitions(ps, c.Repeat)
-	c.validatePgBin(ps)
+	repetitions(&ps, c.Repeat)
+	c.validatePgBin(&ps)
+	return ps.err()
 }
 
 // validatePgBin checks a given PgBin: PostgreSQL's tools, for a PostgreSQL

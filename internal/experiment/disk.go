@@ -59,13 +59,6 @@ var steadyRE = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
 func (c DiskConfig) Validate() error {
 	var ps problems
 	c.Record.validate(&ps)
-	c.validateWorkload(&ps)
-	return ps.err()
-}
-
-// validateWorkload checks the points and how they run: what a scenario's
-// disk step gives.
-func (c DiskConfig) validateWorkload(ps *problems) {
 	if c.Target == "" {
 		ps.missing("target", "is empty; name a directory, a file or a block device to test")
 	} else if err := fio.CheckPath(c.Target); err != nil {
@@ -119,7 +112,8 @@ func (c DiskConfig) validateWorkload(ps *problems) {
 				"(tierbench looks for mounts, filesystems and partitions before it writes to a device); give a directory on each host")
 		}
 	}
-	repetitions(ps, c.Repeat)
+	repetitions(&ps, c.Repeat)
+	return ps.err()
 }
 
 // ProfileConfig returns a disk run of a bundled profile, its duration, ramp

@@ -103,13 +103,6 @@ func (c TPCCConfig) Validate() error {
 	var ps problems
 	dsn(&ps, c.DSN)
 	c.Record.validate(&ps)
-	c.validateWorkload(&ps)
-	return ps.err()
-}
-
-// validateWorkload checks what a TPC-C run's steps are: what a scenario's
-// tpcc-run and neighbours steps give.
-func (c TPCCConfig) validateWorkload(ps *problems) {
 	if len(c.VUs) == 0 {
 		ps.missing("vus", "is empty; give the virtual users of each step, e.g. 1,2,4")
 	}
@@ -131,7 +124,8 @@ func (c TPCCConfig) validateWorkload(ps *problems) {
 	if c.Retry < 0 || c.Retry > MaxRetry {
 		ps.add("retry", c.Retry, "is out of range; give 0 to %d retries", MaxRetry)
 	}
-	repetitions(ps, c.Repeat)
+	repetitions(&ps, c.Repeat)
+	return ps.err()
 }
 
 // RunTPCC runs TPC-C and records it. The result is returned whenever the
