@@ -86,3 +86,51 @@ func TestRunJSONInterrupted(t *testing.T) {
 		t.Errorf("stored run %s with %d steps, the document names %s with 1", run.ID, len(steps), doc.TPCC.RunID)
 	}
 }
+
+// Ctrl-C before monitor's --duration is up is an interruption: exit 130,
+// the document of what was sampled, the run stored as interrupted. Without
+// --duration, Ctrl-C is how a monitor ends: exit 0, the run complete.
+func TestMonitorInterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		duration string
+		code     int
+		status   string
+	}{
+		{"10m", cli.ExitInterrupted, results.StatusInterrupted},
+		{"0s", cli.ExitOK, results.StatusComplete},
+	} {
+		t.Run(tc.duration, func(t *testing.T) {
+			res := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(2500*time.Millisecond, cancel)
+			var stdout, stderr bytes.Buffer
+			code := cli.Execute(ctx, []string{"monitor", "--json", "--target", t.TempDir(), "--duration", tc.duration,
+				"--interval", "500ms", "--block-trace=false", "--results", res}, &stdout, &stderr)
+			interrupted := strings.Contains(stderr.String(), "tierbench: interrupted; ")
+			if code != tc.code || interrupted != (tc.code == cli.ExitInterrupted) {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr.String())
+			}
+			var doc struct {
+				RunID   string             `json:"run_id"`
+				Status  string             `json:"status"`
+				Seconds float64            `json:"seconds"`
+				Host    map[string]float64 `json:"host"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+				t.Fatalf("stdout is not monitor's document: %v\n%s", err, stdout.String())
+			}
+			if doc.Status != tc.status || doc.Seconds < 2 || doc.Seconds > 10 || len(doc.Host) == 0 {
+				t.Errorf("status %q over %.1f s, host %v: want %s over about 2.5 s with the host's averages", doc.Status, doc.Seconds, doc.Host, tc.status)
+			}
+			store, err := results.OpenReadOnly(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			if run, err := store.Run(context.Background(), doc.RunID); err != nil || run.Status != tc.status {
+				t.Errorf("stored run %+v (%v), want status %s", run, err, tc.status)
+			}
+		})
+	}
+}
