@@ -48,7 +48,7 @@ type MonitorParams struct {
 
 // RunMonitor samples and records a monitor run; each sample is a Tick. Its
 // end by the context is its normal end unless a Duration was given, when
-// the run is marked interrupted (and no error says so).
+// the run is marked interrupted and the error is *Interrupted.
 func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorResult, error) {
 	obs = serial(obs) // telemetry samples come from their own goroutine
 	if cfg.Telemetry.Interval <= 0 {
