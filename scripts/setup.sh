@@ -29,81 +29,68 @@ as_root() {
 	else echo "setup: need root (or sudo) to run: $*" >&2; exit 1; fi
 }
 
-apt_updated=""
-apt_install() {
-	if ! command -v apt-get >/dev/null 2>&1; then
-		echo "setup: $* is missing and this is not a Debian/Ubuntu system; install it by hand" >&2
-		exit 1
-	fi
-	if [ -z "$apt_updated" ]; then
-		as_root apt-get update -qq
-		apt_updated=1
-	fi
-	echo "setup: installing $*" >&2
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+# have TOOL: TOOL is on PATH, or where Debian puts system tools (/usr/sbin,
+# /sbin), which an ordinary user's PATH (and root's after a plain su) lacks:
+# blkid, mkfs.btrfs, sshd, mariadbd… tierbench looks there too
+# (internal/systool).
+have() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	for d in /usr/local/sbin /usr/sbin /sbin; do
+		[ -x "$d/$1" ] && [ ! -d "$d/$1" ] && return 0
+	done
+	return 1
+}
+
+# need PKG WHAT and need_no_start PKG WHAT note a package to install and the
+# tools it is for, said when they cannot be installed. need_no_start is for
+# packages that come with a service, installed without starting it.
+pkgs=""
+pkgs_no_start=""
+why=""      # "util-linux (blkid), fio (fio) and …"
+why_last="" # the last one, which "and" joins
+n_missing=0
+missing() {
+	[ -n "$why_last" ] && why="${why:+$why, }$why_last"
+	why_last="$1 ($2)"
+	n_missing=$((n_missing + 1))
+}
+need() {
+	pkgs="$pkgs $1"
+	missing "$1" "$2"
+}
+need_no_start() {
+	pkgs_no_start="$pkgs_no_start $1"
+	missing "$1" "$2"
 }
 
 # Go: the module asks for a recent toolchain; Go 1.21 or newer fetches it by
 # itself from the Go module proxy.
-if ! command -v go >/dev/null 2>&1; then
-	apt_install golang-go
-fi
+have go || need golang-go go
 
 # PostgreSQL server binaries: on PATH, or Debian's /usr/lib/postgresql/*/bin.
 have_pg() {
-	if command -v postgres >/dev/null 2>&1 && command -v initdb >/dev/null 2>&1; then return 0; fi
+	if have postgres && have initdb; then return 0; fi
 	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1
 }
-if ! have_pg; then
-	apt_install postgresql
-fi
+have_pg || need postgresql "postgres, initdb"
 # psql, for bench/ scripts and for users poking at a managed server.
-if ! command -v psql >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/psql >/dev/null 2>&1; then
-	apt_install postgresql-client
+if ! have psql && ! ls /usr/lib/postgresql/*/bin/psql >/dev/null 2>&1; then
+	need postgresql-client psql
 fi
 
 # fio: `tierbench disk run` drives it, and its tests run it.
-if ! command -v fio >/dev/null 2>&1; then
-	apt_install fio
-fi
+have fio || need fio fio
 # blkid: the guard that keeps fio off formatted block devices asks it.
-if ! command -v blkid >/dev/null 2>&1; then
-	apt_install util-linux
-fi
+have blkid || need util-linux blkid
 
 # MariaDB: the second engine's tests start managed MariaDB servers
 # (mariadbd, mariadb-install-db) and back them up (mariadb-backup). Debian
 # starts its own mariadb service on install, listening on 127.0.0.1 only;
 # tierbench's servers use their own ports and data directories.
 if [ -n "$for_tests" ]; then
-	missing=""
-	if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then missing="mariadb-server"; fi
-	if ! command -v mariadb-backup >/dev/null 2>&1; then missing="$missing mariadb-backup"; fi
-	if [ -n "$missing" ]; then
-		# shellcheck disable=SC2086 # two package names
-		apt_install $missing
-	fi
+	have mariadbd || need mariadb-server mariadbd
+	have mariadb-backup || need mariadb-backup mariadb-backup
 fi
-
-# apt_install_no_start PKG... installs packages that come with a service
-# without starting it (a temporary policy-rc.d says no while they install)
-# and without their recommends. Debian's packages would start services
-# listening on every interface; the tests start their own instances, bound
-# to addresses of their own.
-apt_install_no_start() {
-	policy=/usr/sbin/policy-rc.d
-	made_policy=""
-	if [ ! -e "$policy" ] && command -v apt-get >/dev/null 2>&1; then
-		as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
-		made_policy=1
-		trap 'as_root rm -f "$policy"' EXIT # also when the install fails
-	fi
-	apt_install --no-install-recommends "$@"
-	if [ -n "$made_policy" ]; then
-		as_root rm -f "$policy"
-		trap - EXIT
-	fi
-}
 
 # Services for the tests, none of them started by the install:
 #  - Prometheus: the live metrics tests start their own server on 127.0.0.1
@@ -112,23 +99,10 @@ apt_install_no_start() {
 #    run an sshd (the controller logs in with ssh, keys made by ssh-keygen)
 #    and a node_exporter in each namespace (internal/clustertest).
 if [ -n "$for_tests" ]; then
-	missing=""
-	if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
-		missing="prometheus"
-	fi
-	if [ ! -x /usr/sbin/sshd ] && ! command -v sshd >/dev/null 2>&1; then
-		missing="$missing openssh-server"
-	fi
-	if ! command -v ssh >/dev/null 2>&1 || ! command -v ssh-keygen >/dev/null 2>&1; then
-		missing="$missing openssh-client"
-	fi
-	if ! command -v prometheus-node-exporter >/dev/null 2>&1 && [ ! -x /usr/bin/prometheus-node-exporter ]; then
-		missing="$missing prometheus-node-exporter"
-	fi
-	if [ -n "$missing" ]; then
-		# shellcheck disable=SC2086 # package names
-		apt_install_no_start $missing
-	fi
+	{ have prometheus && have promtool; } || need_no_start prometheus "prometheus, promtool"
+	have sshd || need_no_start openssh-server sshd
+	{ have ssh && have ssh-keygen; } || need_no_start openssh-client "ssh, ssh-keygen"
+	have prometheus-node-exporter || need_no_start prometheus-node-exporter prometheus-node-exporter
 fi
 
 # The space tests and bench/space.sh compare tierbench's block compression
@@ -136,32 +110,65 @@ fi
 # btrfs images with inline compression (btrfs-progs) and read what btrfs
 # stored with compsize (btrfs-compsize).
 if [ -n "$for_tests" ]; then
-	missing=""
-	command -v lz4 >/dev/null 2>&1 || missing="lz4"
-	command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
-	if ! command -v mkfs.btrfs >/dev/null 2>&1 && [ ! -x /usr/sbin/mkfs.btrfs ] && [ ! -x /sbin/mkfs.btrfs ]; then
-		missing="$missing btrfs-progs"
-	fi
-	if ! command -v compsize >/dev/null 2>&1 && [ ! -x /usr/sbin/compsize ]; then
-		missing="$missing btrfs-compsize"
-	fi
-	if [ -n "$missing" ]; then
-		# shellcheck disable=SC2086 # package names
-		apt_install $missing
-	fi
+	have lz4 || need lz4 lz4
+	have zstd || need zstd zstd
+	have mkfs.btrfs || need btrfs-progs mkfs.btrfs
+	have compsize || need btrfs-compsize compsize
 fi
 
 # ip (iproute2): the multi-host tests make their hosts with ip netns.
-if [ -n "$for_tests" ] && ! command -v ip >/dev/null 2>&1 && [ ! -x /usr/sbin/ip ] && [ ! -x /sbin/ip ]; then
-	apt_install iproute2
+if [ -n "$for_tests" ]; then
+	have ip || need iproute2 ip
 fi
 
 # Chromium: the report tests (internal/report/reporttest) check the HTML
 # report in a headless browser.
-if [ -n "$for_tests" ] && ! command -v chromium >/dev/null 2>&1 \
-	&& ! command -v chromium-browser >/dev/null 2>&1 \
-	&& ! command -v google-chrome >/dev/null 2>&1; then
-	apt_install chromium
+if [ -n "$for_tests" ] && ! have chromium && ! have chromium-browser && ! have google-chrome; then
+	need chromium chromium
+fi
+
+# Install what is missing, saying what and why; without root or sudo, say
+# what is missing and the command that would install it.
+if [ "$n_missing" -gt 0 ]; then
+	all="${pkgs# }${pkgs_no_start:+ ${pkgs_no_start# }}"
+	all="${all# }"
+	verb=is
+	[ "$n_missing" -gt 1 ] && verb=are
+	why="${why:+$why and }$why_last"
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "setup: $why $verb missing, and this is not a Debian/Ubuntu system; install them by hand" >&2
+		exit 1
+	fi
+	if [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; then
+		echo "setup: $why $verb missing; run as root or install sudo: apt-get install $all" >&2
+		exit 1
+	fi
+	echo "setup: $why $verb missing; installing: apt-get install $all" >&2
+	as_root apt-get update -qq
+	if [ -n "$pkgs" ]; then
+		# shellcheck disable=SC2086 # package names
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs >/dev/null
+	fi
+	if [ -n "$pkgs_no_start" ]; then
+		# Packages that come with a service are installed without starting
+		# it (a temporary policy-rc.d says no while they install) and
+		# without their recommends: Debian's packages would start services
+		# listening on every interface; the tests start their own
+		# instances, bound to addresses of their own.
+		policy=/usr/sbin/policy-rc.d
+		made_policy=""
+		if [ ! -e "$policy" ]; then
+			as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+			made_policy=1
+			trap 'as_root rm -f "$policy"' EXIT # also when the install fails
+		fi
+		# shellcheck disable=SC2086 # package names
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs_no_start >/dev/null
+		if [ -n "$made_policy" ]; then
+			as_root rm -f "$policy"
+			trap - EXIT
+		fi
+	fi
 fi
 
 go mod download

@@ -159,11 +159,16 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	// check and the report still come.
 	var breached *experiment.Breached
 	if err != nil && !errors.As(err, &breached) {
-		return err
+		// Interrupted or failed once recorded: the document says what was
+		// measured, as tpcc run's does; no check and no report follow.
+		return printMainPartial(g, &sum, err)
 	}
 	sum.Check, err = db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1})
 	if err != nil {
-		return err
+		if ctx.Err() != nil { // Ctrl-C during the check: the run itself is whole
+			err = &experiment.Interrupted{RunID: sum.TPCC.RunID, Kept: fmt.Sprintf("%d finished steps", len(sum.TPCC.Steps))}
+		}
+		return printMainPartial(g, &sum, err)
 	}
 	if err := experiment.StoreCheck(ctx, opts.Results, sum.TPCC.RunID, sum.Check); err != nil {
 		return err
@@ -191,6 +196,18 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return breached
 	}
 	return nil
+}
+
+// printMainPartial prints, with --json, the document of a main job that
+// stopped after its TPC-C run was recorded (sum.TPCC is set): what it
+// measured, with the run's status and no check or report. It returns err.
+func printMainPartial(g *Globals, sum *runSummary, err error) error {
+	if g.JSON && sum.TPCC != nil {
+		if perr := g.printJSON(sum); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
+	return err
 }
 
 // reachableDataDir returns the data directory to use for the default dir

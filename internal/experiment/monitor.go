@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -46,6 +47,7 @@ func (c MonitorConfig) Validate() error {
 // MonitorResult is a monitor's document: averages over the whole session.
 type MonitorResult struct {
 	RunID      string                  `json:"run_id"`
+	Status     string                  `json:"status"` // complete, or interrupted before its Duration
 	Seconds    float64                 `json:"seconds"`
 	Resolution *telemetry.Resolution   `json:"resolution,omitempty"`
 	Devices    []telemetry.DeviceRates `json:"devices"`
@@ -67,7 +69,7 @@ type MonitorParams struct {
 
 // RunMonitor samples and records a monitor run; each sample is a Tick. Its
 // end by the context is its normal end unless a Duration was given, when
-// the run is marked interrupted (and no error says so).
+// the run is marked interrupted and the error is *Interrupted.
 func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -118,11 +120,15 @@ loop:
 	agg := telemetry.Summarize(samples)
 	out := &MonitorResult{RunID: rec.run.ID, Seconds: stop.Sub(start).Seconds(), Resolution: rec.tele.session.Resolution(),
 		Devices: averageDevices(samples), Host: agg.Host, Device: agg.Device, DB: agg.DB, Hosts: agg.Hosts, Samples: len(samples)}
-	status := results.StatusComplete
+	// Without a Duration, Ctrl-C is how a monitor ends. With one, Ctrl-C
+	// before it is up is an interruption, as in every other run: the
+	// samples so far are kept and the error is *Interrupted.
+	e := end{status: results.StatusComplete, out: out}
 	if ctx.Err() != nil && cfg.Duration > 0 {
-		status = results.StatusInterrupted
+		e.status, e.kept = results.StatusInterrupted, fmt.Sprintf("%d samples over %.0f s", len(samples), out.Seconds)
 	}
-	return out, rec.finish(ctx, end{status: status, out: out})
+	out.Status = e.status
+	return out, rec.finish(ctx, e)
 }
 
 // averageDevices averages each device's rates over the samples.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/devnode"
 	"github.com/tierbench/tierbench/internal/mountinfo"
+	"github.com/tierbench/tierbench/internal/systool"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -512,13 +513,14 @@ func checkSignature(d blockDev, node string) error {
 		return refusef("cannot tell whether %s holds a filesystem: %s is not its device node; add --even-if-formatted if you are sure",
 			describe(d, node), d.node)
 	}
-	if _, err := exec.LookPath("blkid"); err != nil {
+	blkid, err := systool.LookPath("blkid") // /usr/sbin, outside an ordinary user's PATH
+	if err != nil {
 		return refusef("cannot tell whether %s holds a filesystem: blkid (util-linux) is not installed; add --even-if-formatted if you are sure",
 			describe(d, node))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "blkid", "-p", "-o", "export", d.node).Output()
+	out, err := exec.CommandContext(ctx, blkid, "-p", "-o", "export", d.node).Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 2 {
 		return nil

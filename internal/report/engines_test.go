@@ -333,12 +333,7 @@ func TestEnginesEnvironment(t *testing.T) {
 		len(maria.Header) != 2 || !strings.Contains(maria.Caption, "MariaDB") {
 		t.Errorf("MariaDB settings %q %v %v; want %v for its run alone", maria.Caption, maria.Header, maria.Rows, want)
 	}
-	var cache []string
-	for _, row := range tables["environment-software"].Rows {
-		if row[0] == "database cache" {
-			cache = row[1:]
-		}
-	}
+	cache := envFacts(t, section(doc, "environment"), "environment-software", 2)["database cache"]
 	if want := []string{"shared_buffers = 256MB", "innodb_buffer_pool_size = 671088640 (640MiB)"}; !reflect.DeepEqual(cache, want) {
 		t.Errorf("database cache %q; want %q", cache, want)
 	}

@@ -6,11 +6,35 @@ import (
 	"strings"
 )
 
-// environmentSection is the hardware and software tables, one column per
-// run. A run without a captured inventory shows unknown everywhere.
+// environmentSection is the hardware and software tables: what all runs
+// share once, then what differs, a row per run (shareOnce). Runs without a
+// captured inventory are named in a sentence, not compared: every fact of
+// theirs would differ from the others'.
 func environmentSection(runs []*runData) *Section {
 	s := &Section{ID: "environment", Title: "Environment"}
-	s.text("What each run ran on, captured when it started. Facts tierbench could not read are shown as unknown.")
+	var have []*runData
+	var missing []string
+	for _, rd := range runs {
+		if rd.Env == nil {
+			missing = append(missing, rd.Label)
+		} else {
+			have = append(have, rd)
+		}
+	}
+	runs = have
+	if len(runs) > 1 {
+		s.text("What the runs ran on, captured when each started: what they all share first, once, then what differs, run by run. " +
+			"Facts tierbench could not read are shown as unknown.")
+	} else {
+		s.text("What each run ran on, captured when it started. Facts tierbench could not read are shown as unknown.")
+	}
+	if len(missing) > 0 {
+		s.text(fmt.Sprintf("No environment was captured for %s: what %s ran on is unknown.", strings.Join(missing, ", "),
+			map[bool]string{true: "it", false: "they"}[len(missing) == 1]))
+	}
+	if len(runs) == 0 {
+		return s
+	}
 	header := []string{"fact"}
 	for _, rd := range runs {
 		header = append(header, rd.Label)
@@ -114,12 +138,54 @@ func environmentSection(runs []*runData) *Section {
 		})},
 		{"Go", env(func(rd *runData) string { return orUnknown(rd.Env.Software.Go) })},
 	}
-	s.table(&Table{ID: "environment-hardware", Caption: "Hardware and storage", Header: header, Rows: rows(hardware)})
-	s.table(&Table{ID: "environment-software", Caption: "Software", Header: header, Rows: rows(software)})
-	for _, t := range settingsTables(runs) {
-		s.table(t)
+	tables := []*Table{
+		{ID: "environment-hardware", Caption: "Hardware and storage", Header: header, Rows: rows(hardware)},
+		{ID: "environment-software", Caption: "Software", Header: header, Rows: rows(software)},
+	}
+	for _, t := range append(tables, settingsTables(runs)...) {
+		for _, part := range shareOnce(t) {
+			s.table(part)
+		}
 	}
 	return s
+}
+
+// shareOnce splits a table of facts with a column per run in two, so that
+// many runs on one host do not repeat its kernel, devices and file systems
+// in a column each: the facts every run has alike, once (ID as given), and
+// the others with a row per run and a column per fact (ID-by-run). A
+// table of one run stays as it is; an empty part is left out by
+// Section.table.
+func shareOnce(t *Table) []*Table {
+	n := len(t.Header) - 1
+	if n < 2 {
+		return []*Table{t}
+	}
+	all := fmt.Sprintf("all %d runs", n)
+	if n == 2 {
+		all = "both runs"
+	}
+	shared := &Table{ID: t.ID, Caption: t.Caption + ": alike in " + all, Header: []string{"fact", all}}
+	byRun := &Table{ID: t.ID + "-by-run", Caption: t.Caption + ": what differs, run by run", Header: []string{"run"}}
+	var differ [][]string
+	for _, row := range t.Rows {
+		if alike := !slices.ContainsFunc(row[2:], func(v string) bool { return v != row[1] }); alike {
+			shared.Rows = append(shared.Rows, []string{row[0], row[1]})
+			continue
+		}
+		byRun.Header = append(byRun.Header, row[0])
+		differ = append(differ, row)
+	}
+	if len(differ) > 0 {
+		for i := 1; i <= n; i++ {
+			r := []string{t.Header[i]}
+			for _, row := range differ {
+				r = append(r, row[i])
+			}
+			byRun.Rows = append(byRun.Rows, r)
+		}
+	}
+	return []*Table{shared, byRun}
 }
 
 // settingsCaption says what the settings tables hold, whatever the engine.
@@ -176,7 +242,13 @@ func settingsTables(runs []*runData) []*Table {
 		return t
 	}
 	if len(engs) < 2 {
-		return []*Table{table("environment-database-settings", settingsCaption, runs)}
+		var cols []*runData // runs without a database have no settings
+		for _, rd := range runs {
+			if rd.Env != nil && rd.Env.Database != nil {
+				cols = append(cols, rd)
+			}
+		}
+		return []*Table{table("environment-database-settings", settingsCaption, cols)}
 	}
 	var out []*Table
 	for _, eng := range engs {

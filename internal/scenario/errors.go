@@ -3,7 +3,9 @@ package scenario
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is one problem in a scenario, at the line and column that caused it.
@@ -58,4 +60,40 @@ func (es Errors) sorted() Errors {
 		out = append(out, e)
 	}
 	return out
+}
+
+// maxQuoted is how many characters of a value a problem quotes: enough to
+// recognise it, not a whole file read by mistake (/etc/passwd read as a
+// scenario is one long plain value).
+const maxQuoted = 60
+
+// capQuoted shortens every Go-quoted string in msg (as %q writes a value)
+// to its first maxQuoted characters, followed by "…" and the value's length
+// outside the quotes. Every problem's message goes through it (parser.add),
+// so no value is quoted whole wherever it was formatted, in the parser, in
+// the units or in an error it wraps.
+func capQuoted(msg string) string {
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if msg[i] == '"' {
+			if q, err := strconv.QuotedPrefix(msg[i:]); err == nil {
+				if s, err := strconv.Unquote(q); err == nil && utf8.RuneCountInString(s) > maxQuoted {
+					n := utf8.RuneCountInString(s)
+					cut := 0
+					for range maxQuoted {
+						_, size := utf8.DecodeRuneInString(s[cut:])
+						cut += size
+					}
+					fmt.Fprintf(&b, "%s… (%d characters)", strconv.Quote(s[:cut]), n)
+				} else {
+					b.WriteString(q)
+				}
+				i += len(q)
+				continue
+			}
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
 }

@@ -85,7 +85,7 @@ type parser struct {
 }
 
 func (p *parser) add(line, col int, format string, args ...any) {
-	p.errs = append(p.errs, Error{File: p.file, Line: line, Col: col, Msg: unmark(fmt.Sprintf(format, args...))})
+	p.errs = append(p.errs, Error{File: p.file, Line: line, Col: col, Msg: capQuoted(unmark(fmt.Sprintf(format, args...)))})
 }
 
 func (p *parser) at(n *yaml.Node, format string, args ...any) {

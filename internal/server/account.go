@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/tierbench/tierbench/internal/systool"
 )
 
 // ServiceUser is the system user a managed server runs as when tierbench runs
@@ -58,7 +60,7 @@ func serviceAccount(ctx context.Context) (account, error) {
 		return accountFromUser(u)
 	}
 	var createErr error
-	if useradd, err := exec.LookPath("useradd"); err == nil {
+	if useradd, err := systool.LookPath("useradd"); err == nil { // in /usr/sbin, off PATH after a plain su
 		out, err := exec.CommandContext(ctx, useradd, "--system", "--user-group", "--no-create-home",
 			"--shell", "/usr/sbin/nologin", ServiceUser).CombinedOutput()
 		// Look up again even on failure: another tierbench may have created it.

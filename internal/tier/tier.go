@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/internal/mountinfo"
+	"github.com/tierbench/tierbench/internal/systool"
 )
 
 // MinSize is the smallest image: ext4 with a journal needs a few MiB (btrfs,
@@ -538,7 +539,11 @@ func output(ctx context.Context, name string, args ...string) (string, error) {
 // stderr, or which package to install when it is missing.
 func command(ctx context.Context, name string, args ...string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
+	path, lerr := systool.LookPath(name) // losetup, mkfs.* and compsize are in /usr/sbin
+	if lerr != nil {
+		path = name // not found: Run says so below
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		msg := strings.Join(strings.Fields(errOut.String()), " ")

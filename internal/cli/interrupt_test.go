@@ -1,0 +1,136 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// cancelOnceStored calls cancel as soon as the latest run in the store at
+// res has n stored steps (or ctx ends).
+func cancelOnceStored(ctx context.Context, cancel context.CancelFunc, res string, n int) {
+	for ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		s, err := results.OpenReadOnly(res)
+		if err != nil {
+			continue
+		}
+		if run, err := s.Run(ctx, "latest"); err == nil {
+			if steps, _ := s.Steps(ctx, run.ID); len(steps) >= n {
+				s.Close()
+				cancel()
+				return
+			}
+		}
+		s.Close()
+	}
+}
+
+// Ctrl-C during the second step of `tierbench run --json`: the one
+// document is printed all the same, with the step that finished and the
+// run's status interrupted, no check and no report, and the exit code is
+// 130, as `tpcc run --json` does.
+func TestRunJSONInterrupted(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	dataDir := filepath.Join(pgtest.TempDir(t), "data")
+	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
+	res := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	go cancelOnceStored(ctx, cancel, res, 1)
+	var stdout, stderr bytes.Buffer
+	code := cli.Execute(ctx, []string{"run", "--json", "--datadir", dataDir, "--results", res, "--warehouses", "1",
+		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "3s"}, &stdout, &stderr)
+	if code != cli.ExitInterrupted || !strings.Contains(stderr.String(), "tierbench: interrupted; 1 finished steps kept in run ") {
+		t.Fatalf("exit %d, want 130 and the line naming what was kept; stderr:\n%s", code, stderr.String())
+	}
+	var doc struct {
+		Server struct {
+			DataDir string `json:"datadir"`
+		} `json:"server"`
+		TPCC *struct {
+			RunID  string `json:"run_id"`
+			Status string `json:"status"`
+			Steps  []struct {
+				VUs  int   `json:"vus"`
+				NOPM int64 `json:"nopm"`
+			} `json:"steps"`
+		} `json:"tpcc"`
+		Check  json.RawMessage `json:"check"`
+		Report *string         `json:"report"`
+	}
+	dec := json.NewDecoder(&stdout)
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not the run's document: %v\n%s", err, stdout.String())
+	}
+	if dec.More() {
+		t.Errorf("more than one document on stdout")
+	}
+	if doc.TPCC == nil || doc.TPCC.Status != "interrupted" || len(doc.TPCC.Steps) != 1 || doc.TPCC.Steps[0].VUs != 1 || doc.TPCC.Steps[0].NOPM <= 0 {
+		t.Fatalf("tpcc %+v, want the interrupted run with its one finished step of 1 VU", doc.TPCC)
+	}
+	if doc.Server.DataDir != dataDir || string(doc.Check) != "null" || doc.Report == nil || *doc.Report != "" {
+		t.Errorf("server.datadir %q, check %s, report %v: want %s, no check and no report", doc.Server.DataDir, doc.Check, doc.Report, dataDir)
+	}
+	run, steps := interruptedRun(t, res)
+	if run.ID != doc.TPCC.RunID || len(steps) != 1 {
+		t.Errorf("stored run %s with %d steps, the document names %s with 1", run.ID, len(steps), doc.TPCC.RunID)
+	}
+}
+
+// Ctrl-C before monitor's --duration is up is an interruption: exit 130,
+// the document of what was sampled, the run stored as interrupted. Without
+// --duration, Ctrl-C is how a monitor ends: exit 0, the run complete.
+func TestMonitorInterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		duration string
+		code     int
+		status   string
+	}{
+		{"10m", cli.ExitInterrupted, results.StatusInterrupted},
+		{"0s", cli.ExitOK, results.StatusComplete},
+	} {
+		t.Run(tc.duration, func(t *testing.T) {
+			res := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(2500*time.Millisecond, cancel)
+			var stdout, stderr bytes.Buffer
+			code := cli.Execute(ctx, []string{"monitor", "--json", "--target", t.TempDir(), "--duration", tc.duration,
+				"--interval", "500ms", "--block-trace=false", "--results", res}, &stdout, &stderr)
+			interrupted := strings.Contains(stderr.String(), "tierbench: interrupted; ")
+			if code != tc.code || interrupted != (tc.code == cli.ExitInterrupted) {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr.String())
+			}
+			var doc struct {
+				RunID   string             `json:"run_id"`
+				Status  string             `json:"status"`
+				Seconds float64            `json:"seconds"`
+				Host    map[string]float64 `json:"host"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+				t.Fatalf("stdout is not monitor's document: %v\n%s", err, stdout.String())
+			}
+			if doc.Status != tc.status || doc.Seconds < 2 || doc.Seconds > 10 || len(doc.Host) == 0 {
+				t.Errorf("status %q over %.1f s, host %v: want %s over about 2.5 s with the host's averages", doc.Status, doc.Seconds, doc.Host, tc.status)
+			}
+			store, err := results.OpenReadOnly(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			if run, err := store.Run(context.Background(), doc.RunID); err != nil || run.Status != tc.status {
+				t.Errorf("stored run %+v (%v), want status %s", run, err, tc.status)
+			}
+		})
+	}
+}
