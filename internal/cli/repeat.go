@@ -5,6 +5,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/repeat"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -56,7 +57,7 @@ func (o *noisyOptions) noisy() (experiment.Noisy, error) {
 			return experiment.Noisy{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
 		}
 	}
-	l := telemetry.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}
+	l := stored.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}
 	// 0 means "never" here, and "the defaults" to the experiment: a check
 	// left out is a negative limit there.
 	if l.StealPct == 0 {

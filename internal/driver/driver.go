@@ -20,7 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/stats"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -132,7 +132,7 @@ type StepResult struct {
 	DB     map[string]float64 `json:"db,omitempty"`
 	// Hosts are the node_exporter hosts' telemetry of the measured
 	// interval (--node-exporter).
-	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
+	Hosts []stored.HostStats `json:"hosts,omitempty"`
 
 	// Noisy, when set, says why the step was measured on a noisy host
 	// (telemetry.Noisy): steal time or other processes' CPU above the limits.

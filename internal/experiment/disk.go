@@ -12,7 +12,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
 
@@ -241,7 +241,7 @@ func pointName(p fio.PointResult) string {
 
 // withNodeStats adds each host's node_exporter figures to the point's
 // hosts (fio's), and the hosts node_exporter watched but fio did not run on.
-func withNodeStats(hosts []fio.HostPoint, a *telemetry.Aggregate) []fio.HostPoint {
+func withNodeStats(hosts []fio.HostPoint, a *stored.Aggregate) []fio.HostPoint {
 	ns := nodeStatsByHost(a)
 	for i := range hosts {
 		hosts[i].NodeStats = ns[hosts[i].Host]

@@ -22,6 +22,7 @@ import (
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -105,7 +106,7 @@ type Record struct {
 type Noisy struct {
 	// Limits: zero is telemetry.DefaultNoisy; a negative limit leaves its
 	// check out.
-	Limits telemetry.NoisyLimits `json:"noisy_limits"`
+	Limits stored.NoisyLimits `json:"noisy_limits"`
 	// Discard leaves noisy repetitions out of the means and intervals
 	// (they stay stored and listed).
 	Discard bool `json:"discard_noisy,omitempty"`
@@ -113,7 +114,7 @@ type Noisy struct {
 
 // resolved is n with the default limits in place of zero ones.
 func (n Noisy) resolved() Noisy {
-	if n.Limits == (telemetry.NoisyLimits{}) {
+	if n.Limits == (stored.NoisyLimits{}) {
 		n.Limits = telemetry.DefaultNoisy
 	}
 	return n
@@ -122,7 +123,7 @@ func (n Noisy) resolved() Noisy {
 // judge says why a repetition whose telemetry is a was noisy ("" when it
 // was not, or without telemetry); n is resolved, as each RunX makes its
 // config's first.
-func (n Noisy) judge(a *telemetry.Aggregate) string {
+func (n Noisy) judge(a *stored.Aggregate) string {
 	if a == nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -24,14 +25,14 @@ type MonitorConfig struct {
 
 // MonitorResult is a monitor's document: averages over the whole session.
 type MonitorResult struct {
-	RunID      string                  `json:"run_id"`
-	Seconds    float64                 `json:"seconds"`
-	Resolution *telemetry.Resolution   `json:"resolution,omitempty"`
-	Devices    []telemetry.DeviceRates `json:"devices"`
-	Host       map[string]float64      `json:"host"`
-	Device     map[string]float64      `json:"device,omitempty"`
-	DB         map[string]float64      `json:"db,omitempty"`
-	Hosts      []telemetry.HostStats   `json:"hosts,omitempty"` // the node_exporter hosts
+	RunID      string                `json:"run_id"`
+	Seconds    float64               `json:"seconds"`
+	Resolution *telemetry.Resolution `json:"resolution,omitempty"`
+	Devices    []stored.DeviceRates  `json:"devices"`
+	Host       map[string]float64    `json:"host"`
+	Device     map[string]float64    `json:"device,omitempty"`
+	DB         map[string]float64    `json:"db,omitempty"`
+	Hosts      []stored.HostStats    `json:"hosts,omitempty"` // the node_exporter hosts
 	// Samples is how many samples the averages are of.
 	Samples int `json:"-"`
 }
@@ -105,14 +106,14 @@ loop:
 }
 
 // averageDevices averages each device's rates over the samples.
-func averageDevices(samples []telemetry.Sample) []telemetry.DeviceRates {
-	by := map[string][]telemetry.DeviceRates{}
+func averageDevices(samples []telemetry.Sample) []stored.DeviceRates {
+	by := map[string][]stored.DeviceRates{}
 	for _, x := range samples {
 		for _, d := range x.Devices {
 			by[d.Name] = append(by[d.Name], d)
 		}
 	}
-	out := []telemetry.DeviceRates{}
+	out := []stored.DeviceRates{}
 	for name, xs := range by {
 		a := telemetry.AverageRates(xs)
 		a.Name = name

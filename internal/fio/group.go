@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/tierbench/tierbench/internal/stats"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // Ran is one run of a point, as it ran: which point (from 0, in the order
@@ -171,7 +171,7 @@ func dirFigures(f map[string]float64, prefix string, d *DirStats) {
 	}
 }
 
-func nodeFigures(n *telemetry.NodeStats) map[string]float64 {
+func nodeFigures(n *stored.NodeStats) map[string]float64 {
 	f := map[string]float64{"cpu_idle_pct": n.CPUIdlePct, "cpu_iowait_pct": n.CPUIowaitPct, "cpu_user_pct": n.CPUUserPct,
 		"cpu_system_pct": n.CPUSystemPct, "cpu_steal_pct": n.CPUStealPct, "clock_offset_ms": n.ClockOffsetMs}
 	for _, d := range n.Devices {
@@ -253,7 +253,7 @@ func meanHosts(st map[string]stats.Summary, reps []PointResult) []HostPoint {
 			}
 			return nil
 		})
-		var nodes []*telemetry.NodeStats
+		var nodes []*stored.NodeStats
 		for i := range reps {
 			if h := host(&reps[i]); h != nil && h.NodeStats != nil {
 				nodes = append(nodes, h.NodeStats)
@@ -268,12 +268,12 @@ func meanHosts(st map[string]stats.Summary, reps []PointResult) []HostPoint {
 // meanNode is a host's node_exporter figures over the repetitions that
 // have them (nil when none has): the means of its figures under prefix,
 // its samples and missing samples summed.
-func meanNode(st map[string]stats.Summary, prefix string, nodes []*telemetry.NodeStats) *telemetry.NodeStats {
+func meanNode(st map[string]stats.Summary, prefix string, nodes []*stored.NodeStats) *stored.NodeStats {
 	if len(nodes) == 0 {
 		return nil
 	}
 	m := func(k string) float64 { return st[prefix+k].Mean }
-	n := &telemetry.NodeStats{}
+	n := &stored.NodeStats{}
 	var devices []string
 	for _, x := range nodes {
 		n.Samples += x.Samples
@@ -294,7 +294,7 @@ func meanNode(st map[string]stats.Summary, prefix string, nodes []*telemetry.Nod
 		if st[prefix+"device."+name+".r_iops"].N == 0 {
 			continue
 		}
-		n.Devices = append(n.Devices, telemetry.DeviceRates{Name: name, RIOPS: dev("r_iops"), WIOPS: dev("w_iops"),
+		n.Devices = append(n.Devices, stored.DeviceRates{Name: name, RIOPS: dev("r_iops"), WIOPS: dev("w_iops"),
 			RMBps: dev("r_mbps"), WMBps: dev("w_mbps"), RAwaitMs: dev("r_await_ms"), WAwaitMs: dev("w_await_ms"),
 			AquSz: dev("aqu_sz"), UtilPct: dev("util_pct")})
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/stats"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // dirOf is a direction with the given IOPS whose I/Os took lat ms each,
@@ -167,8 +167,8 @@ func TestGroupHosts(t *testing.T) {
 	rep := func(r int, iops1, iops2, idle float64) PointResult {
 		p := pointOf("A", r, dirOf(iops1+iops2, 1), nil, 1)
 		p.Hosts = []HostPoint{
-			{Host: "h1", Read: dirOf(iops1, 1), NodeStats: &telemetry.NodeStats{CPUIdlePct: idle, Samples: 3,
-				Devices: []telemetry.DeviceRates{{Name: "sdb", RIOPS: iops1}}}},
+			{Host: "h1", Read: dirOf(iops1, 1), NodeStats: &stored.NodeStats{CPUIdlePct: idle, Samples: 3,
+				Devices: []stored.DeviceRates{{Name: "sdb", RIOPS: iops1}}}},
 			{Host: "db.example.com", Read: dirOf(iops2, 1)},
 		}
 		return p

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 func TestParseServer(t *testing.T) {
@@ -410,8 +410,8 @@ func TestHostPointJSON(t *testing.T) {
 	if po.Hosts[0].Read.Hist == nil || po.Hosts[0].Read.Hist.Count() != hosts[0].Read.IOs {
 		t.Error("a host's merged read histogram is not on its figures")
 	}
-	po.Hosts[1].NodeStats = &telemetry.NodeStats{CPUIdlePct: 80, CPUIowaitPct: 5, Samples: 3,
-		Devices: []telemetry.DeviceRates{{Name: "sda", RIOPS: 100}}}
+	po.Hosts[1].NodeStats = &stored.NodeStats{CPUIdlePct: 80, CPUIowaitPct: 5, Samples: 3,
+		Devices: []stored.DeviceRates{{Name: "sda", RIOPS: 100}}}
 	doc, err := json.Marshal(StoredPoint{PointResult: po, JobFile: "[x]\n"})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@ package fio
 
 import (
 	"github.com/tierbench/tierbench/internal/stats"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // PointResult is one measured point as `disk run --json` prints it and as
@@ -60,7 +60,7 @@ type HostPoint struct {
 	// The host's telemetry (node_exporter) over the point, filled by the
 	// experiment layer; nil when there is none, and then none of its
 	// fields are written.
-	*telemetry.NodeStats
+	*stored.NodeStats
 }
 
 // StoredPoint is a point's step document in the results store: its figures

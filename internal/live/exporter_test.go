@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -108,7 +109,7 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 		CPU:          telemetry.CPU{IdlePct: 75, IOWaitPct: 20, UserPct: 5},
 		ServerCPUPct: -1,
 		Shares:       &telemetry.Shares{WorkloadPct: 3, KernelPct: 1, ForeignPct: 1},
-		Devices:      []telemetry.DeviceRates{{Name: "vdb", RIOPS: 11000, RMBps: 45, RAwaitMs: 0.25, UtilPct: 90}},
+		Devices:      []stored.DeviceRates{{Name: "vdb", RIOPS: 11000, RMBps: 45, RAwaitMs: 0.25, UtilPct: 90}},
 		Latency:      &telemetry.Latency{P50Ms: 0.1, P95Ms: 0.3, P99Ms: 0.8},
 		DB:           map[string]float64{"cache_hit_pct": 99, "wal_sync_ms_per_s": 5},
 	}})

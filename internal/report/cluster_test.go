@@ -21,6 +21,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -35,15 +36,15 @@ func clusterSecond(sec int) []telemetry.HostSample {
 	if sec >= 60 {
 		k, sdbUtil = 2, 80
 	}
-	dev := func(name string, r, w, ra, wa, util float64) telemetry.DeviceRates {
-		return telemetry.DeviceRates{Name: name, RIOPS: k * r, WIOPS: k * w, RMBps: k * r * 0.004, WMBps: k * w * 0.004,
+	dev := func(name string, r, w, ra, wa, util float64) stored.DeviceRates {
+		return stored.DeviceRates{Name: name, RIOPS: k * r, WIOPS: k * w, RMBps: k * r * 0.004, WMBps: k * w * 0.004,
 			RAwaitMs: ra, WAwaitMs: wa, AquSz: 1, UtilPct: util}
 	}
 	h1 := telemetry.HostSample{Host: "h1", Up: true, CPU: telemetry.CPU{UserPct: 25, SystemPct: 8, IOWaitPct: 5, IdlePct: 60, StealPct: 2},
-		Devices: []telemetry.DeviceRates{dev("sda", 100, 50, 2, 4, 40), dev("sdb", 300, 150, 1, 3, sdbUtil), dev("dm-0", 400, 200, 10, 10, 95)},
+		Devices: []stored.DeviceRates{dev("sda", 100, 50, 2, 4, 40), dev("sdb", 300, 150, 1, 3, sdbUtil), dev("dm-0", 400, 200, 10, 10, 95)},
 		Clocked: true, ClockOffset: 2500 * time.Microsecond}
 	h2 := telemetry.HostSample{Host: "h2", Up: true, CPU: telemetry.CPU{UserPct: 30, SystemPct: 10, IOWaitPct: 20, IdlePct: 40},
-		Devices: []telemetry.DeviceRates{dev("nvme0n1", 1000, 500, 0.5, 1, 90), dev("md0", 1000, 500, 0.5, 1, 99)},
+		Devices: []stored.DeviceRates{dev("nvme0n1", 1000, 500, 0.5, 1, 90), dev("md0", 1000, 500, 0.5, 1, 99)},
 		Clocked: true, ClockOffset: -time.Millisecond}
 	if sec == 40 {
 		h2 = telemetry.HostSample{Host: "h2"}

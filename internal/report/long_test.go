@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -34,7 +35,7 @@ func longSecond(i, n, sec int) map[string]float64 {
 		spike = 8
 	}
 	load := float64(i+1) / float64(n)
-	dev := telemetry.DeviceRates{Name: "nvme0n1", RIOPS: 3000 * load * wave, WIOPS: 9000 * load * wave, RMBps: 24 * load, WMBps: 70 * load * wave,
+	dev := stored.DeviceRates{Name: "nvme0n1", RIOPS: 3000 * load * wave, WIOPS: 9000 * load * wave, RMBps: 24 * load, WMBps: 70 * load * wave,
 		RAwaitMs: 0.3 * wave * spike, WAwaitMs: 0.6 * wave, AquSz: 4 * load, UtilPct: 60 * load}
 	total := dev
 	total.Name = "total"
@@ -42,7 +43,7 @@ func longSecond(i, n, sec int) map[string]float64 {
 		CPU:          telemetry.CPU{UserPct: 50 * load * wave, SystemPct: 12 * load, IOWaitPct: 5 * wave, IdlePct: 100 - 67*load*wave},
 		Memory:       telemetry.Memory{UsedBytes: 6 << 30, CacheBytes: 12 << 30, DirtyBytes: int64(200e6 * wave), WritebackBytes: 1 << 20},
 		ServerCPUPct: 300 * load * wave,
-		Devices:      []telemetry.DeviceRates{dev},
+		Devices:      []stored.DeviceRates{dev},
 		Total:        &total,
 		Latency:      &telemetry.Latency{Count: 12000, P50Ms: 0.2 * wave, P95Ms: 0.9 * wave, P99Ms: 2 * wave * spike},
 		DB: map[string]float64{"commits_per_s": 900 * load * wave, "rollbacks_per_s": 9 * load, "blocks_read_per_s": 3000 * load,
