@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 const defaultResultsDir = "./tierbench-results"
@@ -114,8 +114,8 @@ func openResults(dir string) (*results.Store, error) {
 }
 
 // tpccMetrics decodes a tpcc step's document.
-func tpccMetrics(st results.Step) (driver.StepResult, bool) {
-	var m driver.StepResult
+func tpccMetrics(st results.Step) (stored.TPCCStep, bool) {
+	var m stored.TPCCStep
 	if err := json.Unmarshal(st.Metrics, &m); err != nil {
 		return m, false
 	}

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stats"
@@ -153,7 +153,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 }
 
 // printStep prints a finished step's table (not with --json).
-func printStep(w io.Writer, s *driver.StepResult, engine string) {
+func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 	rep := ""
 	if s.Repetition > 0 {
 		rep = fmt.Sprintf(" (repetition %d)", s.Repetition)

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/scenario"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
@@ -331,7 +331,7 @@ func (v *scenarioView) Checked(instance string, c *tpcc.CheckResult) {
 	}
 }
 
-func (v *scenarioView) Neighbour(instance string, s *driver.StepResult) {
+func (v *scenarioView) Neighbour(instance string, s *stored.TPCCStep) {
 	if !v.g.JSON {
 		fmt.Fprintf(v.g.Stdout, "%-12s %3d VUs  %8d TPM  %8d NOPM  NO p95 %.2f ms\n", instance, s.VUs, s.TPM, s.NOPM, s.Txn["new_order"].P95Ms)
 	}

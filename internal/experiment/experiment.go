@@ -227,7 +227,7 @@ type Tick struct {
 // Result is one of a finished TPC-C step, disk point, backup phase or
 // durability cycle, a schema built or a consistency check.
 type Result struct {
-	TPCC  *driver.StepResult
+	TPCC  *stored.TPCCStep
 	Point *fio.PointResult
 	Phase *backup.PhaseResult
 	Cycle *durability.CycleResult

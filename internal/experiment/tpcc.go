@@ -15,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/version"
@@ -60,9 +61,9 @@ type TPCCResult struct {
 	Repeat    int    `json:"repeat"`
 	// Steps has one step per VU count, in the order given: with
 	// repetitions, their means, their Stats, and the repetitions as they
-	// ran (driver.Group).
-	Steps      []*driver.StepResult `json:"steps"`
-	Thresholds []threshold.Verdict  `json:"thresholds,omitempty"`
+	// ran (stored.GroupTPCC).
+	Steps      []*stored.TPCCStep  `json:"steps"`
+	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
 }
 
 // TPCCParams is what the store keeps of a TPC-C run's parameters: all that
@@ -153,7 +154,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		}
 	}
 	j := &judge{ts: cfg.Thresholds, obs: obs}
-	dc.OnStep = func(s *driver.StepResult) {
+	dc.OnStep = func(s *stored.TPCCStep) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
 			s.Noisy = cfg.Noisy.judge(a)
@@ -169,9 +170,9 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	steps, runErr := driver.Run(ctx, dc)
 	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true,
-		Repeat: cfg.Repeat, Steps: driver.GroupDiscarding(steps, cfg.VUs, cfg.Noisy.Discard)}
+		Repeat: cfg.Repeat, Steps: stored.GroupTPCCDiscarding(steps, cfg.VUs, cfg.Noisy.Discard)}
 	if out.Steps == nil {
-		out.Steps = []*driver.StepResult{}
+		out.Steps = []*stored.TPCCStep{}
 	}
 	for _, s := range steps {
 		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK
@@ -189,7 +190,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 }
 
 // repName is how a step is named in verdicts: "4 VUs", or "4 VUs, repetition 2".
-func repName(s *driver.StepResult) string {
+func repName(s *stored.TPCCStep) string {
 	if s.Repetition == 0 {
 		return vusName(s.VUs)
 	}
@@ -205,7 +206,7 @@ func vusName(n int) string {
 }
 
 // tpccStep is a TPC-C step as the store keeps it, with its histograms.
-func tpccStep(s *driver.StepResult) (results.Step, error) {
+func tpccStep(s *stored.TPCCStep) (results.Step, error) {
 	doc, err := json.Marshal(s)
 	if err != nil {
 		return results.Step{}, err

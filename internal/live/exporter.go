@@ -20,10 +20,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -284,7 +284,7 @@ func (o *observer) Result(x experiment.Result) {
 // step and VU count, showing the latest repetition (the means are the
 // stored run's, in its report and --json). A step of a run that does not
 // repeat is a step of its own, as it ran.
-func (t *tpccState) finish(s *driver.StepResult) {
+func (t *tpccState) finish(s *stored.TPCCStep) {
 	f := stepFigures{vus: s.VUs, tpm: s.TPM, nopm: s.NOPM, repeated: s.Repetition > 0}
 	if f.repeated {
 		for i, g := range t.finished {

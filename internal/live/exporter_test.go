@@ -46,7 +46,7 @@ func TestExporterTPCC(t *testing.T) {
 	t2.NOPM = 120
 	a.Tick(experiment.Tick{TPCC: &t2})
 	b.Tick(experiment.Tick{TPCC: &driver.Tick{Step: 1, Steps: 1, VUs: 1, Phase: "rampup", Transactions: 3}})
-	a.Result(experiment.Result{TPCC: &driver.StepResult{VUs: 4, TPM: 620, NOPM: 310}})
+	a.Result(experiment.Result{TPCC: &stored.TPCCStep{VUs: 4, TPM: 620, NOPM: 310}})
 
 	got := gatherText(t, e)
 	for _, line := range []string{

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // A repeated run (--repeat 2) finishes each VU count and each disk point
@@ -18,7 +18,7 @@ func TestExporterRepetitions(t *testing.T) {
 	tp := e.Observer()
 	tp.Started(experiment.Started{RunID: "t1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres"}})
 	// 4 and 8 VUs, interleaved: 4, 8, 4, 8.
-	for _, s := range []driver.StepResult{
+	for _, s := range []stored.TPCCStep{
 		{Index: 0, VUs: 4, Repetition: 1, TPM: 1000, NOPM: 440},
 		{Index: 1, VUs: 8, Repetition: 1, TPM: 1800, NOPM: 800},
 		{Index: 2, VUs: 4, Repetition: 2, TPM: 1100, NOPM: 480},
@@ -72,8 +72,8 @@ func TestExporterUnrepeatedSteps(t *testing.T) {
 	e := New()
 	o := e.Observer()
 	o.Started(experiment.Started{RunID: "t1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres"}})
-	o.Result(experiment.Result{TPCC: &driver.StepResult{Index: 0, VUs: 4, NOPM: 440}})
-	o.Result(experiment.Result{TPCC: &driver.StepResult{Index: 1, VUs: 4, NOPM: 460}})
+	o.Result(experiment.Result{TPCC: &stored.TPCCStep{Index: 0, VUs: 4, NOPM: 440}})
+	o.Result(experiment.Result{TPCC: &stored.TPCCStep{Index: 1, VUs: 4, NOPM: 460}})
 	got := gatherText(t, e)
 	for _, line := range []string{
 		`tierbench_tpcc_step_nopm{engine="postgres",instance="",run="t1",step="1",target="",vus="4"} 440`,

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
@@ -82,7 +81,7 @@ func clusterStore(t *testing.T) (*results.Store, []string) {
 		must(t, err)
 		for s, vus := range []int{4, 8} {
 			start := t0.Add(time.Duration(s) * 45 * time.Second)
-			step := driver.StepResult{Index: s, VUs: vus, TPM: 22 * inst.nopm[s] / 10, NOPM: inst.nopm[s], StartedAt: start,
+			step := stored.TPCCStep{Index: s, VUs: vus, TPM: 22 * inst.nopm[s] / 10, NOPM: inst.nopm[s], StartedAt: start,
 				MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(45 * time.Second), Seconds: 40}
 			doc, err := json.Marshal(step)
 			must(t, err)

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // orderFinding states an order of targets only when the interval of their
@@ -104,7 +104,7 @@ func TestNoisyRepetitions(t *testing.T) {
 	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"label": "db"})
 	must(t, err)
 	for i, nopm := range []int64{1000, 400, 1100} {
-		s := driver.StepResult{Index: i, VUs: 2, Repetition: i + 1, NOPM: nopm, TPM: 2 * nopm, MeasureStart: t0, MeasureEnd: t0.Add(10 * time.Second),
+		s := stored.TPCCStep{Index: i, VUs: 2, Repetition: i + 1, NOPM: nopm, TPM: 2 * nopm, MeasureStart: t0, MeasureEnd: t0.Add(10 * time.Second),
 			Host: map[string]float64{"cpu_steal_pct": 0, "foreign_cpu_pct": 3}}
 		if i == 1 {
 			s.Noisy, s.Host["foreign_cpu_pct"], s.Host["kernel_cpu_pct"] = "other processes 48.0% of all cores > 10%", 48, 6

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
@@ -20,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -49,7 +49,7 @@ var (
 
 // engineRun stores a server's TPC-C run as a scenario does: the parameters
 // as experiment.TPCCParams marshals them, the environment the inventory
-// captures, a driver.StepResult per step.
+// captures, a stored.TPCCStep per step.
 func engineRun(t *testing.T, store *results.Store, group string, sv engineServer) string {
 	t.Helper()
 	ctx := context.Background()
@@ -83,7 +83,7 @@ func engineRun(t *testing.T, store *results.Store, group string, sv engineServer
 				delete(txn, "new_order")
 			}
 			tpm, nopm := int64(math.Round(f*float64(st.tpm))), int64(math.Round(f*float64(st.nopm)))
-			doc, err := json.Marshal(driver.StepResult{Index: idx, VUs: st.vus, Repetition: rep + 1, TPM: tpm, NOPM: nopm, ClientTPM: tpm, ClientNOPM: nopm,
+			doc, err := json.Marshal(stored.TPCCStep{Index: idx, VUs: st.vus, Repetition: rep + 1, TPM: tpm, NOPM: nopm, ClientTPM: tpm, ClientNOPM: nopm,
 				Txn: txn, StartedAt: start, MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(25 * time.Second), Seconds: 20})
 			must(t, err)
 			must(t, store.AddStep(ctx, results.Step{RunID: r.ID, Index: idx, Name: fmt.Sprintf("vus=%d", st.vus), StartedAt: start,

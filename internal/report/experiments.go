@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // backupSection shows backup and restore cycles: runs of kind "backup",
@@ -253,7 +253,7 @@ func minTime(a, b time.Time) time.Time {
 // poolRepetitions merges the runs of one instance in one phase (a
 // neighbours step repeated runs each instance once per repetition) into
 // one, whose largest step is the mean of theirs, with Stats over them
-// (driver.Group), and whose backup overlap is the mean of theirs. A lone
+// (stored.GroupTPCC), and whose backup overlap is the mean of theirs. A lone
 // run stays as it is.
 func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData {
 	type key struct{ phase, instance string }
@@ -273,11 +273,11 @@ func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData 
 			out = append(out, rs[0])
 			continue
 		}
-		var reps []*driver.StepResult
+		var reps []*stored.TPCCStep
 		var ov []float64
 		for i, rd := range rs {
 			if last, ok := lastStep(rd); ok {
-				s := last.StepResult
+				s := last.TPCCStep
 				s.Index, s.Repetition, s.Stats, s.Repetitions, s.TxnPooled = i, i+1, nil, nil, nil
 				reps = append(reps, &s)
 				ov = append(ov, overlap[rd])
@@ -289,7 +289,7 @@ func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData 
 		}
 		merged := *rs[0]
 		merged.TPCC = nil
-		for _, g := range driver.Group(reps, []int{reps[0].VUs}) {
+		for _, g := range stored.GroupTPCC(reps, []int{reps[0].VUs}) {
 			merged.TPCC = append(merged.TPCC, tpccStep{*g})
 		}
 		overlap[&merged] = mean(ov)

@@ -14,12 +14,12 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -68,9 +68,9 @@ func (rd *runData) legend() string {
 }
 
 // tpccStep is one step of a `tpcc run`: the driver's own document
-// (driver.StepResult), so the schema is declared once, by its writer.
+// (stored.TPCCStep), so the schema is declared once, beside its writer's.
 type tpccStep struct {
-	driver.StepResult
+	stored.TPCCStep
 }
 
 // tpm, nopm: the driver counts whole transactions; the report computes
@@ -202,12 +202,12 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	if len(rd.Run.Params) > 0 {
 		_ = json.Unmarshal(rd.Run.Params, &rd.Params) // params are informative only
 	}
-	var reps []*driver.StepResult
+	var reps []*stored.TPCCStep
 	var points []diskStep
 	for _, st := range rd.Steps {
 		switch rd.Kind {
 		case "tpcc":
-			s, err := decodeStep[driver.StepResult](rd, st)
+			s, err := decodeStep[stored.TPCCStep](rd, st)
 			if err != nil {
 				return err
 			}
@@ -246,12 +246,12 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 		}
 	}
 	// One step per VU count: a repeated run's repetitions become their
-	// means, with Stats and the repetitions kept (driver.Group).
+	// means, with Stats and the repetitions kept (stored.GroupTPCC).
 	// As the run's own document did, or as the report was asked to.
 	if d, _ := rd.Params["discard_noisy"].(bool); d {
 		rd.discardNoisy = true
 	}
-	for _, g := range driver.GroupDiscarding(reps, firstSeen(reps), rd.discardNoisy) {
+	for _, g := range stored.GroupTPCCDiscarding(reps, firstSeen(reps), rd.discardNoisy) {
 		rd.TPCC = append(rd.TPCC, tpccStep{*g})
 	}
 	// One point per name: a repeated run's repetitions become their means,
@@ -282,7 +282,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 }
 
 // firstSeen is the steps' VU counts in the order they first ran.
-func firstSeen(steps []*driver.StepResult) []int {
+func firstSeen(steps []*stored.TPCCStep) []int {
 	var vus []int
 	for _, s := range steps {
 		if !slices.Contains(vus, s.VUs) {
@@ -329,7 +329,7 @@ func groupPoints(points []diskStep, discard bool) []diskStep {
 }
 
 // readHistograms reads a stored TPC-C step's latency histograms into s.
-func readHistograms(ctx context.Context, store *results.Store, runID string, index int, s *driver.StepResult) error {
+func readHistograms(ctx context.Context, store *results.Store, runID string, index int, s *stored.TPCCStep) error {
 	for k := range tpcc.NumKinds {
 		data, err := store.Histogram(ctx, runID, index, k.String())
 		if errors.Is(err, results.ErrNotFound) {

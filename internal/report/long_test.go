@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
@@ -60,7 +59,7 @@ func longSecond(i, n, sec int) map[string]float64 {
 }
 
 // longStore stores a TPC-C run of n steps of the given length as a real run
-// stores it: its parameters, environment, a driver.StepResult per step,
+// stores it: its parameters, environment, a stored.TPCCStep per step,
 // every second of every series, a consistency check and thresholds.
 func longStore(t *testing.T, n int, perStep time.Duration) (*results.Store, string) {
 	t.Helper()
@@ -94,8 +93,8 @@ func longStore(t *testing.T, n int, perStep time.Duration) (*results.Store, stri
 			txn[name] = metrics.Summary{Count: int64(20000 * (i + 1)), MeanMs: lat, P50Ms: lat, P95Ms: 3 * lat, P99Ms: 4.5 * lat, P999Ms: 8 * lat, MaxMs: 30 * lat}
 		}
 		tpm := int64(sum["tpm"])
-		step := driver.StepResult{Index: i, VUs: vus[i], TPM: tpm, NOPM: tpm * 44 / 100, ClientTPM: tpm, ClientNOPM: tpm * 44 / 100, Txn: txn,
-			NOPMCheck: driver.NOPMCheck{Database: tpm * 44 / 100, Client: tpm * 44 / 100, Bound: int64(vus[i]), OK: true},
+		step := stored.TPCCStep{Index: i, VUs: vus[i], TPM: tpm, NOPM: tpm * 44 / 100, ClientTPM: tpm, ClientNOPM: tpm * 44 / 100, Txn: txn,
+			NOPMCheck: stored.NOPMCheck{Database: tpm * 44 / 100, Client: tpm * 44 / 100, Bound: int64(vus[i]), OK: true},
 			StartedAt: start, MeasureStart: start.Add(2 * time.Minute), MeasureEnd: start.Add(perStep), Seconds: (perStep - 2*time.Minute).Seconds(),
 			Host:   map[string]float64{"cpu_idle_pct": sum["host.cpu_idle_pct"], "cpu_iowait_pct": sum["host.cpu_iowait_pct"]},
 			Device: map[string]float64{"r_iops": sum["dev.total.r_iops"], "w_iops": sum["dev.total.w_iops"], "p99_ms": sum["dev.p99_ms"]},

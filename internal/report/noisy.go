@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // noisyText explains a section's table of noisy repetitions.
@@ -61,7 +61,7 @@ func tpccNoisy(runs []*runData) (rows []noisyRow, all int) {
 		for _, x := range rd.TPCC {
 			reps := x.Repetitions
 			if len(reps) == 0 {
-				reps = []*driver.StepResult{&x.StepResult}
+				reps = []*stored.TPCCStep{&x.TPCCStep}
 			}
 			counted := x.Counted()
 			for _, r := range reps {

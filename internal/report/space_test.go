@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // spaceDoc is a scan's document with the counts given and every figure
@@ -59,7 +59,7 @@ func spaceStore(t *testing.T) (*results.Store, []string) {
 			Warehouses: 2, VUs: []int{4}, RampUp: "5s", Duration: "20s", Mode: engine.ModeRoutines,
 			Placement: experiment.Placement{Label: inst.name, Instance: inst.name, Target: inst.target}})
 		must(t, err)
-		step := driver.StepResult{Index: 0, VUs: 4, TPM: 2200, NOPM: 1000, StartedAt: t0, MeasureStart: t0.Add(5 * time.Second),
+		step := stored.TPCCStep{Index: 0, VUs: 4, TPM: 2200, NOPM: 1000, StartedAt: t0, MeasureStart: t0.Add(5 * time.Second),
 			MeasureEnd: t0.Add(25 * time.Second), Seconds: 20}
 		doc, err := json.Marshal(step)
 		must(t, err)

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -44,10 +44,10 @@ func TestReadsWhatWritersStore(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { store.Close() })
 
-	step := driver.StepResult{VUs: 3, TPM: 12345, NOPM: 5432, ClientTPM: 12001, ClientNOPM: 5301, Errors: 7,
+	step := stored.TPCCStep{VUs: 3, TPM: 12345, NOPM: 5432, ClientTPM: 12001, ClientNOPM: 5301, Errors: 7,
 		ErrorsByKind: map[string]int64{"serialization": 7}, Retries: 3, Reconnects: 2, Rollbacks: 55, Skipped: 1,
 		Txn:       map[string]metrics.Summary{"new_order": {Count: 900, MeanMs: 1.25, P50Ms: 1, P95Ms: 3.5, P99Ms: 4.75, P999Ms: 6, MaxMs: 9}},
-		NOPMCheck: driver.NOPMCheck{Database: 5432, Client: 5400, Bound: 40, OK: true},
+		NOPMCheck: stored.NOPMCheck{Database: 5432, Client: 5400, Bound: 40, OK: true},
 		Audit:     []tpcc.AuditItem{{Name: "remote order-lines", Value: 1.01, Min: 0.95, Max: 1.05, Samples: 9000, Verdict: "pass"}},
 		StartedAt: t0, MeasureStart: t0.Add(5 * time.Second), MeasureEnd: t0.Add(22500 * time.Millisecond), Seconds: 17.5,
 		ClientCPUPerTxnUs: 41.5, Host: map[string]float64{"cpu_idle_pct": 37, "cpu_iowait_pct": 4},
@@ -83,7 +83,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 	if got := runs[0].TPCC; len(got) != 1 {
 		t.Errorf("TPC-C steps read as %+v; want one", got)
 	} else {
-		g := got[0].StepResult
+		g := got[0].TPCCStep
 		if n := g.Stats["nopm"]; n.N != 1 || n.Mean != 5432 {
 			t.Errorf("TPC-C step's NOPM stats %+v; want n = 1, mean 5432", n)
 		}

@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
@@ -27,6 +26,7 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tier"
@@ -46,7 +46,7 @@ type Observer interface {
 	// Checked is an instance's consistency check.
 	Checked(instance string, c *tpcc.CheckResult)
 	// Neighbour is a TPC-C instance's last step in a side-by-side step.
-	Neighbour(instance string, s *driver.StepResult)
+	Neighbour(instance string, s *stored.TPCCStep)
 	// Reported says where the report was written.
 	Reported(w report.Written)
 }
@@ -852,7 +852,7 @@ func (e *executor) neighbours(ctx context.Context, names []string) error {
 		if err != nil || len(steps) == 0 {
 			continue
 		}
-		var s driver.StepResult
+		var s stored.TPCCStep
 		if json.Unmarshal(steps[len(steps)-1].Metrics, &s) == nil {
 			e.obs.Neighbour(name, &s)
 		}

@@ -12,7 +12,7 @@ import (
 
 // Judge judges ts on one step or point: index is its 0-based index, name how
 // the run names it ("4 VUs", a point's name), doc its stored document (any
-// value that marshals to the JSON users see, e.g. *driver.StepResult). A
+// value that marshals to the JSON users see, e.g. *stored.TPCCStep). A
 // threshold whose figure the document lacks (a read-only point has no write
 // figures; telemetry not sampled) gives no verdict for it.
 func Judge(ts []Threshold, index int, name string, doc any) []Verdict {

@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
 
 // step is a real TPC-C step document with telemetry, as a run stores it.
-func step() *driver.StepResult {
-	s := &driver.StepResult{Index: 1, VUs: 4, TPM: 120000, NOPM: 52000, ClientTPM: 119000, ClientNOPM: 51900, Errors: 0,
+func step() *stored.TPCCStep {
+	s := &stored.TPCCStep{Index: 1, VUs: 4, TPM: 120000, NOPM: 52000, ClientTPM: 119000, ClientNOPM: 51900, Errors: 0,
 		ClientCPUPerTxnUs: 45, Seconds: 30, Txn: map[string]metrics.Summary{},
 		Host:         map[string]float64{"cpu_iowait_pct": 12.5, "cpu_idle_pct": 40, "cpu_user_pct": 30, "cpu_system_pct": 17.5, "cpu_steal_pct": 0, "server_cpu_pct": 150, "mem_used_bytes": 1 << 30, "mem_cache_bytes": 2 << 30, "mem_dirty_bytes": 1 << 20},
 		Device:       map[string]float64{"r_iops": 100, "w_iops": 2000, "r_mbps": 1, "w_mbps": 20, "r_await_ms": 0.2, "w_await_ms": 0.4, "aqu_sz": 1, "util_pct": 30, "p50_ms": 0.1, "p95_ms": 0.5, "p99_ms": 1.5},

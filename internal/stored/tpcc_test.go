@@ -1,4 +1,4 @@
-package driver
+package stored
 
 import (
 	"math"
@@ -10,8 +10,8 @@ import (
 )
 
 // rep is a repetition with the given NOPM and New-Order latencies.
-func rep(index, vus int, nopm int64, lat ...time.Duration) *StepResult {
-	s := &StepResult{Index: index, VUs: vus, NOPM: nopm, TPM: 2 * nopm, Seconds: 10, Host: map[string]float64{"cpu_steal_pct": float64(index)},
+func tpccRep(index, vus int, nopm int64, lat ...time.Duration) *TPCCStep {
+	s := &TPCCStep{Index: index, VUs: vus, NOPM: nopm, TPM: 2 * nopm, Seconds: 10, Host: map[string]float64{"cpu_steal_pct": float64(index)},
 		NOPMCheck: NOPMCheck{Database: nopm, Client: nopm, Bound: int64(vus), OK: true}, Txn: map[string]metrics.Summary{}}
 	h := metrics.NewHistogram()
 	for _, d := range lat {
@@ -25,11 +25,11 @@ func rep(index, vus int, nopm int64, lat ...time.Duration) *StepResult {
 func TestGroup(t *testing.T) {
 	ms := time.Millisecond
 	// 1 and 4 VUs, three repetitions interleaved; 2 VUs once.
-	steps := []*StepResult{
-		rep(0, 1, 100, 1*ms, 2*ms), rep(1, 4, 300, 10*ms), rep(2, 1, 110, 3*ms),
-		rep(3, 4, 330, 20*ms, 30*ms), rep(4, 1, 120, 4*ms), rep(5, 4, 360, 40*ms), rep(6, 2, 200, 5*ms),
+	steps := []*TPCCStep{
+		tpccRep(0, 1, 100, 1*ms, 2*ms), tpccRep(1, 4, 300, 10*ms), tpccRep(2, 1, 110, 3*ms),
+		tpccRep(3, 4, 330, 20*ms, 30*ms), tpccRep(4, 1, 120, 4*ms), tpccRep(5, 4, 360, 40*ms), tpccRep(6, 2, 200, 5*ms),
 	}
-	g := Group(steps, []int{1, 2, 4, 8})
+	g := GroupTPCC(steps, []int{1, 2, 4, 8})
 	if len(g) != 3 || g[0].VUs != 1 || g[1].VUs != 2 || g[2].VUs != 4 || g[0].Index != 0 || g[1].Index != 1 || g[2].Index != 2 {
 		t.Fatalf("groups %+v", g)
 	}
