@@ -16,6 +16,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/units"
@@ -350,7 +351,7 @@ func printDiskRepeats(w io.Writer, out *experiment.DiskResult) {
 			}
 			return fmt.Sprintf("%s (n=%d)", meanCI(s, format), s.N)
 		}
-		p99 := func(d *fio.PooledDir) string {
+		p99 := func(d *stored.PooledDir) string {
 			if d == nil {
 				return "-"
 			}

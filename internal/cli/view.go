@@ -10,7 +10,6 @@ import (
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/scenario"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -230,7 +229,7 @@ func telemetryStatus(x *telemetry.Sample) string {
 }
 
 // diskRow prints a finished point in fixed-width columns.
-func (v *view) diskRow(p fio.PointResult) {
+func (v *view) diskRow(p stored.Point) {
 	w := v.g.Stdout
 	if !v.tableHead {
 		fmt.Fprintf(w, "%-22s %39s %39s %13s\n", "", "---------------- read ----------------", "---------------- write ---------------", "")
@@ -238,7 +237,7 @@ func (v *view) diskRow(p fio.PointResult) {
 			"IOPS", "MB/s", "mean ms", "p99", "p99.9", "IOPS", "MB/s", "mean ms", "p99", "p99.9", "CPU usr/sys %")
 		v.tableHead = true
 	}
-	cells := func(d *fio.DirStats) string {
+	cells := func(d *stored.DirStats) string {
 		if d == nil {
 			return fmt.Sprintf("%9s %7s %7s %7s %7s", "-", "-", "-", "-", "-")
 		}

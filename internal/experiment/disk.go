@@ -83,8 +83,8 @@ type DiskResult struct {
 	Repeat     int    `json:"repeat"`
 	// Points has one point per point given, in their order: with
 	// repetitions, their means, their Stats, their pooled percentiles and
-	// the repetitions as they ran (fio.Group).
-	Points     []fio.PointResult   `json:"points"`
+	// the repetitions as they ran (stored.GroupPoints).
+	Points     []stored.Point      `json:"points"`
 	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
 }
 
@@ -177,7 +177,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []fio.PointResult{}}
+		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}}
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.Run(ctx, i, spec, set, work)
 	})
@@ -190,10 +190,10 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 // error that stopped the run (nil when every point ran). run's i is the
 // step's index: its place in the run, repetitions counted.
 func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recording, obs Observer,
-	run func(i int, spec fio.Spec) (*fio.Point, error)) ([]fio.Ran, *judge, error) {
+	run func(i int, spec fio.Spec) (*fio.Point, error)) ([]stored.Ran, *judge, error) {
 	j := &judge{ts: cfg.Thresholds, obs: obs}
 	plan := repeat.Plan(len(cfg.Points), cfg.Repeat, cfg.BackToBack)
-	var ran []fio.Ran
+	var ran []stored.Ran
 	_, err := repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
 		spec := cfg.Points[sl.Step]
 		rec.tele.setStep(sl.Index)
@@ -209,7 +209,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 				po.Hosts = withNodeStats(po.Hosts, a)
 				po.Noisy = cfg.Noisy.judge(a)
 			}
-			ran = append(ran, fio.Ran{Point: sl.Step, Result: po})
+			ran = append(ran, stored.Ran{Point: sl.Step, Result: po})
 			obs.Result(Result{Point: &po})
 			j.step(sl.Index, pointName(po), &po)
 			st, err := diskStep(p, po)
@@ -232,7 +232,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 
 // pointName is how a point is named in verdicts: "4k-randread-qd1x1", or
 // "4k-randread-qd1x1, repetition 2".
-func pointName(p fio.PointResult) string {
+func pointName(p stored.Point) string {
 	if p.Repetition == 0 {
 		return p.Name
 	}
@@ -241,7 +241,7 @@ func pointName(p fio.PointResult) string {
 
 // withNodeStats adds each host's node_exporter figures to the point's
 // hosts (fio's), and the hosts node_exporter watched but fio did not run on.
-func withNodeStats(hosts []fio.HostPoint, a *stored.Aggregate) []fio.HostPoint {
+func withNodeStats(hosts []stored.HostPoint, a *stored.Aggregate) []stored.HostPoint {
 	ns := nodeStatsByHost(a)
 	for i := range hosts {
 		hosts[i].NodeStats = ns[hosts[i].Host]
@@ -249,24 +249,24 @@ func withNodeStats(hosts []fio.HostPoint, a *stored.Aggregate) []fio.HostPoint {
 	}
 	for _, h := range a.Hosts {
 		if s, ok := ns[h.Host]; ok {
-			hosts = append(hosts, fio.HostPoint{Host: h.Host, NodeStats: s})
+			hosts = append(hosts, stored.HostPoint{Host: h.Host, NodeStats: s})
 		}
 	}
 	return hosts
 }
 
 // finishDisk records a disk run's end: its points gathered, one per point
-// given (fio.GroupDiscarding: with discard, noisy repetitions left out of
+// given (stored.GroupPointsDiscarding: with discard, noisy repetitions left out of
 // the means), its status, the thresholds no point had a figure for, the
 // run's document.
-func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.Ran, discard bool, j *judge, runErr error) (*DiskResult, error) {
+func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []stored.Ran, discard bool, j *judge, runErr error) (*DiskResult, error) {
 	switch {
 	case ctx.Err() != nil:
 		out.Status = results.StatusInterrupted
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
-	out.Points = fio.GroupDiscarding(ran, discard)
+	out.Points = stored.GroupPointsDiscarding(ran, discard)
 	what := fmt.Sprintf("%d points", len(ran))
 	if out.Repeat > 1 {
 		what = fmt.Sprintf("%d runs of %d points", len(ran), len(out.Points))
@@ -278,8 +278,8 @@ func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.
 
 // diskStep is a point as the store keeps it: its figures and job file,
 // per-second series and merged latency histograms.
-func diskStep(p *fio.Point, po fio.PointResult) (results.Step, error) {
-	doc, err := json.Marshal(fio.StoredPoint{PointResult: po, JobFile: p.JobFile})
+func diskStep(p *fio.Point, po stored.Point) (results.Step, error) {
+	doc, err := json.Marshal(stored.PointStep{Point: po, JobFile: p.JobFile})
 	if err != nil {
 		return results.Step{}, err
 	}
@@ -306,7 +306,7 @@ func diskStep(p *fio.Point, po fio.PointResult) (results.Step, error) {
 		if r == nil {
 			return nil
 		}
-		for dir, d := range map[string]*fio.DirStats{"read": r.Read, "write": r.Write} {
+		for dir, d := range map[string]*stored.DirStats{"read": r.Read, "write": r.Write} {
 			if d == nil || d.Hist == nil {
 				continue
 			}
@@ -386,7 +386,7 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []fio.PointResult{}}
+		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}}
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
 	})

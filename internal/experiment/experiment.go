@@ -228,7 +228,7 @@ type Tick struct {
 // durability cycle, a schema built or a consistency check.
 type Result struct {
 	TPCC  *stored.TPCCStep
-	Point *fio.PointResult
+	Point *stored.Point
 	Phase *backup.PhaseResult
 	Cycle *durability.CycleResult
 	Build *tpcc.BuildResult

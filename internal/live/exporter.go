@@ -22,7 +22,6 @@ import (
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -110,7 +109,7 @@ type pointProgress struct{ index, count int }
 
 type pointState struct {
 	name string
-	res  fio.PointResult
+	res  stored.Point
 }
 
 type backupState struct {
@@ -300,7 +299,7 @@ func (t *tpccState) finish(s *stored.TPCCStep) {
 // finishPoint keeps a finished disk point's figures, replacing those of
 // an earlier point of the same name (a repetition): the point label
 // names one series per point, which shows the latest repetition.
-func (r *runState) finishPoint(p fio.PointResult) {
+func (r *runState) finishPoint(p stored.Point) {
 	for _, q := range r.points {
 		if q.name == p.Name {
 			q.res = p

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
@@ -103,8 +102,8 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 	o.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: 0, Count: 2}}) // before Started: ignored
 	o.Started(experiment.Started{RunID: "d1", Kind: experiment.KindDisk, Params: &experiment.DiskParams{Target: "/mnt/x"}})
 	o.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: 1, Count: 2}})
-	o.Result(experiment.Result{Point: &fio.PointResult{Name: "randread-4k", Seconds: 30,
-		Read: &fio.DirStats{IOPS: 12000, MBps: 49.152, MeanMs: 0.2, P50Ms: 0.15, P95Ms: 0.4, P99Ms: 0.9, P999Ms: 2, IOs: 360000}}})
+	o.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k", Seconds: 30,
+		Read: &stored.DirStats{IOPS: 12000, MBps: 49.152, MeanMs: 0.2, P50Ms: 0.15, P95Ms: 0.4, P99Ms: 0.9, P999Ms: 2, IOs: 360000}}})
 	o.Progress(experiment.Progress{Telemetry: &telemetry.Sample{
 		CPU:          telemetry.CPU{IdlePct: 75, IOWaitPct: 20, UserPct: 5},
 		ServerCPUPct: -1,

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
@@ -30,8 +29,8 @@ func TestExporterRepetitions(t *testing.T) {
 	dk.Started(experiment.Started{RunID: "d1", Kind: experiment.KindDisk, Params: &experiment.DiskParams{Target: "/mnt/x"}})
 	for rep, iops := range []float64{10000, 12000} {
 		dk.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: rep, Count: 2}})
-		dk.Result(experiment.Result{Point: &fio.PointResult{Name: "randread-4k", Repetition: rep + 1, Seconds: 30 + float64(rep),
-			Read: &fio.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 0.2, P99Ms: 0.9 + float64(rep), IOs: uint64(iops) * 30}}})
+		dk.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k", Repetition: rep + 1, Seconds: 30 + float64(rep),
+			Read: &stored.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 0.2, P99Ms: 0.9 + float64(rep), IOs: uint64(iops) * 30}}})
 	}
 
 	if _, err := e.Registry().Gather(); err != nil {

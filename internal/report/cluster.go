@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // clusterSection shows the hosts of a cluster: the per-second telemetry
@@ -709,15 +709,15 @@ func hostStorage(runs []*runData) []Block {
 	blocks := []Block{text("Storage profiles run on several hosts at once: each host's own figures, and their aggregate (all hosts), " +
 		"which the storage profiles section shows. The aggregate IOPS and MB/s are the hosts' sums; its percentiles are merged from every " +
 		"job's latency bins on every host, not averaged over the hosts. Latency is fio's completion latency.")}
-	dir := func(d *fio.DirStats, v func(fio.DirStats) float64) string {
+	dir := func(d *stored.DirStats, v func(stored.DirStats) float64) string {
 		if d == nil {
 			return "–"
 		}
 		return num(v(*d))
 	}
-	iops := func(d fio.DirStats) float64 { return d.IOPS }
-	p99 := func(d fio.DirStats) float64 { return d.P99Ms }
-	row := func(name string, r, w *fio.DirStats) []string {
+	iops := func(d stored.DirStats) float64 { return d.IOPS }
+	p99 := func(d stored.DirStats) float64 { return d.P99Ms }
+	row := func(name string, r, w *stored.DirStats) []string {
 		return []string{name, dir(r, iops), dir(w, iops), num(dirStats(r).MBps + dirStats(w).MBps), dir(r, p99), dir(w, p99)}
 	}
 	for _, rd := range runs {

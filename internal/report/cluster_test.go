@@ -17,7 +17,6 @@ import (
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -111,13 +110,13 @@ func clusterStore(t *testing.T) (*results.Store, []string) {
 	}
 	ids = append(ids, writerStore(t, store, "backup", map[string]any{"label": "db-4 backups", "instance": "db-4", "scenario_host": "h2",
 		"role": "backup", "phase": "beside backups"}, phases...))
-	point := fio.StoredPoint{PointResult: fio.PointResult{Name: "4k-randrw70-qd8x1", BS: "4k", BSBytes: 4096, RW: "randrw", RWMixRead: 70,
+	point := stored.PointStep{Point: stored.Point{Name: "4k-randrw70-qd8x1", BS: "4k", BSBytes: 4096, RW: "randrw", RWMixRead: 70,
 		IODepth: 8, Jobs: 1,
-		Read:  &fio.DirStats{IOPS: 50000, MBps: 204.8, MeanMs: 0.3, P99Ms: 1.3},
-		Write: &fio.DirStats{IOPS: 21000, MBps: 86, MeanMs: 0.5, P99Ms: 1.9},
-		Hosts: []fio.HostPoint{
-			{Host: "h1", Read: &fio.DirStats{IOPS: 30000, MBps: 122.9, P99Ms: 0.8}, Write: &fio.DirStats{IOPS: 13000, MBps: 53.2, P99Ms: 1.1}},
-			{Host: "h2", Read: &fio.DirStats{IOPS: 20000, MBps: 81.9, P99Ms: 1.5}, Write: &fio.DirStats{IOPS: 8000, MBps: 32.8, P99Ms: 2}},
+		Read:  &stored.DirStats{IOPS: 50000, MBps: 204.8, MeanMs: 0.3, P99Ms: 1.3},
+		Write: &stored.DirStats{IOPS: 21000, MBps: 86, MeanMs: 0.5, P99Ms: 1.9},
+		Hosts: []stored.HostPoint{
+			{Host: "h1", Read: &stored.DirStats{IOPS: 30000, MBps: 122.9, P99Ms: 0.8}, Write: &stored.DirStats{IOPS: 13000, MBps: 53.2, P99Ms: 1.1}},
+			{Host: "h2", Read: &stored.DirStats{IOPS: 20000, MBps: 81.9, P99Ms: 1.5}, Write: &stored.DirStats{IOPS: 8000, MBps: 32.8, P99Ms: 2}},
 		}}}
 	ids = append(ids, writerStore(t, store, "disk", map[string]any{"label": "spread", "profile": "quick", "target": "/data"}, point))
 	return store, ids

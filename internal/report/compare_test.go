@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -169,8 +168,8 @@ func TestNoisyPointsAndPhases(t *testing.T) {
 	dr, err := f.store.CreateRun(ctx, "disk", "", map[string]any{"label": "disk"})
 	must(t, err)
 	for i, iops := range []float64{1000, 100, 1200} {
-		p := fio.StoredPoint{PointResult: fio.PointResult{Name: "4k-randread-qd1x1", BS: "4k", BSBytes: 4096, RW: "randread", IODepth: 1, Jobs: 1,
-			Repetition: i + 1, Read: &fio.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 1, P99Ms: 2},
+		p := stored.PointStep{Point: stored.Point{Name: "4k-randread-qd1x1", BS: "4k", BSBytes: 4096, RW: "randread", IODepth: 1, Jobs: 1,
+			Repetition: i + 1, Read: &stored.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 1, P99Ms: 2},
 			Host: map[string]float64{"cpu_steal_pct": 0, "foreign_cpu_pct": 2, "kernel_cpu_pct": 1}}}
 		if i == 1 {
 			p.Noisy, p.Host["foreign_cpu_pct"] = "other processes 40.0% of all cores > 10%", 40

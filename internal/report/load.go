@@ -15,7 +15,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
@@ -80,10 +79,10 @@ func (x tpccStep) nopm() float64 { return float64(x.NOPM) }
 
 // diskStep is one point of a `disk run`: fio's own step document, with the
 // step's index in the store. A point the run repeated is one diskStep
-// (fio.Group): its figures are the means over its repetitions, with Stats
+// (stored.GroupPoints): its figures are the means over its repetitions, with Stats
 // and the repetitions (PointResult.Repetitions) kept.
 type diskStep struct {
-	fio.StoredPoint
+	stored.PointStep
 	// Index is the step's index in the store; a repeated point's is its
 	// first repetition's.
 	Index int `json:"-"`
@@ -111,9 +110,9 @@ func (d diskStep) p99Ms() float64 {
 }
 
 // dirStats is a direction's figures, zero when the point has none.
-func dirStats(d *fio.DirStats) fio.DirStats {
+func dirStats(d *stored.DirStats) stored.DirStats {
 	if d == nil {
-		return fio.DirStats{}
+		return stored.DirStats{}
 	}
 	return *d
 }
@@ -255,7 +254,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 		rd.TPCC = append(rd.TPCC, tpccStep{*g})
 	}
 	// One point per name: a repeated run's repetitions become their means,
-	// with Stats and the repetitions kept (fio.Group).
+	// with Stats and the repetitions kept (stored.GroupPoints).
 	rd.Disk = groupPoints(points, rd.discardNoisy)
 	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
 		return err
@@ -293,12 +292,12 @@ func firstSeen(steps []*stored.TPCCStep) []int {
 }
 
 // groupPoints gathers a repeated disk run's stored points into one per
-// name, in the order the names first ran (fio.Group). The stored
+// name, in the order the names first ran (stored.GroupPoints). The stored
 // documents have no histograms (the store keeps them apart), so a
 // repeated point has no pooled percentiles: its percentiles are the means
 // of its repetitions'. A run that does not repeat its points is read as
 // stored. discard leaves noisy repetitions out of the means
-// (fio.GroupDiscarding).
+// (stored.GroupPointsDiscarding).
 func groupPoints(points []diskStep, discard bool) []diskStep {
 	if !slices.ContainsFunc(points, func(p diskStep) bool { return p.Repetition > 0 }) {
 		for i := range points {
@@ -307,7 +306,7 @@ func groupPoints(points []diskStep, discard bool) []diskStep {
 		return points
 	}
 	var names []string
-	ran := make([]fio.Ran, 0, len(points))
+	ran := make([]stored.Ran, 0, len(points))
 	indexes := map[string][]int{}
 	jobFile := map[string]string{}
 	for _, p := range points {
@@ -317,13 +316,13 @@ func groupPoints(points []diskStep, discard bool) []diskStep {
 			names = append(names, p.Name)
 			jobFile[p.Name] = p.JobFile
 		}
-		ran = append(ran, fio.Ran{Point: i, Result: p.PointResult})
+		ran = append(ran, stored.Ran{Point: i, Result: p.Point})
 		indexes[p.Name] = append(indexes[p.Name], p.Index)
 	}
 	var out []diskStep
-	for _, g := range fio.GroupDiscarding(ran, discard) {
+	for _, g := range stored.GroupPointsDiscarding(ran, discard) {
 		ix := indexes[g.Name]
-		out = append(out, diskStep{StoredPoint: fio.StoredPoint{PointResult: g, JobFile: jobFile[g.Name]}, Index: ix[0], Indexes: ix})
+		out = append(out, diskStep{PointStep: stored.PointStep{Point: g, JobFile: jobFile[g.Name]}, Index: ix[0], Indexes: ix})
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
@@ -82,13 +81,13 @@ func diskNoisy(runs []*runData) (rows []noisyRow, all int) {
 		for _, d := range rd.Disk {
 			reps := d.Repetitions
 			if len(reps) == 0 {
-				reps = []fio.PointResult{d.PointResult}
+				reps = []stored.Point{d.Point}
 			}
 			counted := d.counted()
 			for _, r := range reps {
 				all++
 				if r.Noisy != "" {
-					in := slices.ContainsFunc(counted, func(c fio.PointResult) bool { return c.Repetition == r.Repetition })
+					in := slices.ContainsFunc(counted, func(c stored.Point) bool { return c.Repetition == r.Repetition })
 					rows = append(rows, noisyRow{rd.Label, r.Name, repText(r.Repetition), r.Noisy, r.Host, in})
 				}
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -52,12 +51,12 @@ func TestReadsWhatWritersStore(t *testing.T) {
 		StartedAt: t0, MeasureStart: t0.Add(5 * time.Second), MeasureEnd: t0.Add(22500 * time.Millisecond), Seconds: 17.5,
 		ClientCPUPerTxnUs: 41.5, Host: map[string]float64{"cpu_idle_pct": 37, "cpu_iowait_pct": 4},
 		Device: map[string]float64{"r_iops": 111, "w_iops": 222}, DB: map[string]float64{"cache_hit_pct": 98.5}}
-	point := fio.StoredPoint{PointResult: fio.PointResult{Name: "8k-randrw60-qd4x2", BS: "8k", BSBytes: 8192, RW: "randrw", RWMixRead: 60,
+	point := stored.PointStep{Point: stored.Point{Name: "8k-randrw60-qd4x2", BS: "8k", BSBytes: 8192, RW: "randrw", RWMixRead: 60,
 		IODepth: 4, Jobs: 2,
-		Read:      &fio.DirStats{IOPS: 6000, MBps: 49.2, MeanMs: 0.5, P50Ms: 0.4, P95Ms: 0.9, P99Ms: 1.5, P999Ms: 2.5, MaxMs: 8, IOs: 360000},
-		Write:     &fio.DirStats{IOPS: 4000, MBps: 32.8, MeanMs: 0.75, P50Ms: 0.6, P95Ms: 1.2, P99Ms: 2.25, P999Ms: 3.5, MaxMs: 9, IOs: 240000},
+		Read:      &stored.DirStats{IOPS: 6000, MBps: 49.2, MeanMs: 0.5, P50Ms: 0.4, P95Ms: 0.9, P99Ms: 1.5, P999Ms: 2.5, MaxMs: 8, IOs: 360000},
+		Write:     &stored.DirStats{IOPS: 4000, MBps: 32.8, MeanMs: 0.75, P50Ms: 0.6, P95Ms: 1.2, P99Ms: 2.25, P999Ms: 3.5, MaxMs: 9, IOs: 240000},
 		UsrCPUPct: 12.5, SysCPUPct: 3.25, Seconds: 60,
-		SteadyState: &fio.SteadyState{Criterion: "iops_slope:2.000000%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: 45},
+		SteadyState: &stored.SteadyState{Criterion: "iops_slope:2.000000%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: 45},
 		Interrupted: true, Host: map[string]float64{"cpu_iowait_pct": 9}, Device: map[string]float64{"r_iops": 6001}},
 		JobFile: "[global]\nioengine=libaio\n"}
 	phase := backup.PhaseResult{Phase: backup.Phase{Cycle: 2, Phase: "restore", Method: "pg_restore", Seconds: 12.5,
@@ -92,7 +91,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 			t.Errorf("TPC-C step read as %+v;\nwant %+v", g, step)
 		}
 	}
-	if got := runs[1].Disk; len(got) != 1 || !reflect.DeepEqual(got[0].StoredPoint, point) {
+	if got := runs[1].Disk; len(got) != 1 || !reflect.DeepEqual(got[0].PointStep, point) {
 		t.Errorf("disk point read as %+v;\nwant %+v", got, point)
 	}
 	if got := runs[2].Backup; len(got) != 1 || !reflect.DeepEqual(got[0], phase) {

@@ -22,7 +22,7 @@ func tpccRep(index, vus int, nopm int64, lat ...time.Duration) *TPCCStep {
 	return s
 }
 
-func TestGroup(t *testing.T) {
+func TestGroupTPCC(t *testing.T) {
 	ms := time.Millisecond
 	// 1 and 4 VUs, three repetitions interleaved; 2 VUs once.
 	steps := []*TPCCStep{

@@ -49,7 +49,7 @@ var telemetryNames = []Name{
 }
 
 // percentiles are a latency summary's figures (metrics.Summary and
-// fio.DirStats share them).
+// stored.DirStats share them).
 var percentiles = []struct{ short, key, meaning string }{
 	{"mean", "mean_ms", "mean latency"},
 	{"p50", "p50_ms", "median latency"},

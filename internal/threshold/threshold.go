@@ -8,7 +8,7 @@ package threshold
 // Kinds of run a threshold can be judged on; each has its own names.
 const (
 	KindTPCC = "tpcc" // judged per TPC-C step (stored.TPCCStep)
-	KindDisk = "disk" // judged per disk point (fio.PointResult)
+	KindDisk = "disk" // judged per disk point (fio.Point)
 )
 
 // Threshold is one parsed expression.

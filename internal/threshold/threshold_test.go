@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
@@ -27,9 +26,9 @@ func step() *stored.TPCCStep {
 }
 
 // point is a real read-only disk point.
-func point() *fio.PointResult {
-	return &fio.PointResult{Name: "randread-4k-qd32", BS: "4k", RW: "randread", IODepth: 32, Jobs: 1,
-		Read:      &fio.DirStats{IOPS: 120000, MBps: 491.5, MeanMs: 0.26, P50Ms: 0.25, P95Ms: 0.4, P99Ms: 0.6, P999Ms: 1.8, MaxMs: 5, IOs: 3600000},
+func point() *stored.Point {
+	return &stored.Point{Name: "randread-4k-qd32", BS: "4k", RW: "randread", IODepth: 32, Jobs: 1,
+		Read:      &stored.DirStats{IOPS: 120000, MBps: 491.5, MeanMs: 0.26, P50Ms: 0.25, P95Ms: 0.4, P99Ms: 0.6, P999Ms: 1.8, MaxMs: 5, IOs: 3600000},
 		UsrCPUPct: 20, SysCPUPct: 60, Seconds: 30,
 		Host:   map[string]float64{"cpu_iowait_pct": 5, "cpu_idle_pct": 10, "cpu_user_pct": 30, "cpu_system_pct": 55, "cpu_steal_pct": 0, "server_cpu_pct": 0, "mem_used_bytes": 1, "mem_cache_bytes": 1, "mem_dirty_bytes": 1},
 		Device: map[string]float64{"r_iops": 120000, "w_iops": 0, "r_mbps": 491, "w_mbps": 0, "r_await_ms": 0.25, "w_await_ms": 0, "aqu_sz": 30, "util_pct": 100, "p50_ms": 0.2, "p95_ms": 0.3, "p99_ms": 0.5}}

@@ -1,4 +1,4 @@
-package fio
+package stored
 
 import (
 	"encoding/json"

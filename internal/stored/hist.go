@@ -1,4 +1,4 @@
-package fio
+package stored
 
 import (
 	"encoding/json"
@@ -181,4 +181,12 @@ func (h *Hist) UnmarshalJSON(data []byte) error {
 		h.Add(int64(b[0]), b[1])
 	}
 	return nil
+}
+
+// PercentilesMs are h's p50, p95, p99 and p99.9 in ms, by fio's own rule:
+// a point's figures from its jobs' merged bins, and a repeated point's
+// pooled ones from its repetitions' (GroupPoints).
+func (h *Hist) PercentilesMs() (p50, p95, p99, p999 float64) {
+	pct := h.Percentiles(50, 95, 99, 99.9)
+	return float64(pct[0]) / 1e6, float64(pct[1]) / 1e6, float64(pct[2]) / 1e6, float64(pct[3]) / 1e6
 }

@@ -1,4 +1,4 @@
-package fio
+package stored
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/stats"
-	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // dirOf is a direction with the given IOPS whose I/Os took lat ms each,
@@ -24,37 +23,37 @@ func dirOf(iops float64, lat ...int64) *DirStats {
 		d.MaxMs = math.Max(d.MaxMs, float64(ms))
 	}
 	d.MeanMs = float64(sum) / float64(len(lat))
-	d.P50Ms, d.P95Ms, d.P99Ms, d.P999Ms = percentilesMs(d.Hist)
+	d.P50Ms, d.P95Ms, d.P99Ms, d.P999Ms = d.Hist.PercentilesMs()
 	return d
 }
 
 // pointOf is a repetition of a point named name.
-func pointOf(name string, rep int, read, write *DirStats, usr float64) PointResult {
-	return PointResult{Name: name, BS: "4k", BSBytes: 4096, RW: RandRW, RWMixRead: 70, IODepth: 8, Jobs: 2, Repetition: rep,
+func pointOf(name string, rep int, read, write *DirStats, usr float64) Point {
+	return Point{Name: name, BS: "4k", BSBytes: 4096, RW: "randrw", RWMixRead: 70, IODepth: 8, Jobs: 2, Repetition: rep,
 		Read: read, Write: write, UsrCPUPct: usr, SysCPUPct: usr / 2, Seconds: 10}
 }
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-// TestGroup: three points, three repetitions interleaved (A,B,C,A,B,C,…),
+// TestGroupPoints: three points, three repetitions interleaved (A,B,C,A,B,C,…),
 // C never run and B's last cut short. Each point comes once, in the order
 // given, with the means of its repetitions in its keys, each figure's
 // Stats, percentiles pooled from the merged histograms, and its
 // repetitions in the order they ran.
-func TestGroup(t *testing.T) {
+func TestGroupPoints(t *testing.T) {
 	a1 := pointOf("A", 1, dirOf(1000, 1, 2, 3, 4), dirOf(10, 1), 10)
 	a2 := pointOf("A", 2, dirOf(1100, 5, 6), dirOf(20, 2), 20)
 	a3 := pointOf("A", 3, dirOf(1200, 20, 30, 40, 50), dirOf(30, 3), 30)
 	a1.Host = map[string]float64{"cpu_iowait_pct": 4}
 	a3.Host = map[string]float64{"cpu_iowait_pct": 8} // a2 has no telemetry
-	for i, p := range []*PointResult{&a1, &a2, &a3} {
+	for i, p := range []*Point{&a1, &a2, &a3} {
 		p.SteadyState = &SteadyState{Criterion: "iops_slope:2%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: float64(6 + 2*i)}
 	}
 	b1 := pointOf("B", 1, dirOf(500, 1), nil, 5)
 	b2 := pointOf("B", 2, dirOf(700, 3), nil, 5)
 	b3 := pointOf("B", 3, dirOf(99999, 100), nil, 5)
 	b3.Interrupted = true
-	g := Group([]Ran{{0, a1}, {1, b1}, {0, a2}, {1, b2}, {0, a3}, {1, b3}})
+	g := GroupPoints([]Ran{{0, a1}, {1, b1}, {0, a2}, {1, b2}, {0, a3}, {1, b3}})
 	if len(g) != 2 || g[0].Name != "A" || g[1].Name != "B" {
 		t.Fatalf("grouped into %d points: %+v", len(g), g)
 	}
@@ -119,10 +118,10 @@ func TestGroup(t *testing.T) {
 	}
 
 	// Order: the points as given, not as they first ran; none ran: none.
-	if g := Group([]Ran{{1, b1}, {0, a1}}); len(g) != 2 || g[0].Name != "A" || g[1].Name != "B" {
+	if g := GroupPoints([]Ran{{1, b1}, {0, a1}}); len(g) != 2 || g[0].Name != "A" || g[1].Name != "B" {
 		t.Errorf("order: %v", g)
 	}
-	if g := Group(nil); g == nil || len(g) != 0 {
+	if g := GroupPoints(nil); g == nil || len(g) != 0 {
 		t.Errorf("no points: %v", g)
 	}
 }
@@ -130,9 +129,9 @@ func TestGroup(t *testing.T) {
 // A point run once, in a run that does not repeat, is itself with Stats of
 // n = 1; a lone repetition (the others never ran) keeps the repeated
 // shape.
-func TestGroupOnce(t *testing.T) {
+func TestGroupPointsOnce(t *testing.T) {
 	p := pointOf("A", 0, dirOf(1000, 1, 2), nil, 10)
-	g := Group([]Ran{{0, p}})
+	g := GroupPoints([]Ran{{0, p}})
 	s := g[0].Stats["read.iops"]
 	if len(g) != 1 || g[0].Read != p.Read || g[0].Pooled != nil || g[0].Repetitions != nil || s.N != 1 || s.Mean != 1000 || s.HasCI() {
 		t.Errorf("once: %+v, read.iops %+v", g, s)
@@ -147,7 +146,7 @@ func TestGroupOnce(t *testing.T) {
 	}
 
 	p.Repetition = 1
-	g = Group([]Ran{{0, p}})
+	g = GroupPoints([]Ran{{0, p}})
 	if len(g[0].Repetitions) != 1 || g[0].Repetition != 0 || g[0].Pooled == nil || g[0].Pooled.Read.IOs != 2 || g[0].Stats["read.iops"].N != 1 {
 		t.Errorf("a lone repetition: %+v", g[0])
 	}
@@ -156,24 +155,24 @@ func TestGroupOnce(t *testing.T) {
 	// nothing, rather than percentiles of 0.
 	q := p
 	q.Read = &DirStats{IOPS: 1000, IOs: 2, MeanMs: 1.5}
-	if g := Group([]Ran{{0, q}, {0, q}}); g[0].Pooled != nil || g[0].Read.IOPS != 1000 {
+	if g := GroupPoints([]Ran{{0, q}, {0, q}}); g[0].Pooled != nil || g[0].Read.IOPS != 1000 {
 		t.Errorf("without histograms: pooled %+v", g[0].Pooled)
 	}
 }
 
 // A point on several hosts: each host's figures are averaged as the
 // aggregate's are, under "hosts.HOST." in Stats, its node_exporter's too.
-func TestGroupHosts(t *testing.T) {
-	rep := func(r int, iops1, iops2, idle float64) PointResult {
+func TestGroupPointsHosts(t *testing.T) {
+	rep := func(r int, iops1, iops2, idle float64) Point {
 		p := pointOf("A", r, dirOf(iops1+iops2, 1), nil, 1)
 		p.Hosts = []HostPoint{
-			{Host: "h1", Read: dirOf(iops1, 1), NodeStats: &stored.NodeStats{CPUIdlePct: idle, Samples: 3,
-				Devices: []stored.DeviceRates{{Name: "sdb", RIOPS: iops1}}}},
+			{Host: "h1", Read: dirOf(iops1, 1), NodeStats: &NodeStats{CPUIdlePct: idle, Samples: 3,
+				Devices: []DeviceRates{{Name: "sdb", RIOPS: iops1}}}},
 			{Host: "db.example.com", Read: dirOf(iops2, 1)},
 		}
 		return p
 	}
-	g := Group([]Ran{{0, rep(1, 100, 200, 50)}, {0, rep(2, 300, 400, 70)}})[0]
+	g := GroupPoints([]Ran{{0, rep(1, 100, 200, 50)}, {0, rep(2, 300, 400, 70)}})[0]
 	if len(g.Hosts) != 2 || g.Hosts[0].Host != "h1" || g.Hosts[1].Host != "db.example.com" {
 		t.Fatalf("hosts %+v", g.Hosts)
 	}
@@ -196,8 +195,8 @@ func TestGroupHosts(t *testing.T) {
 
 // The repeated point's JSON: the existing keys, then stats, pooled and the
 // repetitions, each with its number.
-func TestGroupJSON(t *testing.T) {
-	g := Group([]Ran{{0, pointOf("A", 1, dirOf(1000, 1), nil, 1)}, {0, pointOf("A", 2, dirOf(1200, 3), nil, 1)}})
+func TestGroupPointsJSON(t *testing.T) {
+	g := GroupPoints([]Ran{{0, pointOf("A", 1, dirOf(1000, 1), nil, 1)}, {0, pointOf("A", 2, dirOf(1200, 3), nil, 1)}})
 	b, err := json.Marshal(g[0])
 	if err != nil {
 		t.Fatal(err)
