@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report"
@@ -263,7 +262,7 @@ func (v *view) diskRow(p stored.Point) {
 }
 
 // backupRow prints a finished phase.
-func (v *view) backupRow(m *backup.PhaseResult) {
+func (v *view) backupRow(m *stored.PhaseResult) {
 	w := v.g.Stdout
 	if !v.tableHead {
 		fmt.Fprintf(w, "%5s  %-7s  %-13s  %9s  %10s  %8s  %15s  %15s  %8s\n",
@@ -276,7 +275,7 @@ func (v *view) backupRow(m *backup.PhaseResult) {
 		await = fmt.Sprintf("%.2f/%.2f", d["r_await_ms"], d["w_await_ms"])
 	}
 	verified := "-"
-	if m.Phase.Phase == backup.PhaseRestore {
+	if m.Phase.Phase == stored.PhaseRestore {
 		verified = map[bool]string{true: "yes", false: "no"}[m.Verified]
 	}
 	fmt.Fprintf(w, "%5d  %-7s  %-13s  %9.2f  %10s  %8.1f  %15s  %15s  %8s\n",

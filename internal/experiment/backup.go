@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -52,8 +53,8 @@ type BackupConfig struct {
 // BackupCycle is one cycle of `backup run --json`.
 type BackupCycle struct {
 	Cycle   int                 `json:"cycle"`
-	Backup  *backup.PhaseResult `json:"backup,omitempty"`
-	Restore *backup.PhaseResult `json:"restore,omitempty"`
+	Backup  *stored.PhaseResult `json:"backup,omitempty"`
+	Restore *stored.PhaseResult `json:"restore,omitempty"`
 }
 
 // BackupResult is a backup run's document.
@@ -63,10 +64,10 @@ type BackupResult struct {
 	Repeat int           `json:"repeat"`
 	Cycles []BackupCycle `json:"cycles"`
 	// Stats is each phase kind's figures over every cycle that finished
-	// (backup.Summarize), less the noisy phases Discarded counts when the
+	// (stored.SummarizePhases), less the noisy phases Discarded counts when the
 	// run discards them.
-	Stats     backup.Stats `json:"stats"`
-	Discarded int          `json:"discarded_noisy,omitempty"`
+	Stats     stored.PhaseStats `json:"stats"`
+	Discarded int               `json:"discarded_noisy,omitempty"`
 }
 
 // BackupParams is what the store keeps of a backup run's parameters.
@@ -164,15 +165,15 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 		out: &BackupResult{RunID: rec.run.ID, Status: results.StatusComplete, Repeat: cfg.Repeat, Cycles: []BackupCycle{}}}
 	runErr := c.run(ctx)
 	out := c.out
-	var phases []*backup.PhaseResult
+	var phases []*stored.PhaseResult
 	for _, cy := range out.Cycles {
-		for _, p := range []*backup.PhaseResult{cy.Backup, cy.Restore} {
+		for _, p := range []*stored.PhaseResult{cy.Backup, cy.Restore} {
 			if p != nil {
 				phases = append(phases, p)
 			}
 		}
 	}
-	out.Stats, out.Discarded = backup.Summarize(phases, c.cfg.Noisy.Discard)
+	out.Stats, out.Discarded = stored.SummarizePhases(phases, c.cfg.Noisy.Discard)
 	switch {
 	case ctx.Err() != nil:
 		out.Status, runErr = results.StatusInterrupted, nil
@@ -238,7 +239,7 @@ func (c *backupCycles) run(ctx context.Context) error {
 		}
 		index := 2 * (cycle - 1)
 		c.rec.tele.setStep(index)
-		stop := c.progress(cycle, backup.PhaseBackup)
+		stop := c.progress(cycle, stored.PhaseBackup)
 		ph, dir, err := backup.Backup(ctx, c.bo, cycle)
 		stop()
 		if err != nil {
@@ -253,7 +254,7 @@ func (c *backupCycles) run(ctx context.Context) error {
 		}
 
 		c.rec.tele.setStep(index + 1)
-		stop = c.progress(cycle, backup.PhaseRestore)
+		stop = c.progress(cycle, stored.PhaseRestore)
 		ph, err = backup.Restore(ctx, c.bo, cycle, dir)
 		stop()
 		c.rec.tele.setStep(results.NoStep)
@@ -301,13 +302,13 @@ func (c *backupCycles) progress(cycle int, phase string) (stop func()) {
 
 // record adds a phase, with the telemetry of its interval, to the result
 // and the store.
-func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
+func (c *backupCycles) record(ctx context.Context, ph stored.Phase, index int) {
 	out := c.out
 	if n := len(out.Cycles); n == 0 || out.Cycles[n-1].Cycle != ph.Cycle {
 		out.Cycles = append(out.Cycles, BackupCycle{Cycle: ph.Cycle})
 	}
 	cy := &out.Cycles[len(out.Cycles)-1]
-	m := &backup.PhaseResult{Phase: ph}
+	m := &stored.PhaseResult{Phase: ph}
 	every := c.cfg.Telemetry.Interval
 	a := c.rec.tele.summarize(ph.Started, ph.Ended)
 	if a != nil && a.Samples == 0 {
@@ -320,7 +321,7 @@ func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
 		m.Host, m.Device, m.Hosts = a.Host, a.Device, a.Hosts
 		m.Noisy = c.cfg.Noisy.judge(a)
 	}
-	if ph.Phase == backup.PhaseBackup {
+	if ph.Phase == stored.PhaseBackup {
 		cy.Backup = m
 	} else {
 		cy.Restore = m

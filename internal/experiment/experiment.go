@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/durability"
@@ -229,7 +228,7 @@ type Tick struct {
 type Result struct {
 	TPCC  *stored.TPCCStep
 	Point *stored.Point
-	Phase *backup.PhaseResult
+	Phase *stored.PhaseResult
 	Cycle *durability.CycleResult
 	Build *tpcc.BuildResult
 	Check *tpcc.CheckResult

@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -116,7 +115,7 @@ type backupState struct {
 	cycle, cycles int
 	phase         string
 	elapsed       float64
-	finished      map[string]*backup.PhaseResult // the last finished phase of each kind
+	finished      map[string]*stored.PhaseResult // the last finished phase of each kind
 	count         map[string]int64
 }
 
@@ -240,7 +239,7 @@ func (o *observer) Progress(p experiment.Progress) {
 
 func (r *runState) backupState() *backupState {
 	if r.backup == nil {
-		r.backup = &backupState{finished: map[string]*backup.PhaseResult{}, count: map[string]int64{}}
+		r.backup = &backupState{finished: map[string]*stored.PhaseResult{}, count: map[string]int64{}}
 	}
 	return r.backup
 }

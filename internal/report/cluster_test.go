@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
@@ -104,7 +103,7 @@ func clusterStore(t *testing.T) (*results.Store, []string) {
 	for cycle := 1; cycle <= 2; cycle++ {
 		for _, phase := range []string{"backup", "restore"} {
 			secs := map[string]float64{"backup": 10 * float64(cycle), "restore": 20}[phase]
-			phases = append(phases, backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: secs,
+			phases = append(phases, stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: secs,
 				Bytes: 1e9, MBps: 1e3 / secs}})
 		}
 	}

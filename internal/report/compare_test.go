@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -63,7 +62,7 @@ func TestNeighboursRepeated(t *testing.T) {
 	// interval (0–40 s, neighbourRun's) overlaps it by 20 s.
 	r, err := f.store.CreateRun(ctx, "backup", group, map[string]any{"instance": "fast-3", "role": "backup"})
 	must(t, err)
-	doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: 1, Phase: "backup", Method: "pg_basebackup", Seconds: 30}})
+	doc, _ := json.Marshal(stored.PhaseResult{Phase: stored.Phase{Cycle: 1, Phase: "backup", Method: "pg_basebackup", Seconds: 30}})
 	must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: 0, Name: "backup 1", StartedAt: t0.Add(20 * time.Second),
 		MeasureStart: t0.Add(20 * time.Second), MeasureEnd: t0.Add(50 * time.Second), Metrics: doc}))
 	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
@@ -140,7 +139,7 @@ func TestPoolBackups(t *testing.T) {
 	run := func(instance string, secs ...float64) *runData {
 		rd := &runData{Params: map[string]any{"instance": instance}}
 		for i, s := range secs {
-			rd.Backup = append(rd.Backup, backup.PhaseResult{Phase: backup.Phase{Cycle: i + 1, Phase: "backup", Seconds: s}})
+			rd.Backup = append(rd.Backup, stored.PhaseResult{Phase: stored.Phase{Cycle: i + 1, Phase: "backup", Seconds: s}})
 		}
 		return rd
 	}
@@ -189,7 +188,7 @@ func TestNoisyPointsAndPhases(t *testing.T) {
 		must(t, err)
 		for i, secs := range run.secs {
 			for j, phase := range []string{"backup", "restore"} {
-				ph := backup.PhaseResult{Phase: backup.Phase{Cycle: i + 1, Phase: phase, Method: "pg_basebackup", Seconds: secs, Bytes: 1e9, MBps: 1e9 / 1e6 / secs,
+				ph := stored.PhaseResult{Phase: stored.Phase{Cycle: i + 1, Phase: phase, Method: "pg_basebackup", Seconds: secs, Bytes: 1e9, MBps: 1e9 / 1e6 / secs,
 					Started: t0, Ended: t0.Add(time.Duration(secs) * time.Second)}, Host: map[string]float64{"foreign_cpu_pct": 1}}
 				if run.label == "noisy" && i == 1 && phase == "backup" {
 					ph.Noisy, ph.Host["foreign_cpu_pct"] = "other processes 55.0% of all cores > 10%", 55

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // backupSection shows backup and restore cycles: runs of kind "backup",
-// one step per phase of each cycle (backup.PhaseResult). Their devices'
+// one step per phase of each cycle (stored.PhaseResult). Their devices'
 // per-second telemetry is in the telemetry section.
 func backupSection(runs []*runData) *Section {
 	s := &Section{ID: "backup", Title: "Backup and restore"}
@@ -40,7 +39,7 @@ func backupSection(runs []*runData) *Section {
 			}
 		}
 	}
-	bars := func(id, title, ylabel string, v func(backup.PhaseResult) float64) *Figure {
+	bars := func(id, title, ylabel string, v func(stored.PhaseResult) float64) *Figure {
 		c := chart.Chart{Title: title, XLabel: "phase and cycle", YLabel: ylabel, Kind: chart.Bar, YFromZero: true, Categories: cats}
 		for _, rd := range group {
 			sr := chart.Series{Name: rd.Label, Color: rd.Color}
@@ -57,8 +56,8 @@ func backupSection(runs []*runData) *Section {
 		}
 		return &Figure{ID: id, Chart: c}
 	}
-	s.figure(bars("backup-seconds", "Backup and restore times", "duration (s)", func(b backup.PhaseResult) float64 { return b.Seconds }))
-	s.figure(bars("backup-mbps", "Backup and restore throughput", "MB/s", func(b backup.PhaseResult) float64 { return b.MBps }))
+	s.figure(bars("backup-seconds", "Backup and restore times", "duration (s)", func(b stored.PhaseResult) float64 { return b.Seconds }))
+	s.figure(bars("backup-mbps", "Backup and restore throughput", "MB/s", func(b stored.PhaseResult) float64 { return b.MBps }))
 	t := &Table{ID: "backup-cycles", Caption: "Cycles", Header: []string{"run", "cycle", "phase", "method", "duration s", "size", "MB/s"},
 		Numeric: []bool{false, true, false, false, true, true, true}}
 	for _, rd := range group {

@@ -13,7 +13,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
@@ -43,7 +42,7 @@ type runData struct {
 	Disk []diskStep
 	// Backup: a step per phase of each cycle of a `backup run` (a later
 	// scenario step).
-	Backup []backup.PhaseResult
+	Backup []stored.PhaseResult
 	// Durability: the fault cycles of a durability run.
 	Durability []durability.CycleResult
 	// Space: a space scan's result (nil: not a space run, or one that
@@ -225,7 +224,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 			s.Index = st.Index
 			points = append(points, s)
 		case "backup":
-			s, err := decodeStep[backup.PhaseResult](rd, st)
+			s, err := decodeStep[stored.PhaseResult](rd, st)
 			if err != nil {
 				return err
 			}

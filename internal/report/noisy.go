@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
@@ -130,13 +129,13 @@ func noisyPhases(runs []*runData) *Table {
 	return noisyTableOf("backup-noisy", "Noisy phases: timed beside steal time or other processes' CPU", "phase", rows)
 }
 
-// backupCounted are the run's phases its figures are over (backup.Counted).
-func backupCounted(rd *runData) []*backup.PhaseResult {
-	ps := make([]*backup.PhaseResult, len(rd.Backup))
+// backupCounted are the run's phases its figures are over (stored.CountedPhases).
+func backupCounted(rd *runData) []*stored.PhaseResult {
+	ps := make([]*stored.PhaseResult, len(rd.Backup))
 	for i := range rd.Backup {
 		ps[i] = &rd.Backup[i]
 	}
-	return backup.Counted(ps, rd.discardNoisy)
+	return stored.CountedPhases(ps, rd.discardNoisy)
 }
 
 // noisyFinding is the report's warning when any repetition it shows was

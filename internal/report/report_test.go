@@ -16,12 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -168,7 +168,7 @@ func (f *fixture) backupRun(t *testing.T) string {
 	i := 0
 	for cycle := 1; cycle <= 2; cycle++ {
 		for _, phase := range []string{"backup", "restore"} {
-			doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
+			doc, _ := json.Marshal(stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
 				Seconds: float64(10 * cycle), Bytes: 1 << 30, MBps: 1073.7 / float64(10*cycle)}})
 			must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
 				StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))
@@ -708,7 +708,7 @@ func TestBackupComparison(t *testing.T) {
 		for cycle := 1; cycle <= 2; cycle++ {
 			for p, phase := range []string{"backup", "restore"} {
 				s := secs[p][cycle-1]
-				doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: s,
+				doc, _ := json.Marshal(stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: s,
 					Bytes: 1e9, MBps: 1e3 / s}})
 				must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
 					StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))

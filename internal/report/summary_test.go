@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -86,7 +86,7 @@ func summaryStore(t *testing.T) (*results.Store, []string) {
 		var phases []any
 		for cycle := 1; cycle <= 2; cycle++ {
 			for p, phase := range []string{"backup", "restore"} {
-				phases = append(phases, backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
+				phases = append(phases, stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
 					Seconds: tier.seconds[p], Bytes: 1e9, MBps: 1e3 / tier.seconds[p]}})
 			}
 		}

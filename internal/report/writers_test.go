@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
@@ -59,7 +58,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 		SteadyState: &stored.SteadyState{Criterion: "iops_slope:2.000000%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: 45},
 		Interrupted: true, Host: map[string]float64{"cpu_iowait_pct": 9}, Device: map[string]float64{"r_iops": 6001}},
 		JobFile: "[global]\nioengine=libaio\n"}
-	phase := backup.PhaseResult{Phase: backup.Phase{Cycle: 2, Phase: "restore", Method: "pg_restore", Seconds: 12.5,
+	phase := stored.PhaseResult{Phase: stored.Phase{Cycle: 2, Phase: "restore", Method: "pg_restore", Seconds: 12.5,
 		Bytes: 3<<30 + 512<<20, MBps: 300.6, Verified: true, ColdCache: true},
 		Host: map[string]float64{"cpu_idle_pct": 80}, Device: map[string]float64{"w_mbps": 300}}
 	cycle := durability.CycleResult{Cycle: 4, Count1: 1000, Count2: 1510, Acknowledged: 512, Committed: 505, RolledBack: 7,

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // A server on another host is managed by running tierbench's own CLI there
@@ -162,7 +162,7 @@ func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in
 		return fmt.Errorf("server %s on host %s: bringing back backup run %s: %w", in.name, h.Name, doc.RunID, err)
 	}
 	for _, c := range doc.Cycles {
-		for _, ph := range []*backup.PhaseResult{c.Backup, c.Restore} {
+		for _, ph := range []*stored.PhaseResult{c.Backup, c.Restore} {
 			if ph != nil {
 				obs.Result(experiment.Result{Phase: ph})
 			}

@@ -1,4 +1,4 @@
-package backup_test
+package stored_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // meanSD is the mean and sample standard deviation (n − 1), worked out
@@ -22,8 +22,8 @@ func meanSD(xs ...float64) (mean, sd float64) {
 	return mean, math.Sqrt(sd / float64(len(xs)-1))
 }
 
-func phase(cycle int, kind string, seconds float64, bytes int64, host, device map[string]float64) *backup.PhaseResult {
-	return &backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: kind, Seconds: seconds, Bytes: bytes,
+func phase(cycle int, kind string, seconds float64, bytes int64, host, device map[string]float64) *stored.PhaseResult {
+	return &stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: kind, Seconds: seconds, Bytes: bytes,
 		MBps: float64(bytes) / 1e6 / seconds}, Host: host, Device: device}
 }
 
@@ -33,15 +33,15 @@ func phase(cycle int, kind string, seconds float64, bytes int64, host, device ma
 // vary; a telemetry figure one phase lacks is over the others.
 func TestBackupStats(t *testing.T) {
 	const gb = 1_000_000_000
-	phases := []*backup.PhaseResult{
-		phase(1, backup.PhaseBackup, 10, gb, map[string]float64{"cpu_user_pct": 20}, map[string]float64{"util_pct": 90}),
-		phase(1, backup.PhaseRestore, 20, 2*gb, map[string]float64{"cpu_user_pct": 40}, nil),
-		phase(2, backup.PhaseBackup, 12, gb, map[string]float64{"cpu_user_pct": 26}, nil), // its device went away
-		phase(2, backup.PhaseRestore, 25, 2*gb+500, map[string]float64{"cpu_user_pct": 44}, nil),
-		phase(3, backup.PhaseBackup, 17, gb, map[string]float64{"cpu_user_pct": 23}, map[string]float64{"util_pct": 70}),
+	phases := []*stored.PhaseResult{
+		phase(1, stored.PhaseBackup, 10, gb, map[string]float64{"cpu_user_pct": 20}, map[string]float64{"util_pct": 90}),
+		phase(1, stored.PhaseRestore, 20, 2*gb, map[string]float64{"cpu_user_pct": 40}, nil),
+		phase(2, stored.PhaseBackup, 12, gb, map[string]float64{"cpu_user_pct": 26}, nil), // its device went away
+		phase(2, stored.PhaseRestore, 25, 2*gb+500, map[string]float64{"cpu_user_pct": 44}, nil),
+		phase(3, stored.PhaseBackup, 17, gb, map[string]float64{"cpu_user_pct": 23}, map[string]float64{"util_pct": 70}),
 		phase(3, "verify", 4, 0, nil, nil),
 	}
-	st, _ := backup.Summarize(phases, false)
+	st, _ := stored.SummarizePhases(phases, false)
 	if len(st) != 3 {
 		t.Fatalf("kinds: %v; want backup, restore and verify", st)
 	}
@@ -78,7 +78,7 @@ func TestBackupStats(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"seconds":{"mean":4,"stddev":0,"n":1,"ci95_low":null,"ci95_high":null}`) {
 		t.Errorf("verify JSON %s (%v)", b, err)
 	}
-	if st, _ := backup.Summarize(nil, false); st == nil || len(st) != 0 {
+	if st, _ := stored.SummarizePhases(nil, false); st == nil || len(st) != 0 {
 		t.Errorf("no phases: %#v; want an empty object", st)
 	}
 }
