@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/scenario"
@@ -283,7 +282,7 @@ func (v *view) backupRow(m *stored.PhaseResult) {
 }
 
 // printCycle prints a finished durability cycle.
-func printCycle(w io.Writer, c *durability.CycleResult, p *experiment.DurabilityParams) {
+func printCycle(w io.Writer, c *stored.DurabilityCycle, p *experiment.DurabilityParams) {
 	cycles, fault := 0, ""
 	if p != nil {
 		cycles, fault = p.Cycles, p.Fault

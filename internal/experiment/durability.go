@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -50,7 +51,7 @@ type DurabilityResult struct {
 	Status string                    `json:"status"`
 	Fault  string                    `json:"fault"`
 	VUs    int                       `json:"vus"`
-	Cycles []*durability.CycleResult `json:"cycles"`
+	Cycles []*stored.DurabilityCycle `json:"cycles"`
 	Total  durability.Totals         `json:"total"`
 }
 
@@ -135,7 +136,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		OnProgress: func(cycle int, elapsed time.Duration, acked int64) {
 			obs.Progress(Progress{Cycle: &CycleProgress{Cycle: cycle, Cycles: cfg.Cycles, Elapsed: elapsed, Acknowledged: acked}})
 		},
-		OnCycle: func(c *durability.CycleResult) {
+		OnCycle: func(c *stored.DurabilityCycle) {
 			obs.Result(Result{Cycle: c})
 			doc, err := json.Marshal(c)
 			if err != nil {
@@ -149,7 +150,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	out := &DurabilityResult{RunID: rec.run.ID, Status: results.StatusComplete, Fault: cfg.Fault, VUs: cfg.VUs,
 		Cycles: cycles, Total: durability.Total(cycles)}
 	if out.Cycles == nil {
-		out.Cycles = []*durability.CycleResult{}
+		out.Cycles = []*stored.DurabilityCycle{}
 	}
 	switch {
 	case errors.Is(runErr, durability.ErrInterrupted):

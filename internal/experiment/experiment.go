@@ -19,7 +19,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
@@ -229,7 +228,7 @@ type Result struct {
 	TPCC  *stored.TPCCStep
 	Point *stored.Point
 	Phase *stored.PhaseResult
-	Cycle *durability.CycleResult
+	Cycle *stored.DurabilityCycle
 	Build *tpcc.BuildResult
 	Check *tpcc.CheckResult
 	// Thresholds are the verdicts on the step or point just reported, or,

@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
@@ -124,7 +123,7 @@ type durabilityState struct {
 	acknowledged  int64
 	finished      int64
 	lost, excess  int64
-	last          *durability.CycleResult
+	last          *stored.DurabilityCycle
 }
 
 // observer is one run-after-run sequence's Observer.

@@ -13,7 +13,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
@@ -44,7 +43,7 @@ type runData struct {
 	// scenario step).
 	Backup []stored.PhaseResult
 	// Durability: the fault cycles of a durability run.
-	Durability []durability.CycleResult
+	Durability []stored.DurabilityCycle
 	// Space: a space scan's result (nil: not a space run, or one that
 	// stored no scan).
 	Space  *space.Document
@@ -230,7 +229,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 			}
 			rd.Backup = append(rd.Backup, s)
 		case "durability":
-			s, err := decodeStep[durability.CycleResult](rd, st)
+			s, err := decodeStep[stored.DurabilityCycle](rd, st)
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
@@ -94,7 +93,7 @@ func summaryStore(t *testing.T) (*results.Store, []string) {
 	}
 	var cycles []any
 	for i, excess := range []int64{1, 3} {
-		cycles = append(cycles, durability.CycleResult{Cycle: i + 1, Count1: 1000, Count2: 1500 + excess, Acknowledged: 510, Committed: 500,
+		cycles = append(cycles, stored.DurabilityCycle{Cycle: i + 1, Count1: 1000, Count2: 1500 + excess, Acknowledged: 510, Committed: 500,
 			RolledBack: 10, Found: 500, Excess: excess, ExcessBound: 4, Consistency: true, StartedAt: t0, FaultAt: t0.Add(time.Minute),
 			RanSeconds: 60, RecoverySeconds: 5, OK: true})
 	}

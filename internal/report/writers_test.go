@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -61,7 +60,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 	phase := stored.PhaseResult{Phase: stored.Phase{Cycle: 2, Phase: "restore", Method: "pg_restore", Seconds: 12.5,
 		Bytes: 3<<30 + 512<<20, MBps: 300.6, Verified: true, ColdCache: true},
 		Host: map[string]float64{"cpu_idle_pct": 80}, Device: map[string]float64{"w_mbps": 300}}
-	cycle := durability.CycleResult{Cycle: 4, Count1: 1000, Count2: 1510, Acknowledged: 512, Committed: 505, RolledBack: 7,
+	cycle := stored.DurabilityCycle{Cycle: 4, Count1: 1000, Count2: 1510, Acknowledged: 512, Committed: 505, RolledBack: 7,
 		Found: 503, Lost: 2, RolledBackFound: 1, Excess: 3, ExcessBound: 8,
 		Violations:  []tpcc.Ack{{W: 1, D: 2, OID: 3001, Customer: 4, Lines: 5, FirstItem: 6}},
 		Consistency: false, Failed: []string{"3.3.2.4"}, StartedAt: t0, FaultAt: t0.Add(40 * time.Second),
