@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -139,7 +138,7 @@ type Placement struct {
 	Phase    string          `json:"phase,omitempty"`         // which part of a side-by-side experiment, e.g. "baseline"
 	Target   string          `json:"scenario_target,omitempty"`
 	Tier     string          `json:"tier,omitempty"`   // an emulated tier's limits ("": a real one)
-	Limits   *cgroup.Applied `json:"limits,omitempty"` // the server's memory cap and throttles, as read back
+	Limits   *stored.Applied `json:"limits,omitempty"` // the server's memory cap and throttles, as read back
 	Memory   int64           `json:"server_memory_bytes,omitempty"`
 }
 

@@ -260,7 +260,7 @@ type instance struct {
 	dataDir string
 	dsn     string
 	started bool
-	limits  *cgroup.Applied // what its start applied, for the runs' parameters
+	limits  *stored.Applied // what its start applied, for the runs' parameters
 	pid     int             // its server's main process, on this host (0: none known)
 }
 
@@ -464,12 +464,12 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 }
 
 // throttle is the target's emulated I/O limit (ok false when none).
-func (t *execTarget) throttle() (cgroup.IOLimit, bool) {
+func (t *execTarget) throttle() (stored.IOLimit, bool) {
 	em := t.Emulate
 	if em == nil {
-		return cgroup.IOLimit{}, false
+		return stored.IOLimit{}, false
 	}
-	io := cgroup.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
+	io := stored.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
 	return io, io.ReadIOPS > 0 || io.WriteIOPS > 0 || io.ReadBPS > 0 || io.WriteBPS > 0
 }
 
@@ -494,7 +494,7 @@ func (t *execTarget) groupName() string {
 // memory cap applied. A group comes with the device it throttles ("" when
 // it does not), what the machine noted (v1's writeback caveat, a cap it
 // could not set) and what applied.
-func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, device, note string, ap cgroup.Applied, err error) {
+func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, device, note string, ap stored.Applied, err error) {
 	lim := cgroup.Limits{MemoryBytes: memory}
 	var notes []string
 	if io, ok := t.throttle(); ok {
@@ -503,7 +503,7 @@ func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, dev
 			device, notes = "", append(notes, "not throttled: "+err.Error())
 		} else {
 			io.Major, io.Minor = maj, mnr
-			lim.IO, lim.IOGroup = []cgroup.IOLimit{io}, t.groupName()
+			lim.IO, lim.IOGroup = []stored.IOLimit{io}, t.groupName()
 		}
 	}
 	if lim.MemoryBytes == 0 && len(lim.IO) == 0 {
@@ -757,7 +757,7 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 // Nothing to limit gives no group; what the machine cannot do is a note
 // ("not throttled: why", "memory not capped: why"), as is v1's writeback
 // caveat.
-func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, cgroup.Applied, error) {
+func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, stored.Applied, error) {
 	sum := sha256.Sum256([]byte(in.dataDir + "\x00" + t.path))
 	grp, _, note, ap, err := tierGroup(t, "backup-"+in.name[:min(len(in.name), 60)]+"-"+hex.EncodeToString(sum[:4]), in.server.Memory)
 	return grp, note, ap, err

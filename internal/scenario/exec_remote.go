@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/results"
@@ -29,7 +28,7 @@ import (
 // remoteStart is what `server start --json` and `server clone --json` print.
 type remoteStart struct {
 	server.Info
-	Limits *cgroup.Applied `json:"limits,omitempty"`
+	Limits *stored.Applied `json:"limits,omitempty"`
 }
 
 // remoteHost is the instance's host as internal/remote reaches it.

@@ -107,7 +107,7 @@ func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
 
 // checkMemoryMax checks that the group ap describes is capped at want
 // bytes, in the kernel's own file.
-func checkMemoryMax(t *testing.T, ap cgroup.Applied, want int64) {
+func checkMemoryMax(t *testing.T, ap stored.Applied, want int64) {
 	t.Helper()
 	if ap.MemoryMax != want {
 		t.Errorf("applied memory cap %d; want %d", ap.MemoryMax, want)
