@@ -18,7 +18,6 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
-	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -298,7 +297,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindDisk); err != nil {
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindDisk); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -3,7 +3,6 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
@@ -51,10 +50,10 @@ func (o *noisyOptions) addFlags(fs *pflag.FlagSet, unit string) {
 
 // noisy returns how to judge, or a usage error for a limit that is not a
 // percentage.
-func (o *noisyOptions) noisy() (experiment.Noisy, error) {
+func (o *noisyOptions) noisy() (stored.Noisy, error) {
 	for name, v := range map[string]float64{"--noisy-steal": o.Steal, "--noisy-cpu": o.Foreign} {
 		if v < 0 || v > 100 {
-			return experiment.Noisy{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
+			return stored.Noisy{}, usagef("%s %g is not a percentage; give 0 (never) to 100", name, v)
 		}
 	}
 	l := stored.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}
@@ -66,5 +65,5 @@ func (o *noisyOptions) noisy() (experiment.Noisy, error) {
 	if l.ForeignPct == 0 {
 		l.ForeignPct = -1
 	}
-	return experiment.Noisy{Limits: l, Discard: o.Discard}, nil
+	return stored.Noisy{Limits: l, Discard: o.Discard}, nil
 }

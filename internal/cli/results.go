@@ -125,7 +125,7 @@ func tpccMetrics(st results.Step) (stored.TPCCStep, bool) {
 // bestNOPM is the highest NOPM of a tpcc run's steps; ok is false for other
 // kinds and for runs without a readable step.
 func bestNOPM(run results.Run, steps []results.Step) (best float64, ok bool) {
-	if run.Kind != "tpcc" {
+	if run.Kind != stored.KindTPCC {
 		return 0, false
 	}
 	for _, st := range steps {
@@ -264,7 +264,7 @@ func printRunShow(w io.Writer, out resultsShow) {
 	switch {
 	case len(out.Steps) == 0:
 		fmt.Fprintln(w, "no finished steps")
-	case r.Kind == "tpcc":
+	case r.Kind == stored.KindTPCC:
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tVUs\tTPM\tNOPM\tclient TPM\tclient NOPM\terrors\tNO p95 ms\tNO p99 ms\t")
 		for _, st := range out.Steps {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/stored"
-	"github.com/tierbench/tierbench/internal/threshold"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -139,7 +138,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 	if cfg.DSN, err = opts.check(); err != nil {
 		return nil, err
 	}
-	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindTPCC); err != nil {
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindTPCC); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -31,7 +31,7 @@ type view struct {
 	tableHead             bool      // the disk or backup table's header is printed
 	// durability is the durability run's parameters, which its cycle lines
 	// name.
-	durability *experiment.DurabilityParams
+	durability *stored.DurabilityParams
 	store      string // the results store's path, from the run's start
 	engine     string // the TPC-C run's engine, which its step summaries name
 }
@@ -68,25 +68,25 @@ func (v *view) Note(msg string) {
 func (v *view) Started(s experiment.Started) {
 	v.store = s.StorePath
 	switch p := s.Params.(type) {
-	case *experiment.TPCCParams:
+	case *stored.TPCCParams:
 		v.engine = p.Engine
 		v.g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
 			s.RunID, p.Warehouses, joinInts(p.VUs), p.RampUp, p.Duration, p.Mode)
-	case *experiment.DiskParams:
+	case *stored.DiskParams:
 		v.g.progressf("run %s: profile %s, %d points on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",
 			s.RunID, p.Profile, len(p.Points), p.Target, p.TargetKind, units.FormatSize(p.Size), p.File,
 			p.Duration, p.Ramp, p.IOEngine, p.Direct)
-	case *experiment.BackupParams:
+	case *stored.BackupParams:
 		every := ""
 		if p.Spacing != "0s" {
 			every = ", one every " + p.Spacing
 		}
 		v.g.progressf("run %s: %d cycles of %s backup and restore into %s%s\n", s.RunID, p.Cycles, p.Method, p.Target, every)
-	case *experiment.DurabilityParams:
+	case *stored.DurabilityParams:
 		v.durability = p
 		v.g.progressf("durability run %s: %d cycles of %s TPC-C with %d VUs on %d warehouses, then %s; success logs in %s\n",
 			s.RunID, p.Cycles, p.RunBeforeFault, p.VUs, p.Warehouses, p.Fault, p.LogDir)
-	case *experiment.MonitorParams:
+	case *stored.MonitorParams:
 		v.g.progressf("monitor %s: sampling every %s", s.RunID, p.Interval)
 		if r := s.Resolution; r != nil {
 			v.g.progressf(" %s (%s on %s, devices %v)", p.Target, r.FSType, r.Mount, r.Devices)
@@ -282,7 +282,7 @@ func (v *view) backupRow(m *stored.PhaseResult) {
 }
 
 // printCycle prints a finished durability cycle.
-func printCycle(w io.Writer, c *stored.DurabilityCycle, p *experiment.DurabilityParams) {
+func printCycle(w io.Writer, c *stored.DurabilityCycle, p *stored.DurabilityParams) {
 	cycles, fault := 0, ""
 	if p != nil {
 		cycles, fault = p.Cycles, p.Fault

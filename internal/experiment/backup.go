@@ -70,29 +70,6 @@ type BackupResult struct {
 	Discarded int               `json:"discarded_noisy,omitempty"`
 }
 
-// BackupParams is what the store keeps of a backup run's parameters.
-type BackupParams struct {
-	DSN        string `json:"dsn"`
-	Engine     string `json:"engine"`
-	Warehouses int    `json:"warehouses,omitempty"`
-	Target     string `json:"target"`
-	DataDir    string `json:"datadir,omitempty"`
-	Cycles     int    `json:"cycles"`
-	Repeat     int    `json:"repeat"`   // the run has Cycles × Repeat cycles
-	Spacing    string `json:"interval"` // the stored key of the cycle spacing
-	Method     string `json:"method"`
-	Jobs       int    `json:"jobs,omitempty"`
-	Verify     bool   `json:"verify"`
-	Keep       bool   `json:"keep"`
-	IOGroup    string `json:"io_group,omitempty"`
-	IONote     string `json:"io_note,omitempty"`
-	MemoryMax  int64  `json:"memory_max_bytes,omitempty"`
-	Placement
-	// How noisy phases were judged, and whether the run's figures left
-	// them out.
-	Noisy
-}
-
 // RunBackup times backup and restore cycles and records them. The result
 // is returned whenever the run was recorded, with the phases that finished.
 func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResult, error) {
@@ -106,7 +83,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 	if err := repeat.Check(cfg.Repeat); err != nil {
 		return nil, Invalid(err)
 	}
-	cfg.Noisy = cfg.Noisy.resolved()
+	cfg.Noisy = resolvedNoisy(cfg.Noisy)
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -151,13 +128,13 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 			obs.Note(fmt.Sprintf("cleaning up %s: %v", cfg.Target, err))
 		}
 	}()
-	params := &BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
+	params := &stored.BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
 		DataDir: dataDir, Cycles: cfg.Cycles, Repeat: cfg.Repeat, Spacing: cfg.Spacing.String(), Method: bo.Method(), Verify: cfg.Verify, Keep: cfg.Keep,
 		IOGroup: cfg.IOGroup, IONote: cfg.IONote, MemoryMax: cfg.MemoryMax, Placement: cfg.Placement, Noisy: cfg.Noisy}
 	if cfg.Logical {
 		params.Jobs = cfg.Jobs
 	}
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindBackup, params: params, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name}, obs)
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindBackup, params: params, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name}, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +296,7 @@ func (c *backupCycles) record(ctx context.Context, ph stored.Phase, index int) {
 	}
 	if a != nil {
 		m.Host, m.Device, m.Hosts = a.Host, a.Device, a.Hosts
-		m.Noisy = c.cfg.Noisy.judge(a)
+		m.Noisy = judgeNoisy(c.cfg.Noisy, a)
 	}
 	if ph.Phase == stored.PhaseBackup {
 		cy.Backup = m

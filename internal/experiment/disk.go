@@ -88,33 +88,6 @@ type DiskResult struct {
 	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
 }
 
-// DiskParams is what the store keeps of a disk run's parameters. Stores
-// written before this named the ioengine "engine"; the report reads both.
-type DiskParams struct {
-	Profile     string `json:"profile"`
-	Target      string `json:"target"`
-	TargetKind  string `json:"target_kind"`
-	File        string `json:"file"`
-	Size        int64  `json:"size"`
-	IOEngine    string `json:"ioengine"`
-	Direct      bool   `json:"direct"`
-	Duration    string `json:"duration"`
-	Ramp        string `json:"ramp"`
-	SteadyState string `json:"steady_state,omitempty"`
-	Repeat      int    `json:"repeat"`
-	BackToBack  bool   `json:"back_to_back,omitempty"`
-	Placement
-	Fio        string     `json:"fio"`
-	FioVersion string     `json:"fio_version"`
-	Points     []fio.Spec `json:"points"`
-	// Servers are the fio servers the points ran on at once ("": the
-	// controller's own fio on Target).
-	Servers []fio.Server `json:"fio_servers,omitempty"`
-	// How noisy points were judged, and whether the run's means left
-	// them out.
-	Noisy
-}
-
 // RunDisk runs the points with fio and records them. tierbench writes only
 // to a test file it creates, or where TargetOptions allow. The result is
 // returned whenever the run was recorded, with the points that finished.
@@ -129,7 +102,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	if err := repeat.Check(cfg.Repeat); err != nil {
 		return nil, Invalid(err)
 	}
-	cfg.Noisy = cfg.Noisy.resolved()
+	cfg.Noisy = resolvedNoisy(cfg.Noisy)
 	runner, err := fio.Find(ctx, cfg.Fio)
 	if err != nil {
 		return nil, err
@@ -166,12 +139,12 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	}
 	defer os.RemoveAll(work)
 
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindDisk, target: cfg.Target, fioVersion: runner.Version,
-		params: &DiskParams{
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindDisk, target: cfg.Target, fioVersion: runner.Version,
+		params: &stored.DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
 			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
-			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
+			Fio: runner.Path, FioVersion: runner.Version, Points: pointSpecs(cfg.Points),
 		}}, obs)
 	if err != nil {
 		return nil, err
@@ -207,7 +180,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 			if a := rec.tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
 				po.Host, po.Device = a.Host, a.Device
 				po.Hosts = withNodeStats(po.Hosts, a)
-				po.Noisy = cfg.Noisy.judge(a)
+				po.Noisy = judgeNoisy(cfg.Noisy, a)
 			}
 			ran = append(ran, stored.Ran{Point: sl.Step, Result: po})
 			obs.Result(Result{Point: &po})
@@ -374,13 +347,13 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 	}
 	file := fio.HostFile(cfg.Target, fio.Server{Name: "HOST"})
 	obs.Note(fmt.Sprintf("each point runs on %s at once through their fio servers, each on its own %s", strings.Join(names, ", "), file))
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindDisk, target: "", fioVersion: runner.Version,
-		params: &DiskParams{
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindDisk, target: "", fioVersion: runner.Version,
+		params: &stored.DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: "directory on each host", File: file, Size: set.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
 			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
-			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
-			Servers: cfg.Servers,
+			Fio: runner.Path, FioVersion: runner.Version, Points: pointSpecs(cfg.Points),
+			Servers: fioServers(cfg.Servers),
 		}}, obs)
 	if err != nil {
 		return nil, err
@@ -391,4 +364,24 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
 	})
 	return finishDisk(ctx, rec, out, ran, cfg.Noisy.Discard, j, runErr)
+}
+
+// pointSpecs are the points' specs as the run's parameters keep them.
+func pointSpecs(specs []fio.Spec) []stored.PointSpec {
+	out := make([]stored.PointSpec, len(specs))
+	for i, s := range specs {
+		out[i] = stored.PointSpec{Name: s.Name, BS: s.BS, RW: s.RW, RWMixRead: s.RWMixRead, IODepth: s.IODepth, Jobs: s.Jobs,
+			RateIOPS: s.RateIOPS, CompressPc: s.CompressPc, DedupePc: s.DedupePc}
+	}
+	return out
+}
+
+// fioServers are the fio servers as the run's parameters keep them (none:
+// nil, so that the key is left out).
+func fioServers(servers []fio.Server) []stored.FioServer {
+	var out []stored.FioServer
+	for _, s := range servers {
+		out = append(out, stored.FioServer{Name: s.Name, Addr: s.Addr, Port: s.Port})
+	}
+	return out
 }

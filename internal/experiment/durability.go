@@ -55,25 +55,6 @@ type DurabilityResult struct {
 	Total  durability.Totals         `json:"total"`
 }
 
-// DurabilityParams is what the store keeps of a durability run. The fault
-// and recovery commands are not kept: they may hold secrets.
-type DurabilityParams struct {
-	DSN            string `json:"dsn,omitempty"`
-	Managed        string `json:"managed,omitempty"`
-	Engine         string `json:"engine"`
-	Warehouses     int    `json:"warehouses"`
-	Cycles         int    `json:"cycles"`
-	VUs            int    `json:"vus"`
-	RunBeforeFault string `json:"run_before_fault"`
-	Fault          string `json:"fault"`
-	RecoverCommand bool   `json:"recover_command"`
-	Mode           string `json:"mode"`
-	Seed           uint64 `json:"seed"`
-	// LogDir is where the cycles' success logs go (not stored: it is the
-	// results directory's durability-RUN).
-	LogDir string `json:"-"`
-}
-
 // RunDurability runs the fault cycles and records them. A cycle that lost
 // an acknowledged New-Order is not an error: the result's Total says so.
 func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*DurabilityResult, error) {
@@ -111,7 +92,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
 	name, _ := all.NameOf(dsn)
-	params := &DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
+	params := &stored.DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
 		VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault.String(), Fault: cfg.Fault, RecoverCommand: cfg.RecoverCommand != "",
 		Mode: cfg.Mode, Seed: cfg.Seed}
 	if cfg.Managed == "" {
@@ -119,7 +100,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	}
 	// The run's ID names the log directory, which must exist before the
 	// run starts: it is made once the run is recorded, before any cycle.
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: stored.KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
 		logDirNamer{obs, params, cfg.Results})
 	if err != nil {
 		return nil, err
@@ -172,7 +153,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 // is recorded, so that the observer's Started sees it.
 type logDirNamer struct {
 	Observer
-	params  *DurabilityParams
+	params  *stored.DurabilityParams
 	results string
 }
 

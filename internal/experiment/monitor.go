@@ -37,14 +37,6 @@ type MonitorResult struct {
 	Samples int `json:"-"`
 }
 
-// MonitorParams is what the store keeps of a monitor's parameters.
-type MonitorParams struct {
-	Target   string `json:"target"`
-	Interval string `json:"interval"`
-	Duration string `json:"duration"`
-	DSN      string `json:"dsn"`
-}
-
 // RunMonitor samples and records a monitor run; each sample is a Tick. Its
 // end by the context is its normal end unless a Duration was given, when
 // the run is marked interrupted (and no error says so).
@@ -63,9 +55,9 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorR
 		defer db.Close()
 		name, _ = all.NameOf(cfg.DSN)
 	}
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, Telemetry: cfg.Telemetry}, kind: KindMonitor,
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, Telemetry: cfg.Telemetry}, kind: stored.KindMonitor,
 		target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
-		params: &MonitorParams{Target: cfg.Target, Interval: cfg.Telemetry.Interval.String(), Duration: cfg.Duration.String(),
+		params: &stored.MonitorParams{Target: cfg.Target, Interval: cfg.Telemetry.Interval.String(), Duration: cfg.Duration.String(),
 			DSN: engine.Redact(cfg.DSN)}}, obs)
 	if err != nil {
 		return nil, err

@@ -66,29 +66,6 @@ type TPCCResult struct {
 	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
 }
 
-// TPCCParams is what the store keeps of a TPC-C run's parameters: all that
-// is needed to repeat it, the DSN without its password.
-type TPCCParams struct {
-	DSN        string `json:"dsn"`
-	Engine     string `json:"engine"`
-	Warehouses int    `json:"warehouses"`
-	VUs        []int  `json:"vus"`
-	RampUp     string `json:"rampup"`
-	Duration   string `json:"duration"`
-	Repeat     int    `json:"repeat"`
-	BackToBack bool   `json:"back_to_back,omitempty"`
-	// How noisy steps were judged, and whether the run's means left them
-	// out.
-	Noisy
-	Mode           string `json:"mode"`
-	Mix            string `json:"mix"`
-	AllWarehouses  bool   `json:"all_warehouses"`
-	KeyingThinking bool   `json:"keying_thinking"`
-	Retry          int    `json:"retry"`
-	Seed           uint64 `json:"seed"`
-	Placement
-}
-
 // RunTPCC runs TPC-C and records it. The result is returned whenever the
 // run was recorded, with the steps that finished, even with an error.
 func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, error) {
@@ -109,7 +86,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	if err := repeat.Check(cfg.Repeat); err != nil {
 		return nil, Invalid(err)
 	}
-	cfg.Noisy = cfg.Noisy.resolved()
+	cfg.Noisy = resolvedNoisy(cfg.Noisy)
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -124,8 +101,8 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		return nil, err
 	}
 	name, _ := all.NameOf(cfg.DSN)
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
-		params: &TPCCParams{
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
+		params: &stored.TPCCParams{
 			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
 			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
 			Noisy: cfg.Noisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
@@ -157,7 +134,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	dc.OnStep = func(s *stored.TPCCStep) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
-			s.Noisy = cfg.Noisy.judge(a)
+			s.Noisy = judgeNoisy(cfg.Noisy, a)
 		}
 		obs.Result(Result{TPCC: s})
 		j.step(s.Index, repName(s), s)

@@ -137,17 +137,17 @@ type observer struct {
 func labelsOf(s experiment.Started) *runState {
 	r := &runState{kind: s.Kind, startedAt: time.Now()}
 	var engineName, target string
-	var pl experiment.Placement
+	var pl stored.Placement
 	switch p := s.Params.(type) {
-	case *experiment.TPCCParams:
+	case *stored.TPCCParams:
 		engineName, pl = p.Engine, p.Placement
-	case *experiment.DiskParams:
+	case *stored.DiskParams:
 		target, pl = p.Target, p.Placement
-	case *experiment.BackupParams:
+	case *stored.BackupParams:
 		engineName, target, pl = p.Engine, p.Target, p.Placement
-	case *experiment.DurabilityParams:
+	case *stored.DurabilityParams:
 		engineName = p.Engine
-	case *experiment.MonitorParams:
+	case *stored.MonitorParams:
 		target = p.Target
 	}
 	if pl.Target != "" {

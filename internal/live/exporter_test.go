@@ -22,9 +22,9 @@ import (
 func TestExporterTPCC(t *testing.T) {
 	e := New()
 	a, b := e.Observer(), e.Observer()
-	a.Started(experiment.Started{RunID: "r1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres",
-		Placement: experiment.Placement{Instance: "db1", Target: "fast"}}})
-	b.Started(experiment.Started{RunID: "r2", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "mariadb"}})
+	a.Started(experiment.Started{RunID: "r1", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "postgres",
+		Placement: stored.Placement{Instance: "db1", Target: "fast"}}})
+	b.Started(experiment.Started{RunID: "r2", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "mariadb"}})
 
 	rec := metrics.NewRecorder(int(tpcc.NumKinds)).WithBuckets(LatencyBuckets)
 	second := func(lat []time.Duration, rolledBack int, fails int) driver.Tick {
@@ -100,7 +100,7 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 	e := New()
 	o := e.Observer()
 	o.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: 0, Count: 2}}) // before Started: ignored
-	o.Started(experiment.Started{RunID: "d1", Kind: experiment.KindDisk, Params: &experiment.DiskParams{Target: "/mnt/x"}})
+	o.Started(experiment.Started{RunID: "d1", Kind: stored.KindDisk, Params: &stored.DiskParams{Target: "/mnt/x"}})
 	o.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: 1, Count: 2}})
 	o.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k", Seconds: 30,
 		Read: &stored.DirStats{IOPS: 12000, MBps: 49.152, MeanMs: 0.2, P50Ms: 0.15, P95Ms: 0.4, P99Ms: 0.9, P999Ms: 2, IOs: 360000}}})
@@ -113,7 +113,7 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 		DB:           map[string]float64{"cache_hit_pct": 99, "wal_sync_ms_per_s": 5},
 	}})
 	b := e.Observer()
-	b.Started(experiment.Started{RunID: "b1", Kind: experiment.KindBackup, Params: &experiment.BackupParams{Engine: "postgres", Target: "/mnt/b"}})
+	b.Started(experiment.Started{RunID: "b1", Kind: stored.KindBackup, Params: &stored.BackupParams{Engine: "postgres", Target: "/mnt/b"}})
 	b.Progress(experiment.Progress{Phase: &experiment.PhaseProgress{Cycle: 2, Cycles: 3, Phase: "restore", Elapsed: 4 * time.Second}})
 
 	got := gatherText(t, e)

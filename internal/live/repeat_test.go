@@ -15,7 +15,7 @@ import (
 func TestExporterRepetitions(t *testing.T) {
 	e := New()
 	tp := e.Observer()
-	tp.Started(experiment.Started{RunID: "t1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres"}})
+	tp.Started(experiment.Started{RunID: "t1", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "postgres"}})
 	// 4 and 8 VUs, interleaved: 4, 8, 4, 8.
 	for _, s := range []stored.TPCCStep{
 		{Index: 0, VUs: 4, Repetition: 1, TPM: 1000, NOPM: 440},
@@ -26,7 +26,7 @@ func TestExporterRepetitions(t *testing.T) {
 		tp.Result(experiment.Result{TPCC: &s})
 	}
 	dk := e.Observer()
-	dk.Started(experiment.Started{RunID: "d1", Kind: experiment.KindDisk, Params: &experiment.DiskParams{Target: "/mnt/x"}})
+	dk.Started(experiment.Started{RunID: "d1", Kind: stored.KindDisk, Params: &stored.DiskParams{Target: "/mnt/x"}})
 	for rep, iops := range []float64{10000, 12000} {
 		dk.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: rep, Count: 2}})
 		dk.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k", Repetition: rep + 1, Seconds: 30 + float64(rep),
@@ -70,7 +70,7 @@ func TestExporterRepetitions(t *testing.T) {
 func TestExporterUnrepeatedSteps(t *testing.T) {
 	e := New()
 	o := e.Observer()
-	o.Started(experiment.Started{RunID: "t1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres"}})
+	o.Started(experiment.Started{RunID: "t1", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "postgres"}})
 	o.Result(experiment.Result{TPCC: &stored.TPCCStep{Index: 0, VUs: 4, NOPM: 440}})
 	o.Result(experiment.Result{TPCC: &stored.TPCCStep{Index: 1, VUs: 4, NOPM: 460}})
 	got := gatherText(t, e)

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -73,9 +72,9 @@ func clusterStore(t *testing.T) (*results.Store, []string) {
 		{"db-3", "h2", [2]int64{1500, 1700}, 0, 0},
 		{"db-4", "h2", [2]int64{1400, 1600}, 0, 0},
 	} {
-		r, err := store.CreateRun(ctx, "tpcc", group, experiment.TPCCParams{DSN: "postgres://tierbench@10.0.0.1/tpcc", Engine: "postgres",
+		r, err := store.CreateRun(ctx, "tpcc", group, stored.TPCCParams{DSN: "postgres://tierbench@10.0.0.1/tpcc", Engine: "postgres",
 			Warehouses: 10, VUs: []int{4, 8}, RampUp: "5s", Duration: "40s", Mode: engine.ModeRoutines,
-			Placement: experiment.Placement{Label: inst.name, Instance: inst.name, Host: inst.host, Role: "tpcc", Phase: "baseline"}})
+			Placement: stored.Placement{Label: inst.name, Instance: inst.name, Host: inst.host, Role: "tpcc", Phase: "baseline"}})
 		must(t, err)
 		for s, vus := range []int{4, 8} {
 			start := t0.Add(time.Duration(s) * 45 * time.Second)
@@ -429,7 +428,7 @@ func TestStepStartSpread(t *testing.T) {
 		return steps
 	}
 	run := func(phase string, steps []results.Step) *runData {
-		return &runData{Params: map[string]any{"phase": phase}, Steps: steps}
+		return &runData{Place: stored.Placement{Phase: phase}, Steps: steps}
 	}
 	group := []*runData{
 		run("baseline", at(0, 60_000)), run("baseline", at(30, 60_012)), run("baseline", at(12, 60_090)),

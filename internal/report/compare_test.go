@@ -137,7 +137,7 @@ func TestNoisyRepetitions(t *testing.T) {
 // neighbours step), numbering their cycles on; other runs stay apart.
 func TestPoolBackups(t *testing.T) {
 	run := func(instance string, secs ...float64) *runData {
-		rd := &runData{Params: map[string]any{"instance": instance}}
+		rd := &runData{Place: stored.Placement{Instance: instance}}
 		for i, s := range secs {
 			rd.Backup = append(rd.Backup, stored.PhaseResult{Phase: stored.Phase{Cycle: i + 1, Phase: "backup", Seconds: s}})
 		}

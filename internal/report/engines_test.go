@@ -14,7 +14,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
-	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
@@ -48,7 +47,7 @@ var (
 )
 
 // engineRun stores a server's TPC-C run as a scenario does: the parameters
-// as experiment.TPCCParams marshals them, the environment the inventory
+// as stored.TPCCParams marshals them, the environment the inventory
 // captures, a stored.TPCCStep per step.
 func engineRun(t *testing.T, store *results.Store, group string, sv engineServer) string {
 	t.Helper()
@@ -57,9 +56,9 @@ func engineRun(t *testing.T, store *results.Store, group string, sv engineServer
 	for _, st := range sv.steps {
 		vus = append(vus, st.vus)
 	}
-	r, err := store.CreateRun(ctx, "tpcc", group, experiment.TPCCParams{DSN: sv.engine + "://tierbench@localhost/tpcc", Engine: sv.engine,
+	r, err := store.CreateRun(ctx, "tpcc", group, stored.TPCCParams{DSN: sv.engine + "://tierbench@localhost/tpcc", Engine: sv.engine,
 		Warehouses: 2, VUs: vus, RampUp: "5s", Duration: "20s", Mode: engine.ModeRoutines,
-		Placement: experiment.Placement{Label: sv.label, Instance: sv.label, Target: sv.target, Memory: sv.memory}})
+		Placement: stored.Placement{Label: sv.label, Instance: sv.label, Target: sv.target, Memory: sv.memory}})
 	must(t, err)
 	env := environment("ext4")
 	env.Database = &inventory.Database{Engine: sv.engine, Version: map[string]string{"postgres": "16.4", "mariadb": "11.4.3-MariaDB"}[sv.engine],

@@ -83,7 +83,7 @@ func poolBackups(group []*runData) []*runData {
 	var out []*runData
 	by := map[string]*runData{}
 	for _, rd := range group {
-		in := rd.paramString("instance")
+		in := rd.Place.Instance
 		m, ok := by[in]
 		if in == "" || !ok {
 			c := *rd
@@ -114,7 +114,7 @@ func backupComparison(group []*runData) []Block {
 	var blocks []Block
 	for _, rd := range group[1:] {
 		var parts []string
-		for _, phase := range []string{"backup", "restore"} {
+		for _, phase := range []string{stored.PhaseBackup, stored.PhaseRestore} {
 			bs, xs := phaseSeconds(base, phase), phaseSeconds(rd, phase)
 			if len(bs) == 0 || len(xs) == 0 {
 				continue
@@ -153,7 +153,7 @@ func neighboursSection(runs, backups []*runData) *Section {
 	s := &Section{ID: "neighbours", Title: "Instances side by side"}
 	var group []*runData
 	for _, rd := range runs {
-		if rd.Kind == "tpcc" && rd.paramString("instance") != "" && rd.paramString("role") != "" {
+		if rd.Kind == stored.KindTPCC && rd.Place.Instance != "" && rd.Place.Role != "" {
 			group = append(group, rd)
 		}
 	}
@@ -172,7 +172,7 @@ func neighboursSection(runs, backups []*runData) *Section {
 	var cats, groups []string
 	seenC, seenG := map[string]bool{}, map[string]bool{}
 	for _, rd := range group {
-		if in := rd.paramString("instance"); !seenC[in] {
+		if in := rd.Place.Instance; !seenC[in] {
 			seenC[in] = true
 			cats = append(cats, in)
 		}
@@ -190,12 +190,12 @@ func neighboursSection(runs, backups []*runData) *Section {
 		for i, in := range cats {
 			y := nan()
 			for _, rd := range group {
-				if phaseOf(rd) != g || rd.paramString("instance") != in {
+				if phaseOf(rd) != g || rd.Place.Instance != in {
 					continue
 				}
 				if last, ok := lastStep(rd); ok {
 					y = last.nopm()
-					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs),
+					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.Place.Role), strconv.Itoa(last.VUs),
 						strconv.Itoa(last.Stats["nopm"].N), num(last.tpm()), num(last.nopm()), num(last.Txn["new_order"].P95Ms), num(overlap[rd])})
 				}
 			}
@@ -259,7 +259,7 @@ func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData 
 	var order []key
 	by := map[key][]*runData{}
 	for _, rd := range group {
-		k := key{phaseOf(rd), rd.paramString("instance")}
+		k := key{phaseOf(rd), rd.Place.Instance}
 		if _, ok := by[k]; !ok {
 			order = append(order, k)
 		}
@@ -312,8 +312,8 @@ func neighboursRatios(group []*runData) []Block {
 	for _, rd := range group {
 		if phaseOf(rd) == phaseBaseline {
 			if last, ok := lastStep(rd); ok {
-				base[rd.paramString("instance")] = last
-				baseCount[rd.paramString("scenario_target")]++
+				base[rd.Place.Instance] = last
+				baseCount[rd.Place.Target]++
 			}
 		}
 	}
@@ -336,7 +336,7 @@ func neighboursRatios(group []*runData) []Block {
 		return x
 	}
 	for _, rd := range group {
-		phase, in := phaseOf(rd), rd.paramString("instance")
+		phase, in := phaseOf(rd), rd.Place.Instance
 		b, ok := base[in]
 		if phase == phaseBaseline || !ok {
 			continue
@@ -349,7 +349,7 @@ func neighboursRatios(group []*runData) []Block {
 		cn, cp := compareStat(x, b, "nopm"), compareStat(x, b, "new_order.p95_ms")
 		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), repsText(x, b), num(b.nopm()), num(x.nopm()),
 			ratioCI(cn), verdict(cn), num(bp95), num(p95), ratioCI(cp), verdict(cp)})
-		tl := find(phase, rd.paramString("scenario_target"))
+		tl := find(phase, rd.Place.Target)
 		if b.NOPM > 0 {
 			tl.nopm = append(tl.nopm, x.nopm()/b.nopm())
 		}
@@ -485,7 +485,7 @@ func orderFinding(phase, what, verb string, ts []*tally, get func(*tally) []floa
 // targetOf is the scenario target a run's instance ran on, "–" when the run
 // does not say (runs stored before tierbench recorded it).
 func targetOf(rd *runData) string {
-	if t := rd.paramString("scenario_target"); t != "" {
+	if t := rd.Place.Target; t != "" {
 		return t
 	}
 	return "–"
@@ -512,7 +512,7 @@ func times(v float64) string {
 
 // phaseOf is the phase a side-by-side run belongs to ("" when unnamed).
 func phaseOf(rd *runData) string {
-	if p := rd.paramString("phase"); p != "" {
+	if p := rd.Place.Phase; p != "" {
 		return p
 	}
 	return orUnknown(rd.Group)
@@ -535,15 +535,15 @@ func memoryComparison(runs []*runData) []Block {
 	byTarget := map[place][]entry{}
 	var targets []place
 	for _, rd := range runs {
-		mem, _ := rd.Params["server_memory_bytes"].(float64)
-		if rd.Kind != "tpcc" || mem <= 0 || len(rd.TPCC) == 0 {
+		mem := rd.Place.Memory
+		if rd.Kind != stored.KindTPCC || mem <= 0 || len(rd.TPCC) == 0 {
 			continue
 		}
-		pl := place{rd.paramString("scenario_target"), engineOf(rd)}
+		pl := place{rd.Place.Target, engineOf(rd)}
 		if _, ok := byTarget[pl]; !ok {
 			targets = append(targets, pl)
 		}
-		byTarget[pl] = append(byTarget[pl], entry{rd, int64(mem)})
+		byTarget[pl] = append(byTarget[pl], entry{rd, mem})
 	}
 	several := len(engines(runs)) > 1
 	t := &Table{ID: "tpcc-memory", Caption: "Less memory, per target: each run against the run with the most memory on the same target (NOPM below 1: less throughput)",

@@ -46,8 +46,11 @@ type runData struct {
 	Durability []stored.DurabilityCycle
 	// Space: a space scan's result (nil: not a space run, or one that
 	// stored no scan).
-	Space  *space.Document
-	Params map[string]any
+	Space *space.Document
+	// Params are the run's stored parameters as its kind's type, and Place
+	// the scenario placement they carry (zero when they have none).
+	Params stored.Params
+	Place  stored.Placement
 
 	seriesNames []string
 	series      map[string][]results.Point
@@ -171,7 +174,7 @@ func load(ctx context.Context, store *results.Store, ids []string, group string,
 		if err := rd.read(ctx, store); err != nil {
 			return nil, err
 		}
-		if l := rd.paramString("label"); l != "" {
+		if l := rd.Place.Label; l != "" {
 			rd.Label = l
 		}
 		runs = append(runs, rd)
@@ -196,14 +199,15 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	if rd.Steps, err = store.Steps(ctx, rd.ID); err != nil {
 		return err
 	}
-	if len(rd.Run.Params) > 0 {
-		_ = json.Unmarshal(rd.Run.Params, &rd.Params) // params are informative only
-	}
+	// Parameters are informative only: ones that do not decode leave the
+	// run without them.
+	rd.Params, _ = stored.DecodeParams(rd.Kind, rd.Run.Params)
+	rd.Place = rd.Params.Placement
 	var reps []*stored.TPCCStep
 	var points []diskStep
 	for _, st := range rd.Steps {
 		switch rd.Kind {
-		case "tpcc":
+		case stored.KindTPCC:
 			s, err := decodeStep[stored.TPCCStep](rd, st)
 			if err != nil {
 				return err
@@ -215,26 +219,26 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 				}
 			}
 			reps = append(reps, &s)
-		case "disk":
+		case stored.KindDisk:
 			s, err := decodeStep[diskStep](rd, st)
 			if err != nil {
 				return err
 			}
 			s.Index = st.Index
 			points = append(points, s)
-		case "backup":
+		case stored.KindBackup:
 			s, err := decodeStep[stored.PhaseResult](rd, st)
 			if err != nil {
 				return err
 			}
 			rd.Backup = append(rd.Backup, s)
-		case "durability":
+		case stored.KindDurability:
 			s, err := decodeStep[stored.DurabilityCycle](rd, st)
 			if err != nil {
 				return err
 			}
 			rd.Durability = append(rd.Durability, s)
-		case "space":
+		case stored.KindSpace:
 			s, err := decodeStep[space.Document](rd, st)
 			if err != nil {
 				return err
@@ -245,7 +249,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	// One step per VU count: a repeated run's repetitions become their
 	// means, with Stats and the repetitions kept (stored.GroupTPCC).
 	// As the run's own document did, or as the report was asked to.
-	if d, _ := rd.Params["discard_noisy"].(bool); d {
+	if rd.Params.Noisy.Discard {
 		rd.discardNoisy = true
 	}
 	for _, g := range stored.GroupTPCCDiscarding(reps, firstSeen(reps), rd.discardNoisy) {
@@ -418,30 +422,4 @@ func (rd *runData) origin() time.Time {
 		}
 	}
 	return t
-}
-
-// paramString returns a parameter as text ("" when absent).
-func (rd *runData) paramString(key string) string {
-	v, ok := rd.Params[key]
-	if !ok || v == nil {
-		return ""
-	}
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return trimFloat(x)
-	case bool:
-		if x {
-			return "yes"
-		}
-		return "no"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = fmt.Sprint(e)
-		}
-		return strings.Join(parts, ",")
-	}
-	return ""
 }

@@ -75,7 +75,7 @@ func tpccSection(runs []*runData) *Section {
 	for _, rd := range runs {
 		// Instances side by side are summed up in their own section, a
 		// sentence per tier rather than one per instance and repetition.
-		if len(rd.TPCC) > 0 && rd.paramString("role") == "" {
+		if len(rd.TPCC) > 0 && rd.Place.Role == "" {
 			s.finding(peakSentence(rd))
 		}
 	}
@@ -131,7 +131,7 @@ func tpccSection(runs []*runData) *Section {
 	// in the neighbours section, not each with the first run here.
 	var apart []*runData
 	for _, rd := range runs {
-		if rd.paramString("role") == "" {
+		if rd.Place.Role == "" {
 			apart = append(apart, rd)
 		}
 	}
@@ -485,7 +485,7 @@ func pointsTimeline(id, title, xlabel, ylabel string, t0 time.Time, lines []line
 
 // stepLabel is a step's short name for chart marks: "8 VUs" for TPC-C.
 func stepLabel(rd *runData, st results.Step) string {
-	if rd.Kind == "tpcc" {
+	if rd.Kind == stored.KindTPCC {
 		for _, x := range rd.TPCC {
 			if x.Index == st.Index {
 				return plural(x.VUs, "VU", "VUs")

@@ -130,7 +130,15 @@ func TestDiskIOEngineParam(t *testing.T) {
 		{map[string]any{"profile": "quick", "engine": "psync", "duration": "30s"}, "profile=quick engine=psync duration=30s"},
 		{map[string]any{"profile": "quick"}, "profile=quick"},
 	} {
-		rd := &runData{Run: results.Run{Kind: "disk"}, Params: tc.params}
+		raw, err := json.Marshal(tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, err := stored.DecodeParams(stored.KindDisk, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := &runData{Run: results.Run{Kind: stored.KindDisk}, Params: params}
 		if got := runParams(rd); got != tc.want {
 			t.Errorf("parameters %v: %q; want %q", tc.params, got, tc.want)
 		}

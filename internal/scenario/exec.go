@@ -92,7 +92,7 @@ type Options struct {
 	LatencyBuckets []time.Duration
 	// Noisy is how every run judges repetitions measured on a noisy host
 	// (zero: the default limits, nothing discarded).
-	Noisy experiment.Noisy
+	Noisy stored.Noisy
 }
 
 // Execute runs a scenario with tierbench's experiments, in-process: its
@@ -412,7 +412,7 @@ func (e *executor) background() experiment.Observer {
 // record is how the scenario's runs are recorded: in its group, sampled as
 // the command line samples by default.
 // Every run samples every host's node_exporter: the cluster's telemetry.
-func (e *executor) record(p experiment.Placement) experiment.Record {
+func (e *executor) record(p stored.Placement) experiment.Record {
 	tele := experiment.DefaultTelemetry
 	for _, h := range e.sc.Hosts {
 		if h.NodeExporter != "" {
@@ -432,8 +432,8 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 	}
 	cfg.Target = t.path
 	cfg.Repeat, cfg.BackToBack = st.Repeat, st.BackToBack
-	cfg.Record = e.record(experiment.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
-	if cfg.Thresholds, err = thresholds(threshold.KindDisk, st.Thresholds); err != nil {
+	cfg.Record = e.record(stored.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
+	if cfg.Thresholds, err = thresholds(stored.KindDisk, st.Thresholds); err != nil {
 		return err
 	}
 	if len(st.Hosts) > 0 { // fio's client/server mode: the profile on every host at once
@@ -660,12 +660,12 @@ func (e *executor) stopped(in *instance) {
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
 	rep Repetitions, mode, role, phase string, exprs []string, together *experiment.Barrier) error {
-	ts, err := thresholds(threshold.KindTPCC, exprs)
+	ts, err := thresholds(stored.KindTPCC, exprs)
 	if err != nil {
 		return err
 	}
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
-		Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
+		Record: e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
 			Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host}),
 		DSN: in.dsn, VUs: vus, RampUp: rampup, Duration: duration, Repeat: rep.Repeat, BackToBack: rep.BackToBack,
 		Mode: mode, Thresholds: ts, Together: together,
@@ -701,7 +701,7 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 	if target != "" {
 		t = e.targets[target]
 	}
-	place := experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
+	place := stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
 		Target: in.target.Name, Tier: t.emulated(), Host: in.host}
 	if in.host != "" {
 		return e.backupRemote(ctx, obs, in, t, cycles, repeat, spacing, startAt, logical, place)
@@ -869,7 +869,7 @@ func (e *executor) Space(ctx context.Context, st *SpaceStep) error {
 	if st.Target != "" {
 		t := e.targets[st.Target]
 		return e.spaceRun(ctx, experiment.SpaceConfig{
-			Record: e.record(experiment.Placement{Label: "target " + t.Name, Target: t.Name, Tier: t.emulated()}),
+			Record: e.record(stored.Placement{Label: "target " + t.Name, Target: t.Name, Tier: t.emulated()}),
 			Target: t.path, Options: o, Actual: t.actualStored(t.path),
 		})
 	}
@@ -884,7 +884,7 @@ func (e *executor) Space(ctx context.Context, st *SpaceStep) error {
 			}
 		}
 		err := e.spaceRun(ctx, experiment.SpaceConfig{
-			Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name,
+			Record: e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name,
 				Tier: in.target.emulated(), Memory: in.server.Memory}),
 			Target: in.dataDir, Options: o, Actual: in.target.actualStored(in.dataDir),
 		})

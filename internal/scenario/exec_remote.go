@@ -128,7 +128,7 @@ func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vu
 // temporary directory, which is read back over SSH and imported with its
 // times moved by the host's clock offset.
 func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in *instance, t *execTarget, cycles, repeat int,
-	spacing time.Duration, startAt time.Time, logical bool, p experiment.Placement) error {
+	spacing time.Duration, startAt time.Time, logical bool, p stored.Placement) error {
 	h := e.remoteHost(in)
 	tmp, err := h.Shell(ctx, nil, "mktemp -d \"${TMPDIR:-/tmp}/tierbench-results-XXXXXX\"")
 	if err != nil {
@@ -176,7 +176,7 @@ func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in
 // importRemote copies run runID from the store in dir on host h into the
 // scenario's store, in its group, with the placement added to its
 // parameters and its times on the controller's clock.
-func (e *executor) importRemote(ctx context.Context, h remote.Host, dir, runID string, p experiment.Placement) error {
+func (e *executor) importRemote(ctx context.Context, h remote.Host, dir, runID string, p stored.Placement) error {
 	data, err := h.Shell(ctx, nil, "cat -- "+remote.Quote(path.Join(dir, results.FileName)))
 	if err != nil {
 		return err
@@ -212,7 +212,7 @@ func (e *executor) importRemote(ctx context.Context, h remote.Host, dir, runID s
 }
 
 // withPlacement sets a run's placement keys in its stored parameters.
-func withPlacement(params json.RawMessage, p experiment.Placement) (json.RawMessage, error) {
+func withPlacement(params json.RawMessage, p stored.Placement) (json.RawMessage, error) {
 	m := map[string]json.RawMessage{}
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &m); err != nil {

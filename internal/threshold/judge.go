@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -146,7 +147,7 @@ func (v Verdict) unitOf() string {
 	if v.unit != "" || v.Key == "" {
 		return v.unit
 	}
-	for _, kind := range []string{KindTPCC, KindDisk} {
+	for _, kind := range []string{stored.KindTPCC, stored.KindDisk} {
 		for _, n := range Names(kind) {
 			if n.Key == v.Key {
 				return n.Unit

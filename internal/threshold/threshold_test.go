@@ -39,27 +39,27 @@ func TestParse(t *testing.T) {
 		kind, expr, key string
 		limit           float64
 	}{
-		{threshold.KindTPCC, "nopm>=50000", "nopm", 50000},
-		{threshold.KindTPCC, " tpm > 5e4 ", "tpm", 50000},
-		{threshold.KindTPCC, "errors==0", "errors", 0},
-		{threshold.KindTPCC, "new_order.p99<=10ms", "txn.new_order.p99_ms", 10},
-		{threshold.KindTPCC, "payment.p95 < 2000us", "txn.payment.p95_ms", 2},
-		{threshold.KindTPCC, "new_order.p99.9<=0.05s", "txn.new_order.p999_ms", 50},
-		{threshold.KindTPCC, "txn.delivery.max_ms<100", "txn.delivery.max_ms", 100},
-		{threshold.KindTPCC, "txn.delivery.p50<1", "txn.delivery.p50_ms", 1},
-		{threshold.KindTPCC, "cpu_iowait<=20%", "host.cpu_iowait_pct", 20},
-		{threshold.KindTPCC, "host.cpu_iowait<=20", "host.cpu_iowait_pct", 20},
-		{threshold.KindTPCC, "client_cpu_us_per_txn<=0.05ms", "client_cpu_us_per_txn", 50},
-		{threshold.KindTPCC, "mem_dirty<1GiB", "host.mem_dirty_bytes", 1 << 30},
-		{threshold.KindTPCC, "db.cache_hit_pct>=95%", "db.cache_hit_pct", 95},
-		{threshold.KindTPCC, "device.p99<=2ms", "device.p99_ms", 2},
-		{threshold.KindDisk, "read.iops>=100000", "read.iops", 100000},
-		{threshold.KindDisk, "read.iops>=1e5", "read.iops", 100000},
-		{threshold.KindDisk, "read.iops>=100k", "read.iops", 100000},
-		{threshold.KindDisk, "write.p99.9<=2ms", "write.p999_ms", 2},
-		{threshold.KindDisk, "write.p99<=500us", "write.p99_ms", 0.5},
-		{threshold.KindDisk, "read.mbps>=200MB/s", "read.mbps", 200},
-		{threshold.KindDisk, "cpu_iowait!=100", "host.cpu_iowait_pct", 100},
+		{stored.KindTPCC, "nopm>=50000", "nopm", 50000},
+		{stored.KindTPCC, " tpm > 5e4 ", "tpm", 50000},
+		{stored.KindTPCC, "errors==0", "errors", 0},
+		{stored.KindTPCC, "new_order.p99<=10ms", "txn.new_order.p99_ms", 10},
+		{stored.KindTPCC, "payment.p95 < 2000us", "txn.payment.p95_ms", 2},
+		{stored.KindTPCC, "new_order.p99.9<=0.05s", "txn.new_order.p999_ms", 50},
+		{stored.KindTPCC, "txn.delivery.max_ms<100", "txn.delivery.max_ms", 100},
+		{stored.KindTPCC, "txn.delivery.p50<1", "txn.delivery.p50_ms", 1},
+		{stored.KindTPCC, "cpu_iowait<=20%", "host.cpu_iowait_pct", 20},
+		{stored.KindTPCC, "host.cpu_iowait<=20", "host.cpu_iowait_pct", 20},
+		{stored.KindTPCC, "client_cpu_us_per_txn<=0.05ms", "client_cpu_us_per_txn", 50},
+		{stored.KindTPCC, "mem_dirty<1GiB", "host.mem_dirty_bytes", 1 << 30},
+		{stored.KindTPCC, "db.cache_hit_pct>=95%", "db.cache_hit_pct", 95},
+		{stored.KindTPCC, "device.p99<=2ms", "device.p99_ms", 2},
+		{stored.KindDisk, "read.iops>=100000", "read.iops", 100000},
+		{stored.KindDisk, "read.iops>=1e5", "read.iops", 100000},
+		{stored.KindDisk, "read.iops>=100k", "read.iops", 100000},
+		{stored.KindDisk, "write.p99.9<=2ms", "write.p999_ms", 2},
+		{stored.KindDisk, "write.p99<=500us", "write.p99_ms", 0.5},
+		{stored.KindDisk, "read.mbps>=200MB/s", "read.mbps", 200},
+		{stored.KindDisk, "cpu_iowait!=100", "host.cpu_iowait_pct", 100},
 	} {
 		ts, err := threshold.Parse(c.kind, []string{c.expr})
 		if err != nil {
@@ -75,7 +75,7 @@ func TestParse(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	bad := []string{"nopm", "nopm=>5", "nopm>=fast", "nopm>=10ms", "new_order.p99<=10%", "cpu_iowait<=20ms",
 		"read.iops>=100", "nopm >= 5 extra", "new_order.p42<1ms", "", "nopm>=5k/s"}
-	_, err := threshold.Parse(threshold.KindTPCC, append([]string{"nopm>=1"}, bad...))
+	_, err := threshold.Parse(stored.KindTPCC, append([]string{"nopm>=1"}, bad...))
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -91,16 +91,16 @@ func TestParseErrors(t *testing.T) {
 	if !strings.Contains(err.Error(), `"read.iops" is not a figure of a TPC-C step`) {
 		t.Errorf("a disk name on a TPC-C run is not named as such:\n%s", err)
 	}
-	if _, err := threshold.Parse(threshold.KindDisk, []string{"nopm>=1"}); err == nil || !strings.Contains(err.Error(), "disk point") {
+	if _, err := threshold.Parse(stored.KindDisk, []string{"nopm>=1"}); err == nil || !strings.Contains(err.Error(), "disk point") {
 		t.Errorf("nopm on a disk run: %v", err)
 	}
-	if ts, err := threshold.Parse(threshold.KindTPCC, nil); ts != nil || err != nil {
+	if ts, err := threshold.Parse(stored.KindTPCC, nil); ts != nil || err != nil {
 		t.Errorf("no expressions: %v, %v", ts, err)
 	}
 }
 
 func TestJudge(t *testing.T) {
-	ts, err := threshold.Parse(threshold.KindTPCC, []string{"nopm>=50000", "new_order.p99<=3ms", "cpu_iowait<=20%", "errors==0", "db.cache_hit_pct>=99.9"})
+	ts, err := threshold.Parse(stored.KindTPCC, []string{"nopm>=50000", "new_order.p99<=3ms", "cpu_iowait<=20%", "errors==0", "db.cache_hit_pct>=99.9"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestJudge(t *testing.T) {
 
 	// A read-only point has no write figures: no verdict, and Unmatched
 	// fails the threshold that judged no point at all.
-	ds, err := threshold.Parse(threshold.KindDisk, []string{"read.iops>=100k", "write.p99.9<=2ms"})
+	ds, err := threshold.Parse(stored.KindDisk, []string{"read.iops>=100k", "write.p99.9<=2ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestJudge(t *testing.T) {
 func TestNamesExist(t *testing.T) {
 	full := point()
 	full.Write = full.Read
-	docs := map[string]any{threshold.KindTPCC: step(), threshold.KindDisk: full}
+	docs := map[string]any{stored.KindTPCC: step(), stored.KindDisk: full}
 	for kind, doc := range docs {
 		for _, n := range threshold.Names(kind) {
 			ts, err := threshold.Parse(kind, []string{n.Name + ">=0", n.Key + ">=0"})
@@ -170,7 +170,7 @@ func TestNamesDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, kind := range []string{threshold.KindTPCC, threshold.KindDisk} {
+	for _, kind := range []string{stored.KindTPCC, stored.KindDisk} {
 		for _, n := range threshold.Names(kind) {
 			name := n.Name
 			for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level", "read", "write"} {
@@ -193,7 +193,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, kind := range []string{threshold.KindTPCC, threshold.KindDisk} {
+		for _, kind := range []string{stored.KindTPCC, stored.KindDisk} {
 			ts, err := threshold.Parse(kind, []string{s})
 			if err != nil {
 				continue
