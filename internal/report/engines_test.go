@@ -14,7 +14,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
-	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
@@ -35,15 +34,15 @@ type engineStep struct {
 type engineServer struct {
 	engine, target, label string
 	memory                int64
-	settings              []engine.Setting
+	settings              []stored.Setting
 	steps                 []engineStep
 }
 
 // postgresSettings and mariadbSettings are what each engine's inventory
 // records of the memory it was sized with (MariaDB prints bytes).
 var (
-	postgresSettings = []engine.Setting{{Name: "shared_buffers", Value: "256MB"}, {Name: "fsync", Value: "on"}}
-	mariadbSettings  = []engine.Setting{{Name: "innodb_buffer_pool_size", Value: "671088640"}, {Name: "innodb_flush_log_at_trx_commit", Value: "1"}}
+	postgresSettings = []stored.Setting{{Name: "shared_buffers", Value: "256MB"}, {Name: "fsync", Value: "on"}}
+	mariadbSettings  = []stored.Setting{{Name: "innodb_buffer_pool_size", Value: "671088640"}, {Name: "innodb_flush_log_at_trx_commit", Value: "1"}}
 )
 
 // engineRun stores a server's TPC-C run as a scenario does: the parameters
@@ -61,7 +60,7 @@ func engineRun(t *testing.T, store *results.Store, group string, sv engineServer
 		Placement: stored.Placement{Label: sv.label, Instance: sv.label, Target: sv.target, Memory: sv.memory}})
 	must(t, err)
 	env := environment("ext4")
-	env.Database = &inventory.Database{Engine: sv.engine, Version: map[string]string{"postgres": "16.4", "mariadb": "11.4.3-MariaDB"}[sv.engine],
+	env.Database = &stored.Database{Engine: sv.engine, Version: map[string]string{"postgres": "16.4", "mariadb": "11.4.3-MariaDB"}[sv.engine],
 		Settings: sv.settings}
 	must(t, store.SetDocument(ctx, r.ID, results.DocEnvironment, env))
 	// Each step runs three times, interleaved, at 0.99, 1 and 1.01 times its

@@ -13,7 +13,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -31,8 +30,8 @@ type runData struct {
 	Legend string
 	Color  int // palette index
 	Steps  []results.Step
-	Env    *inventory.Environment // nil: not captured (an older run)
-	Check  *tpcc.CheckResult      // nil: no consistency check stored
+	Env    *stored.Environment // nil: not captured (an older run)
+	Check  *tpcc.CheckResult   // nil: no consistency check stored
 	// Thresholds are the run's thresholds judged per step or point; none
 	// when the run stored no thresholds document.
 	Thresholds []threshold.Verdict
@@ -258,7 +257,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	// One point per name: a repeated run's repetitions become their means,
 	// with Stats and the repetitions kept (stored.GroupPoints).
 	rd.Disk = groupPoints(points, rd.discardNoisy)
-	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
+	if rd.Env, err = document[stored.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
 		return err
 	}
 	if rd.Check, err = document[tpcc.CheckResult](ctx, store, rd.ID, results.DocCheck); err != nil {
