@@ -45,8 +45,8 @@ type PhaseResult struct {
 	// Hosts are the node_exporter hosts' telemetry of the timed interval
 	// (--node-exporter).
 	Hosts []HostStats `json:"hosts,omitempty"`
-	// Noisy, when set, says why the phase was timed on a noisy host
-	// (the telemetry's noisy-host judgement): steal time or other processes' CPU above the
+	// Noisy, when set, says why the phase was timed on a noisy host (the
+	// telemetry's judgement): steal time or other processes' CPU above the
 	// limits.
 	Noisy string `json:"noisy,omitempty"`
 }

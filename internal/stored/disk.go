@@ -30,10 +30,10 @@ type Point struct {
 	Seconds     float64      `json:"seconds"`
 	SteadyState *SteadyState `json:"steady_state,omitempty"`
 	Interrupted bool         `json:"interrupted,omitempty"`
-	// Noisy, when set, says why the point was measured on a noisy host
-	// (the telemetry's noisy-host judgement): steal time or other processes' CPU above the
-	// limits. Discarded counts the noisy repetitions GroupPoints left out of the
-	// means (--discard-noisy); they stay in Repetitions.
+	// Noisy, when set, says why the point was measured on a noisy host (the
+	// telemetry's judgement): steal time or other processes' CPU above the
+	// limits. Discarded counts the noisy repetitions GroupPoints left out of
+	// the means (--discard-noisy); they stay in Repetitions.
 	Noisy     string `json:"noisy,omitempty"`
 	Discarded int    `json:"discarded_noisy,omitempty"`
 	// Host and Device are the telemetry of the point's measured interval.
@@ -44,7 +44,7 @@ type Point struct {
 	Hosts []HostPoint `json:"hosts,omitempty"`
 
 	// Set by GroupPoints: each figure over the point's repetitions (mean,
-	// standard deviation, n, 95% interval; see figures for the names);
+	// standard deviation, n, 95% interval; see pointFigures for the names);
 	// when the run repeats its points, the latency of all the repetitions'
 	// I/Os from their merged histograms (Pooled) and the repetitions
 	// themselves, as they ran.

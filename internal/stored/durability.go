@@ -6,7 +6,8 @@ import (
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
-// DurabilityCycle is the outcome of one durability cycle (TPC-C 3.5.4), the `cycles` entries of
+// DurabilityCycle is the outcome of one cycle of the durability test
+// (TPC-C 3.5.4): a run's step document, and the `cycles` entries of
 // `durability --json`.
 type DurabilityCycle struct {
 	Cycle int `json:"cycle"`

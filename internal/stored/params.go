@@ -6,10 +6,11 @@ import (
 )
 
 // Noisy is how a run judges its TPC-C steps, disk points or backup phases
-// measured on a noisy host (the telemetry's noisy-host judgement), as its parameters store it.
+// measured on a noisy host (the telemetry's judgement), as its parameters
+// store it.
 type Noisy struct {
-	// Limits: zero is the experiment's default (telemetry.DefaultNoisy); a negative limit leaves its
-	// check out.
+	// Limits: zero is the experiment's default (telemetry.DefaultNoisy); a
+	// negative limit leaves its check out.
 	Limits NoisyLimits `json:"noisy_limits"`
 	// Discard leaves noisy repetitions out of the means and intervals
 	// (they stay stored and listed).

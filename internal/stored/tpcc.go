@@ -28,7 +28,7 @@ type TPCCStep struct {
 	Index int `json:"index"`
 	VUs   int `json:"vus"`
 	// Repetition is which repetition of its VU count this is, from 1, when
-	// the run repeats its steps (0: it does not). A step of Group's has
+	// the run repeats its steps (0: it does not). A step of GroupTPCC's has
 	// none, and its repetitions in Repetitions.
 	Repetition   int                        `json:"repetition,omitempty"`
 	TPM          int64                      `json:"tpm"`
@@ -60,15 +60,16 @@ type TPCCStep struct {
 	// interval (--node-exporter).
 	Hosts []HostStats `json:"hosts,omitempty"`
 
-	// Noisy, when set, says why the step was measured on a noisy host
-	// (the telemetry's noisy-host judgement): steal time or other processes' CPU above the limits.
+	// Noisy, when set, says why the step was measured on a noisy host (the
+	// telemetry's judgement): steal time or other processes' CPU above the
+	// limits.
 	Noisy string `json:"noisy,omitempty"`
-	// Discarded counts the noisy repetitions Group left out of the means
+	// Discarded counts the noisy repetitions GroupTPCC left out of the means
 	// (--discard-noisy); they stay in Repetitions.
 	Discarded int `json:"discarded_noisy,omitempty"`
 
-	// Set by Group: each figure over the VU count's repetitions (mean,
-	// standard deviation, n, 95% interval; see figures for the names); with
+	// Set by GroupTPCC: each figure over the VU count's repetitions (mean,
+	// standard deviation, n, 95% interval; see tpccFigures for the names); with
 	// more than one repetition, the percentiles of their merged histograms
 	// (TxnPooled) and the repetitions themselves, as they ran.
 	Stats       map[string]stats.Summary   `json:"stats,omitempty"`
