@@ -184,7 +184,7 @@ func collectPoint(m emitter, p *pointState) {
 
 // backupPhases are the phases a backup run goes through, each exported
 // whether it runs or not so that a panel's series stay continuous.
-var backupPhases = []string{"backup", "restore", "verify"}
+var backupPhases = []string{stored.PhaseBackup, stored.PhaseRestore, "verify"}
 
 func (b *backupState) collect(m emitter) {
 	m.gauge(backupCycle, float64(b.cycle))

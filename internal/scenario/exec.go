@@ -686,7 +686,7 @@ func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 	role := ""
 	var together *experiment.Barrier // several instances: each step starts on all of them at once
 	if len(st.Instances) > 1 {
-		role, together = "tpcc", experiment.NewBarrier(len(st.Instances))
+		role, together = stored.KindTPCC, experiment.NewBarrier(len(st.Instances))
 	}
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
 		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, role, "", st.Thresholds, together)
@@ -701,7 +701,7 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 	if target != "" {
 		t = e.targets[target]
 	}
-	place := stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
+	place := stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: stored.KindBackup,
 		Target: in.target.Name, Tier: t.emulated(), Host: in.host}
 	if in.host != "" {
 		return e.backupRemote(ctx, obs, in, t, cycles, repeat, spacing, startAt, logical, place)
@@ -813,7 +813,7 @@ func (e *executor) neighboursOnce(ctx context.Context, st *NeighboursStep, phase
 	for _, in := range tpccIns {
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Mode, "tpcc", phase, st.Thresholds, together)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
 		})
 	}
 	for _, in := range backupIns {

@@ -24,7 +24,7 @@ type Placement struct {
 	Label    string   `json:"label,omitempty"`         // the run's name in reports ("": its id)
 	Instance string   `json:"instance,omitempty"`      // the server instance, when several run side by side
 	Host     string   `json:"scenario_host,omitempty"` // the scenario host the instance runs on ("": the controller)
-	Role     string   `json:"role,omitempty"`          // what the instance does meanwhile, e.g. "tpcc" beside "backup"
+	Role     string   `json:"role,omitempty"`          // what the instance does meanwhile, a run kind: KindTPCC beside KindBackup
 	Phase    string   `json:"phase,omitempty"`         // which part of a side-by-side experiment, e.g. "baseline"
 	Target   string   `json:"scenario_target,omitempty"`
 	Tier     string   `json:"tier,omitempty"`   // an emulated tier's limits ("": a real one)
