@@ -41,6 +41,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -57,12 +58,6 @@ const (
 	// and its parallel LOAD DATA (see dump.go).
 	MethodMariaDump = "tierbench-dump"
 	MethodMariaLoad = "tierbench-load"
-)
-
-// Phases of a cycle.
-const (
-	PhaseBackup  = "backup"
-	PhaseRestore = "restore"
 )
 
 // restoreStartTimeout bounds the wait for a restored server to replay its
@@ -133,30 +128,8 @@ type Options struct {
 	Workload *telemetry.Workload
 }
 
-// Phase is one timed backup or restore.
-type Phase struct {
-	Cycle int    `json:"cycle"`
-	Phase string `json:"phase"` // "backup" | "restore"
-	// Method is "pg_basebackup" | "pg_dump" | "pg_restore" |
-	// "mariadb-backup" | "tierbench-dump" | "tierbench-load".
-	Method  string  `json:"method"`
-	Seconds float64 `json:"seconds"`
-	Bytes   int64   `json:"bytes"`
-	MBps    float64 `json:"mbps"` // bytes / 1e6 / seconds
-	// Started and Ended bound what Seconds measures.
-	Started time.Time `json:"-"`
-	Ended   time.Time `json:"-"`
-	// Verified says Verify passed on the restored database (restore only).
-	Verified bool `json:"verified,omitempty"`
-	// ColdCache says what the phase reads was dropped from the page cache
-	// before it started (see Options.KeepCache).
-	ColdCache bool `json:"cold_cache"`
-	// DropCacheMs is how long that took, just before Started: the phase's
-	// untimed lead-in (the cycle started that long before the phase).
-	DropCacheMs float64 `json:"drop_cache_ms,omitempty"`
-}
-
-func (p *Phase) finish(bytes int64) {
+// finish sets what p measured, bytes over the time Started and Ended bound.
+func finish(p *stored.Phase, bytes int64) {
 	p.Bytes = bytes
 	p.Seconds = p.Ended.Sub(p.Started).Seconds()
 	if p.Seconds > 0 {
@@ -164,9 +137,9 @@ func (p *Phase) finish(bytes int64) {
 	}
 }
 
-// time drops what the phase reads, under reads, from the page cache (unless
+// timePhase drops what the phase reads, under reads, from the page cache (unless
 // o keeps it), then runs f: Started and Ended bound f.
-func (p *Phase) time(o Options, reads string, f func() error) error {
+func timePhase(p *stored.Phase, o Options, reads string, f func() error) error {
 	before := time.Now()
 	p.ColdCache = o.dropCache(reads)
 	p.Started = time.Now()
@@ -193,7 +166,7 @@ type method interface {
 	// backup writes the backup of o's source into dir, which does not
 	// exist, timing with ph.time what the phase measures. On an error the
 	// caller removes dir.
-	backup(ctx context.Context, o Options, ph *Phase, dir string) error
+	backup(ctx context.Context, o Options, ph *stored.Phase, dir string) error
 	// place turns the physical backup in backupDir into the data directory
 	// dir (which does not exist), ready for server.Start: what a physical
 	// restore times before the start.
@@ -305,8 +278,8 @@ func (o Options) Check() error {
 // backup of that cycle that tierbench made) and returns the timed phase and
 // the backup's directory. Bytes is the size of what was written. On any
 // error, ctx's included, the partial backup is removed.
-func Backup(ctx context.Context, o Options, cycle int) (Phase, string, error) {
-	ph := Phase{Cycle: cycle, Phase: PhaseBackup}
+func Backup(ctx context.Context, o Options, cycle int) (stored.Phase, string, error) {
+	ph := stored.Phase{Cycle: cycle, Phase: stored.PhaseBackup}
 	m, err := o.method()
 	if err != nil {
 		return ph, "", err
@@ -331,7 +304,7 @@ func Backup(ctx context.Context, o Options, cycle int) (Phase, string, error) {
 	if err != nil {
 		return ph, "", err
 	}
-	ph.finish(size)
+	finish(&ph, size)
 	return ph, dir, nil
 }
 
@@ -344,10 +317,10 @@ func Backup(ctx context.Context, o Options, cycle int) (Phase, string, error) {
 // connections. Logical: Seconds is the load into a fresh database on the
 // source server. Bytes is the backup's size. A failed verification returns
 // the phase (Verified false) with an error.
-func Restore(ctx context.Context, o Options, cycle int, backupDir string) (Phase, error) {
+func Restore(ctx context.Context, o Options, cycle int, backupDir string) (stored.Phase, error) {
 	m, err := o.method()
 	if err != nil {
-		return Phase{Cycle: cycle, Phase: PhaseRestore}, err
+		return stored.Phase{Cycle: cycle, Phase: stored.PhaseRestore}, err
 	}
 	if o.Logical {
 		return restoreLogical(ctx, o, m, cycle, backupDir)
@@ -355,8 +328,8 @@ func Restore(ctx context.Context, o Options, cycle int, backupDir string) (Phase
 	return restorePhysical(ctx, o, m, cycle, backupDir)
 }
 
-func restorePhysical(ctx context.Context, o Options, m method, cycle int, backupDir string) (ph Phase, err error) {
-	ph = Phase{Cycle: cycle, Phase: PhaseRestore}
+func restorePhysical(ctx context.Context, o Options, m method, cycle int, backupDir string) (ph stored.Phase, err error) {
+	ph = stored.Phase{Cycle: cycle, Phase: stored.PhaseRestore}
 	_, ph.Method = m.names(false)
 	if o.DataDir == "" {
 		return ph, needManaged(m)
@@ -372,7 +345,7 @@ func restorePhysical(ctx context.Context, o Options, m method, cycle int, backup
 	defer func() { o.Workload.Remove(info.PID) }() // once it is stopped
 	defer removeRestored(bg, dir)
 
-	err = ph.time(o, backupDir, func() error {
+	err = timePhase(&ph, o, backupDir, func() error {
 		if err := m.place(ctx, o, backupDir, dir); err != nil {
 			return err
 		}
@@ -388,7 +361,7 @@ func restorePhysical(ctx context.Context, o Options, m method, cycle int, backup
 		}
 		return ph, fmt.Errorf("restore %d: %w", cycle, err)
 	}
-	ph.finish(size)
+	finish(&ph, size)
 	dsn, err := m.restoredDSN(o.DSN, info.Port)
 	if err != nil {
 		return ph, err
@@ -406,8 +379,8 @@ func removeRestored(ctx context.Context, dir string) {
 	os.RemoveAll(dir)
 }
 
-func restoreLogical(ctx context.Context, o Options, m method, cycle int, backupDir string) (ph Phase, err error) {
-	ph = Phase{Cycle: cycle, Phase: PhaseRestore}
+func restoreLogical(ctx context.Context, o Options, m method, cycle int, backupDir string) (ph stored.Phase, err error) {
+	ph = stored.Phase{Cycle: cycle, Phase: stored.PhaseRestore}
 	_, ph.Method = m.names(true)
 	size, err := dirSize(backupDir)
 	if err != nil {
@@ -433,18 +406,18 @@ func restoreLogical(ctx context.Context, o Options, m method, cycle int, backupD
 	if err != nil {
 		return ph, err
 	}
-	err = ph.time(o, backupDir, func() error { return m.load(ctx, o, backupDir, dsn) })
+	err = timePhase(&ph, o, backupDir, func() error { return m.load(ctx, o, backupDir, dsn) })
 	if err != nil {
 		if ctx.Err() != nil {
 			return ph, fmt.Errorf("restore %d interrupted: %w", cycle, ctx.Err())
 		}
 		return ph, fmt.Errorf("restore %d: %w", cycle, err)
 	}
-	ph.finish(size)
+	finish(&ph, size)
 	return ph, verify(ctx, o, &ph, dsn)
 }
 
-func verify(ctx context.Context, o Options, ph *Phase, dsn string) error {
+func verify(ctx context.Context, o Options, ph *stored.Phase, dsn string) error {
 	if o.Verify == nil {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tier"
 )
 
@@ -109,7 +110,7 @@ func TestBackupCycleInGroup(t *testing.T) {
 
 	name := fmt.Sprintf("test-backup-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	const fast = 10e9 // bytes/s: a limit, so the device is the group's, that never holds anything back
-	g, ap, err := cgroup.Create(name, cgroup.Limits{IO: []cgroup.IOLimit{{Major: maj, Minor: min, ReadBPS: fast, WriteBPS: fast}}})
+	g, ap, err := cgroup.Create(name, cgroup.Limits{IO: []stored.IOLimit{{Major: maj, Minor: min, ReadBPS: fast, WriteBPS: fast}}})
 	if err != nil {
 		t.Fatal(err)
 	}

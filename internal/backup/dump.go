@@ -19,6 +19,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/mariadb"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // tierbench-dump and tierbench-load are MariaDB's logical backup and
@@ -138,14 +139,14 @@ func session(ctx context.Context, db *sql.DB, dsn string, stmts []string) (*sql.
 }
 
 // dumpDatabase is the backup phase of tierbench-dump into dir.
-func dumpDatabase(ctx context.Context, o Options, ph *Phase, dir string) error {
+func dumpDatabase(ctx context.Context, o Options, ph *stored.Phase, dir string) error {
 	if _, err := mariadb.ParseDSN(o.DSN); err != nil {
 		return err
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
 	}
-	return ph.time(o, o.DataDir, func() error { return dump(ctx, o, dir) })
+	return timePhase(ph, o, o.DataDir, func() error { return dump(ctx, o, dir) })
 }
 
 func dump(ctx context.Context, o Options, dir string) error {

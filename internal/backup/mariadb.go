@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -129,7 +130,7 @@ func checkMariaBackupVersion(tool, dataDir string) error {
 		"install mariadb-backup %s, or use --logical", tool, have[1], dataDir, want[1], want[1])
 }
 
-func (m mariaMethod) backup(ctx context.Context, o Options, ph *Phase, dir string) error {
+func (m mariaMethod) backup(ctx context.Context, o Options, ph *stored.Phase, dir string) error {
 	if o.Logical {
 		return dumpDatabase(ctx, o, ph, dir)
 	}
@@ -159,7 +160,7 @@ func (m mariaMethod) backup(ctx context.Context, o Options, ph *Phase, dir strin
 	// --defaults-file must come first.
 	args := append([]string{"--defaults-file=" + optFile, "--backup", "--target-dir=" + dir, "--datadir=" + o.DataDir,
 		"--user=" + cfg.User}, mariaConnArgs(cfg)...)
-	return ph.time(o, o.DataDir, func() error {
+	return timePhase(ph, o, o.DataDir, func() error {
 		if err := runMaria(ctx, o, tool, args, cfg.Passwd); err != nil {
 			return err
 		}

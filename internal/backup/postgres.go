@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -52,7 +53,7 @@ func (postgresMethod) checkTools(o Options) error {
 	return nil
 }
 
-func (postgresMethod) backup(ctx context.Context, o Options, ph *Phase, dir string) error {
+func (postgresMethod) backup(ctx context.Context, o Options, ph *stored.Phase, dir string) error {
 	tool, err := findTool(o.PgBin, ph.Method)
 	if err != nil {
 		return err
@@ -74,7 +75,7 @@ func (postgresMethod) backup(ctx context.Context, o Options, ph *Phase, dir stri
 		args = []string{"--pgdata=" + dir, "--format=plain", "--wal-method=stream", "--checkpoint=fast",
 			"--no-password", "--dbname=" + conn}
 	}
-	if err := ph.time(o, o.DataDir, func() error { return runTool(ctx, o.CgroupProcs, tool, args, password) }); err != nil {
+	if err := timePhase(ph, o, o.DataDir, func() error { return runTool(ctx, o.CgroupProcs, tool, args, password) }); err != nil {
 		return err
 	}
 	if !o.Logical && o.DataDir != "" {

@@ -36,6 +36,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // Limits are what a group should be held to.
@@ -43,7 +45,7 @@ type Limits struct {
 	// MemoryBytes caps the group's whole memory use, page cache included
 	// (v2 memory.max, v1 memory.limit_in_bytes); 0: no cap.
 	MemoryBytes int64
-	IO          []IOLimit
+	IO          []stored.IOLimit
 	// IOGroup, when set, names the group whose I/O budget this one shares:
 	// IO is written to tierbench/IOGROUP, not to the group itself, and every
 	// group naming IOGROUP draws from that one budget (they must all give
@@ -53,39 +55,9 @@ type Limits struct {
 	IOGroup string
 }
 
-// IOLimit throttles one block device. It must be a whole disk, a dm or a loop
-// device: the kernel refuses throttles on partitions.
-type IOLimit struct {
-	Major     uint32 `json:"major"`
-	Minor     uint32 `json:"minor"`
-	ReadIOPS  int64  `json:"read_iops,omitempty"`  // 0: unlimited
-	WriteIOPS int64  `json:"write_iops,omitempty"` // 0: unlimited
-	ReadBPS   int64  `json:"read_bps,omitempty"`   // bytes per second; 0: unlimited
-	WriteBPS  int64  `json:"write_bps,omitempty"`  // bytes per second; 0: unlimited
-}
-
-// Device is MAJ:MIN, as the cgroup files write it.
-func (l IOLimit) Device() string { return fmt.Sprintf("%d:%d", l.Major, l.Minor) }
-
-func (l IOLimit) unlimited() bool {
+// unlimited says l throttles nothing.
+func unlimited(l stored.IOLimit) bool {
 	return l.ReadIOPS == 0 && l.WriteIOPS == 0 && l.ReadBPS == 0 && l.WriteBPS == 0
-}
-
-// Applied is what really took effect, read back from the cgroup files after
-// writing them.
-type Applied struct {
-	Version   int       `json:"cgroup_version"` // 1, 2, or 0 when none was usable
-	Path      string    `json:"path,omitempty"` // the group's directory (v1: the memory hierarchy's, else the blkio one's)
-	MemoryMax int64     `json:"memory_max_bytes,omitempty"`
-	IO        []IOLimit `json:"io,omitempty"`
-	// IOPath is the directory whose files hold IO, when it is not Path (v1's
-	// blkio group; a shared I/O group).
-	IOPath string `json:"io_path,omitempty"`
-	// IOShared says IO is a budget shared with every group of the same
-	// Limits.IOGroup, not this group's alone.
-	IOShared   bool   `json:"io_shared,omitempty"`
-	MemoryNote string `json:"memory_note,omitempty"` // why a memory cap was not applied ("" when applied or not asked)
-	IONote     string `json:"io_note,omitempty"`     // why an I/O limit was not applied, and v1's caveat
 }
 
 // V1WritebackNote is Applied.IONote's caveat on cgroup v1: blkio charges a
@@ -140,7 +112,9 @@ func writeFile(path, data string) error {
 
 // Create makes (or reuses) the group tierbench/NAME on this machine; see
 // Host.Create.
-func Create(name string, lim Limits) (*Group, Applied, error) { return NewHost("/").Create(name, lim) }
+func Create(name string, lim Limits) (*Group, stored.Applied, error) {
+	return NewHost("/").Create(name, lim)
+}
 
 // Open finds the existing group tierbench/NAME on this machine; see Host.Open.
 func Open(name string) (*Group, error) { return NewHost("/").Open(name) }
@@ -234,20 +208,20 @@ func (lim Limits) validate() error {
 // permission, a v2 controller that cannot be enabled for the group) is not an
 // error: Applied says why in its notes, and Applied.Version is 0 when no
 // group could be made at all. Errors are bad arguments and unreadable /proc.
-func (h Host) Create(name string, lim Limits) (*Group, Applied, error) {
+func (h Host) Create(name string, lim Limits) (*Group, stored.Applied, error) {
 	g := &Group{host: h, name: name}
 	if err := checkName(name); err != nil {
-		return g, Applied{}, err
+		return g, stored.Applied{}, err
 	}
 	if err := lim.validate(); err != nil {
-		return g, Applied{}, err
+		return g, stored.Applied{}, err
 	}
 	if lim.IOGroup == name {
-		return g, Applied{}, fmt.Errorf("cgroup %s cannot share the I/O budget of itself", name)
+		return g, stored.Applied{}, fmt.Errorf("cgroup %s cannot share the I/O budget of itself", name)
 	}
 	hs, err := h.Hierarchies()
 	if err != nil {
-		return g, Applied{}, err
+		return g, stored.Applied{}, err
 	}
 	v2, mem1, blk1 := pick(hs)
 	wantMem, wantIO := lim.MemoryBytes > 0, len(lim.IO) > 0
@@ -271,7 +245,7 @@ func (h Host) Create(name string, lim Limits) (*Group, Applied, error) {
 		}
 	}
 	if len(g.members) == 0 {
-		return g, Applied{MemoryNote: n.mem, IONote: n.io}, nil
+		return g, stored.Applied{MemoryNote: n.mem, IONote: n.io}, nil
 	}
 	ap, err := g.Read()
 	if err != nil {
@@ -299,15 +273,15 @@ func (n *notes) iof(format string, a ...any) {
 
 // check compares what was asked with what the files say, for limits that
 // failed silently (or whose failure was already explained).
-func (n *notes) check(lim Limits, ap Applied) {
+func (n *notes) check(lim Limits, ap stored.Applied) {
 	if lim.MemoryBytes > 0 && ap.MemoryMax == 0 {
 		n.memf("the memory cap did not take effect (the group reads unlimited)")
 	}
 	for _, want := range lim.IO {
-		if want.unlimited() {
+		if unlimited(want) {
 			continue
 		}
-		i := slices.IndexFunc(ap.IO, func(l IOLimit) bool { return l.Major == want.Major && l.Minor == want.Minor })
+		i := slices.IndexFunc(ap.IO, func(l stored.IOLimit) bool { return l.Major == want.Major && l.Minor == want.Minor })
 		if i < 0 {
 			n.iof("the I/O limit on %s did not take effect", want.Device())
 			continue
@@ -418,8 +392,8 @@ func (g *Group) Add(pids ...int) error {
 }
 
 // Read reads the group's limits back from its files.
-func (g *Group) Read() (Applied, error) {
-	ap := Applied{Version: g.Version()}
+func (g *Group) Read() (stored.Applied, error) {
+	ap := stored.Applied{Version: g.Version()}
 	for _, m := range g.members {
 		if !m.shared && (ap.Path == "" || m.mem) {
 			ap.Path = m.dir

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 const mib = int64(1) << 20
@@ -92,14 +94,14 @@ func TestCreateV1(t *testing.T) {
 	h, _ := fixture(t, "hybrid", hybridFiles())
 	cg := filepath.Join(h.root, "sys/fs/cgroup")
 	g, ap, err := h.Create("server-1", Limits{MemoryBytes: 256*mib + 100,
-		IO: []IOLimit{{Major: 254, Minor: 0, ReadIOPS: 100, WriteBPS: 50e6}}})
+		IO: []stored.IOLimit{{Major: 254, Minor: 0, ReadIOPS: 100, WriteBPS: 50e6}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	memDir := cg + "/memory/process_api/abc/tierbench/server-1" // under our own cgroup
 	blkDir := cg + "/blkio/tierbench/server-1"
-	want := Applied{Version: 1, Path: memDir, MemoryMax: 256 * mib, // rounded down to pages
-		IO:     []IOLimit{{Major: 254, Minor: 0, ReadIOPS: 100, WriteBPS: 50e6}},
+	want := stored.Applied{Version: 1, Path: memDir, MemoryMax: 256 * mib, // rounded down to pages
+		IO:     []stored.IOLimit{{Major: 254, Minor: 0, ReadIOPS: 100, WriteBPS: 50e6}},
 		IOPath: blkDir, IONote: V1WritebackNote}
 	if !reflect.DeepEqual(ap, want) {
 		t.Errorf("Create = %+v\nwant %+v", ap, want)
@@ -127,11 +129,11 @@ func TestCreateV1(t *testing.T) {
 	}
 
 	// Reuse: the new limits replace the old ones entirely.
-	g2, ap, err := h.Create("server-1", Limits{IO: []IOLimit{{Major: 7, Minor: 0, WriteIOPS: 30}}})
+	g2, ap, err := h.Create("server-1", Limits{IO: []stored.IOLimit{{Major: 7, Minor: 0, WriteIOPS: 30}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = Applied{Version: 1, Path: memDir, IO: []IOLimit{{Major: 7, Minor: 0, WriteIOPS: 30}}, IOPath: blkDir, IONote: V1WritebackNote}
+	want = stored.Applied{Version: 1, Path: memDir, IO: []stored.IOLimit{{Major: 7, Minor: 0, WriteIOPS: 30}}, IOPath: blkDir, IONote: V1WritebackNote}
 	if !reflect.DeepEqual(ap, want) {
 		t.Errorf("Create again = %+v\nwant %+v", ap, want)
 	}
@@ -183,7 +185,7 @@ func TestCreateV1RootWhenOwnRefuses(t *testing.T) {
 
 func TestCreateV1Partition(t *testing.T) {
 	h, _ := fixture(t, "hybrid", hybridFiles())
-	_, ap, err := h.Create("p", Limits{MemoryBytes: 128 * mib, IO: []IOLimit{{Major: 254, Minor: 1, ReadIOPS: 100}}})
+	_, ap, err := h.Create("p", Limits{MemoryBytes: 128 * mib, IO: []stored.IOLimit{{Major: 254, Minor: 1, ReadIOPS: 100}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestCreateV1Partition(t *testing.T) {
 func TestCreateNoPermission(t *testing.T) {
 	h, f := fixture(t, "hybrid", hybridFiles())
 	f.mkdirErr = syscall.EACCES
-	g, ap, err := h.Create("n", Limits{MemoryBytes: 128 * mib, IO: []IOLimit{{Major: 254, ReadIOPS: 1}}})
+	g, ap, err := h.Create("n", Limits{MemoryBytes: 128 * mib, IO: []stored.IOLimit{{Major: 254, ReadIOPS: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +217,7 @@ func TestCreateNoPermission(t *testing.T) {
 
 func TestCreateNoCgroups(t *testing.T) {
 	h, _ := fixture(t, "none", nil)
-	_, ap, err := h.Create("n", Limits{MemoryBytes: 128 * mib, IO: []IOLimit{{Major: 254, ReadIOPS: 1}}})
+	_, ap, err := h.Create("n", Limits{MemoryBytes: 128 * mib, IO: []stored.IOLimit{{Major: 254, ReadIOPS: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,13 +230,13 @@ func TestCreateV2(t *testing.T) {
 	h, _ := fixture(t, "v2", v2Files("cpuset cpu io memory pids"))
 	cg := filepath.Join(h.root, "sys/fs/cgroup")
 	g, ap, err := h.Create("server-2", Limits{MemoryBytes: 512 * mib,
-		IO: []IOLimit{{Major: 254, Minor: 0, ReadIOPS: 5000, WriteIOPS: 3000, ReadBPS: 200e6}}})
+		IO: []stored.IOLimit{{Major: 254, Minor: 0, ReadIOPS: 5000, WriteIOPS: 3000, ReadBPS: 200e6}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := cg + "/tierbench/server-2" // our scope holds processes: the root it is
-	want := Applied{Version: 2, Path: dir, MemoryMax: 512 * mib,
-		IO: []IOLimit{{Major: 254, Minor: 0, ReadIOPS: 5000, WriteIOPS: 3000, ReadBPS: 200e6}}}
+	want := stored.Applied{Version: 2, Path: dir, MemoryMax: 512 * mib,
+		IO: []stored.IOLimit{{Major: 254, Minor: 0, ReadIOPS: 5000, WriteIOPS: 3000, ReadBPS: 200e6}}}
 	if !reflect.DeepEqual(ap, want) {
 		t.Errorf("Create = %+v\nwant %+v", ap, want)
 	}
@@ -283,7 +285,7 @@ func TestCreateV2(t *testing.T) {
 
 func TestCreateV2NoIOController(t *testing.T) {
 	h, _ := fixture(t, "v2", v2Files("cpu memory pids"))
-	_, ap, err := h.Create("m", Limits{MemoryBytes: 256 * mib, IO: []IOLimit{{Major: 254, ReadIOPS: 10}}})
+	_, ap, err := h.Create("m", Limits{MemoryBytes: 256 * mib, IO: []stored.IOLimit{{Major: 254, ReadIOPS: 10}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,8 +327,8 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		{"", Limits{}},
 		{".hidden", Limits{}},
 		{"ok", Limits{MemoryBytes: -1}},
-		{"ok", Limits{IO: []IOLimit{{ReadIOPS: -1}}}},
-		{"ok", Limits{IO: []IOLimit{{Major: 8}, {Major: 8}}}},
+		{"ok", Limits{IO: []stored.IOLimit{{ReadIOPS: -1}}}},
+		{"ok", Limits{IO: []stored.IOLimit{{Major: 8}, {Major: 8}}}},
 	} {
 		if _, _, err := h.Create(c.name, c.lim); err == nil {
 			t.Errorf("Create(%q, %+v) succeeded", c.name, c.lim)
@@ -339,7 +341,7 @@ func TestParseIOMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []IOLimit{{Major: 7, ReadIOPS: 5}, {Major: 8, Minor: 16, ReadBPS: 2097152, WriteIOPS: 120}}
+	want := []stored.IOLimit{{Major: 7, ReadIOPS: 5}, {Major: 8, Minor: 16, ReadBPS: 2097152, WriteIOPS: 120}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parseIOMax = %+v; want %+v", got, want)
 	}
@@ -358,7 +360,7 @@ func contains(list []string, s string) bool {
 }
 
 // tierIO is the shared budget of the tests below: one emulated tier's device.
-var tierIO = []IOLimit{{Major: 254, Minor: 0, ReadIOPS: 3000, WriteIOPS: 3000, WriteBPS: 200e6}}
+var tierIO = []stored.IOLimit{{Major: 254, Minor: 0, ReadIOPS: 3000, WriteIOPS: 3000, WriteBPS: 200e6}}
 
 // Two servers on one tier, v1: each in its own memory group with its own
 // cap, both in the tier's one blkio group holding the throttle.
@@ -373,11 +375,11 @@ func TestCreateV1SharedIO(t *testing.T) {
 	b, apB, err := h.Create("server-b", Limits{MemoryBytes: 512 * mib, IO: tierIO, IOGroup: "tier-slow"})
 	must(t, err)
 	for _, c := range []struct {
-		ap    Applied
+		ap    stored.Applied
 		dir   string
 		limit int64
 	}{{apA, memTop + "/server-a", 256 * mib}, {apB, memTop + "/server-b", 512 * mib}} {
-		want := Applied{Version: 1, Path: c.dir, MemoryMax: c.limit, IO: tierIO, IOPath: tierDir, IOShared: true, IONote: V1WritebackNote}
+		want := stored.Applied{Version: 1, Path: c.dir, MemoryMax: c.limit, IO: tierIO, IOPath: tierDir, IOShared: true, IONote: V1WritebackNote}
 		if !reflect.DeepEqual(c.ap, want) {
 			t.Errorf("Create = %+v\nwant %+v", c.ap, want)
 		}
@@ -453,12 +455,12 @@ func TestCreateV2SharedIO(t *testing.T) {
 	b, apB, err := h.Create("server-b", Limits{MemoryBytes: 512 * mib, IO: tierIO, IOGroup: "tier-slow"})
 	must(t, err)
 	for _, c := range []struct {
-		ap    Applied
+		ap    stored.Applied
 		name  string
 		limit int64
 	}{{apA, "server-a", 256 * mib}, {apB, "server-b", 512 * mib}} {
 		dir := tierDir + "/" + c.name
-		want := Applied{Version: 2, Path: dir, MemoryMax: c.limit, IO: tierIO, IOPath: tierDir, IOShared: true}
+		want := stored.Applied{Version: 2, Path: dir, MemoryMax: c.limit, IO: tierIO, IOPath: tierDir, IOShared: true}
 		if !reflect.DeepEqual(c.ap, want) {
 			t.Errorf("Create = %+v\nwant %+v", c.ap, want)
 		}

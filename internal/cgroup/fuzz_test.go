@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // FuzzParseIOMax: io.max as the kernel (or anything else) writes it parses
@@ -27,7 +29,7 @@ func FuzzParseIOMax(f *testing.F) {
 		}
 		var lines []string
 		for i, l := range ls {
-			if l.unlimited() || l.ReadBPS < 0 || l.WriteBPS < 0 || l.ReadIOPS < 0 || l.WriteIOPS < 0 {
+			if unlimited(l) || l.ReadBPS < 0 || l.WriteBPS < 0 || l.ReadIOPS < 0 || l.WriteIOPS < 0 {
 				t.Fatalf("parseIOMax(%q) gave %+v", s, l)
 			}
 			if i > 0 {
@@ -56,7 +58,7 @@ func FuzzParseDevice(f *testing.F) {
 		if !ok {
 			return
 		}
-		l := IOLimit{Major: maj, Minor: min}
+		l := stored.IOLimit{Major: maj, Minor: min}
 		if a, b, ok := parseDevice(l.Device()); !ok || a != maj || b != min {
 			t.Fatalf("parseDevice(%q) = %d:%d, which reads back as %d:%d %v", s, maj, min, a, b, ok)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -71,7 +72,7 @@ func TestRealGroup(t *testing.T) {
 	disk, maj, min := rootDisk(t)
 
 	name := fmt.Sprintf("test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	lim := Limits{MemoryBytes: 256 << 20, IO: []IOLimit{{Major: maj, Minor: min, ReadIOPS: 100}}}
+	lim := Limits{MemoryBytes: 256 << 20, IO: []stored.IOLimit{{Major: maj, Minor: min, ReadIOPS: 100}}}
 	start := time.Now()
 	g, ap, err := Create(name, lim)
 	if err != nil {
@@ -210,7 +211,7 @@ func TestRealSharedIO(t *testing.T) {
 	id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	tierName, names := "test-tier-"+id, []string{"test-a-" + id, "test-b-" + id}
 	caps := []int64{256 << 20, 128 << 20}
-	io := []IOLimit{{Major: maj, Minor: min, ReadIOPS: 300, WriteBPS: 20e6}}
+	io := []stored.IOLimit{{Major: maj, Minor: min, ReadIOPS: 300, WriteBPS: 20e6}}
 
 	var groups []*Group
 	var pids []int

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // v1 files. The memory controller caps with memory.limit_in_bytes (page
@@ -31,13 +33,13 @@ const v1Unlimited = int64(1) << 62
 // v1Throttles maps each blkio file to the IOLimit field it holds.
 var v1Throttles = []struct {
 	file  string
-	field func(*IOLimit) *int64
+	field func(*stored.IOLimit) *int64
 	what  string
 }{
-	{v1ReadIOPS, func(l *IOLimit) *int64 { return &l.ReadIOPS }, "read IOPS"},
-	{v1WriteIOPS, func(l *IOLimit) *int64 { return &l.WriteIOPS }, "write IOPS"},
-	{v1ReadBPS, func(l *IOLimit) *int64 { return &l.ReadBPS }, "read bandwidth"},
-	{v1WriteBPS, func(l *IOLimit) *int64 { return &l.WriteBPS }, "write bandwidth"},
+	{v1ReadIOPS, func(l *stored.IOLimit) *int64 { return &l.ReadIOPS }, "read IOPS"},
+	{v1WriteIOPS, func(l *stored.IOLimit) *int64 { return &l.WriteIOPS }, "write IOPS"},
+	{v1ReadBPS, func(l *stored.IOLimit) *int64 { return &l.ReadBPS }, "read bandwidth"},
+	{v1WriteBPS, func(l *stored.IOLimit) *int64 { return &l.WriteBPS }, "write bandwidth"},
 }
 
 // createV1 makes the group in the memory and blkio hierarchies that exist
@@ -114,11 +116,11 @@ func rootHint(err error) string {
 
 // throttleV1 writes every device's four rules, and lifts the rules of
 // devices no longer limited.
-func (h Host) throttleV1(dir string, limits []IOLimit, n *notes) {
+func (h Host) throttleV1(dir string, limits []stored.IOLimit, n *notes) {
 	old, _ := readIO(dir, 1)
 	for _, o := range old {
 		if !hasDevice(limits, o.Major, o.Minor) {
-			limits = append(limits, IOLimit{Major: o.Major, Minor: o.Minor})
+			limits = append(limits, stored.IOLimit{Major: o.Major, Minor: o.Minor})
 		}
 	}
 	for _, l := range limits {
@@ -141,7 +143,7 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func hasDevice(limits []IOLimit, major, minor uint32) bool {
+func hasDevice(limits []stored.IOLimit, major, minor uint32) bool {
 	for _, l := range limits {
 		if l.Major == major && l.Minor == minor {
 			return true
@@ -175,7 +177,7 @@ func readMemory(dir string, version int) (int64, error) {
 }
 
 // readIO reads the device throttles, sorted by device.
-func readIO(dir string, version int) ([]IOLimit, error) {
+func readIO(dir string, version int) ([]stored.IOLimit, error) {
 	if version == 2 {
 		b, err := os.ReadFile(filepath.Join(dir, "io.max"))
 		if err != nil {
@@ -183,7 +185,7 @@ func readIO(dir string, version int) ([]IOLimit, error) {
 		}
 		return parseIOMax(string(b))
 	}
-	var out []IOLimit
+	var out []stored.IOLimit
 	for _, t := range v1Throttles {
 		b, err := os.ReadFile(filepath.Join(dir, t.file))
 		if err != nil {
@@ -202,27 +204,27 @@ func readIO(dir string, version int) ([]IOLimit, error) {
 			if v == 0 || v == math.MaxInt64 || uint64(v) == math.MaxUint64 {
 				continue
 			}
-			out = upsert(out, maj, min, func(l *IOLimit) { *t.field(l) = v })
+			out = upsert(out, maj, min, func(l *stored.IOLimit) { *t.field(l) = v })
 		}
 	}
 	return out, nil
 }
 
 // upsert applies set to the device's entry, adding it (in device order) when absent.
-func upsert(list []IOLimit, major, minor uint32, set func(*IOLimit)) []IOLimit {
+func upsert(list []stored.IOLimit, major, minor uint32, set func(*stored.IOLimit)) []stored.IOLimit {
 	for i := range list {
 		if list[i].Major == major && list[i].Minor == minor {
 			set(&list[i])
 			return list
 		}
 	}
-	l := IOLimit{Major: major, Minor: minor}
+	l := stored.IOLimit{Major: major, Minor: minor}
 	set(&l)
 	i := 0
 	for i < len(list) && (list[i].Major < major || list[i].Major == major && list[i].Minor < minor) {
 		i++
 	}
-	return append(list[:i], append([]IOLimit{l}, list[i:]...)...)
+	return append(list[:i], append([]stored.IOLimit{l}, list[i:]...)...)
 }
 
 func parseDevice(s string) (uint32, uint32, bool) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // createV2 makes the group in the unified hierarchy. A v2 group gets a
@@ -157,15 +159,15 @@ func (h Host) createV2(g *Group, hy Hierarchy, lim Limits, n *notes) {
 
 // writeIOMax writes every device's io.max line, and lifts the limits of
 // devices no longer limited.
-func (h Host) writeIOMax(dir string, limits []IOLimit, n *notes) {
+func (h Host) writeIOMax(dir string, limits []stored.IOLimit, n *notes) {
 	old, _ := readIO(dir, 2)
 	for _, o := range old {
 		if !hasDevice(limits, o.Major, o.Minor) {
-			limits = append(limits, IOLimit{Major: o.Major, Minor: o.Minor})
+			limits = append(limits, stored.IOLimit{Major: o.Major, Minor: o.Minor})
 		}
 	}
 	for _, l := range limits {
-		if err := h.ops.write(filepath.Join(dir, "io.max"), ioMaxLine(l)); err != nil && !l.unlimited() {
+		if err := h.ops.write(filepath.Join(dir, "io.max"), ioMaxLine(l)); err != nil && !unlimited(l) {
 			n.iof("I/O limit on %s not applied: io.max refused it: %v%s", l.Device(), errText(err), deviceHint(err))
 		}
 	}
@@ -230,7 +232,7 @@ func (h Host) enable(dir, controller string) error {
 }
 
 // ioMaxLine is one io.max line; "max" lifts a limit.
-func ioMaxLine(l IOLimit) string {
+func ioMaxLine(l stored.IOLimit) string {
 	v := func(n int64) string {
 		if n <= 0 {
 			return "max"
@@ -242,8 +244,8 @@ func ioMaxLine(l IOLimit) string {
 
 // parseIOMax reads io.max: "MAJ:MIN rbps=N wbps=max riops=N wiops=max" per
 // limited device.
-func parseIOMax(s string) ([]IOLimit, error) {
-	var out []IOLimit
+func parseIOMax(s string) ([]stored.IOLimit, error) {
+	var out []stored.IOLimit
 	for _, line := range strings.Split(s, "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 {
@@ -253,7 +255,7 @@ func parseIOMax(s string) ([]IOLimit, error) {
 		if !ok {
 			return out, fmt.Errorf("io.max: malformed line %q", line)
 		}
-		l := IOLimit{Major: maj, Minor: min}
+		l := stored.IOLimit{Major: maj, Minor: min}
 		for _, kv := range f[1:] {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
@@ -277,8 +279,8 @@ func parseIOMax(s string) ([]IOLimit, error) {
 				l.WriteIOPS = n
 			}
 		}
-		if !l.unlimited() {
-			out = upsert(out, maj, min, func(x *IOLimit) { *x = l })
+		if !unlimited(l) {
+			out = upsert(out, maj, min, func(x *stored.IOLimit) { *x = l })
 		}
 	}
 	return out, nil

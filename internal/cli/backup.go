@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -169,7 +169,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 // printBackupStats prints a line per phase kind over the run's cycles:
 // "backup: 12.3 s ± 0.8 (95% CI, n=6), 210 MB/s ± 15", the mean ± half
 // the 95% interval, or the mean alone for one cycle.
-func printBackupStats(w io.Writer, st backup.Stats) {
+func printBackupStats(w io.Writer, st stored.PhaseStats) {
 	for _, kind := range phaseKinds(st) {
 		secs, mbps := st[kind]["seconds"], st[kind]["mbps"]
 		ci := fmt.Sprintf("n=%d", secs.N)
@@ -192,12 +192,12 @@ func meanUnitCI(s stats.Summary, unit string) string {
 
 // phaseKinds are st's phase kinds in a cycle's order, backup then restore,
 // then any other by name.
-func phaseKinds(st backup.Stats) []string {
+func phaseKinds(st stored.PhaseStats) []string {
 	rank := func(kind string) int {
 		switch kind {
-		case backup.PhaseBackup:
+		case stored.PhaseBackup:
 			return 0
-		case backup.PhaseRestore:
+		case stored.PhaseRestore:
 			return 1
 		}
 		return 2

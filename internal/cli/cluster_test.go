@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/clustertest"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // monitor samples two hosts' node_exporters, each into its own figures and
@@ -177,13 +177,13 @@ func TestDiskRunFioServers(t *testing.T) {
 	}
 	defer store.Close()
 	ctx := context.Background()
-	merged := &fio.Hist{}
+	merged := &stored.Hist{}
 	for _, h := range p.Hosts {
 		data, err := store.Histogram(ctx, doc.RunID, 0, h.Host+":read.clat_ns")
 		if err != nil {
 			t.Fatalf("host %s's histogram: %v", h.Host, err)
 		}
-		var hh fio.Hist
+		var hh stored.Hist
 		if err := json.Unmarshal(data, &hh); err != nil {
 			t.Fatal(err)
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
-	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -237,7 +237,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindDisk); err != nil {
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindDisk); err != nil {
 		return nil, err
 	}
 	v := newView(g)
@@ -290,7 +290,7 @@ func printDiskRepeats(w io.Writer, out *experiment.DiskResult) {
 			}
 			return fmt.Sprintf("%s (n=%d)", meanCI(s, format), s.N)
 		}
-		p99 := func(d *fio.PooledDir) string {
+		p99 := func(d *stored.PooledDir) string {
 			if d == nil {
 				return "-"
 			}

@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/live"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/scenario"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -123,7 +123,7 @@ func (l *liveScenario) Step(i, n int, st scenario.Step) { l.v.Step(i, n, st) }
 func (l *liveScenario) Checked(instance string, c *tpcc.CheckResult) {
 	l.v.Checked(instance, c)
 }
-func (l *liveScenario) Neighbour(instance string, s *driver.StepResult) {
+func (l *liveScenario) Neighbour(instance string, s *stored.TPCCStep) {
 	l.v.Neighbour(instance, s)
 }
 func (l *liveScenario) Reported(w report.Written) { l.v.Reported(w) }

@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/repeat"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -50,6 +50,6 @@ func (o *noisyOptions) addFlags(fs *pflag.FlagSet, unit string) {
 
 // noisy returns how to judge; a limit of 0 means never, as it does in the
 // experiment layer, whose Validate checks them.
-func (o *noisyOptions) noisy() experiment.Noisy {
-	return experiment.Noisy{Limits: telemetry.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}, Discard: o.Discard}
+func (o *noisyOptions) noisy() stored.Noisy {
+	return stored.Noisy{Limits: stored.NoisyLimits{StealPct: o.Steal, ForeignPct: o.Foreign}, Discard: o.Discard}
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 const defaultResultsDir = experiment.DefaultResults
@@ -97,8 +97,8 @@ func openResults(dir string) (*results.Store, error) {
 }
 
 // tpccMetrics decodes a tpcc step's document.
-func tpccMetrics(st results.Step) (driver.StepResult, bool) {
-	var m driver.StepResult
+func tpccMetrics(st results.Step) (stored.TPCCStep, bool) {
+	var m stored.TPCCStep
 	if err := json.Unmarshal(st.Metrics, &m); err != nil {
 		return m, false
 	}
@@ -108,7 +108,7 @@ func tpccMetrics(st results.Step) (driver.StepResult, bool) {
 // bestNOPM is the highest NOPM of a tpcc run's steps; ok is false for other
 // kinds and for runs without a readable step.
 func bestNOPM(run results.Run, steps []results.Step) (best float64, ok bool) {
-	if run.Kind != "tpcc" {
+	if run.Kind != stored.KindTPCC {
 		return 0, false
 	}
 	for _, st := range steps {
@@ -247,7 +247,7 @@ func printRunShow(w io.Writer, out resultsShow) {
 	switch {
 	case len(out.Steps) == 0:
 		fmt.Fprintln(w, "no finished steps")
-	case r.Kind == "tpcc":
+	case r.Kind == stored.KindTPCC:
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tVUs\tTPM\tNOPM\tclient TPM\tclient NOPM\terrors\tNO p95 ms\tNO p99 ms\t")
 		for _, st := range out.Steps {

@@ -17,7 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
-	"github.com/tierbench/tierbench/internal/threshold"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -121,7 +121,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindTPCC); err != nil {
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindTPCC); err != nil {
 		return err
 	}
 	v := newView(g) // with --json, everything goes into the one document printed at the end

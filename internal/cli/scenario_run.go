@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/scenario"
 	"github.com/tierbench/tierbench/internal/threshold"
@@ -39,7 +40,7 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 		}
 	}
 	noisy := opts.noisyOptions.noisy()
-	if err := noisy.Validate(); err != nil {
+	if err := experiment.CheckNoisy(noisy); err != nil {
 		return flagged(err, nil)
 	}
 	sc, err := opts.load()

@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -82,18 +83,18 @@ const maxMBps = 1e9
 
 // throttle is the I/O limit the flags ask for, without its device; ok is
 // false when none is asked.
-func (o *ServerStartOptions) throttle() (cgroup.IOLimit, bool, error) {
+func (o *ServerStartOptions) throttle() (stored.IOLimit, bool, error) {
 	switch {
 	case o.ReadIOPS < 0:
-		return cgroup.IOLimit{}, false, usagef("--read-iops %d is negative", o.ReadIOPS)
+		return stored.IOLimit{}, false, usagef("--read-iops %d is negative", o.ReadIOPS)
 	case o.WriteIOPS < 0:
-		return cgroup.IOLimit{}, false, usagef("--write-iops %d is negative", o.WriteIOPS)
+		return stored.IOLimit{}, false, usagef("--write-iops %d is negative", o.WriteIOPS)
 	case !(o.ReadMBps >= 0) || math.IsInf(o.ReadMBps, 0) || o.ReadMBps > maxMBps: // NaN fails >= too
-		return cgroup.IOLimit{}, false, usagef("--read-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.ReadMBps)
+		return stored.IOLimit{}, false, usagef("--read-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.ReadMBps)
 	case !(o.WriteMBps >= 0) || math.IsInf(o.WriteMBps, 0) || o.WriteMBps > maxMBps:
-		return cgroup.IOLimit{}, false, usagef("--write-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.WriteMBps)
+		return stored.IOLimit{}, false, usagef("--write-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.WriteMBps)
 	}
-	l := cgroup.IOLimit{ReadIOPS: o.ReadIOPS, WriteIOPS: o.WriteIOPS,
+	l := stored.IOLimit{ReadIOPS: o.ReadIOPS, WriteIOPS: o.WriteIOPS,
 		ReadBPS: int64(o.ReadMBps * 1e6), WriteBPS: int64(o.WriteMBps * 1e6)}
 	if (o.ReadMBps > 0 && l.ReadBPS == 0) || (o.WriteMBps > 0 && l.WriteBPS == 0) {
 		return l, false, usagef("--read-mbps/--write-mbps below one byte per second")
@@ -225,7 +226,7 @@ is said, with the reason; it is not an error.`,
 // clone.
 type serverStartResult struct {
 	server.Info
-	Limits     *cgroup.Applied `json:"limits,omitempty"`
+	Limits     *stored.Applied `json:"limits,omitempty"`
 	ClonedFrom string          `json:"cloned_from,omitempty"`
 }
 
@@ -254,7 +255,7 @@ func serverError(err error) error {
 // startServer starts the server so describes, applies the limits asked
 // for and prints res with the server's Info: `server start`, and `server
 // clone` once it has copied the data directory.
-func startServer(ctx context.Context, g *Globals, opts ServerStartOptions, so server.Options, io cgroup.IOLimit, wantIO bool, res serverStartResult) error {
+func startServer(ctx context.Context, g *Globals, opts ServerStartOptions, so server.Options, io stored.IOLimit, wantIO bool, res serverStartResult) error {
 	info, err := server.Start(ctx, so)
 	if err != nil {
 		if res.ClonedFrom != "" {
@@ -270,7 +271,7 @@ func startServer(ctx context.Context, g *Globals, opts ServerStartOptions, so se
 	asked := !opts.NoCgroup && (so.Memory > 0 || wantIO)
 	var device string
 	if asked && !info.AlreadyRunning {
-		var ap cgroup.Applied
+		var ap stored.Applied
 		if ap, device, err = experiment.ApplyServerLimits(ctx, info.DataDir, so.Memory, io, wantIO, ""); err != nil {
 			return fmt.Errorf("%s started in %s, but placing it under its limits failed: %w (`tierbench server stop --datadir %s` stops it)",
 				all.Display(info.Engine), info.DataDir, err, info.DataDir)

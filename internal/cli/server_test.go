@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/cli"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // run executes tierbench with args and returns the exit code, stdout and stderr.
@@ -240,7 +241,7 @@ func TestServerStartLimits(t *testing.T) {
 	t.Logf("start with limits in %v: %s", time.Since(start), out)
 	var res struct {
 		PID    int             `json:"pid"`
-		Limits *cgroup.Applied `json:"limits"`
+		Limits *stored.Applied `json:"limits"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)

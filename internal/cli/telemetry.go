@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -65,7 +66,7 @@ func sampling(interval, flag string, blockTrace bool, exporters []string) (exper
 // telemetryLine sums up a step's telemetry aggregates in one line ("" when
 // there are none), and each node_exporter host in a short line of its own
 // under it.
-func telemetryLine(host, dev, db map[string]float64, hosts ...telemetry.HostStats) string {
+func telemetryLine(host, dev, db map[string]float64, hosts ...stored.HostStats) string {
 	if host == nil {
 		return ""
 	}
@@ -79,7 +80,7 @@ func telemetryLine(host, dev, db map[string]float64, hosts ...telemetry.HostStat
 // hostLine is a node_exporter host's figures over a step: CPU shares, its
 // busiest device (by %util, then IOPS), the clock offset and the samples
 // it missed.
-func hostLine(h telemetry.HostStats) string {
+func hostLine(h stored.HostStats) string {
 	if h.Samples == 0 {
 		return fmt.Sprintf("  host %s: no figures (its node_exporter answered in none of %d samples)", h.Host, h.Missing)
 	}
@@ -89,7 +90,7 @@ func hostLine(h telemetry.HostStats) string {
 		s += fmt.Sprintf(", steal %.0f%%", h.CPUStealPct)
 	}
 	if len(h.Devices) > 0 {
-		d := slices.MaxFunc(h.Devices, func(a, b telemetry.DeviceRates) int {
+		d := slices.MaxFunc(h.Devices, func(a, b stored.DeviceRates) int {
 			return cmp.Or(cmp.Compare(a.UtilPct, b.UtilPct), cmp.Compare(a.RIOPS+a.WIOPS, b.RIOPS+b.WIOPS))
 		})
 		s += fmt.Sprintf("; %s: %.0f r/s %.0f w/s, %.1f/%.1f MB/s, await %.2f/%.2f ms, util %.0f%%",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -49,11 +50,11 @@ func TestNodeExportersFlag(t *testing.T) {
 // own.
 func TestTelemetryLineHosts(t *testing.T) {
 	host := map[string]float64{"cpu_idle_pct": 50}
-	hosts := []telemetry.HostStats{
-		{Host: "db1", NodeStats: telemetry.NodeStats{CPUIdlePct: 60, CPUIowaitPct: 5, CPUUserPct: 25, CPUSystemPct: 10, Samples: 9, Missing: 1,
-			ClockOffsetMs: -1.25, Devices: []telemetry.DeviceRates{{Name: "sda", WIOPS: 10, UtilPct: 5},
+	hosts := []stored.HostStats{
+		{Host: "db1", NodeStats: stored.NodeStats{CPUIdlePct: 60, CPUIowaitPct: 5, CPUUserPct: 25, CPUSystemPct: 10, Samples: 9, Missing: 1,
+			ClockOffsetMs: -1.25, Devices: []stored.DeviceRates{{Name: "sda", WIOPS: 10, UtilPct: 5},
 				{Name: "nvme0n1", RIOPS: 1200, WIOPS: 300, RMBps: 9.6, WMBps: 2.4, RAwaitMs: 0.21, WAwaitMs: 0.05, UtilPct: 41}}}},
-		{Host: "db2", NodeStats: telemetry.NodeStats{Missing: 10}},
+		{Host: "db2", NodeStats: stored.NodeStats{Missing: 10}},
 	}
 	got := strings.Split(telemetryLine(host, nil, nil, hosts...), "\n")
 	want := []string{

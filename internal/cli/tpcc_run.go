@@ -8,12 +8,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/tierbench/tierbench/internal/engine/all"
-	"github.com/tierbench/tierbench/internal/threshold"
+	"github.com/tierbench/tierbench/internal/stored"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -118,7 +117,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 	if cfg.DSN, err = opts.check(); err != nil {
 		return nil, err
 	}
-	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindTPCC); err != nil {
+	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindTPCC); err != nil {
 		return nil, err
 	}
 	v := newView(g)
@@ -132,7 +131,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 }
 
 // printStep prints a finished step's table (not with --json).
-func printStep(w io.Writer, s *driver.StepResult, engine string) {
+func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 	rep := ""
 	if s.Repetition > 0 {
 		rep = fmt.Sprintf(" (repetition %d)", s.Repetition)

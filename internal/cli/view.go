@@ -6,13 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/scenario"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
@@ -33,7 +30,7 @@ type view struct {
 	tableHead             bool      // the disk or backup table's header is printed
 	// durability is the durability run's parameters, which its cycle lines
 	// name.
-	durability *experiment.DurabilityParams
+	durability *stored.DurabilityParams
 	store      string // the results store's path, from the run's start
 	engine     string // the TPC-C run's engine, which its step summaries name
 }
@@ -70,25 +67,25 @@ func (v *view) Note(msg string) {
 func (v *view) Started(s experiment.Started) {
 	v.store = s.StorePath
 	switch p := s.Params.(type) {
-	case *experiment.TPCCParams:
+	case *stored.TPCCParams:
 		v.engine = p.Engine
 		v.g.progressf("run %s: %d warehouses, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
 			s.RunID, p.Warehouses, units.FormatCountList(p.VUs), p.RampUp, p.Duration, p.Mode)
-	case *experiment.DiskParams:
+	case *stored.DiskParams:
 		v.g.progressf("run %s: profile %s, %d points on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",
 			s.RunID, p.Profile, len(p.Points), p.Target, p.TargetKind, units.FormatSize(p.Size), p.File,
 			p.Duration, p.Ramp, p.IOEngine, p.Direct)
-	case *experiment.BackupParams:
+	case *stored.BackupParams:
 		every := ""
 		if p.Spacing != "0s" {
 			every = ", one every " + p.Spacing
 		}
 		v.g.progressf("run %s: %d cycles of %s backup and restore into %s%s\n", s.RunID, p.Cycles, p.Method, p.Target, every)
-	case *experiment.DurabilityParams:
+	case *stored.DurabilityParams:
 		v.durability = p
 		v.g.progressf("durability run %s: %d cycles of %s TPC-C with %d VUs on %d warehouses, then %s; success logs in %s\n",
 			s.RunID, p.Cycles, p.RunBeforeFault, p.VUs, p.Warehouses, p.Fault, p.LogDir)
-	case *experiment.MonitorParams:
+	case *stored.MonitorParams:
 		v.g.progressf("monitor %s: sampling every %s", s.RunID, p.Interval)
 		if r := s.Resolution; r != nil {
 			v.g.progressf(" %s (%s on %s, devices %v)", p.Target, r.FSType, r.Mount, r.Devices)
@@ -221,7 +218,7 @@ func telemetryStatus(x *telemetry.Sample) string {
 }
 
 // diskRow prints a finished point in fixed-width columns.
-func (v *view) diskRow(p fio.PointResult) {
+func (v *view) diskRow(p stored.Point) {
 	w := v.g.Stdout
 	if !v.tableHead {
 		fmt.Fprintf(w, "%-22s %39s %39s %13s\n", "", "---------------- read ----------------", "---------------- write ---------------", "")
@@ -229,7 +226,7 @@ func (v *view) diskRow(p fio.PointResult) {
 			"IOPS", "MB/s", "mean ms", "p99", "p99.9", "IOPS", "MB/s", "mean ms", "p99", "p99.9", "CPU usr/sys %")
 		v.tableHead = true
 	}
-	cells := func(d *fio.DirStats) string {
+	cells := func(d *stored.DirStats) string {
 		if d == nil {
 			return fmt.Sprintf("%9s %7s %7s %7s %7s", "-", "-", "-", "-", "-")
 		}
@@ -255,7 +252,7 @@ func (v *view) diskRow(p fio.PointResult) {
 }
 
 // backupRow prints a finished phase.
-func (v *view) backupRow(m *backup.PhaseResult) {
+func (v *view) backupRow(m *stored.PhaseResult) {
 	w := v.g.Stdout
 	if !v.tableHead {
 		fmt.Fprintf(w, "%5s  %-7s  %-13s  %9s  %10s  %8s  %15s  %15s  %8s\n",
@@ -268,7 +265,7 @@ func (v *view) backupRow(m *backup.PhaseResult) {
 		await = fmt.Sprintf("%.2f/%.2f", d["r_await_ms"], d["w_await_ms"])
 	}
 	verified := "-"
-	if m.Phase.Phase == backup.PhaseRestore {
+	if m.Phase.Phase == stored.PhaseRestore {
 		verified = map[bool]string{true: "yes", false: "no"}[m.Verified]
 	}
 	fmt.Fprintf(w, "%5d  %-7s  %-13s  %9.2f  %10s  %8.1f  %15s  %15s  %8s\n",
@@ -276,7 +273,7 @@ func (v *view) backupRow(m *backup.PhaseResult) {
 }
 
 // printCycle prints a finished durability cycle.
-func printCycle(w io.Writer, c *durability.CycleResult, p *experiment.DurabilityParams) {
+func printCycle(w io.Writer, c *stored.DurabilityCycle, p *stored.DurabilityParams) {
 	cycles, fault := 0, ""
 	if p != nil {
 		cycles, fault = p.Cycles, p.Fault
@@ -322,7 +319,7 @@ func (v *scenarioView) Checked(instance string, c *tpcc.CheckResult) {
 	}
 }
 
-func (v *scenarioView) Neighbour(instance string, s *driver.StepResult) {
+func (v *scenarioView) Neighbour(instance string, s *stored.TPCCStep) {
 	if !v.g.JSON {
 		fmt.Fprintf(v.g.Stdout, "%-12s %3d VUs  %8d TPM  %8d NOPM  NO p95 %.2f ms\n", instance, s.VUs, s.TPM, s.NOPM, s.Txn["new_order"].P95Ms)
 	}

@@ -19,8 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/repeat"
-	"github.com/tierbench/tierbench/internal/stats"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -54,7 +53,7 @@ type Config struct {
 	// OnTick is called once per tick with the last second's numbers.
 	OnTick func(Tick)
 	// OnStep is called when a step's measured interval is complete.
-	OnStep func(*StepResult)
+	OnStep func(*stored.TPCCStep)
 	// OnNewOrder, when set, is called by each virtual user's goroutine
 	// (concurrently) for every New-Order the database acknowledged,
 	// committed or rolled back, in or outside the measured interval: the
@@ -84,74 +83,6 @@ type Tick struct {
 	// configured buckets (ramp-up included; Latency[k].Counts nil without).
 	RolledBack, Failed [tpcc.NumKinds]int64
 	Latency            [tpcc.NumKinds]metrics.Buckets
-}
-
-// NOPMCheck compares the New-Orders the database committed (growth of
-// sum(d_next_o_id)) with those the driver saw committed inside the interval:
-// they differ only by transactions in flight at its end, at most one per
-// virtual user (see step).
-type NOPMCheck struct {
-	Database int64 `json:"database_new_orders"`
-	Client   int64 `json:"client_committed_new_orders"`
-	Bound    int64 `json:"bound"`
-	OK       bool  `json:"ok"`
-}
-
-// StepResult is one step's result: the `steps` entries of `tpcc run --json`.
-type StepResult struct {
-	Index int `json:"index"`
-	VUs   int `json:"vus"`
-	// Repetition is which repetition of its VU count this is, from 1, when
-	// the run repeats its steps (0: it does not). A step of Group's has
-	// none, and its repetitions in Repetitions.
-	Repetition   int                        `json:"repetition,omitempty"`
-	TPM          int64                      `json:"tpm"`
-	NOPM         int64                      `json:"nopm"`
-	ClientTPM    int64                      `json:"client_tpm"`
-	ClientNOPM   int64                      `json:"client_nopm"`
-	Errors       int64                      `json:"errors"`
-	ErrorsByKind map[string]int64           `json:"errors_by_kind"`
-	Retries      int64                      `json:"retries"`
-	Reconnects   int64                      `json:"reconnects"`
-	Rollbacks    int64                      `json:"new_order_rollbacks"`
-	Skipped      int64                      `json:"delivery_skipped_districts"`
-	Txn          map[string]metrics.Summary `json:"txn"` // by transaction type, over the measured interval
-	NOPMCheck    NOPMCheck                  `json:"nopm_check"`
-	Audit        []tpcc.AuditItem           `json:"audit"`
-	StartedAt    time.Time                  `json:"started_at"`
-	MeasureStart time.Time                  `json:"measure_start"`
-	MeasureEnd   time.Time                  `json:"measure_end"`
-	Seconds      float64                    `json:"measured_seconds"`
-	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
-	// threads) over the measured interval, per completed transaction.
-	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
-	// Host, Device and DB are the telemetry of the measured interval
-	// (averages; device percentiles from merged histograms), when sampled.
-	Host   map[string]float64 `json:"host,omitempty"`
-	Device map[string]float64 `json:"device,omitempty"`
-	DB     map[string]float64 `json:"db,omitempty"`
-	// Hosts are the node_exporter hosts' telemetry of the measured
-	// interval (--node-exporter).
-	Hosts []telemetry.HostStats `json:"hosts,omitempty"`
-
-	// Noisy, when set, says why the step was measured on a noisy host
-	// (telemetry.Noisy): steal time or other processes' CPU above the limits.
-	Noisy string `json:"noisy,omitempty"`
-	// Discarded counts the noisy repetitions Group left out of the means
-	// (--discard-noisy); they stay in Repetitions.
-	Discarded int `json:"discarded_noisy,omitempty"`
-
-	// Set by Group: each figure over the VU count's repetitions (mean,
-	// standard deviation, n, 95% interval; see figures for the names); with
-	// more than one repetition, the percentiles of their merged histograms
-	// (TxnPooled) and the repetitions themselves, as they ran.
-	Stats       map[string]stats.Summary   `json:"stats,omitempty"`
-	TxnPooled   map[string]metrics.Summary `json:"txn_pooled,omitempty"`
-	Repetitions []*StepResult              `json:"repetitions,omitempty"`
-
-	// Histograms of the measured interval by transaction type, for the
-	// results store.
-	Histograms [tpcc.NumKinds]*hdr.Histogram `json:"-"`
 }
 
 // ErrInterrupted is returned (wrapped) when the run's context ended before
@@ -267,7 +198,7 @@ const (
 
 // Run runs every step in turn and returns their results. When ctx ends it
 // stops at once and returns the finished steps with ErrInterrupted.
-func Run(ctx context.Context, cfg Config) ([]*StepResult, error) {
+func Run(ctx context.Context, cfg Config) ([]*stored.TPCCStep, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
@@ -286,7 +217,7 @@ func Run(ctx context.Context, cfg Config) ([]*StepResult, error) {
 	}
 	procs := newSchedProcs(runtime.NumCPU())
 	defer procs.restore()
-	var results []*StepResult
+	var results []*stored.TPCCStep
 	reps := max(cfg.Repeat, 1)
 	plan := repeat.Plan(len(cfg.Steps), reps, cfg.BackToBack)
 	_, err = repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
@@ -380,7 +311,7 @@ func moreProcs(n, max int, cpu, wall time.Duration) int {
 	return n
 }
 
-func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot, slots, nvu, warehouses int, crun tpcc.CValues, seed uint64) (*StepResult, error) {
+func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot, slots, nvu, warehouses int, crun tpcc.CValues, seed uint64) (*stored.TPCCStep, error) {
 	index := sl.Index
 	place := Tick{Step: index + 1, Steps: slots, Rep: sl.Rep, Repeat: max(cfg.Repeat, 1), VUs: nvu}
 	st := &step{warehouses: warehouses, released: make(chan struct{})}
@@ -440,7 +371,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 		}()
 	}
 
-	res := &StepResult{Index: index, VUs: nvu, StartedAt: started, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{}}
+	res := &stored.TPCCStep{Index: index, VUs: nvu, StartedAt: started, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{}}
 	prev := c0
 	var startCounters engine.Counters
 	var cpuStart time.Duration
@@ -507,7 +438,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				stopVUs()
 				wg.Wait()
 				finishStep(res, vus, hist, startCounters, endCounters, warehouses)
-				if n := res.completed(); n > 0 {
+				if n := completed(res); n > 0 {
 					res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
 				}
 				return res, nil
@@ -545,7 +476,7 @@ func emitTick(cfg *Config, place Tick, phase string, now time.Time, elapsed, dt 
 var tickPercentiles = [...]float64{50, 95, 99}
 
 // finishStep computes the step's numbers once its virtual users have stopped.
-func finishStep(res *StepResult, vus []*vu, hist *metrics.Recorder, c0, c1 engine.Counters, warehouses int) {
+func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, c0, c1 engine.Counters, warehouses int) {
 	res.Seconds = res.MeasureEnd.Sub(res.MeasureStart).Seconds()
 	minutes := res.Seconds / 60
 	var audit tpcc.Audit
@@ -590,12 +521,12 @@ func finishStep(res *StepResult, vus []*vu, hist *metrics.Recorder, c0, c1 engin
 	clientNO := done[tpcc.NewOrder] - res.Rollbacks
 	bound := int64(len(vus))
 	diff := dbNO - clientNO
-	res.NOPMCheck = NOPMCheck{Database: dbNO, Client: clientNO, Bound: bound, OK: diff <= bound && -diff <= bound}
+	res.NOPMCheck = stored.NOPMCheck{Database: dbNO, Client: clientNO, Bound: bound, OK: diff <= bound && -diff <= bound}
 	res.Audit = audit.Judge(warehouses)
 }
 
 // completed returns the transactions completed inside the measured interval.
-func (r *StepResult) completed() int64 {
+func completed(r *stored.TPCCStep) int64 {
 	var n int64
 	for _, t := range r.Txn {
 		n += t.Count

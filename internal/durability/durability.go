@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -40,50 +41,10 @@ type Config struct {
 	// OnProgress is called about once a second while TPC-C runs.
 	OnProgress func(cycle int, elapsed time.Duration, acked int64)
 	// OnCycle is called with each finished cycle's result.
-	OnCycle func(*CycleResult)
+	OnCycle func(*stored.DurabilityCycle)
 	// BeforeVerify runs between recovery and verification; tests use it to
 	// make the database lose an order.
 	BeforeVerify func(ctx context.Context, acks []tpcc.Ack) error
-}
-
-// CycleResult is the outcome of one cycle, the `cycles` entries of
-// `durability --json`.
-type CycleResult struct {
-	Cycle int `json:"cycle"`
-	// Count1 and Count2 are sum(d_next_o_id) before the run and after
-	// recovery.
-	Count1 int64 `json:"count1"`
-	Count2 int64 `json:"count2"`
-	// Acknowledged New-Orders: Committed + RolledBack.
-	Acknowledged int64 `json:"acknowledged"`
-	Committed    int64 `json:"committed"`
-	RolledBack   int64 `json:"rolled_back"`
-	// Found committed New-Orders whose order is there; Lost those whose
-	// order is not (must be 0).
-	Found int64 `json:"found"`
-	Lost  int64 `json:"lost"`
-	// RolledBackFound: rolled-back New-Orders whose order is there (must
-	// be 0).
-	RolledBackFound int64 `json:"rolled_back_found"`
-	// Excess is count2 - count1 - committed: orders committed but never
-	// acknowledged (in flight at the fault). It must be between 0 and
-	// ExcessBound, the number of virtual users.
-	Excess      int64 `json:"excess"`
-	ExcessBound int64 `json:"excess_bound"`
-	// Violations lists some of the contradicted acknowledgements.
-	Violations []tpcc.Ack `json:"violations,omitempty"`
-	// Consistency is the verdict of the consistency conditions after
-	// recovery; Failed names the conditions that do not hold.
-	Consistency bool     `json:"consistency"`
-	Failed      []string `json:"failed_conditions,omitempty"`
-
-	StartedAt       time.Time `json:"started_at"`
-	FaultAt         time.Time `json:"fault_at"`
-	RanSeconds      float64   `json:"ran_seconds"`      // TPC-C before the fault
-	RecoverySeconds float64   `json:"recovery_seconds"` // from the fault's end until the database answered
-	Log             string    `json:"log"`
-	OK              bool      `json:"ok"`
-	Problems        []string  `json:"problems,omitempty"` // why not OK, in words
 }
 
 // maxViolations bounds the violations a cycle result lists.
@@ -94,7 +55,7 @@ const maxViolations = 20
 var ErrInterrupted = errors.New("durability test interrupted")
 
 // Run runs the cycles in turn.
-func Run(ctx context.Context, cfg Config) ([]*CycleResult, error) {
+func Run(ctx context.Context, cfg Config) ([]*stored.DurabilityCycle, error) {
 	if cfg.RecoverTimeout <= 0 {
 		cfg.RecoverTimeout = 10 * time.Minute
 	}
@@ -102,7 +63,7 @@ func Run(ctx context.Context, cfg Config) ([]*CycleResult, error) {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
 	seeds := tpcc.NewRand(cfg.Seed)
-	var out []*CycleResult
+	var out []*stored.DurabilityCycle
 	for i := 1; i <= cfg.Cycles; i++ {
 		res, err := runCycle(ctx, &cfg, i, seeds.Uint64())
 		if err != nil {
@@ -119,8 +80,8 @@ func Run(ctx context.Context, cfg Config) ([]*CycleResult, error) {
 	return out, nil
 }
 
-func runCycle(ctx context.Context, cfg *Config, cycle int, seed uint64) (*CycleResult, error) {
-	res := &CycleResult{Cycle: cycle, ExcessBound: int64(cfg.VUs), StartedAt: time.Now()}
+func runCycle(ctx context.Context, cfg *Config, cycle int, seed uint64) (*stored.DurabilityCycle, error) {
+	res := &stored.DurabilityCycle{Cycle: cycle, ExcessBound: int64(cfg.VUs), StartedAt: time.Now()}
 	db, err := cfg.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -271,7 +232,7 @@ func waitForDatabase(ctx context.Context, cfg *Config) (engine.DB, engine.Counte
 // judge fills in the verdict of a cycle: every committed New-Order found,
 // no rolled-back one, the order count grown by the committed ones plus at
 // most one in flight per virtual user, and consistency.
-func judge(res *CycleResult, acks, bad []tpcc.Ack, check *tpcc.CheckResult) {
+func judge(res *stored.DurabilityCycle, acks, bad []tpcc.Ack, check *tpcc.CheckResult) {
 	for _, a := range acks {
 		if a.RolledBack {
 			res.RolledBack++
@@ -329,7 +290,7 @@ type Totals struct {
 }
 
 // Total sums results.
-func Total(results []*CycleResult) Totals {
+func Total(results []*stored.DurabilityCycle) Totals {
 	t := Totals{Cycles: len(results), OK: true}
 	for i, r := range results {
 		t.Acknowledged += r.Acknowledged

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -122,7 +123,7 @@ func TestJudge(t *testing.T) {
 			problemContains: "3.3.2.3"},
 	}
 	for _, c := range cases {
-		res := &CycleResult{Count1: 100, Count2: c.count2, ExcessBound: 2}
+		res := &stored.DurabilityCycle{Count1: 100, Count2: c.count2, ExcessBound: 2}
 		judge(res, acks, c.bad, c.check)
 		if res.Committed != 3 || res.RolledBack != 1 || res.Acknowledged != 4 {
 			t.Errorf("%s: counts %+v", c.name, res)
@@ -136,7 +137,7 @@ func TestJudge(t *testing.T) {
 			t.Errorf("%s: problems %q, want one with %q", c.name, got, c.problemContains)
 		}
 	}
-	tot := Total([]*CycleResult{{OK: true, Committed: 5, Found: 5, RecoverySeconds: 2}, {Committed: 4, Found: 3, Lost: 1, Excess: 2, RecoverySeconds: 1}})
+	tot := Total([]*stored.DurabilityCycle{{OK: true, Committed: 5, Found: 5, RecoverySeconds: 2}, {Committed: 4, Found: 3, Lost: 1, Excess: 2, RecoverySeconds: 1}})
 	if tot.OK || tot.FailedCycles != 1 || tot.Lost != 1 || tot.Committed != 9 || tot.MaxExcess != 2 || tot.MinRecovery != 1 || tot.MaxRecovery != 2 {
 		t.Fatalf("Total = %+v", tot)
 	}

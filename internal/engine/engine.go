@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -237,14 +238,8 @@ type StatsReader interface {
 	ServerInfo(ctx context.Context) (dataDir string, serverPID int, err error)
 }
 
-// Setting is one server setting that matters to a benchmark's outcome, as the server shows it.
-type Setting struct {
-	Name  string `json:"name"`
-	Value string `json:"value"` // as the server prints it, unit included, e.g. "128MB", "on", "5min"
-}
-
 // SettingsReader is a database that can say its version and the settings that matter
 // (memory, durability, checkpoints, WAL).
 type SettingsReader interface {
-	Settings(ctx context.Context) (version string, settings []Setting, err error)
+	Settings(ctx context.Context) (version string, settings []stored.Setting, err error)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -54,8 +55,8 @@ type BackupConfig struct {
 // BackupCycle is one cycle of `backup run --json`.
 type BackupCycle struct {
 	Cycle   int                 `json:"cycle"`
-	Backup  *backup.PhaseResult `json:"backup,omitempty"`
-	Restore *backup.PhaseResult `json:"restore,omitempty"`
+	Backup  *stored.PhaseResult `json:"backup,omitempty"`
+	Restore *stored.PhaseResult `json:"restore,omitempty"`
 }
 
 // BackupResult is a backup run's document.
@@ -65,33 +66,10 @@ type BackupResult struct {
 	Repeat int           `json:"repeat"`
 	Cycles []BackupCycle `json:"cycles"`
 	// Stats is each phase kind's figures over every cycle that finished
-	// (backup.Summarize), less the noisy phases Discarded counts when the
+	// (stored.SummarizePhases), less the noisy phases Discarded counts when the
 	// run discards them.
-	Stats     backup.Stats `json:"stats"`
-	Discarded int          `json:"discarded_noisy,omitempty"`
-}
-
-// BackupParams is what the store keeps of a backup run's parameters.
-type BackupParams struct {
-	DSN        string `json:"dsn"`
-	Engine     string `json:"engine"`
-	Warehouses int    `json:"warehouses,omitempty"`
-	Target     string `json:"target"`
-	DataDir    string `json:"datadir,omitempty"`
-	Cycles     int    `json:"cycles"`
-	Repeat     int    `json:"repeat"`   // the run has Cycles × Repeat cycles
-	Spacing    string `json:"interval"` // the stored key of the cycle spacing
-	Method     string `json:"method"`
-	Jobs       int    `json:"jobs,omitempty"`
-	Verify     bool   `json:"verify"`
-	Keep       bool   `json:"keep"`
-	IOGroup    string `json:"io_group,omitempty"`
-	IONote     string `json:"io_note,omitempty"`
-	MemoryMax  int64  `json:"memory_max_bytes,omitempty"`
-	Placement
-	// How noisy phases were judged, and whether the run's figures left
-	// them out.
-	Noisy
+	Stats     stored.PhaseStats `json:"stats"`
+	Discarded int               `json:"discarded_noisy,omitempty"`
 }
 
 // NewBackupConfig is a backup run as a user gets it unless told
@@ -211,13 +189,13 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 			obs.Note(fmt.Sprintf("cleaning up %s: %v", cfg.Target, err))
 		}
 	}()
-	params := &BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
+	params := &stored.BackupParams{DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: warehouses, Target: cfg.Target,
 		DataDir: dataDir, Cycles: cfg.Cycles, Repeat: cfg.Repeat, Spacing: cfg.Spacing.String(), Method: bo.Method(), Verify: cfg.Verify, Keep: cfg.Keep,
 		IOGroup: cfg.IOGroup, IONote: cfg.IONote, MemoryMax: cfg.MemoryMax, Placement: cfg.Placement, Noisy: cfg.Noisy}
 	if cfg.Logical {
 		params.Jobs = cfg.Jobs
 	}
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindBackup, params: params, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name}, obs)
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindBackup, params: params, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name}, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +203,15 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 		out: &BackupResult{RunID: rec.run.ID, Status: results.StatusComplete, Repeat: cfg.Repeat, Cycles: []BackupCycle{}}}
 	runErr := c.run(ctx)
 	out := c.out
-	var phases []*backup.PhaseResult
+	var phases []*stored.PhaseResult
 	for _, cy := range out.Cycles {
-		for _, p := range []*backup.PhaseResult{cy.Backup, cy.Restore} {
+		for _, p := range []*stored.PhaseResult{cy.Backup, cy.Restore} {
 			if p != nil {
 				phases = append(phases, p)
 			}
 		}
 	}
-	out.Stats, out.Discarded = backup.Summarize(phases, c.cfg.Noisy.Discard)
+	out.Stats, out.Discarded = stored.SummarizePhases(phases, c.cfg.Noisy.Discard)
 	switch {
 	case ctx.Err() != nil:
 		out.Status, runErr = results.StatusInterrupted, nil
@@ -299,7 +277,7 @@ func (c *backupCycles) run(ctx context.Context) error {
 		}
 		index := 2 * (cycle - 1)
 		c.rec.tele.setStep(index)
-		stop := c.progress(cycle, backup.PhaseBackup)
+		stop := c.progress(cycle, stored.PhaseBackup)
 		ph, dir, err := backup.Backup(ctx, c.bo, cycle)
 		stop()
 		if err != nil {
@@ -314,7 +292,7 @@ func (c *backupCycles) run(ctx context.Context) error {
 		}
 
 		c.rec.tele.setStep(index + 1)
-		stop = c.progress(cycle, backup.PhaseRestore)
+		stop = c.progress(cycle, stored.PhaseRestore)
 		ph, err = backup.Restore(ctx, c.bo, cycle, dir)
 		stop()
 		c.rec.tele.setStep(results.NoStep)
@@ -362,13 +340,13 @@ func (c *backupCycles) progress(cycle int, phase string) (stop func()) {
 
 // record adds a phase, with the telemetry of its interval, to the result
 // and the store.
-func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
+func (c *backupCycles) record(ctx context.Context, ph stored.Phase, index int) {
 	out := c.out
 	if n := len(out.Cycles); n == 0 || out.Cycles[n-1].Cycle != ph.Cycle {
 		out.Cycles = append(out.Cycles, BackupCycle{Cycle: ph.Cycle})
 	}
 	cy := &out.Cycles[len(out.Cycles)-1]
-	m := &backup.PhaseResult{Phase: ph}
+	m := &stored.PhaseResult{Phase: ph}
 	every := c.cfg.Telemetry.Interval
 	a := c.rec.tele.summarize(ph.Started, ph.Ended)
 	if a != nil && a.Samples == 0 {
@@ -379,9 +357,9 @@ func (c *backupCycles) record(ctx context.Context, ph backup.Phase, index int) {
 	}
 	if a != nil {
 		m.Host, m.Device, m.Hosts = a.Host, a.Device, a.Hosts
-		m.Noisy = c.cfg.Noisy.judge(a)
+		m.Noisy = judgeNoisy(c.cfg.Noisy, a)
 	}
-	if ph.Phase == backup.PhaseBackup {
+	if ph.Phase == stored.PhaseBackup {
 		cy.Backup = m
 	} else {
 		cy.Restore = m

@@ -14,7 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/results"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -156,36 +156,9 @@ type DiskResult struct {
 	Repeat     int    `json:"repeat"`
 	// Points has one point per point given, in their order: with
 	// repetitions, their means, their Stats, their pooled percentiles and
-	// the repetitions as they ran (fio.Group).
-	Points     []fio.PointResult   `json:"points"`
+	// the repetitions as they ran (stored.GroupPoints).
+	Points     []stored.Point      `json:"points"`
 	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
-}
-
-// DiskParams is what the store keeps of a disk run's parameters. Stores
-// written before this named the ioengine "engine"; the report reads both.
-type DiskParams struct {
-	Profile     string `json:"profile"`
-	Target      string `json:"target"`
-	TargetKind  string `json:"target_kind"`
-	File        string `json:"file"`
-	Size        int64  `json:"size"`
-	IOEngine    string `json:"ioengine"`
-	Direct      bool   `json:"direct"`
-	Duration    string `json:"duration"`
-	Ramp        string `json:"ramp"`
-	SteadyState string `json:"steady_state,omitempty"`
-	Repeat      int    `json:"repeat"`
-	BackToBack  bool   `json:"back_to_back,omitempty"`
-	Placement
-	Fio        string     `json:"fio"`
-	FioVersion string     `json:"fio_version"`
-	Points     []fio.Spec `json:"points"`
-	// Servers are the fio servers the points ran on at once ("": the
-	// controller's own fio on Target).
-	Servers []fio.Server `json:"fio_servers,omitempty"`
-	// How noisy points were judged, and whether the run's means left
-	// them out.
-	Noisy
 }
 
 // RunDisk runs the points with fio and records them. tierbench writes only
@@ -232,18 +205,18 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	}
 	defer os.RemoveAll(work)
 
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindDisk, target: cfg.Target, fioVersion: runner.Version,
-		params: &DiskParams{
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindDisk, target: cfg.Target, fioVersion: runner.Version,
+		params: &stored.DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: target.Kind, File: target.File, Size: target.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
 			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
-			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
+			Fio: runner.Path, FioVersion: runner.Version, Points: pointSpecs(cfg.Points),
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []fio.PointResult{}}
+		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}}
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.Run(ctx, i, spec, set, work)
 	})
@@ -256,10 +229,10 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 // error that stopped the run (nil when every point ran). run's i is the
 // step's index: its place in the run, repetitions counted.
 func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recording, obs Observer,
-	run func(i int, spec fio.Spec) (*fio.Point, error)) ([]fio.Ran, *judge, error) {
+	run func(i int, spec fio.Spec) (*fio.Point, error)) ([]stored.Ran, *judge, error) {
 	j := &judge{ts: cfg.Thresholds, obs: obs}
 	plan := repeat.Plan(len(cfg.Points), cfg.Repeat, cfg.BackToBack)
-	var ran []fio.Ran
+	var ran []stored.Ran
 	_, err := repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
 		spec := cfg.Points[sl.Step]
 		rec.tele.setStep(sl.Index)
@@ -273,9 +246,9 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 			if a := rec.tele.summarize(p.MeasureStart, p.MeasureEnd); a != nil {
 				po.Host, po.Device = a.Host, a.Device
 				po.Hosts = withNodeStats(po.Hosts, a)
-				po.Noisy = cfg.Noisy.judge(a)
+				po.Noisy = judgeNoisy(cfg.Noisy, a)
 			}
-			ran = append(ran, fio.Ran{Point: sl.Step, Result: po})
+			ran = append(ran, stored.Ran{Point: sl.Step, Result: po})
 			obs.Result(Result{Point: &po})
 			j.step(sl.Index, pointName(po), &po)
 			st, err := diskStep(p, po)
@@ -298,7 +271,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 
 // pointName is how a point is named in verdicts: "4k-randread-qd1x1", or
 // "4k-randread-qd1x1, repetition 2".
-func pointName(p fio.PointResult) string {
+func pointName(p stored.Point) string {
 	if p.Repetition == 0 {
 		return p.Name
 	}
@@ -307,7 +280,7 @@ func pointName(p fio.PointResult) string {
 
 // withNodeStats adds each host's node_exporter figures to the point's
 // hosts (fio's), and the hosts node_exporter watched but fio did not run on.
-func withNodeStats(hosts []fio.HostPoint, a *telemetry.Aggregate) []fio.HostPoint {
+func withNodeStats(hosts []stored.HostPoint, a *stored.Aggregate) []stored.HostPoint {
 	ns := nodeStatsByHost(a)
 	for i := range hosts {
 		hosts[i].NodeStats = ns[hosts[i].Host]
@@ -315,24 +288,24 @@ func withNodeStats(hosts []fio.HostPoint, a *telemetry.Aggregate) []fio.HostPoin
 	}
 	for _, h := range a.Hosts {
 		if s, ok := ns[h.Host]; ok {
-			hosts = append(hosts, fio.HostPoint{Host: h.Host, NodeStats: s})
+			hosts = append(hosts, stored.HostPoint{Host: h.Host, NodeStats: s})
 		}
 	}
 	return hosts
 }
 
 // finishDisk records a disk run's end: its points gathered, one per point
-// given (fio.GroupDiscarding: with discard, noisy repetitions left out of
+// given (stored.GroupPointsDiscarding: with discard, noisy repetitions left out of
 // the means), its status, the thresholds no point had a figure for, the
 // run's document.
-func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.Ran, discard bool, j *judge, runErr error) (*DiskResult, error) {
+func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []stored.Ran, discard bool, j *judge, runErr error) (*DiskResult, error) {
 	switch {
 	case ctx.Err() != nil:
 		out.Status = results.StatusInterrupted
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
-	out.Points = fio.GroupDiscarding(ran, discard)
+	out.Points = stored.GroupPointsDiscarding(ran, discard)
 	what := fmt.Sprintf("%d points", len(ran))
 	if out.Repeat > 1 {
 		what = fmt.Sprintf("%d runs of %d points", len(ran), len(out.Points))
@@ -344,8 +317,8 @@ func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []fio.
 
 // diskStep is a point as the store keeps it: its figures and job file,
 // per-second series and merged latency histograms.
-func diskStep(p *fio.Point, po fio.PointResult) (results.Step, error) {
-	doc, err := json.Marshal(fio.StoredPoint{PointResult: po, JobFile: p.JobFile})
+func diskStep(p *fio.Point, po stored.Point) (results.Step, error) {
+	doc, err := json.Marshal(stored.PointStep{Point: po, JobFile: p.JobFile})
 	if err != nil {
 		return results.Step{}, err
 	}
@@ -372,7 +345,7 @@ func diskStep(p *fio.Point, po fio.PointResult) (results.Step, error) {
 		if r == nil {
 			return nil
 		}
-		for dir, d := range map[string]*fio.DirStats{"read": r.Read, "write": r.Write} {
+		for dir, d := range map[string]*stored.DirStats{"read": r.Read, "write": r.Write} {
 			if d == nil || d.Hist == nil {
 				continue
 			}
@@ -440,21 +413,41 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 	}
 	file := fio.HostFile(cfg.Target, fio.Server{Name: "HOST"})
 	obs.Note(fmt.Sprintf("each point runs on %s at once through their fio servers, each on its own %s", strings.Join(names, ", "), file))
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindDisk, target: "", fioVersion: runner.Version,
-		params: &DiskParams{
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindDisk, target: "", fioVersion: runner.Version,
+		params: &stored.DiskParams{
 			Profile: cfg.Profile, Target: cfg.Target, TargetKind: "directory on each host", File: file, Size: set.Size,
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
 			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
-			Fio: runner.Path, FioVersion: runner.Version, Points: cfg.Points,
-			Servers: cfg.Servers,
+			Fio: runner.Path, FioVersion: runner.Version, Points: pointSpecs(cfg.Points),
+			Servers: fioServers(cfg.Servers),
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []fio.PointResult{}}
+		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}}
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
 	})
 	return finishDisk(ctx, rec, out, ran, cfg.Noisy.Discard, j, runErr)
+}
+
+// pointSpecs are the points' specs as the run's parameters keep them.
+func pointSpecs(specs []fio.Spec) []stored.PointSpec {
+	out := make([]stored.PointSpec, len(specs))
+	for i, s := range specs {
+		out[i] = stored.PointSpec{Name: s.Name, BS: s.BS, RW: s.RW, RWMixRead: s.RWMixRead, IODepth: s.IODepth, Jobs: s.Jobs,
+			RateIOPS: s.RateIOPS, CompressPc: s.CompressPc, DedupePc: s.DedupePc}
+	}
+	return out
+}
+
+// fioServers are the fio servers as the run's parameters keep them (none:
+// nil, so that the key is left out).
+func fioServers(servers []fio.Server) []stored.FioServer {
+	var out []stored.FioServer
+	for _, s := range servers {
+		out = append(out, stored.FioServer{Name: s.Name, Addr: s.Addr, Port: s.Port})
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
 
@@ -43,7 +44,7 @@ func TestRunDiskRepeat(t *testing.T) {
 		}
 		t.Skip("fio is not installed")
 	}
-	ts, err := threshold.Parse(threshold.KindDisk, []string{"read.iops>=1"})
+	ts, err := threshold.Parse(stored.KindDisk, []string{"read.iops>=1"})
 	if err != nil {
 		t.Fatal(err)
 	}

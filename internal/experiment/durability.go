@@ -18,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -104,27 +105,8 @@ type DurabilityResult struct {
 	Status string                    `json:"status"`
 	Fault  string                    `json:"fault"`
 	VUs    int                       `json:"vus"`
-	Cycles []*durability.CycleResult `json:"cycles"`
+	Cycles []*stored.DurabilityCycle `json:"cycles"`
 	Total  durability.Totals         `json:"total"`
-}
-
-// DurabilityParams is what the store keeps of a durability run. The fault
-// and recovery commands are not kept: they may hold secrets.
-type DurabilityParams struct {
-	DSN            string `json:"dsn,omitempty"`
-	Managed        string `json:"managed,omitempty"`
-	Engine         string `json:"engine"`
-	Warehouses     int    `json:"warehouses"`
-	Cycles         int    `json:"cycles"`
-	VUs            int    `json:"vus"`
-	RunBeforeFault string `json:"run_before_fault"`
-	Fault          string `json:"fault"`
-	RecoverCommand bool   `json:"recover_command"`
-	Mode           string `json:"mode"`
-	Seed           uint64 `json:"seed"`
-	// LogDir is where the cycles' success logs go (not stored: it is the
-	// results directory's durability-RUN).
-	LogDir string `json:"-"`
 }
 
 // RunDurability runs the fault cycles and records them. A cycle that lost
@@ -167,7 +149,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
 	name, _ := all.NameOf(dsn)
-	params := &DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
+	params := &stored.DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
 		VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault.String(), Fault: cfg.Fault, RecoverCommand: cfg.RecoverCommand != "",
 		Mode: cfg.Mode, Seed: cfg.Seed}
 	if cfg.Managed == "" {
@@ -175,7 +157,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	}
 	// The run's ID names the log directory, which must exist before the
 	// run starts: it is made once the run is recorded, before any cycle.
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: stored.KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
 		logDirNamer{obs, params, cfg.Results})
 	if err != nil {
 		return nil, err
@@ -192,7 +174,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		OnProgress: func(cycle int, elapsed time.Duration, acked int64) {
 			obs.Progress(Progress{Cycle: &CycleProgress{Cycle: cycle, Cycles: cfg.Cycles, Elapsed: elapsed, Acknowledged: acked}})
 		},
-		OnCycle: func(c *durability.CycleResult) {
+		OnCycle: func(c *stored.DurabilityCycle) {
 			obs.Result(Result{Cycle: c})
 			doc, err := json.Marshal(c)
 			if err != nil {
@@ -206,7 +188,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	out := &DurabilityResult{RunID: rec.run.ID, Status: results.StatusComplete, Fault: cfg.Fault, VUs: cfg.VUs,
 		Cycles: cycles, Total: durability.Total(cycles)}
 	if out.Cycles == nil {
-		out.Cycles = []*durability.CycleResult{}
+		out.Cycles = []*stored.DurabilityCycle{}
 	}
 	switch {
 	case errors.Is(runErr, durability.ErrInterrupted):
@@ -234,7 +216,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 // is recorded, so that the observer's Started sees it.
 type logDirNamer struct {
 	Observer
-	params  *DurabilityParams
+	params  *stored.DurabilityParams
 	results string
 }
 

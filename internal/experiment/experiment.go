@@ -17,24 +17,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
-)
-
-// Run kinds, as the results store records them.
-const (
-	KindTPCC       = "tpcc"
-	KindDisk       = "disk"
-	KindBackup     = "backup"
-	KindDurability = "durability"
-	KindMonitor    = "monitor"
-	KindSpace      = "space" // what dedup, compression and erasure coding would save (RunSpace)
 )
 
 // ErrInvalid marks a config that cannot run as given (bad input): a front
@@ -90,53 +78,28 @@ var DefaultTelemetry = Telemetry{Interval: time.Second, BlockTrace: true}
 type Record struct {
 	Results   string // the results store's directory
 	Group     string // the results group, e.g. a scenario's ("": none)
-	Placement Placement
+	Placement stored.Placement
 	Telemetry Telemetry
 	// LatencyBuckets, when set, makes each TPC-C Tick carry its latencies
 	// counted in these buckets (ascending upper bounds): what a live
 	// metrics exporter needs. Nil costs the workload nothing.
 	LatencyBuckets []time.Duration
 	// Noisy is how the run judges repetitions measured on a noisy host.
-	Noisy Noisy
-}
-
-// Noisy is how a run judges its TPC-C steps, disk points or backup phases
-// measured on a noisy host (telemetry.Noisy), as its parameters store it.
-// Its zero value judges nothing; front ends start from DefaultNoisy.
-type Noisy struct {
-	// Limits: a limit of 0 leaves its check out (never noisy).
-	Limits telemetry.NoisyLimits `json:"noisy_limits"`
-	// Discard leaves noisy repetitions out of the means and intervals
-	// (they stay stored and listed).
-	Discard bool `json:"discard_noisy,omitempty"`
+	Noisy stored.Noisy
 }
 
 // DefaultNoisy is how runs judge noisy repetitions unless told otherwise:
-// telemetry.DefaultNoisy's limits, noisy repetitions kept in the means.
-func DefaultNoisy() Noisy { return Noisy{Limits: telemetry.DefaultNoisy} }
+// telemetry.DefaultNoisy's limits, noisy repetitions kept in the means. The
+// zero stored.Noisy judges nothing.
+func DefaultNoisy() stored.Noisy { return stored.Noisy{Limits: telemetry.DefaultNoisy} }
 
-// judge says why a repetition whose telemetry is a was noisy ("" when it
-// was not, or without telemetry).
-func (n Noisy) judge(a *telemetry.Aggregate) string {
+// judgeNoisy says why a repetition whose telemetry is a was noisy ("" when
+// it was not, or without telemetry).
+func judgeNoisy(n stored.Noisy, a *stored.Aggregate) string {
 	if a == nil {
 		return ""
 	}
 	return telemetry.Noisy(*a, n.Limits)
-}
-
-// Placement is what a run's stored parameters say of the scenario it runs
-// in; the report reads it. Target is the scenario target (the tier) under
-// its own key, since backup and disk runs use "target" for a path.
-type Placement struct {
-	Label    string          `json:"label,omitempty"`         // the run's name in reports ("": its id)
-	Instance string          `json:"instance,omitempty"`      // the server instance, when several run side by side
-	Host     string          `json:"scenario_host,omitempty"` // the scenario host the instance runs on ("": the controller)
-	Role     string          `json:"role,omitempty"`          // what the instance does meanwhile, e.g. "tpcc" beside "backup"
-	Phase    string          `json:"phase,omitempty"`         // which part of a side-by-side experiment, e.g. "baseline"
-	Target   string          `json:"scenario_target,omitempty"`
-	Tier     string          `json:"tier,omitempty"`   // an emulated tier's limits ("": a real one)
-	Limits   *cgroup.Applied `json:"limits,omitempty"` // the server's memory cap and throttles, as read back
-	Memory   int64           `json:"server_memory_bytes,omitempty"`
 }
 
 // Observer hears what an experiment does. Its methods are called from the
@@ -162,8 +125,8 @@ type Started struct {
 	RunID     string
 	Kind      string
 	StorePath string
-	// Params is the run's stored parameters: *TPCCParams, *DiskParams,
-	// *BackupParams, *DurabilityParams or *MonitorParams.
+	// Params is the run's stored parameters: *stored.TPCCParams, DiskParams,
+	// BackupParams, DurabilityParams, MonitorParams or SpaceParams.
 	Params any
 	// Resolution is how telemetry resolved the target to devices (nil: no
 	// target, or not sampled).
@@ -221,10 +184,10 @@ type Tick struct {
 // Result is one of a finished TPC-C step, disk point, backup phase or
 // durability cycle, a schema built or a consistency check.
 type Result struct {
-	TPCC  *driver.StepResult
-	Point *fio.PointResult
-	Phase *backup.PhaseResult
-	Cycle *durability.CycleResult
+	TPCC  *stored.TPCCStep
+	Point *stored.Point
+	Phase *stored.PhaseResult
+	Cycle *stored.DurabilityCycle
 	Build *tpcc.BuildResult
 	Check *tpcc.CheckResult
 	// Thresholds are the verdicts on the step or point just reported, or,

@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -98,7 +99,7 @@ func TestRunTPCC(t *testing.T) {
 	dir := t.TempDir()
 	rec := &recorder{}
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{
-		Record: experiment.Record{Results: dir, Group: "g1", Placement: experiment.Placement{Label: "fast", Instance: "db-1"},
+		Record: experiment.Record{Results: dir, Group: "g1", Placement: stored.Placement{Label: "fast", Instance: "db-1"},
 			Telemetry: experiment.DefaultTelemetry},
 		DSN: dsn, VUs: []int{1, 2}, RampUp: time.Second, Duration: 2 * time.Second, Repeat: 1,
 	}, rec)
@@ -108,10 +109,10 @@ func TestRunTPCC(t *testing.T) {
 	if out.Status != results.StatusComplete || len(out.Steps) != 2 || out.Steps[1].VUs != 2 || out.Mode != engine.ModeRoutines {
 		t.Fatalf("result %+v; want 2 complete steps in routines mode", out)
 	}
-	if len(rec.started) != 1 || rec.started[0].RunID != out.RunID || rec.started[0].Kind != experiment.KindTPCC {
+	if len(rec.started) != 1 || rec.started[0].RunID != out.RunID || rec.started[0].Kind != stored.KindTPCC {
 		t.Fatalf("started %+v; want the run %s once", rec.started, out.RunID)
 	}
-	if p, ok := rec.started[0].Params.(*experiment.TPCCParams); !ok || p.Warehouses != 1 || p.Label != "fast" {
+	if p, ok := rec.started[0].Params.(*stored.TPCCParams); !ok || p.Warehouses != 1 || p.Label != "fast" {
 		t.Errorf("started with params %#v; want the TPC-C parameters of a 1-warehouse schema labelled fast", rec.started[0].Params)
 	}
 	var steps int

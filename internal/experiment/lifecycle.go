@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/version"
 )
@@ -194,11 +195,11 @@ func (t Telemetry) check() error {
 // nodeStatsByHost is the node_exporter figures of a's hosts by host name
 // (nil for a nil a), for documents that merge them with figures of their
 // own per host (a disk point's hosts).
-func nodeStatsByHost(a *telemetry.Aggregate) map[string]*telemetry.NodeStats {
+func nodeStatsByHost(a *stored.Aggregate) map[string]*stored.NodeStats {
 	if a == nil || len(a.Hosts) == 0 {
 		return nil
 	}
-	out := make(map[string]*telemetry.NodeStats, len(a.Hosts))
+	out := make(map[string]*stored.NodeStats, len(a.Hosts))
 	for i := range a.Hosts {
 		out[a.Hosts[i].Host] = &a.Hosts[i].NodeStats
 	}
@@ -213,7 +214,7 @@ func (t *telemetryRun) setStep(step int) {
 }
 
 // summarize aggregates the samples of [from, to] (nil-safe).
-func (t *telemetryRun) summarize(from, to time.Time) *telemetry.Aggregate {
+func (t *telemetryRun) summarize(from, to time.Time) *stored.Aggregate {
 	if t == nil {
 		return nil
 	}

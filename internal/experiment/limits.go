@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -18,7 +19,7 @@ import (
 // own. A device that cannot be found is a note (Applied.IONote), as is
 // anything the machine's cgroups cannot do. It returns the device throttled
 // ("" when none).
-func ApplyServerLimits(ctx context.Context, dataDir string, memory int64, io cgroup.IOLimit, wantIO bool, ioGroup string) (cgroup.Applied, string, error) {
+func ApplyServerLimits(ctx context.Context, dataDir string, memory int64, io stored.IOLimit, wantIO bool, ioGroup string) (stored.Applied, string, error) {
 	lim := cgroup.Limits{MemoryBytes: memory}
 	var device, ioNote string
 	if wantIO {
@@ -27,10 +28,10 @@ func ApplyServerLimits(ctx context.Context, dataDir string, memory int64, io cgr
 			ioNote = err.Error()
 		} else {
 			io.Major, io.Minor, device = maj, min, name
-			lim.IO, lim.IOGroup = []cgroup.IOLimit{io}, ioGroup
+			lim.IO, lim.IOGroup = []stored.IOLimit{io}, ioGroup
 		}
 	}
-	var ap cgroup.Applied
+	var ap stored.Applied
 	if lim.MemoryBytes > 0 || len(lim.IO) > 0 {
 		var err error
 		if ap, err = server.ApplyLimits(ctx, dataDir, lim); err != nil {
@@ -45,7 +46,7 @@ func ApplyServerLimits(ctx context.Context, dataDir string, memory int64, io cgr
 
 // LimitsText says in one line what applied and what did not, and why;
 // target names the scenario target whose servers share the I/O limits.
-func LimitsText(ap cgroup.Applied, wantMem, wantIO bool, device, target string) string {
+func LimitsText(ap stored.Applied, wantMem, wantIO bool, device, target string) string {
 	var parts []string
 	if wantMem {
 		if ap.MemoryMax > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -46,25 +47,17 @@ func (c MonitorConfig) Validate() error {
 
 // MonitorResult is a monitor's document: averages over the whole session.
 type MonitorResult struct {
-	RunID      string                  `json:"run_id"`
-	Status     string                  `json:"status"` // complete, or interrupted before its Duration
-	Seconds    float64                 `json:"seconds"`
-	Resolution *telemetry.Resolution   `json:"resolution,omitempty"`
-	Devices    []telemetry.DeviceRates `json:"devices"`
-	Host       map[string]float64      `json:"host"`
-	Device     map[string]float64      `json:"device,omitempty"`
-	DB         map[string]float64      `json:"db,omitempty"`
-	Hosts      []telemetry.HostStats   `json:"hosts,omitempty"` // the node_exporter hosts
+	RunID      string                `json:"run_id"`
+	Status     string                `json:"status"` // complete, or interrupted before its Duration
+	Seconds    float64               `json:"seconds"`
+	Resolution *telemetry.Resolution `json:"resolution,omitempty"`
+	Devices    []stored.DeviceRates  `json:"devices"`
+	Host       map[string]float64    `json:"host"`
+	Device     map[string]float64    `json:"device,omitempty"`
+	DB         map[string]float64    `json:"db,omitempty"`
+	Hosts      []stored.HostStats    `json:"hosts,omitempty"` // the node_exporter hosts
 	// Samples is how many samples the averages are of.
 	Samples int `json:"-"`
-}
-
-// MonitorParams is what the store keeps of a monitor's parameters.
-type MonitorParams struct {
-	Target   string `json:"target"`
-	Interval string `json:"interval"`
-	Duration string `json:"duration"`
-	DSN      string `json:"dsn"`
 }
 
 // RunMonitor samples and records a monitor run; each sample is a Tick. Its
@@ -85,9 +78,9 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorR
 		defer db.Close()
 		name, _ = all.NameOf(cfg.DSN)
 	}
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, Telemetry: cfg.Telemetry}, kind: KindMonitor,
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, Telemetry: cfg.Telemetry}, kind: stored.KindMonitor,
 		target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
-		params: &MonitorParams{Target: cfg.Target, Interval: cfg.Telemetry.Interval.String(), Duration: cfg.Duration.String(),
+		params: &stored.MonitorParams{Target: cfg.Target, Interval: cfg.Telemetry.Interval.String(), Duration: cfg.Duration.String(),
 			DSN: engine.Redact(cfg.DSN)}}, obs)
 	if err != nil {
 		return nil, err
@@ -132,14 +125,14 @@ loop:
 }
 
 // averageDevices averages each device's rates over the samples.
-func averageDevices(samples []telemetry.Sample) []telemetry.DeviceRates {
-	by := map[string][]telemetry.DeviceRates{}
+func averageDevices(samples []telemetry.Sample) []stored.DeviceRates {
+	by := map[string][]stored.DeviceRates{}
 	for _, x := range samples {
 		for _, d := range x.Devices {
 			by[d.Name] = append(by[d.Name], d)
 		}
 	}
-	out := []telemetry.DeviceRates{}
+	out := []stored.DeviceRates{}
 	for name, xs := range by {
 		a := telemetry.AverageRates(xs)
 		a.Name = name

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/repeat"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // The limits of the rules every front end applies through the configs'
@@ -56,7 +57,7 @@ func DefaultRecord() Record {
 func (r Record) validate(ps *problems) {
 	resultsDir(ps, r.Results)
 	r.Telemetry.validate(ps)
-	r.Noisy.validate(ps)
+	noisyLimits(ps, r.Noisy)
 }
 
 // CheckResults checks a results store's directory alone, for a front end
@@ -106,16 +107,16 @@ func (t Telemetry) validate(ps *problems) {
 	}
 }
 
-// Validate checks the noisy limits alone, for a front end that hands them
+// CheckNoisy checks the noisy limits alone, for a front end that hands them
 // to many runs (a scenario's); each run's Validate checks them too.
-func (n Noisy) Validate() error {
+func CheckNoisy(n stored.Noisy) error {
 	var ps problems
-	n.validate(&ps)
+	noisyLimits(&ps, n)
 	return ps.err()
 }
 
-// validate checks the noisy limits: percentages of all cores, 0 for never.
-func (n Noisy) validate(ps *problems) {
+// noisyLimits checks the noisy limits: percentages of all cores, 0 for never.
+func noisyLimits(ps *problems, n stored.Noisy) {
 	if v := n.Limits.StealPct; v < 0 || v > 100 {
 		ps.add("noisy_steal", v, "is not a percentage; give 0 (never) to 100")
 	}

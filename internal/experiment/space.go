@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // SpaceConfig scans Target, a directory (a server's data directory), a
@@ -31,15 +32,6 @@ type SpaceResult struct {
 	space.Document
 }
 
-// SpaceParams is what the store keeps of a space run's parameters.
-type SpaceParams struct {
-	Target     string  `json:"target"`
-	Block      int     `json:"block_bytes"`
-	KeepBelow  float64 `json:"compress_keep_below"`
-	ZstdSample int     `json:"zstd_sample"` // 0: automatic; the step taken is the result's compression.zstd.sample_every
-	Placement
-}
-
 // SpaceProgress is a scan's progress.
 type SpaceProgress = space.Progress
 
@@ -52,8 +44,8 @@ func RunSpace(ctx context.Context, cfg SpaceConfig, obs Observer) (*SpaceResult,
 	if err := space.Check(cfg.Target, &o); err != nil {
 		return nil, Invalid(err)
 	}
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindSpace, target: cfg.Target,
-		params: &SpaceParams{Target: cfg.Target, Block: o.BlockSize, KeepBelow: o.KeepBelow, ZstdSample: o.ZstdSample, Placement: cfg.Placement}}, obs)
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindSpace, target: cfg.Target,
+		params: &stored.SpaceParams{Target: cfg.Target, Block: o.BlockSize, KeepBelow: o.KeepBelow, ZstdSample: o.ZstdSample, Placement: cfg.Placement}}, obs)
 	if err != nil {
 		return nil, err
 	}

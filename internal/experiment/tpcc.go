@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/version"
@@ -59,32 +60,9 @@ type TPCCResult struct {
 	Repeat    int    `json:"repeat"`
 	// Steps has one step per VU count, in the order given: with
 	// repetitions, their means, their Stats, and the repetitions as they
-	// ran (driver.Group).
-	Steps      []*driver.StepResult `json:"steps"`
-	Thresholds []threshold.Verdict  `json:"thresholds,omitempty"`
-}
-
-// TPCCParams is what the store keeps of a TPC-C run's parameters: all that
-// is needed to repeat it, the DSN without its password.
-type TPCCParams struct {
-	DSN        string `json:"dsn"`
-	Engine     string `json:"engine"`
-	Warehouses int    `json:"warehouses"`
-	VUs        []int  `json:"vus"`
-	RampUp     string `json:"rampup"`
-	Duration   string `json:"duration"`
-	Repeat     int    `json:"repeat"`
-	BackToBack bool   `json:"back_to_back,omitempty"`
-	// How noisy steps were judged, and whether the run's means left them
-	// out.
-	Noisy
-	Mode           string `json:"mode"`
-	Mix            string `json:"mix"`
-	AllWarehouses  bool   `json:"all_warehouses"`
-	KeyingThinking bool   `json:"keying_thinking"`
-	Retry          int    `json:"retry"`
-	Seed           uint64 `json:"seed"`
-	Placement
+	// ran (stored.GroupTPCC).
+	Steps      []*stored.TPCCStep  `json:"steps"`
+	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
 }
 
 // NewTPCCConfig is a TPC-C run as a user gets it unless told otherwise:
@@ -159,8 +137,8 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		return nil, err
 	}
 	name, _ := all.NameOf(cfg.DSN)
-	rec, err := start(ctx, begin{Record: cfg.Record, kind: KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
-		params: &TPCCParams{
+	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
+		params: &stored.TPCCParams{
 			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
 			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
 			Noisy: cfg.Noisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
@@ -189,10 +167,10 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		}
 	}
 	j := &judge{ts: cfg.Thresholds, obs: obs}
-	dc.OnStep = func(s *driver.StepResult) {
+	dc.OnStep = func(s *stored.TPCCStep) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
-			s.Noisy = cfg.Noisy.judge(a)
+			s.Noisy = judgeNoisy(cfg.Noisy, a)
 		}
 		obs.Result(Result{TPCC: s})
 		j.step(s.Index, repName(s), s)
@@ -205,9 +183,9 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	steps, runErr := driver.Run(ctx, dc)
 	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true,
-		Repeat: cfg.Repeat, Steps: driver.GroupDiscarding(steps, cfg.VUs, cfg.Noisy.Discard)}
+		Repeat: cfg.Repeat, Steps: stored.GroupTPCCDiscarding(steps, cfg.VUs, cfg.Noisy.Discard)}
 	if out.Steps == nil {
-		out.Steps = []*driver.StepResult{}
+		out.Steps = []*stored.TPCCStep{}
 	}
 	for _, s := range steps {
 		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK
@@ -225,7 +203,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 }
 
 // repName is how a step is named in verdicts: "4 VUs", or "4 VUs, repetition 2".
-func repName(s *driver.StepResult) string {
+func repName(s *stored.TPCCStep) string {
 	if s.Repetition == 0 {
 		return vusName(s.VUs)
 	}
@@ -241,7 +219,7 @@ func vusName(n int) string {
 }
 
 // tpccStep is a TPC-C step as the store keeps it, with its histograms.
-func tpccStep(s *driver.StepResult) (results.Step, error) {
+func tpccStep(s *stored.TPCCStep) (results.Step, error) {
 	doc, err := json.Marshal(s)
 	if err != nil {
 		return results.Step{}, err

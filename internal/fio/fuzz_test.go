@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -62,7 +63,7 @@ func FuzzParseOutput(f *testing.F) {
 		if _, err := json.Marshal(r); err != nil {
 			t.Fatalf("the result cannot be stored as JSON: %v", err)
 		}
-		for _, d := range []*DirStats{r.Read, r.Write} {
+		for _, d := range []*stored.DirStats{r.Read, r.Write} {
 			if d == nil {
 				continue
 			}
@@ -74,7 +75,7 @@ func FuzzParseOutput(f *testing.F) {
 			if err != nil {
 				t.Fatalf("histogram does not marshal: %v", err)
 			}
-			var back Hist
+			var back stored.Hist
 			if err := json.Unmarshal(b, &back); err != nil || back.Count() != d.Hist.Count() || back.Percentile(99) != d.Hist.Percentile(99) {
 				t.Fatalf("histogram %s does not round-trip: %v", b, err)
 			}
@@ -91,7 +92,7 @@ func FuzzHistJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var h Hist
+		var h stored.Hist
 		if err := json.Unmarshal(data, &h); err != nil {
 			return
 		}
@@ -99,7 +100,7 @@ func FuzzHistJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s unmarshals but does not marshal: %v", data, err)
 		}
-		var back Hist
+		var back stored.Hist
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("%s: its own JSON %s does not unmarshal: %v", data, b, err)
 		}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // needFio returns a Runner for the fio in PATH; without one it skips,
@@ -190,7 +192,7 @@ func TestRunHostsRealFio(t *testing.T) {
 	h1, h2 := p.Hosts[0].Result, p.Hosts[1].Result
 	for _, d := range []struct {
 		name    string
-		a, x, y *DirStats
+		a, x, y *stored.DirStats
 	}{{"read", p.Result.Read, h1.Read, h2.Read}, {"write", p.Result.Write, h1.Write, h2.Write}} {
 		if sum := d.x.IOPS + d.y.IOPS; d.a.IOPS <= 0 || abs(d.a.IOPS-sum) > 0.01*sum {
 			t.Errorf("%s: aggregate %v IOPS, the hosts' sum %v", d.name, d.a.IOPS, sum)

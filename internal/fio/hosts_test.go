@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 func TestParseServer(t *testing.T) {
@@ -257,16 +257,29 @@ func readFixture(t testing.TB) []byte {
 
 // unionPercentile is the p-th percentile of the union of hists' bins by
 // fio's rule, computed apart from Hist's merging: a plain map and a walk.
-func unionPercentile(p float64, hists ...*Hist) int64 {
+func unionPercentile(p float64, hists ...*stored.Hist) int64 {
 	union := map[int64]uint64{}
 	var total uint64
 	for _, h := range hists {
-		for ns, c := range h.bins {
-			union[ns] += c
-			total += c
+		b, err := json.Marshal(h) // {"bins":[[ns,count],...]}: the bins without Hist's own walk
+		if err != nil {
+			panic(err)
+		}
+		var bins struct{ Bins [][2]uint64 }
+		if err := json.Unmarshal(b, &bins); err != nil {
+			panic(err)
+		}
+		for _, bc := range bins.Bins {
+			union[int64(bc[0])] += bc[1]
+			total += bc[1]
 		}
 	}
-	limit := fioLimit(p, total)
+	// fio's limit, p * (total * 0.01L) in 64-bit precision, as stored.Hist
+	// computes it.
+	hundredth := new(big.Float).SetPrec(64).Quo(big.NewFloat(1), big.NewFloat(100))
+	limit := new(big.Float).SetPrec(64).SetUint64(total)
+	limit.Mul(limit, hundredth)
+	limit.Mul(limit, big.NewFloat(p))
 	var sum uint64
 	for _, ns := range slices.Sorted(maps.Keys(union)) {
 		sum += union[ns]
@@ -301,7 +314,7 @@ func TestParseClientOutputFixture(t *testing.T) {
 	}
 	for _, d := range []struct {
 		name      string
-		a, h1, h2 *DirStats
+		a, h1, h2 *stored.DirStats
 	}{{"read", agg.Read, hosts[0].Read, hosts[1].Read}, {"write", agg.Write, hosts[0].Write, hosts[1].Write}} {
 		if !near(d.a.IOPS, d.h1.IOPS+d.h2.IOPS) || !near(d.a.MBps, d.h1.MBps+d.h2.MBps) || d.a.IOs != d.h1.IOs+d.h2.IOs {
 			t.Errorf("%s: aggregate %+v is not the hosts' sum (%+v, %+v)", d.name, *d.a, *d.h1, *d.h2)
@@ -410,9 +423,9 @@ func TestHostPointJSON(t *testing.T) {
 	if po.Hosts[0].Read.Hist == nil || po.Hosts[0].Read.Hist.Count() != hosts[0].Read.IOs {
 		t.Error("a host's merged read histogram is not on its figures")
 	}
-	po.Hosts[1].NodeStats = &telemetry.NodeStats{CPUIdlePct: 80, CPUIowaitPct: 5, Samples: 3,
-		Devices: []telemetry.DeviceRates{{Name: "sda", RIOPS: 100}}}
-	doc, err := json.Marshal(StoredPoint{PointResult: po, JobFile: "[x]\n"})
+	po.Hosts[1].NodeStats = &stored.NodeStats{CPUIdlePct: 80, CPUIowaitPct: 5, Samples: 3,
+		Devices: []stored.DeviceRates{{Name: "sda", RIOPS: 100}}}
+	doc, err := json.Marshal(stored.PointStep{Point: po, JobFile: "[x]\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +447,7 @@ func TestHostPointJSON(t *testing.T) {
 			t.Errorf("a host with telemetry lacks %q: %v", k, keys(raw.Hosts[1]))
 		}
 	}
-	var back StoredPoint
+	var back stored.PointStep
 	if err := json.Unmarshal(doc, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +456,7 @@ func TestHostPointJSON(t *testing.T) {
 		t.Errorf("telemetry decoded as %+v and %+v", back.Hosts[0].NodeStats, back.Hosts[1].NodeStats)
 	}
 	for i := range back.Hosts {
-		for _, d := range [][2]*DirStats{{back.Hosts[i].Read, po.Hosts[i].Read}, {back.Hosts[i].Write, po.Hosts[i].Write}} {
+		for _, d := range [][2]*stored.DirStats{{back.Hosts[i].Read, po.Hosts[i].Read}, {back.Hosts[i].Write, po.Hosts[i].Write}} {
 			want := *d[1]
 			want.Hist = nil // histograms are stored apart
 			if d[0] == nil || !reflect.DeepEqual(*d[0], want) {
@@ -452,7 +465,7 @@ func TestHostPointJSON(t *testing.T) {
 		}
 	}
 	if back.Hosts[0].Host != "h1" || back.Hosts[1].Host != "h2" || back.Read.IOs != agg.Read.IOs {
-		t.Errorf("decoded %+v", back.PointResult)
+		t.Errorf("decoded %+v", back.Point)
 	}
 	// A one-host point has no hosts key at all.
 	one, _ := json.Marshal(NewPointResult(&Point{Spec: p.Spec, Result: agg}))

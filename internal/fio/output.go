@@ -8,41 +8,20 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
-
-// DirStats is one direction (read or write) merged over all jobs.
-type DirStats struct {
-	IOPS   float64 `json:"iops"`    // sum over jobs of each job's iops
-	MBps   float64 `json:"mbps"`    // sum of bw_bytes / 1e6 (MB = 10^6 bytes)
-	MeanMs float64 `json:"mean_ms"` // clat mean over all IOs (weighted by each job's clat N)
-	P50Ms  float64 `json:"p50_ms"`  // from the merged clat_ns bins, never averaged percentiles
-	P95Ms  float64 `json:"p95_ms"`
-	P99Ms  float64 `json:"p99_ms"`
-	P999Ms float64 `json:"p999_ms"`
-	MaxMs  float64 `json:"max_ms"` // max of the jobs' clat max
-	IOs    uint64  `json:"ios"`    // total_ios summed
-	Hist   *Hist   `json:"-"`      // merged clat bins
-}
-
-// SteadyState is fio's steady-state detection (steadystate=...) over all jobs.
-type SteadyState struct {
-	Criterion      string  `json:"criterion"` // fio's "ss" string, e.g. "iops_slope:2.000000%"
-	Attained       bool    `json:"attained"`  // every job attained it
-	JobsAttained   int     `json:"jobs_attained"`
-	Jobs           int     `json:"jobs"`
-	AttainedAfterS float64 `json:"attained_after_s,omitempty"` // when attained: the longest job_runtime (s), i.e. when the last job stopped
-}
 
 // Result is one fio invocation's output with all its jobs merged.
 type Result struct {
-	FioVersion  string       `json:"fio_version"` // "fio version" field, e.g. "fio-3.33"
-	Jobs        int          `json:"jobs"`
-	RuntimeS    float64      `json:"runtime_s"`      // longest job_runtime in seconds
-	Read        *DirStats    `json:"read,omitempty"` // nil when no job did reads
-	Write       *DirStats    `json:"write,omitempty"`
-	UsrCPUPct   float64      `json:"usr_cpu_pct"` // sum over jobs of usr_cpu (percent of one core)
-	SysCPUPct   float64      `json:"sys_cpu_pct"`
-	SteadyState *SteadyState `json:"steady_state,omitempty"` // only when the jobs carry a "steadystate" object
+	FioVersion  string              `json:"fio_version"` // "fio version" field, e.g. "fio-3.33"
+	Jobs        int                 `json:"jobs"`
+	RuntimeS    float64             `json:"runtime_s"`      // longest job_runtime in seconds
+	Read        *stored.DirStats    `json:"read,omitempty"` // nil when no job did reads
+	Write       *stored.DirStats    `json:"write,omitempty"`
+	UsrCPUPct   float64             `json:"usr_cpu_pct"` // sum over jobs of usr_cpu (percent of one core)
+	SysCPUPct   float64             `json:"sys_cpu_pct"`
+	SteadyState *stored.SteadyState `json:"steady_state,omitempty"` // only when the jobs carry a "steadystate" object
 }
 
 // fioOutput is the part of fio's json+ output that Result needs.
@@ -141,7 +120,7 @@ func jsonStart(data []byte) int {
 // mergeJobs sums and merges jobs, whichever host or job section they came from.
 func mergeJobs(version string, jobs []fioJob) (*Result, error) {
 	r := &Result{FioVersion: version, Jobs: len(jobs)}
-	var ss *SteadyState
+	var ss *stored.SteadyState
 	for i, j := range jobs {
 		if !(j.RuntimeMs >= 0 && j.UsrCPU >= 0 && j.SysCPU >= 0 && j.RuntimeMs+j.UsrCPU+j.SysCPU < 1e15) {
 			return nil, fmt.Errorf("fio output: job %d (%q): job_runtime, usr_cpu or sys_cpu is negative or out of range", i+1, j.Name)
@@ -153,7 +132,7 @@ func mergeJobs(version string, jobs []fioJob) (*Result, error) {
 		r.SysCPUPct += j.SysCPU
 		if j.SteadyState != nil {
 			if ss == nil {
-				ss = &SteadyState{Criterion: j.SteadyState.Criterion, Jobs: len(jobs)}
+				ss = &stored.SteadyState{Criterion: j.SteadyState.Criterion, Jobs: len(jobs)}
 			}
 			if j.SteadyState.Attained != 0 {
 				ss.JobsAttained++
@@ -177,19 +156,11 @@ func mergeJobs(version string, jobs []fioJob) (*Result, error) {
 	return r, nil
 }
 
-// percentilesMs are h's p50, p95, p99 and p99.9 in ms, by fio's own rule:
-// a point's figures from its jobs' merged bins, and a repeated point's
-// pooled ones from its repetitions' (Group).
-func percentilesMs(h *Hist) (p50, p95, p99, p999 float64) {
-	pct := h.Percentiles(50, 95, 99, 99.9)
-	return float64(pct[0]) / 1e6, float64(pct[1]) / 1e6, float64(pct[2]) / 1e6, float64(pct[3]) / 1e6
-}
-
 // mergeDir merges one direction of all jobs; nil when no job did any IO in it.
 // Percentiles come from the merged bins: averaging the jobs' own
 // percentiles would be wrong whenever the jobs' distributions differ.
-func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats, error) {
-	s := &DirStats{Hist: &Hist{}}
+func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*stored.DirStats, error) {
+	s := &stored.DirStats{Hist: &stored.Hist{}}
 	var weighted float64 // sum of mean*N, ns
 	var n, binned uint64
 	for i := range jobs {
@@ -222,7 +193,7 @@ func mergeDir(jobs []fioJob, name string, dir func(*fioJob) *fioDir) (*DirStats,
 	if n > 0 {
 		s.MeanMs = weighted / float64(n) / 1e6
 	}
-	s.P50Ms, s.P95Ms, s.P99Ms, s.P999Ms = percentilesMs(s.Hist)
+	s.P50Ms, s.P95Ms, s.P99Ms, s.P999Ms = s.Hist.PercentilesMs()
 	// Numbers fio never writes (1e308 IOPS, negative bandwidth) would make
 	// NaN or ±Inf that no JSON document can store: refuse them here.
 	for _, v := range []float64{s.IOPS, s.MBps, s.MeanMs, s.MaxMs} {

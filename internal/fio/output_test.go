@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // dirJSON writes one direction of a json+ job; bins is the body of "bins".
@@ -70,15 +72,15 @@ func TestOutputMergesJobs(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		got  *DirStats
-		want DirStats
+		got  *stored.DirStats
+		want stored.DirStats
 	}{
 		// Mean: (99*0.1 + 1*10) / 100. The jobs' own p50s are 0.1 and 10 ms;
 		// their average (5.05) is not the merged 0.1.
-		{"read", r.Read, DirStats{IOPS: 101, MBps: 2.004096, MeanMs: 0.199,
+		{"read", r.Read, stored.DirStats{IOPS: 101, MBps: 2.004096, MeanMs: 0.199,
 			P50Ms: 0.1, P95Ms: 0.1, P99Ms: 0.1, P999Ms: 10, MaxMs: 10, IOs: 100}},
 		// Mean: (10*2 + 30*1) / 40. 35 of 40 IOs at 1ms: p95 needs 38.
-		{"write", r.Write, DirStats{IOPS: 75, MBps: 1.5, MeanMs: 1.25,
+		{"write", r.Write, stored.DirStats{IOPS: 75, MBps: 1.5, MeanMs: 1.25,
 			P50Ms: 1, P95Ms: 3, P99Ms: 3, P999Ms: 3, MaxMs: 3, IOs: 40}},
 	}
 	for _, tt := range tests {
@@ -171,16 +173,16 @@ func TestOutputSteadyState(t *testing.T) {
 	tests := []struct {
 		name string
 		jobs []string
-		want SteadyState
+		want stored.SteadyState
 	}{
 		{"all attained", []string{
 			jobJSON("s", 0, read, idle, 1000, 0, 0, ss(1)),
 			jobJSON("s", 0, read, idle, 2500, 0, 0, ss(1)),
-		}, SteadyState{Criterion: "iops_slope:2.000000%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: 2.5}},
+		}, stored.SteadyState{Criterion: "iops_slope:2.000000%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: 2.5}},
 		{"one not", []string{
 			jobJSON("s", 0, read, idle, 1000, 0, 0, ss(1)),
 			jobJSON("s", 0, read, idle, 2500, 0, 0, ss(0)),
-		}, SteadyState{Criterion: "iops_slope:2.000000%", JobsAttained: 1, Jobs: 2}},
+		}, stored.SteadyState{Criterion: "iops_slope:2.000000%", JobsAttained: 1, Jobs: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,7 +225,7 @@ func runFio(t *testing.T, dir string, args ...string) []byte {
 
 // sameReadPercentiles checks that every read clat percentile fio printed for
 // its single job equals the one computed from the bins, and returns fio's.
-func sameReadPercentiles(t *testing.T, data []byte, h *Hist) map[string]int64 {
+func sameReadPercentiles(t *testing.T, data []byte, h *stored.Hist) map[string]int64 {
 	t.Helper()
 	var raw struct {
 		Jobs []struct {

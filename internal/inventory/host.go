@@ -14,12 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"golang.org/x/sys/unix"
 )
 
-func collectHost(ctx context.Context, proc, sys, etc string, live bool) Host {
+func collectHost(ctx context.Context, proc, sys, etc string, live bool) stored.Host {
 	cpu := readCPUInfo(filepath.Join(proc, "cpuinfo"))
-	h := Host{
+	h := stored.Host{
 		Hostname:     readTrim(filepath.Join(proc, "sys", "kernel", "hostname")),
 		CPUModel:     cpu.model,
 		Cores:        onlineCPUs(filepath.Join(sys, "devices", "system", "cpu", "online")),

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/systree"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
@@ -38,7 +39,7 @@ func TestInventoryHostFixture(t *testing.T) {
 	if len(notes) != 0 {
 		t.Errorf("notes: %q", notes)
 	}
-	want := Host{
+	want := stored.Host{
 		Hostname:       "db-host-1",
 		CPUModel:       "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",
 		Cores:          4,
@@ -89,7 +90,7 @@ func TestInventoryTargetOnLoop(t *testing.T) {
 		t.Fatalf("devices %v, want the leaf vda first, then loop0, vda1", names)
 	}
 	f, ft := false, true
-	want := []Device{
+	want := []stored.Device{
 		{Name: "vda", Vendor: "0x1af4", Transport: "virtio", CapacityBytes: 100 << 30, Rotational: &f,
 			Scheduler: "mq-deadline", LogicalBlock: 512, PhysicalBlock: 4096},
 		{Name: "loop0", Transport: "loop", CapacityBytes: 1 << 30, Rotational: &ft,
@@ -117,13 +118,13 @@ func TestInventoryTargetOnNVMe(t *testing.T) {
 		t.Fatalf("devices %+v", tg.Devices)
 	}
 	f := false
-	assertDevice(t, tg.Devices[0], Device{
+	assertDevice(t, tg.Devices[0], stored.Device{
 		Name: "nvme0n1", Model: "Samsung SSD 980 PRO 1TB", Firmware: "5B2QGXA7", Transport: "nvme",
 		CapacityBytes: 1953525168 * 512, Rotational: &f, Scheduler: "none", LogicalBlock: 512, PhysicalBlock: 512,
 	})
 }
 
-func assertDevice(t *testing.T, got, want Device) {
+func assertDevice(t *testing.T, got, want stored.Device) {
 	t.Helper()
 	rot := func(b *bool) string {
 		if b == nil {
@@ -165,7 +166,7 @@ func TestInventoryUnknownsStayEmpty(t *testing.T) {
 		t.Fatalf("target from empty roots: %+v", tg)
 	}
 	for _, d := range tg.Devices {
-		if d != (Device{Name: d.Name}) {
+		if d != (stored.Device{Name: d.Name}) {
 			t.Errorf("device from empty roots: %+v", d)
 		}
 	}
@@ -189,11 +190,11 @@ func TestInventoryResolveFailure(t *testing.T) {
 type fakeDB struct {
 	engine.DB
 	version  string
-	settings []engine.Setting
+	settings []stored.Setting
 	err      error
 }
 
-func (f *fakeDB) Settings(context.Context) (string, []engine.Setting, error) {
+func (f *fakeDB) Settings(context.Context) (string, []stored.Setting, error) {
 	return f.version, f.settings, f.err
 }
 
@@ -202,7 +203,7 @@ type plainDB struct{ engine.DB }
 
 func TestInventoryDatabase(t *testing.T) {
 	ctx := context.Background()
-	settings := []engine.Setting{{Name: "shared_buffers", Value: "128MB"}, {Name: "fsync", Value: "on"}}
+	settings := []stored.Setting{{Name: "shared_buffers", Value: "128MB"}, {Name: "fsync", Value: "on"}}
 	env, notes := Collect(ctx, Options{DB: &fakeDB{version: "16.4", settings: settings}, Engine: "postgres"})
 	if len(notes) != 0 {
 		t.Errorf("notes: %q", notes)

@@ -6,21 +6,22 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
 // collectTarget describes the mount and the devices holding path. A failed
 // resolution still returns what it found, with the error.
-func collectTarget(path, proc, sys string, resolve func(string) (telemetry.Resolution, error)) (*Target, error) {
+func collectTarget(path, proc, sys string, resolve func(string) (telemetry.Resolution, error)) (*stored.Target, error) {
 	res, err := resolve(path)
-	t := &Target{
+	t := &stored.Target{
 		Path:         path,
 		MountPoint:   res.Mount,
 		Filesystem:   res.FSType,
 		MountSource:  res.Source,
 		MountOptions: res.Options,
 		MemoryBacked: res.MemoryBacked,
-		Devices:      []Device{},
+		Devices:      []stored.Device{},
 		Note:         res.Note,
 	}
 	if res.Path != "" {
@@ -55,8 +56,8 @@ func leavesFirst(leaves, devices []string) []string {
 // readDevice reads a block device's facts from sysfs. A partition has only
 // its own size and number there; the rest comes from its disk, which is its
 // parent directory.
-func readDevice(sys, name string) Device {
-	d := Device{Name: name}
+func readDevice(sys, name string) stored.Device {
+	d := stored.Device{Name: name}
 	dir, err := filepath.EvalSymlinks(filepath.Join(sys, "class", "block", name))
 	if err != nil {
 		if dir, err = filepath.EvalSymlinks(filepath.Join(sys, "block", name)); err != nil {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -167,7 +167,7 @@ func (t *tpccState) collect(m emitter) {
 func collectPoint(m emitter, p *pointState) {
 	dirs := []struct {
 		name string
-		st   *fio.DirStats
+		st   *stored.DirStats
 	}{{"read", p.res.Read}, {"write", p.res.Write}}
 	for _, d := range dirs {
 		if d.st == nil {
@@ -184,7 +184,7 @@ func collectPoint(m emitter, p *pointState) {
 
 // backupPhases are the phases a backup run goes through, each exported
 // whether it runs or not so that a panel's series stay continuous.
-var backupPhases = []string{"backup", "restore", "verify"}
+var backupPhases = []string{stored.PhaseBackup, stored.PhaseRestore, "verify"}
 
 func (b *backupState) collect(m emitter) {
 	m.gauge(backupCycle, float64(b.cycle))

@@ -19,11 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -110,14 +107,14 @@ type pointProgress struct{ index, count int }
 
 type pointState struct {
 	name string
-	res  fio.PointResult
+	res  stored.Point
 }
 
 type backupState struct {
 	cycle, cycles int
 	phase         string
 	elapsed       float64
-	finished      map[string]*backup.PhaseResult // the last finished phase of each kind
+	finished      map[string]*stored.PhaseResult // the last finished phase of each kind
 	count         map[string]int64
 }
 
@@ -126,7 +123,7 @@ type durabilityState struct {
 	acknowledged  int64
 	finished      int64
 	lost, excess  int64
-	last          *durability.CycleResult
+	last          *stored.DurabilityCycle
 }
 
 // observer is one run-after-run sequence's Observer.
@@ -140,17 +137,17 @@ type observer struct {
 func labelsOf(s experiment.Started) *runState {
 	r := &runState{kind: s.Kind, startedAt: time.Now()}
 	var engineName, target string
-	var pl experiment.Placement
+	var pl stored.Placement
 	switch p := s.Params.(type) {
-	case *experiment.TPCCParams:
+	case *stored.TPCCParams:
 		engineName, pl = p.Engine, p.Placement
-	case *experiment.DiskParams:
+	case *stored.DiskParams:
 		target, pl = p.Target, p.Placement
-	case *experiment.BackupParams:
+	case *stored.BackupParams:
 		engineName, target, pl = p.Engine, p.Target, p.Placement
-	case *experiment.DurabilityParams:
+	case *stored.DurabilityParams:
 		engineName = p.Engine
-	case *experiment.MonitorParams:
+	case *stored.MonitorParams:
 		target = p.Target
 	}
 	if pl.Target != "" {
@@ -241,7 +238,7 @@ func (o *observer) Progress(p experiment.Progress) {
 
 func (r *runState) backupState() *backupState {
 	if r.backup == nil {
-		r.backup = &backupState{finished: map[string]*backup.PhaseResult{}, count: map[string]int64{}}
+		r.backup = &backupState{finished: map[string]*stored.PhaseResult{}, count: map[string]int64{}}
 	}
 	return r.backup
 }
@@ -284,7 +281,7 @@ func (o *observer) Result(x experiment.Result) {
 // step and VU count, showing the latest repetition (the means are the
 // stored run's, in its report and --json). A step of a run that does not
 // repeat is a step of its own, as it ran.
-func (t *tpccState) finish(s *driver.StepResult) {
+func (t *tpccState) finish(s *stored.TPCCStep) {
 	f := stepFigures{vus: s.VUs, tpm: s.TPM, nopm: s.NOPM, repeated: s.Repetition > 0}
 	if f.repeated {
 		for i, g := range t.finished {
@@ -300,7 +297,7 @@ func (t *tpccState) finish(s *driver.StepResult) {
 // finishPoint keeps a finished disk point's figures, replacing those of
 // an earlier point of the same name (a repetition): the point label
 // names one series per point, which shows the latest repetition.
-func (r *runState) finishPoint(p fio.PointResult) {
+func (r *runState) finishPoint(p stored.Point) {
 	for _, q := range r.points {
 		if q.name == p.Name {
 			q.res = p

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -22,9 +22,9 @@ import (
 func TestExporterTPCC(t *testing.T) {
 	e := New()
 	a, b := e.Observer(), e.Observer()
-	a.Started(experiment.Started{RunID: "r1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres",
-		Placement: experiment.Placement{Instance: "db1", Target: "fast"}}})
-	b.Started(experiment.Started{RunID: "r2", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "mariadb"}})
+	a.Started(experiment.Started{RunID: "r1", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "postgres",
+		Placement: stored.Placement{Instance: "db1", Target: "fast"}}})
+	b.Started(experiment.Started{RunID: "r2", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "mariadb"}})
 
 	rec := metrics.NewRecorder(int(tpcc.NumKinds)).WithBuckets(LatencyBuckets)
 	second := func(lat []time.Duration, rolledBack int, fails int) driver.Tick {
@@ -45,7 +45,7 @@ func TestExporterTPCC(t *testing.T) {
 	t2.NOPM = 120
 	a.Tick(experiment.Tick{TPCC: &t2})
 	b.Tick(experiment.Tick{TPCC: &driver.Tick{Step: 1, Steps: 1, VUs: 1, Phase: "rampup", Transactions: 3}})
-	a.Result(experiment.Result{TPCC: &driver.StepResult{VUs: 4, TPM: 620, NOPM: 310}})
+	a.Result(experiment.Result{TPCC: &stored.TPCCStep{VUs: 4, TPM: 620, NOPM: 310}})
 
 	got := gatherText(t, e)
 	for _, line := range []string{
@@ -100,20 +100,20 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 	e := New()
 	o := e.Observer()
 	o.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: 0, Count: 2}}) // before Started: ignored
-	o.Started(experiment.Started{RunID: "d1", Kind: experiment.KindDisk, Params: &experiment.DiskParams{Target: "/mnt/x"}})
+	o.Started(experiment.Started{RunID: "d1", Kind: stored.KindDisk, Params: &stored.DiskParams{Target: "/mnt/x"}})
 	o.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: 1, Count: 2}})
-	o.Result(experiment.Result{Point: &fio.PointResult{Name: "randread-4k", Seconds: 30,
-		Read: &fio.DirStats{IOPS: 12000, MBps: 49.152, MeanMs: 0.2, P50Ms: 0.15, P95Ms: 0.4, P99Ms: 0.9, P999Ms: 2, IOs: 360000}}})
+	o.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k", Seconds: 30,
+		Read: &stored.DirStats{IOPS: 12000, MBps: 49.152, MeanMs: 0.2, P50Ms: 0.15, P95Ms: 0.4, P99Ms: 0.9, P999Ms: 2, IOs: 360000}}})
 	o.Progress(experiment.Progress{Telemetry: &telemetry.Sample{
 		CPU:          telemetry.CPU{IdlePct: 75, IOWaitPct: 20, UserPct: 5},
 		ServerCPUPct: -1,
 		Shares:       &telemetry.Shares{WorkloadPct: 3, KernelPct: 1, ForeignPct: 1},
-		Devices:      []telemetry.DeviceRates{{Name: "vdb", RIOPS: 11000, RMBps: 45, RAwaitMs: 0.25, UtilPct: 90}},
+		Devices:      []stored.DeviceRates{{Name: "vdb", RIOPS: 11000, RMBps: 45, RAwaitMs: 0.25, UtilPct: 90}},
 		Latency:      &telemetry.Latency{P50Ms: 0.1, P95Ms: 0.3, P99Ms: 0.8},
 		DB:           map[string]float64{"cache_hit_pct": 99, "wal_sync_ms_per_s": 5},
 	}})
 	b := e.Observer()
-	b.Started(experiment.Started{RunID: "b1", Kind: experiment.KindBackup, Params: &experiment.BackupParams{Engine: "postgres", Target: "/mnt/b"}})
+	b.Started(experiment.Started{RunID: "b1", Kind: stored.KindBackup, Params: &stored.BackupParams{Engine: "postgres", Target: "/mnt/b"}})
 	b.Progress(experiment.Progress{Phase: &experiment.PhaseProgress{Cycle: 2, Cycles: 3, Phase: "restore", Elapsed: 4 * time.Second}})
 
 	got := gatherText(t, e)

@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // A repeated run (--repeat 2) finishes each VU count and each disk point
@@ -16,9 +15,9 @@ import (
 func TestExporterRepetitions(t *testing.T) {
 	e := New()
 	tp := e.Observer()
-	tp.Started(experiment.Started{RunID: "t1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres"}})
+	tp.Started(experiment.Started{RunID: "t1", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "postgres"}})
 	// 4 and 8 VUs, interleaved: 4, 8, 4, 8.
-	for _, s := range []driver.StepResult{
+	for _, s := range []stored.TPCCStep{
 		{Index: 0, VUs: 4, Repetition: 1, TPM: 1000, NOPM: 440},
 		{Index: 1, VUs: 8, Repetition: 1, TPM: 1800, NOPM: 800},
 		{Index: 2, VUs: 4, Repetition: 2, TPM: 1100, NOPM: 480},
@@ -27,11 +26,11 @@ func TestExporterRepetitions(t *testing.T) {
 		tp.Result(experiment.Result{TPCC: &s})
 	}
 	dk := e.Observer()
-	dk.Started(experiment.Started{RunID: "d1", Kind: experiment.KindDisk, Params: &experiment.DiskParams{Target: "/mnt/x"}})
+	dk.Started(experiment.Started{RunID: "d1", Kind: stored.KindDisk, Params: &stored.DiskParams{Target: "/mnt/x"}})
 	for rep, iops := range []float64{10000, 12000} {
 		dk.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: rep, Count: 2}})
-		dk.Result(experiment.Result{Point: &fio.PointResult{Name: "randread-4k", Repetition: rep + 1, Seconds: 30 + float64(rep),
-			Read: &fio.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 0.2, P99Ms: 0.9 + float64(rep), IOs: uint64(iops) * 30}}})
+		dk.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k", Repetition: rep + 1, Seconds: 30 + float64(rep),
+			Read: &stored.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 0.2, P99Ms: 0.9 + float64(rep), IOs: uint64(iops) * 30}}})
 	}
 
 	if _, err := e.Registry().Gather(); err != nil {
@@ -71,9 +70,9 @@ func TestExporterRepetitions(t *testing.T) {
 func TestExporterUnrepeatedSteps(t *testing.T) {
 	e := New()
 	o := e.Observer()
-	o.Started(experiment.Started{RunID: "t1", Kind: experiment.KindTPCC, Params: &experiment.TPCCParams{Engine: "postgres"}})
-	o.Result(experiment.Result{TPCC: &driver.StepResult{Index: 0, VUs: 4, NOPM: 440}})
-	o.Result(experiment.Result{TPCC: &driver.StepResult{Index: 1, VUs: 4, NOPM: 460}})
+	o.Started(experiment.Started{RunID: "t1", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "postgres"}})
+	o.Result(experiment.Result{TPCC: &stored.TPCCStep{Index: 0, VUs: 4, NOPM: 440}})
+	o.Result(experiment.Result{TPCC: &stored.TPCCStep{Index: 1, VUs: 4, NOPM: 460}})
 	got := gatherText(t, e)
 	for _, line := range []string{
 		`tierbench_tpcc_step_nopm{engine="postgres",instance="",run="t1",step="1",target="",vus="4"} 440`,

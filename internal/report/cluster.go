@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // clusterSection shows the hosts of a cluster: the per-second telemetry
@@ -412,7 +412,7 @@ func clusterTimelines(s *Section, hosts []*nodeHost, group []*runData) {
 	var marks []chart.Mark
 	prev := ""
 	for _, rd := range group {
-		label := rd.paramString("phase")
+		label := rd.Place.Phase
 		if label == "" {
 			label = rd.Label
 		}
@@ -533,11 +533,11 @@ func hostThroughput(runs []*runData) []Block {
 	var phases []string
 	seen := map[string]bool{}
 	for _, rd := range runs {
-		if rd.Kind != "tpcc" || rd.paramString("scenario_host") == "" || len(rd.TPCC) == 0 {
+		if rd.Kind != stored.KindTPCC || rd.Place.Host == "" || len(rd.TPCC) == 0 {
 			continue
 		}
 		group = append(group, rd)
-		if p := rd.paramString("phase"); !seen[p] {
+		if p := rd.Place.Phase; !seen[p] {
 			seen[p] = true
 			phases = append(phases, p)
 		}
@@ -561,7 +561,7 @@ func hostThroughput(runs []*runData) []Block {
 			Header: []string{"instance", "host", "role", "NOPM", "TPM"}, Numeric: []bool{false, false, false, true, true}}
 		var sums []*hostSum
 		for _, rd := range group {
-			if rd.paramString("phase") != phase {
+			if rd.Place.Phase != phase {
 				continue
 			}
 			var nopm, tpm []float64
@@ -569,12 +569,12 @@ func hostThroughput(runs []*runData) []Block {
 				nopm = append(nopm, x.nopm())
 				tpm = append(tpm, x.tpm())
 			}
-			host := rd.paramString("scenario_host")
-			name := rd.paramString("instance")
+			host := rd.Place.Host
+			name := rd.Place.Instance
 			if name == "" {
 				name = rd.Label
 			}
-			inst.Rows = append(inst.Rows, []string{name, host, orUnknown(rd.paramString("role")), num(mean(nopm)), num(mean(tpm))})
+			inst.Rows = append(inst.Rows, []string{name, host, orUnknown(rd.Place.Role), num(mean(nopm)), num(mean(tpm))})
 			var hs *hostSum
 			for _, x := range sums {
 				if x.host == host {
@@ -647,7 +647,7 @@ func hostThroughput(runs []*runData) []Block {
 func stepStartSpread(group []*runData, phase string) (spread time.Duration, n int, ok bool) {
 	first, last := map[int]time.Time{}, map[int]time.Time{}
 	for _, rd := range group {
-		if rd.paramString("phase") != phase {
+		if rd.Place.Phase != phase {
 			continue
 		}
 		n++
@@ -673,7 +673,7 @@ func hostBackups(runs []*runData) []Block {
 		Header:  []string{"phase", "instance", "host", "run", "cycles", "backup s", "restore s"},
 		Numeric: []bool{false, false, false, false, true, true, true}}
 	for _, rd := range runs {
-		host := rd.paramString("scenario_host")
+		host := rd.Place.Host
 		if len(rd.Backup) == 0 || host == "" {
 			continue
 		}
@@ -681,8 +681,8 @@ func hostBackups(runs []*runData) []Block {
 		for _, b := range rd.Backup {
 			cycles[b.Cycle] = true
 		}
-		t.Rows = append(t.Rows, []string{orUnknown(rd.paramString("phase")), orUnknown(rd.paramString("instance")), host, rd.Label,
-			strconv.Itoa(len(cycles)), num(mean(phaseSeconds(rd, "backup"))), num(mean(phaseSeconds(rd, "restore")))})
+		t.Rows = append(t.Rows, []string{orUnknown(rd.Place.Phase), orUnknown(rd.Place.Instance), host, rd.Label,
+			strconv.Itoa(len(cycles)), num(mean(phaseSeconds(rd, stored.PhaseBackup))), num(mean(phaseSeconds(rd, stored.PhaseRestore)))})
 	}
 	if len(t.Rows) == 0 {
 		return nil
@@ -709,15 +709,15 @@ func hostStorage(runs []*runData) []Block {
 	blocks := []Block{text("Storage profiles run on several hosts at once: each host's own figures, and their aggregate (all hosts), " +
 		"which the storage profiles section shows. The aggregate IOPS and MB/s are the hosts' sums; its percentiles are merged from every " +
 		"job's latency bins on every host, not averaged over the hosts. Latency is fio's completion latency.")}
-	dir := func(d *fio.DirStats, v func(fio.DirStats) float64) string {
+	dir := func(d *stored.DirStats, v func(stored.DirStats) float64) string {
 		if d == nil {
 			return "–"
 		}
 		return num(v(*d))
 	}
-	iops := func(d fio.DirStats) float64 { return d.IOPS }
-	p99 := func(d fio.DirStats) float64 { return d.P99Ms }
-	row := func(name string, r, w *fio.DirStats) []string {
+	iops := func(d stored.DirStats) float64 { return d.IOPS }
+	p99 := func(d stored.DirStats) float64 { return d.P99Ms }
+	row := func(name string, r, w *stored.DirStats) []string {
 		return []string{name, dir(r, iops), dir(w, iops), num(dirStats(r).MBps + dirStats(w).MBps), dir(r, p99), dir(w, p99)}
 	}
 	for _, rd := range runs {

@@ -14,13 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -35,15 +32,15 @@ func clusterSecond(sec int) []telemetry.HostSample {
 	if sec >= 60 {
 		k, sdbUtil = 2, 80
 	}
-	dev := func(name string, r, w, ra, wa, util float64) telemetry.DeviceRates {
-		return telemetry.DeviceRates{Name: name, RIOPS: k * r, WIOPS: k * w, RMBps: k * r * 0.004, WMBps: k * w * 0.004,
+	dev := func(name string, r, w, ra, wa, util float64) stored.DeviceRates {
+		return stored.DeviceRates{Name: name, RIOPS: k * r, WIOPS: k * w, RMBps: k * r * 0.004, WMBps: k * w * 0.004,
 			RAwaitMs: ra, WAwaitMs: wa, AquSz: 1, UtilPct: util}
 	}
 	h1 := telemetry.HostSample{Host: "h1", Up: true, CPU: telemetry.CPU{UserPct: 25, SystemPct: 8, IOWaitPct: 5, IdlePct: 60, StealPct: 2},
-		Devices: []telemetry.DeviceRates{dev("sda", 100, 50, 2, 4, 40), dev("sdb", 300, 150, 1, 3, sdbUtil), dev("dm-0", 400, 200, 10, 10, 95)},
+		Devices: []stored.DeviceRates{dev("sda", 100, 50, 2, 4, 40), dev("sdb", 300, 150, 1, 3, sdbUtil), dev("dm-0", 400, 200, 10, 10, 95)},
 		Clocked: true, ClockOffset: 2500 * time.Microsecond}
 	h2 := telemetry.HostSample{Host: "h2", Up: true, CPU: telemetry.CPU{UserPct: 30, SystemPct: 10, IOWaitPct: 20, IdlePct: 40},
-		Devices: []telemetry.DeviceRates{dev("nvme0n1", 1000, 500, 0.5, 1, 90), dev("md0", 1000, 500, 0.5, 1, 99)},
+		Devices: []stored.DeviceRates{dev("nvme0n1", 1000, 500, 0.5, 1, 90), dev("md0", 1000, 500, 0.5, 1, 99)},
 		Clocked: true, ClockOffset: -time.Millisecond}
 	if sec == 40 {
 		h2 = telemetry.HostSample{Host: "h2"}
@@ -75,13 +72,13 @@ func clusterStore(t *testing.T) (*results.Store, []string) {
 		{"db-3", "h2", [2]int64{1500, 1700}, 0, 0},
 		{"db-4", "h2", [2]int64{1400, 1600}, 0, 0},
 	} {
-		r, err := store.CreateRun(ctx, "tpcc", group, experiment.TPCCParams{DSN: "postgres://tierbench@10.0.0.1/tpcc", Engine: "postgres",
+		r, err := store.CreateRun(ctx, "tpcc", group, stored.TPCCParams{DSN: "postgres://tierbench@10.0.0.1/tpcc", Engine: "postgres",
 			Warehouses: 10, VUs: []int{4, 8}, RampUp: "5s", Duration: "40s", Mode: engine.ModeRoutines,
-			Placement: experiment.Placement{Label: inst.name, Instance: inst.name, Host: inst.host, Role: "tpcc", Phase: "baseline"}})
+			Placement: stored.Placement{Label: inst.name, Instance: inst.name, Host: inst.host, Role: "tpcc", Phase: "baseline"}})
 		must(t, err)
 		for s, vus := range []int{4, 8} {
 			start := t0.Add(time.Duration(s) * 45 * time.Second)
-			step := driver.StepResult{Index: s, VUs: vus, TPM: 22 * inst.nopm[s] / 10, NOPM: inst.nopm[s], StartedAt: start,
+			step := stored.TPCCStep{Index: s, VUs: vus, TPM: 22 * inst.nopm[s] / 10, NOPM: inst.nopm[s], StartedAt: start,
 				MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(45 * time.Second), Seconds: 40}
 			doc, err := json.Marshal(step)
 			must(t, err)
@@ -105,19 +102,19 @@ func clusterStore(t *testing.T) (*results.Store, []string) {
 	for cycle := 1; cycle <= 2; cycle++ {
 		for _, phase := range []string{"backup", "restore"} {
 			secs := map[string]float64{"backup": 10 * float64(cycle), "restore": 20}[phase]
-			phases = append(phases, backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: secs,
+			phases = append(phases, stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: secs,
 				Bytes: 1e9, MBps: 1e3 / secs}})
 		}
 	}
 	ids = append(ids, writerStore(t, store, "backup", map[string]any{"label": "db-4 backups", "instance": "db-4", "scenario_host": "h2",
 		"role": "backup", "phase": "beside backups"}, phases...))
-	point := fio.StoredPoint{PointResult: fio.PointResult{Name: "4k-randrw70-qd8x1", BS: "4k", BSBytes: 4096, RW: "randrw", RWMixRead: 70,
+	point := stored.PointStep{Point: stored.Point{Name: "4k-randrw70-qd8x1", BS: "4k", BSBytes: 4096, RW: "randrw", RWMixRead: 70,
 		IODepth: 8, Jobs: 1,
-		Read:  &fio.DirStats{IOPS: 50000, MBps: 204.8, MeanMs: 0.3, P99Ms: 1.3},
-		Write: &fio.DirStats{IOPS: 21000, MBps: 86, MeanMs: 0.5, P99Ms: 1.9},
-		Hosts: []fio.HostPoint{
-			{Host: "h1", Read: &fio.DirStats{IOPS: 30000, MBps: 122.9, P99Ms: 0.8}, Write: &fio.DirStats{IOPS: 13000, MBps: 53.2, P99Ms: 1.1}},
-			{Host: "h2", Read: &fio.DirStats{IOPS: 20000, MBps: 81.9, P99Ms: 1.5}, Write: &fio.DirStats{IOPS: 8000, MBps: 32.8, P99Ms: 2}},
+		Read:  &stored.DirStats{IOPS: 50000, MBps: 204.8, MeanMs: 0.3, P99Ms: 1.3},
+		Write: &stored.DirStats{IOPS: 21000, MBps: 86, MeanMs: 0.5, P99Ms: 1.9},
+		Hosts: []stored.HostPoint{
+			{Host: "h1", Read: &stored.DirStats{IOPS: 30000, MBps: 122.9, P99Ms: 0.8}, Write: &stored.DirStats{IOPS: 13000, MBps: 53.2, P99Ms: 1.1}},
+			{Host: "h2", Read: &stored.DirStats{IOPS: 20000, MBps: 81.9, P99Ms: 1.5}, Write: &stored.DirStats{IOPS: 8000, MBps: 32.8, P99Ms: 2}},
 		}}}
 	ids = append(ids, writerStore(t, store, "disk", map[string]any{"label": "spread", "profile": "quick", "target": "/data"}, point))
 	return store, ids
@@ -431,7 +428,7 @@ func TestStepStartSpread(t *testing.T) {
 		return steps
 	}
 	run := func(phase string, steps []results.Step) *runData {
-		return &runData{Params: map[string]any{"phase": phase}, Steps: steps}
+		return &runData{Place: stored.Placement{Phase: phase}, Steps: steps}
 	}
 	group := []*runData{
 		run("baseline", at(0, 60_000)), run("baseline", at(30, 60_012)), run("baseline", at(12, 60_090)),

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // Every ratio the report prints between two measured figures comes with
@@ -16,7 +16,7 @@ import (
 // verdict is that it cannot be told from noise.
 
 // compareStat is x's figure named stat against base's, from their Stats
-// (driver.Group gives every TPC-C step some, n = 1 for a single run).
+// (stored.GroupTPCC gives every TPC-C step some, n = 1 for a single run).
 func compareStat(x, base tpccStep, stat string) stats.Comparison {
 	a, ok := x.Stats[stat]
 	b, okb := base.Stats[stat]
@@ -29,13 +29,13 @@ func compareStat(x, base tpccStep, stat string) stats.Comparison {
 // compareBy compares a figure derived from the steps (one Stats does not
 // hold, e.g. the device's await over reads and writes) over the
 // repetitions each side's means count.
-func compareBy(x, base tpccStep, f func(*driver.StepResult) float64) stats.Comparison {
+func compareBy(x, base tpccStep, f func(*stored.TPCCStep) float64) stats.Comparison {
 	return stats.Compare(stepValues(x, f), stepValues(base, f))
 }
 
 // stepValues is f of each repetition the step's means count (those not
 // discarded as noisy), or of the step itself when it ran once.
-func stepValues(x tpccStep, f func(*driver.StepResult) float64) []float64 {
+func stepValues(x tpccStep, f func(*stored.TPCCStep) float64) []float64 {
 	var xs []float64
 	for _, r := range x.Counted() {
 		xs = append(xs, f(r))

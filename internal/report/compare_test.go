@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // orderFinding states an order of targets only when the interval of their
@@ -64,7 +62,7 @@ func TestNeighboursRepeated(t *testing.T) {
 	// interval (0–40 s, neighbourRun's) overlaps it by 20 s.
 	r, err := f.store.CreateRun(ctx, "backup", group, map[string]any{"instance": "fast-3", "role": "backup"})
 	must(t, err)
-	doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: 1, Phase: "backup", Method: "pg_basebackup", Seconds: 30}})
+	doc, _ := json.Marshal(stored.PhaseResult{Phase: stored.Phase{Cycle: 1, Phase: "backup", Method: "pg_basebackup", Seconds: 30}})
 	must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: 0, Name: "backup 1", StartedAt: t0.Add(20 * time.Second),
 		MeasureStart: t0.Add(20 * time.Second), MeasureEnd: t0.Add(50 * time.Second), Metrics: doc}))
 	must(t, f.store.FinishRun(ctx, r.ID, results.StatusComplete, nil))
@@ -104,7 +102,7 @@ func TestNoisyRepetitions(t *testing.T) {
 	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"label": "db"})
 	must(t, err)
 	for i, nopm := range []int64{1000, 400, 1100} {
-		s := driver.StepResult{Index: i, VUs: 2, Repetition: i + 1, NOPM: nopm, TPM: 2 * nopm, MeasureStart: t0, MeasureEnd: t0.Add(10 * time.Second),
+		s := stored.TPCCStep{Index: i, VUs: 2, Repetition: i + 1, NOPM: nopm, TPM: 2 * nopm, MeasureStart: t0, MeasureEnd: t0.Add(10 * time.Second),
 			Host: map[string]float64{"cpu_steal_pct": 0, "foreign_cpu_pct": 3}}
 		if i == 1 {
 			s.Noisy, s.Host["foreign_cpu_pct"], s.Host["kernel_cpu_pct"] = "other processes 48.0% of all cores > 10%", 48, 6
@@ -139,9 +137,9 @@ func TestNoisyRepetitions(t *testing.T) {
 // neighbours step), numbering their cycles on; other runs stay apart.
 func TestPoolBackups(t *testing.T) {
 	run := func(instance string, secs ...float64) *runData {
-		rd := &runData{Params: map[string]any{"instance": instance}}
+		rd := &runData{Place: stored.Placement{Instance: instance}}
 		for i, s := range secs {
-			rd.Backup = append(rd.Backup, backup.PhaseResult{Phase: backup.Phase{Cycle: i + 1, Phase: "backup", Seconds: s}})
+			rd.Backup = append(rd.Backup, stored.PhaseResult{Phase: stored.Phase{Cycle: i + 1, Phase: "backup", Seconds: s}})
 		}
 		return rd
 	}
@@ -169,8 +167,8 @@ func TestNoisyPointsAndPhases(t *testing.T) {
 	dr, err := f.store.CreateRun(ctx, "disk", "", map[string]any{"label": "disk"})
 	must(t, err)
 	for i, iops := range []float64{1000, 100, 1200} {
-		p := fio.StoredPoint{PointResult: fio.PointResult{Name: "4k-randread-qd1x1", BS: "4k", BSBytes: 4096, RW: "randread", IODepth: 1, Jobs: 1,
-			Repetition: i + 1, Read: &fio.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 1, P99Ms: 2},
+		p := stored.PointStep{Point: stored.Point{Name: "4k-randread-qd1x1", BS: "4k", BSBytes: 4096, RW: "randread", IODepth: 1, Jobs: 1,
+			Repetition: i + 1, Read: &stored.DirStats{IOPS: iops, MBps: iops * 4096 / 1e6, MeanMs: 1, P99Ms: 2},
 			Host: map[string]float64{"cpu_steal_pct": 0, "foreign_cpu_pct": 2, "kernel_cpu_pct": 1}}}
 		if i == 1 {
 			p.Noisy, p.Host["foreign_cpu_pct"] = "other processes 40.0% of all cores > 10%", 40
@@ -190,7 +188,7 @@ func TestNoisyPointsAndPhases(t *testing.T) {
 		must(t, err)
 		for i, secs := range run.secs {
 			for j, phase := range []string{"backup", "restore"} {
-				ph := backup.PhaseResult{Phase: backup.Phase{Cycle: i + 1, Phase: phase, Method: "pg_basebackup", Seconds: secs, Bytes: 1e9, MBps: 1e9 / 1e6 / secs,
+				ph := stored.PhaseResult{Phase: stored.Phase{Cycle: i + 1, Phase: phase, Method: "pg_basebackup", Seconds: secs, Bytes: 1e9, MBps: 1e9 / 1e6 / secs,
 					Started: t0, Ended: t0.Add(time.Duration(secs) * time.Second)}, Host: map[string]float64{"foreign_cpu_pct": 1}}
 				if run.label == "noisy" && i == 1 && phase == "backup" {
 					ph.Noisy, ph.Host["foreign_cpu_pct"] = "other processes 55.0% of all cores > 10%", 55

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // maxOpenTraces is how many points' per-second traces are shown unfolded;
@@ -160,7 +160,7 @@ func diskTable(runs []*runData) *Table {
 		t.Header = slices.Insert(t.Header, 2, "n")
 		t.Numeric = slices.Insert(t.Numeric, 2, true)
 	}
-	dir := func(d *fio.DirStats) []string {
+	dir := func(d *stored.DirStats) []string {
 		if d == nil {
 			return []string{"–", "–", "–", "–", "–"}
 		}
@@ -215,7 +215,7 @@ func (d diskStep) values(key string) []float64 {
 	}
 	var xs []float64
 	for _, r := range d.counted() {
-		xs = append(xs, diskStep{StoredPoint: fio.StoredPoint{PointResult: r}}.figure(key))
+		xs = append(xs, diskStep{PointStep: stored.PointStep{Point: r}}.figure(key))
 	}
 	return xs
 }
@@ -278,7 +278,7 @@ func (d diskStep) figure(key string) float64 {
 // interval is the 95% interval of figure key over the point's
 // repetitions; NaN, NaN when there is none (a point measured once). The
 // figure of a point with one direction is that direction's, whose
-// interval Stats has (fio.Group's "read.iops", "write.p99_ms" …); the
+// interval Stats has (stored.GroupPoints's "read.iops", "write.p99_ms" …); the
 // p99 of a point with both is the worse direction's, with its interval.
 // A sum or mean over both directions has no figure in Stats: its interval
 // is over each repetition's own (those that counted in the means).
@@ -324,8 +324,8 @@ func repeatedPoints(runs []*runData) bool {
 }
 
 // counted are the repetitions the point's means are over: those that ran
-// whole, or all when none did (as fio.Group counts them).
-func (d diskStep) counted() []fio.PointResult { return d.PointResult.Counted() }
+// whole, or all when none did (as stored.GroupPoints counts them).
+func (d diskStep) counted() []stored.Point { return d.Point.Counted() }
 
 // repetitions is how many repetitions the point's figures are the means
 // of (1 for a point measured once).

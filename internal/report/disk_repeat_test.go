@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // repeatedDiskRun stores a `disk run --repeat 3` of two points, their
@@ -25,15 +25,15 @@ func repeatedDiskRun(t *testing.T, store *results.Store) string {
 	ctx := context.Background()
 	r, err := store.CreateRun(ctx, "disk", "", map[string]any{"profile": "quick", "target": "/data", "repeat": 3})
 	must(t, err)
-	dir := func(iops, mbps, mean, p99, p999 float64) *fio.DirStats {
-		return &fio.DirStats{IOPS: iops, MBps: mbps, MeanMs: mean, P50Ms: mean, P95Ms: p99 / 2, P99Ms: p99, P999Ms: p999,
+	dir := func(iops, mbps, mean, p99, p999 float64) *stored.DirStats {
+		return &stored.DirStats{IOPS: iops, MBps: mbps, MeanMs: mean, P50Ms: mean, P95Ms: p99 / 2, P99Ms: p99, P999Ms: p999,
 			MaxMs: 2 * p999, IOs: uint64(iops * 10)}
 	}
 	var pts []results.Point
 	index := 0
 	for rep := range 3 {
 		f := float64(rep)
-		for _, p := range []fio.PointResult{
+		for _, p := range []stored.Point{
 			{Name: "4k-randread-qd8x1", BS: "4k", BSBytes: 4096, RW: "randread", IODepth: 8, Jobs: 1,
 				Read:      dir(9000+1000*f, 36+4*f, 0.8+0.1*f, 2+0.5*f, 4+f),
 				UsrCPUPct: 10 + 2*f, SysCPUPct: 2 + f, Seconds: 10},
@@ -43,7 +43,7 @@ func repeatedDiskRun(t *testing.T, store *results.Store) string {
 				UsrCPUPct: 5 + f, SysCPUPct: 1 + 0.5*f, Seconds: 10},
 		} {
 			p.Repetition = rep + 1
-			doc, err := json.Marshal(fio.StoredPoint{PointResult: p, JobFile: "[global]\nname=" + p.Name + "\n"})
+			doc, err := json.Marshal(stored.PointStep{Point: p, JobFile: "[global]\nname=" + p.Name + "\n"})
 			must(t, err)
 			start := t0.Add(time.Duration(index) * 12 * time.Second)
 			must(t, store.AddStep(ctx, results.Step{RunID: r.ID, Index: index, Name: p.Name, StartedAt: start,

@@ -17,7 +17,10 @@ func durabilitySection(runs []*runData) *Section {
 		Header:  []string{"run", "fault", "cycle", "TPC-C s", "acknowledged", "committed", "found", "lost", "rolled back, found", "excess (bound)", "recovery s", "consistency", "verdict"},
 		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, false, false}}
 	for _, rd := range runs {
-		fault, _ := rd.Params["fault"].(string)
+		var fault string
+		if p := rd.Params.Durability; p != nil {
+			fault = p.Fault
+		}
 		for _, c := range rd.Durability {
 			cycles++
 			lost += c.Lost

@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // engineDisplays are the engines' names in prose, spelled as
@@ -41,11 +42,11 @@ func engineDisplay(name string) string {
 	return orUnknown(name)
 }
 
-// engineOf is the database engine a run drove: its parameters' "engine"
-// (experiment.TPCCParams), else the engine its environment captured; ""
+// engineOf is the database engine a run drove: its parameters' engine
+// (stored.TPCCParams and the like), else the engine its environment captured; ""
 // when neither says.
 func engineOf(rd *runData) string {
-	if e := rd.paramString("engine"); e != "" {
+	if e := rd.Params.Engine(); e != "" {
 		return e
 	}
 	if rd.Env != nil && rd.Env.Database != nil {
@@ -59,7 +60,7 @@ func engineOf(rd *runData) string {
 func engines(runs []*runData) []string {
 	var out []string
 	for _, rd := range runs {
-		if e := engineOf(rd); rd.Kind == "tpcc" && len(rd.TPCC) > 0 && e != "" && !slices.Contains(out, e) {
+		if e := engineOf(rd); rd.Kind == stored.KindTPCC && len(rd.TPCC) > 0 && e != "" && !slices.Contains(out, e) {
 			out = append(out, e)
 		}
 	}
@@ -72,7 +73,7 @@ func engines(runs []*runData) []string {
 func engineLegend(rd *runData) string {
 	eng := engineOf(rd)
 	name := engineDisplay(eng)
-	if t := rd.paramString("scenario_target"); t != "" {
+	if t := rd.Place.Target; t != "" {
 		name += " on " + t
 	}
 	if l := rd.Label; !strings.EqualFold(l, eng) && !strings.EqualFold(l, engineDisplay(eng)) {
@@ -90,7 +91,7 @@ func nameEngines(runs []*runData) {
 		return
 	}
 	for _, rd := range runs {
-		if rd.Kind == "tpcc" && engineOf(rd) != "" {
+		if rd.Kind == stored.KindTPCC && engineOf(rd) != "" {
 			rd.Legend = engineLegend(rd)
 		}
 	}
@@ -128,7 +129,7 @@ func engineCache(rd *runData) string {
 }
 
 // enginesSection compares the TPC-C runs of different database engines
-// (experiment.TPCCParams' "engine"), drawn on the same axes: NOPM and TPM,
+// (stored.TPCCParams' Engine), drawn on the same axes: NOPM and TPM,
 // then New-Order p95 and p99 latency, by virtual users, a line per run.
 // Each run of another engine is divided, step by step, by the run of the
 // first engine (that of the report's first TPC-C run) on the same target;
@@ -143,7 +144,7 @@ func enginesSection(runs []*runData) *Section {
 	}
 	var group []*runData
 	for _, rd := range runs {
-		if rd.Kind == "tpcc" && len(rd.TPCC) > 0 && engineOf(rd) != "" {
+		if rd.Kind == stored.KindTPCC && len(rd.TPCC) > 0 && engineOf(rd) != "" {
 			group = append(group, rd)
 		}
 	}
@@ -194,17 +195,26 @@ func enginesRunsTable(group []*runData) *Table {
 			version = orUnknown(rd.Env.Database.Version)
 		}
 		mem := "–"
-		if m, ok := rd.Params["server_memory_bytes"].(float64); ok && m > 0 {
-			mem = bytesText(int64(m))
+		if m := rd.Place.Memory; m > 0 {
+			mem = bytesText(m)
 		}
 		var vus []string
 		for _, x := range rd.TPCC {
 			vus = append(vus, strconv.Itoa(x.VUs))
 		}
 		t.Rows = append(t.Rows, []string{rd.Label, engineDisplay(engineOf(rd)), version, targetOf(rd), mem, engineCache(rd),
-			orDash(rd.paramString("warehouses")), strings.Join(vus, ", ")})
+			orDash(warehousesOf(rd)), strings.Join(vus, ", ")})
 	}
 	return t
+}
+
+// warehousesOf is a TPC-C run's warehouses, "" when its parameters do not
+// say.
+func warehousesOf(rd *runData) string {
+	if p := rd.Params.TPCC; p != nil {
+		return strconv.Itoa(p.Warehouses)
+	}
+	return ""
 }
 
 // enginePair is a run of another engine and the run of the first engine it
@@ -222,15 +232,15 @@ func pairEngines(group []*runData, base string) (pairs []enginePair, alone []*ru
 		if engineOf(rd) == base {
 			continue
 		}
-		tg := rd.paramString("scenario_target")
-		mem := rd.paramString("server_memory_bytes")
+		tg := rd.Place.Target
+		mem := rd.Place.Memory
 		var partner *runData
 		for _, b := range group {
-			if engineOf(b) != base || b.paramString("scenario_target") != tg {
+			if engineOf(b) != base || b.Place.Target != tg {
 				continue
 			}
-			sameMem := mem != "" && b.paramString("server_memory_bytes") == mem
-			if partner == nil || (sameMem && partner.paramString("server_memory_bytes") != mem) {
+			sameMem := mem != 0 && b.Place.Memory == mem
+			if partner == nil || (sameMem && partner.Place.Memory != mem) {
 				partner = b
 			}
 		}
@@ -251,7 +261,7 @@ func engineRatios(group []*runData, base string) []Block {
 	var blocks []Block
 	for _, rd := range alone {
 		where := "with no target recorded"
-		if tg := rd.paramString("scenario_target"); tg != "" {
+		if tg := rd.Place.Target; tg != "" {
 			where = "on " + tg
 		}
 		blocks = append(blocks, text(fmt.Sprintf("%s ran %s with no %s run there to compare with: its ratios are n/a.",

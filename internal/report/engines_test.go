@@ -12,14 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
-	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -36,20 +34,20 @@ type engineStep struct {
 type engineServer struct {
 	engine, target, label string
 	memory                int64
-	settings              []engine.Setting
+	settings              []stored.Setting
 	steps                 []engineStep
 }
 
 // postgresSettings and mariadbSettings are what each engine's inventory
 // records of the memory it was sized with (MariaDB prints bytes).
 var (
-	postgresSettings = []engine.Setting{{Name: "shared_buffers", Value: "256MB"}, {Name: "fsync", Value: "on"}}
-	mariadbSettings  = []engine.Setting{{Name: "innodb_buffer_pool_size", Value: "671088640"}, {Name: "innodb_flush_log_at_trx_commit", Value: "1"}}
+	postgresSettings = []stored.Setting{{Name: "shared_buffers", Value: "256MB"}, {Name: "fsync", Value: "on"}}
+	mariadbSettings  = []stored.Setting{{Name: "innodb_buffer_pool_size", Value: "671088640"}, {Name: "innodb_flush_log_at_trx_commit", Value: "1"}}
 )
 
 // engineRun stores a server's TPC-C run as a scenario does: the parameters
-// as experiment.TPCCParams marshals them, the environment the inventory
-// captures, a driver.StepResult per step.
+// as stored.TPCCParams marshals them, the environment the inventory
+// captures, a stored.TPCCStep per step.
 func engineRun(t *testing.T, store *results.Store, group string, sv engineServer) string {
 	t.Helper()
 	ctx := context.Background()
@@ -57,12 +55,12 @@ func engineRun(t *testing.T, store *results.Store, group string, sv engineServer
 	for _, st := range sv.steps {
 		vus = append(vus, st.vus)
 	}
-	r, err := store.CreateRun(ctx, "tpcc", group, experiment.TPCCParams{DSN: sv.engine + "://tierbench@localhost/tpcc", Engine: sv.engine,
+	r, err := store.CreateRun(ctx, "tpcc", group, stored.TPCCParams{DSN: sv.engine + "://tierbench@localhost/tpcc", Engine: sv.engine,
 		Warehouses: 2, VUs: vus, RampUp: "5s", Duration: "20s", Mode: engine.ModeRoutines,
-		Placement: experiment.Placement{Label: sv.label, Instance: sv.label, Target: sv.target, Memory: sv.memory}})
+		Placement: stored.Placement{Label: sv.label, Instance: sv.label, Target: sv.target, Memory: sv.memory}})
 	must(t, err)
 	env := environment("ext4")
-	env.Database = &inventory.Database{Engine: sv.engine, Version: map[string]string{"postgres": "16.4", "mariadb": "11.4.3-MariaDB"}[sv.engine],
+	env.Database = &stored.Database{Engine: sv.engine, Version: map[string]string{"postgres": "16.4", "mariadb": "11.4.3-MariaDB"}[sv.engine],
 		Settings: sv.settings}
 	must(t, store.SetDocument(ctx, r.ID, results.DocEnvironment, env))
 	// Each step runs three times, interleaved, at 0.99, 1 and 1.01 times its
@@ -83,7 +81,7 @@ func engineRun(t *testing.T, store *results.Store, group string, sv engineServer
 				delete(txn, "new_order")
 			}
 			tpm, nopm := int64(math.Round(f*float64(st.tpm))), int64(math.Round(f*float64(st.nopm)))
-			doc, err := json.Marshal(driver.StepResult{Index: idx, VUs: st.vus, Repetition: rep + 1, TPM: tpm, NOPM: nopm, ClientTPM: tpm, ClientNOPM: nopm,
+			doc, err := json.Marshal(stored.TPCCStep{Index: idx, VUs: st.vus, Repetition: rep + 1, TPM: tpm, NOPM: nopm, ClientTPM: tpm, ClientNOPM: nopm,
 				Txn: txn, StartedAt: start, MeasureStart: start.Add(5 * time.Second), MeasureEnd: start.Add(25 * time.Second), Seconds: 20})
 			must(t, err)
 			must(t, store.AddStep(ctx, results.Step{RunID: r.ID, Index: idx, Name: fmt.Sprintf("vus=%d", st.vus), StartedAt: start,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // environmentSection is the hardware and software tables: what all runs
@@ -131,7 +133,7 @@ func environmentSection(runs []*runData) *Section {
 		{"database cache", env(engineCache)},
 		{"tierbench", env(func(rd *runData) string { return orUnknown(rd.Env.Software.Tierbench) })},
 		{"fio", env(func(rd *runData) string {
-			if rd.Kind != "disk" {
+			if rd.Kind != stored.KindDisk {
 				return "not used"
 			}
 			return orUnknown(rd.Env.Software.Fio)

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // backupSection shows backup and restore cycles: runs of kind "backup",
-// one step per phase of each cycle (backup.PhaseResult). Their devices'
+// one step per phase of each cycle (stored.PhaseResult). Their devices'
 // per-second telemetry is in the telemetry section.
 func backupSection(runs []*runData) *Section {
 	s := &Section{ID: "backup", Title: "Backup and restore"}
@@ -40,7 +39,7 @@ func backupSection(runs []*runData) *Section {
 			}
 		}
 	}
-	bars := func(id, title, ylabel string, v func(backup.PhaseResult) float64) *Figure {
+	bars := func(id, title, ylabel string, v func(stored.PhaseResult) float64) *Figure {
 		c := chart.Chart{Title: title, XLabel: "phase and cycle", YLabel: ylabel, Kind: chart.Bar, YFromZero: true, Categories: cats}
 		for _, rd := range group {
 			sr := chart.Series{Name: rd.Label, Color: rd.Color}
@@ -57,8 +56,8 @@ func backupSection(runs []*runData) *Section {
 		}
 		return &Figure{ID: id, Chart: c}
 	}
-	s.figure(bars("backup-seconds", "Backup and restore times", "duration (s)", func(b backup.PhaseResult) float64 { return b.Seconds }))
-	s.figure(bars("backup-mbps", "Backup and restore throughput", "MB/s", func(b backup.PhaseResult) float64 { return b.MBps }))
+	s.figure(bars("backup-seconds", "Backup and restore times", "duration (s)", func(b stored.PhaseResult) float64 { return b.Seconds }))
+	s.figure(bars("backup-mbps", "Backup and restore throughput", "MB/s", func(b stored.PhaseResult) float64 { return b.MBps }))
 	t := &Table{ID: "backup-cycles", Caption: "Cycles", Header: []string{"run", "cycle", "phase", "method", "duration s", "size", "MB/s"},
 		Numeric: []bool{false, true, false, false, true, true, true}}
 	for _, rd := range group {
@@ -84,7 +83,7 @@ func poolBackups(group []*runData) []*runData {
 	var out []*runData
 	by := map[string]*runData{}
 	for _, rd := range group {
-		in := rd.paramString("instance")
+		in := rd.Place.Instance
 		m, ok := by[in]
 		if in == "" || !ok {
 			c := *rd
@@ -115,7 +114,7 @@ func backupComparison(group []*runData) []Block {
 	var blocks []Block
 	for _, rd := range group[1:] {
 		var parts []string
-		for _, phase := range []string{"backup", "restore"} {
+		for _, phase := range []string{stored.PhaseBackup, stored.PhaseRestore} {
 			bs, xs := phaseSeconds(base, phase), phaseSeconds(rd, phase)
 			if len(bs) == 0 || len(xs) == 0 {
 				continue
@@ -154,7 +153,7 @@ func neighboursSection(runs, backups []*runData) *Section {
 	s := &Section{ID: "neighbours", Title: "Instances side by side"}
 	var group []*runData
 	for _, rd := range runs {
-		if rd.Kind == "tpcc" && rd.paramString("instance") != "" && rd.paramString("role") != "" {
+		if rd.Kind == stored.KindTPCC && rd.Place.Instance != "" && rd.Place.Role != "" {
 			group = append(group, rd)
 		}
 	}
@@ -173,7 +172,7 @@ func neighboursSection(runs, backups []*runData) *Section {
 	var cats, groups []string
 	seenC, seenG := map[string]bool{}, map[string]bool{}
 	for _, rd := range group {
-		if in := rd.paramString("instance"); !seenC[in] {
+		if in := rd.Place.Instance; !seenC[in] {
 			seenC[in] = true
 			cats = append(cats, in)
 		}
@@ -191,12 +190,12 @@ func neighboursSection(runs, backups []*runData) *Section {
 		for i, in := range cats {
 			y := nan()
 			for _, rd := range group {
-				if phaseOf(rd) != g || rd.paramString("instance") != in {
+				if phaseOf(rd) != g || rd.Place.Instance != in {
 					continue
 				}
 				if last, ok := lastStep(rd); ok {
 					y = last.nopm()
-					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.paramString("role")), strconv.Itoa(last.VUs),
+					t.Rows = append(t.Rows, []string{g, in, targetOf(rd), orUnknown(rd.Place.Role), strconv.Itoa(last.VUs),
 						strconv.Itoa(last.Stats["nopm"].N), num(last.tpm()), num(last.nopm()), num(last.Txn["new_order"].P95Ms), num(overlap[rd])})
 				}
 			}
@@ -253,14 +252,14 @@ func minTime(a, b time.Time) time.Time {
 // poolRepetitions merges the runs of one instance in one phase (a
 // neighbours step repeated runs each instance once per repetition) into
 // one, whose largest step is the mean of theirs, with Stats over them
-// (driver.Group), and whose backup overlap is the mean of theirs. A lone
+// (stored.GroupTPCC), and whose backup overlap is the mean of theirs. A lone
 // run stays as it is.
 func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData {
 	type key struct{ phase, instance string }
 	var order []key
 	by := map[key][]*runData{}
 	for _, rd := range group {
-		k := key{phaseOf(rd), rd.paramString("instance")}
+		k := key{phaseOf(rd), rd.Place.Instance}
 		if _, ok := by[k]; !ok {
 			order = append(order, k)
 		}
@@ -273,11 +272,11 @@ func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData 
 			out = append(out, rs[0])
 			continue
 		}
-		var reps []*driver.StepResult
+		var reps []*stored.TPCCStep
 		var ov []float64
 		for i, rd := range rs {
 			if last, ok := lastStep(rd); ok {
-				s := last.StepResult
+				s := last.TPCCStep
 				s.Index, s.Repetition, s.Stats, s.Repetitions, s.TxnPooled = i, i+1, nil, nil, nil
 				reps = append(reps, &s)
 				ov = append(ov, overlap[rd])
@@ -289,7 +288,7 @@ func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData 
 		}
 		merged := *rs[0]
 		merged.TPCC = nil
-		for _, g := range driver.Group(reps, []int{reps[0].VUs}) {
+		for _, g := range stored.GroupTPCC(reps, []int{reps[0].VUs}) {
 			merged.TPCC = append(merged.TPCC, tpccStep{*g})
 		}
 		overlap[&merged] = mean(ov)
@@ -313,8 +312,8 @@ func neighboursRatios(group []*runData) []Block {
 	for _, rd := range group {
 		if phaseOf(rd) == phaseBaseline {
 			if last, ok := lastStep(rd); ok {
-				base[rd.paramString("instance")] = last
-				baseCount[rd.paramString("scenario_target")]++
+				base[rd.Place.Instance] = last
+				baseCount[rd.Place.Target]++
 			}
 		}
 	}
@@ -337,7 +336,7 @@ func neighboursRatios(group []*runData) []Block {
 		return x
 	}
 	for _, rd := range group {
-		phase, in := phaseOf(rd), rd.paramString("instance")
+		phase, in := phaseOf(rd), rd.Place.Instance
 		b, ok := base[in]
 		if phase == phaseBaseline || !ok {
 			continue
@@ -350,7 +349,7 @@ func neighboursRatios(group []*runData) []Block {
 		cn, cp := compareStat(x, b, "nopm"), compareStat(x, b, "new_order.p95_ms")
 		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), repsText(x, b), num(b.nopm()), num(x.nopm()),
 			ratioCI(cn), verdict(cn), num(bp95), num(p95), ratioCI(cp), verdict(cp)})
-		tl := find(phase, rd.paramString("scenario_target"))
+		tl := find(phase, rd.Place.Target)
 		if b.NOPM > 0 {
 			tl.nopm = append(tl.nopm, x.nopm()/b.nopm())
 		}
@@ -486,7 +485,7 @@ func orderFinding(phase, what, verb string, ts []*tally, get func(*tally) []floa
 // targetOf is the scenario target a run's instance ran on, "–" when the run
 // does not say (runs stored before tierbench recorded it).
 func targetOf(rd *runData) string {
-	if t := rd.paramString("scenario_target"); t != "" {
+	if t := rd.Place.Target; t != "" {
 		return t
 	}
 	return "–"
@@ -513,7 +512,7 @@ func times(v float64) string {
 
 // phaseOf is the phase a side-by-side run belongs to ("" when unnamed).
 func phaseOf(rd *runData) string {
-	if p := rd.paramString("phase"); p != "" {
+	if p := rd.Place.Phase; p != "" {
 		return p
 	}
 	return orUnknown(rd.Group)
@@ -536,15 +535,15 @@ func memoryComparison(runs []*runData) []Block {
 	byTarget := map[place][]entry{}
 	var targets []place
 	for _, rd := range runs {
-		mem, _ := rd.Params["server_memory_bytes"].(float64)
-		if rd.Kind != "tpcc" || mem <= 0 || len(rd.TPCC) == 0 {
+		mem := rd.Place.Memory
+		if rd.Kind != stored.KindTPCC || mem <= 0 || len(rd.TPCC) == 0 {
 			continue
 		}
-		pl := place{rd.paramString("scenario_target"), engineOf(rd)}
+		pl := place{rd.Place.Target, engineOf(rd)}
 		if _, ok := byTarget[pl]; !ok {
 			targets = append(targets, pl)
 		}
-		byTarget[pl] = append(byTarget[pl], entry{rd, int64(mem)})
+		byTarget[pl] = append(byTarget[pl], entry{rd, mem})
 	}
 	several := len(engines(runs)) > 1
 	t := &Table{ID: "tpcc-memory", Caption: "Less memory, per target: each run against the run with the most memory on the same target (NOPM below 1: less throughput)",

@@ -13,13 +13,9 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/durability"
-	"github.com/tierbench/tierbench/internal/fio"
-	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -34,8 +30,8 @@ type runData struct {
 	Legend string
 	Color  int // palette index
 	Steps  []results.Step
-	Env    *inventory.Environment // nil: not captured (an older run)
-	Check  *tpcc.CheckResult      // nil: no consistency check stored
+	Env    *stored.Environment // nil: not captured (an older run)
+	Check  *tpcc.CheckResult   // nil: no consistency check stored
 	// Thresholds are the run's thresholds judged per step or point; none
 	// when the run stored no thresholds document.
 	Thresholds []threshold.Verdict
@@ -44,13 +40,16 @@ type runData struct {
 	Disk []diskStep
 	// Backup: a step per phase of each cycle of a `backup run` (a later
 	// scenario step).
-	Backup []backup.PhaseResult
+	Backup []stored.PhaseResult
 	// Durability: the fault cycles of a durability run.
-	Durability []durability.CycleResult
+	Durability []stored.DurabilityCycle
 	// Space: a space scan's result (nil: not a space run, or one that
 	// stored no scan).
-	Space  *space.Document
-	Params map[string]any
+	Space *space.Document
+	// Params are the run's stored parameters as its kind's type, and Place
+	// the scenario placement they carry (zero when they have none).
+	Params stored.Params
+	Place  stored.Placement
 
 	seriesNames []string
 	series      map[string][]results.Point
@@ -68,9 +67,9 @@ func (rd *runData) legend() string {
 }
 
 // tpccStep is one step of a `tpcc run`: the driver's own document
-// (driver.StepResult), so the schema is declared once, by its writer.
+// (stored.TPCCStep), so the schema is declared once, beside its writer's.
 type tpccStep struct {
-	driver.StepResult
+	stored.TPCCStep
 }
 
 // tpm, nopm: the driver counts whole transactions; the report computes
@@ -80,10 +79,10 @@ func (x tpccStep) nopm() float64 { return float64(x.NOPM) }
 
 // diskStep is one point of a `disk run`: fio's own step document, with the
 // step's index in the store. A point the run repeated is one diskStep
-// (fio.Group): its figures are the means over its repetitions, with Stats
+// (stored.GroupPoints): its figures are the means over its repetitions, with Stats
 // and the repetitions (PointResult.Repetitions) kept.
 type diskStep struct {
-	fio.StoredPoint
+	stored.PointStep
 	// Index is the step's index in the store; a repeated point's is its
 	// first repetition's.
 	Index int `json:"-"`
@@ -111,9 +110,9 @@ func (d diskStep) p99Ms() float64 {
 }
 
 // dirStats is a direction's figures, zero when the point has none.
-func dirStats(d *fio.DirStats) fio.DirStats {
+func dirStats(d *stored.DirStats) stored.DirStats {
 	if d == nil {
-		return fio.DirStats{}
+		return stored.DirStats{}
 	}
 	return *d
 }
@@ -174,7 +173,7 @@ func load(ctx context.Context, store *results.Store, ids []string, group string,
 		if err := rd.read(ctx, store); err != nil {
 			return nil, err
 		}
-		if l := rd.paramString("label"); l != "" {
+		if l := rd.Place.Label; l != "" {
 			rd.Label = l
 		}
 		runs = append(runs, rd)
@@ -199,15 +198,16 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	if rd.Steps, err = store.Steps(ctx, rd.ID); err != nil {
 		return err
 	}
-	if len(rd.Run.Params) > 0 {
-		_ = json.Unmarshal(rd.Run.Params, &rd.Params) // params are informative only
-	}
-	var reps []*driver.StepResult
+	// Parameters are informative only: ones that do not decode leave the
+	// run without them.
+	rd.Params, _ = stored.DecodeParams(rd.Kind, rd.Run.Params)
+	rd.Place = rd.Params.Placement
+	var reps []*stored.TPCCStep
 	var points []diskStep
 	for _, st := range rd.Steps {
 		switch rd.Kind {
-		case "tpcc":
-			s, err := decodeStep[driver.StepResult](rd, st)
+		case stored.KindTPCC:
+			s, err := decodeStep[stored.TPCCStep](rd, st)
 			if err != nil {
 				return err
 			}
@@ -218,26 +218,26 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 				}
 			}
 			reps = append(reps, &s)
-		case "disk":
+		case stored.KindDisk:
 			s, err := decodeStep[diskStep](rd, st)
 			if err != nil {
 				return err
 			}
 			s.Index = st.Index
 			points = append(points, s)
-		case "backup":
-			s, err := decodeStep[backup.PhaseResult](rd, st)
+		case stored.KindBackup:
+			s, err := decodeStep[stored.PhaseResult](rd, st)
 			if err != nil {
 				return err
 			}
 			rd.Backup = append(rd.Backup, s)
-		case "durability":
-			s, err := decodeStep[durability.CycleResult](rd, st)
+		case stored.KindDurability:
+			s, err := decodeStep[stored.DurabilityCycle](rd, st)
 			if err != nil {
 				return err
 			}
 			rd.Durability = append(rd.Durability, s)
-		case "space":
+		case stored.KindSpace:
 			s, err := decodeStep[space.Document](rd, st)
 			if err != nil {
 				return err
@@ -246,18 +246,18 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 		}
 	}
 	// One step per VU count: a repeated run's repetitions become their
-	// means, with Stats and the repetitions kept (driver.Group).
+	// means, with Stats and the repetitions kept (stored.GroupTPCC).
 	// As the run's own document did, or as the report was asked to.
-	if d, _ := rd.Params["discard_noisy"].(bool); d {
+	if rd.Params.Noisy.Discard {
 		rd.discardNoisy = true
 	}
-	for _, g := range driver.GroupDiscarding(reps, firstSeen(reps), rd.discardNoisy) {
+	for _, g := range stored.GroupTPCCDiscarding(reps, firstSeen(reps), rd.discardNoisy) {
 		rd.TPCC = append(rd.TPCC, tpccStep{*g})
 	}
 	// One point per name: a repeated run's repetitions become their means,
-	// with Stats and the repetitions kept (fio.Group).
+	// with Stats and the repetitions kept (stored.GroupPoints).
 	rd.Disk = groupPoints(points, rd.discardNoisy)
-	if rd.Env, err = document[inventory.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
+	if rd.Env, err = document[stored.Environment](ctx, store, rd.ID, results.DocEnvironment); err != nil {
 		return err
 	}
 	if rd.Check, err = document[tpcc.CheckResult](ctx, store, rd.ID, results.DocCheck); err != nil {
@@ -282,7 +282,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 }
 
 // firstSeen is the steps' VU counts in the order they first ran.
-func firstSeen(steps []*driver.StepResult) []int {
+func firstSeen(steps []*stored.TPCCStep) []int {
 	var vus []int
 	for _, s := range steps {
 		if !slices.Contains(vus, s.VUs) {
@@ -293,12 +293,12 @@ func firstSeen(steps []*driver.StepResult) []int {
 }
 
 // groupPoints gathers a repeated disk run's stored points into one per
-// name, in the order the names first ran (fio.Group). The stored
+// name, in the order the names first ran (stored.GroupPoints). The stored
 // documents have no histograms (the store keeps them apart), so a
 // repeated point has no pooled percentiles: its percentiles are the means
 // of its repetitions'. A run that does not repeat its points is read as
 // stored. discard leaves noisy repetitions out of the means
-// (fio.GroupDiscarding).
+// (stored.GroupPointsDiscarding).
 func groupPoints(points []diskStep, discard bool) []diskStep {
 	if !slices.ContainsFunc(points, func(p diskStep) bool { return p.Repetition > 0 }) {
 		for i := range points {
@@ -307,7 +307,7 @@ func groupPoints(points []diskStep, discard bool) []diskStep {
 		return points
 	}
 	var names []string
-	ran := make([]fio.Ran, 0, len(points))
+	ran := make([]stored.Ran, 0, len(points))
 	indexes := map[string][]int{}
 	jobFile := map[string]string{}
 	for _, p := range points {
@@ -317,19 +317,19 @@ func groupPoints(points []diskStep, discard bool) []diskStep {
 			names = append(names, p.Name)
 			jobFile[p.Name] = p.JobFile
 		}
-		ran = append(ran, fio.Ran{Point: i, Result: p.PointResult})
+		ran = append(ran, stored.Ran{Point: i, Result: p.Point})
 		indexes[p.Name] = append(indexes[p.Name], p.Index)
 	}
 	var out []diskStep
-	for _, g := range fio.GroupDiscarding(ran, discard) {
+	for _, g := range stored.GroupPointsDiscarding(ran, discard) {
 		ix := indexes[g.Name]
-		out = append(out, diskStep{StoredPoint: fio.StoredPoint{PointResult: g, JobFile: jobFile[g.Name]}, Index: ix[0], Indexes: ix})
+		out = append(out, diskStep{PointStep: stored.PointStep{Point: g, JobFile: jobFile[g.Name]}, Index: ix[0], Indexes: ix})
 	}
 	return out
 }
 
 // readHistograms reads a stored TPC-C step's latency histograms into s.
-func readHistograms(ctx context.Context, store *results.Store, runID string, index int, s *driver.StepResult) error {
+func readHistograms(ctx context.Context, store *results.Store, runID string, index int, s *stored.TPCCStep) error {
 	for k := range tpcc.NumKinds {
 		data, err := store.Histogram(ctx, runID, index, k.String())
 		if errors.Is(err, results.ErrNotFound) {
@@ -421,30 +421,4 @@ func (rd *runData) origin() time.Time {
 		}
 	}
 	return t
-}
-
-// paramString returns a parameter as text ("" when absent).
-func (rd *runData) paramString(key string) string {
-	v, ok := rd.Params[key]
-	if !ok || v == nil {
-		return ""
-	}
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return trimFloat(x)
-	case bool:
-		if x {
-			return "yes"
-		}
-		return "no"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = fmt.Sprint(e)
-		}
-		return strings.Join(parts, ",")
-	}
-	return ""
 }

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -34,7 +34,7 @@ func longSecond(i, n, sec int) map[string]float64 {
 		spike = 8
 	}
 	load := float64(i+1) / float64(n)
-	dev := telemetry.DeviceRates{Name: "nvme0n1", RIOPS: 3000 * load * wave, WIOPS: 9000 * load * wave, RMBps: 24 * load, WMBps: 70 * load * wave,
+	dev := stored.DeviceRates{Name: "nvme0n1", RIOPS: 3000 * load * wave, WIOPS: 9000 * load * wave, RMBps: 24 * load, WMBps: 70 * load * wave,
 		RAwaitMs: 0.3 * wave * spike, WAwaitMs: 0.6 * wave, AquSz: 4 * load, UtilPct: 60 * load}
 	total := dev
 	total.Name = "total"
@@ -42,7 +42,7 @@ func longSecond(i, n, sec int) map[string]float64 {
 		CPU:          telemetry.CPU{UserPct: 50 * load * wave, SystemPct: 12 * load, IOWaitPct: 5 * wave, IdlePct: 100 - 67*load*wave},
 		Memory:       telemetry.Memory{UsedBytes: 6 << 30, CacheBytes: 12 << 30, DirtyBytes: int64(200e6 * wave), WritebackBytes: 1 << 20},
 		ServerCPUPct: 300 * load * wave,
-		Devices:      []telemetry.DeviceRates{dev},
+		Devices:      []stored.DeviceRates{dev},
 		Total:        &total,
 		Latency:      &telemetry.Latency{Count: 12000, P50Ms: 0.2 * wave, P95Ms: 0.9 * wave, P99Ms: 2 * wave * spike},
 		DB: map[string]float64{"commits_per_s": 900 * load * wave, "rollbacks_per_s": 9 * load, "blocks_read_per_s": 3000 * load,
@@ -59,7 +59,7 @@ func longSecond(i, n, sec int) map[string]float64 {
 }
 
 // longStore stores a TPC-C run of n steps of the given length as a real run
-// stores it: its parameters, environment, a driver.StepResult per step,
+// stores it: its parameters, environment, a stored.TPCCStep per step,
 // every second of every series, a consistency check and thresholds.
 func longStore(t *testing.T, n int, perStep time.Duration) (*results.Store, string) {
 	t.Helper()
@@ -93,8 +93,8 @@ func longStore(t *testing.T, n int, perStep time.Duration) (*results.Store, stri
 			txn[name] = metrics.Summary{Count: int64(20000 * (i + 1)), MeanMs: lat, P50Ms: lat, P95Ms: 3 * lat, P99Ms: 4.5 * lat, P999Ms: 8 * lat, MaxMs: 30 * lat}
 		}
 		tpm := int64(sum["tpm"])
-		step := driver.StepResult{Index: i, VUs: vus[i], TPM: tpm, NOPM: tpm * 44 / 100, ClientTPM: tpm, ClientNOPM: tpm * 44 / 100, Txn: txn,
-			NOPMCheck: driver.NOPMCheck{Database: tpm * 44 / 100, Client: tpm * 44 / 100, Bound: int64(vus[i]), OK: true},
+		step := stored.TPCCStep{Index: i, VUs: vus[i], TPM: tpm, NOPM: tpm * 44 / 100, ClientTPM: tpm, ClientNOPM: tpm * 44 / 100, Txn: txn,
+			NOPMCheck: stored.NOPMCheck{Database: tpm * 44 / 100, Client: tpm * 44 / 100, Bound: int64(vus[i]), OK: true},
 			StartedAt: start, MeasureStart: start.Add(2 * time.Minute), MeasureEnd: start.Add(perStep), Seconds: (perStep - 2*time.Minute).Seconds(),
 			Host:   map[string]float64{"cpu_idle_pct": sum["host.cpu_idle_pct"], "cpu_iowait_pct": sum["host.cpu_iowait_pct"]},
 			Device: map[string]float64{"r_iops": sum["dev.total.r_iops"], "w_iops": sum["dev.total.w_iops"], "p99_ms": sum["dev.p99_ms"]},

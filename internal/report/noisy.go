@@ -6,9 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // noisyText explains a section's table of noisy repetitions.
@@ -61,7 +59,7 @@ func tpccNoisy(runs []*runData) (rows []noisyRow, all int) {
 		for _, x := range rd.TPCC {
 			reps := x.Repetitions
 			if len(reps) == 0 {
-				reps = []*driver.StepResult{&x.StepResult}
+				reps = []*stored.TPCCStep{&x.TPCCStep}
 			}
 			counted := x.Counted()
 			for _, r := range reps {
@@ -82,13 +80,13 @@ func diskNoisy(runs []*runData) (rows []noisyRow, all int) {
 		for _, d := range rd.Disk {
 			reps := d.Repetitions
 			if len(reps) == 0 {
-				reps = []fio.PointResult{d.PointResult}
+				reps = []stored.Point{d.Point}
 			}
 			counted := d.counted()
 			for _, r := range reps {
 				all++
 				if r.Noisy != "" {
-					in := slices.ContainsFunc(counted, func(c fio.PointResult) bool { return c.Repetition == r.Repetition })
+					in := slices.ContainsFunc(counted, func(c stored.Point) bool { return c.Repetition == r.Repetition })
 					rows = append(rows, noisyRow{rd.Label, r.Name, repText(r.Repetition), r.Noisy, r.Host, in})
 				}
 			}
@@ -131,13 +129,13 @@ func noisyPhases(runs []*runData) *Table {
 	return noisyTableOf("backup-noisy", "Noisy phases: timed beside steal time or other processes' CPU", "phase", rows)
 }
 
-// backupCounted are the run's phases its figures are over (backup.Counted).
-func backupCounted(rd *runData) []*backup.PhaseResult {
-	ps := make([]*backup.PhaseResult, len(rd.Backup))
+// backupCounted are the run's phases its figures are over (stored.CountedPhases).
+func backupCounted(rd *runData) []*stored.PhaseResult {
+	ps := make([]*stored.PhaseResult, len(rd.Backup))
 	for i := range rd.Backup {
 		ps[i] = &rd.Backup[i]
 	}
-	return backup.Counted(ps, rd.discardNoisy)
+	return stored.CountedPhases(ps, rd.discardNoisy)
 }
 
 // noisyFinding is the report's warning when any repetition it shows was

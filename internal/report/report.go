@@ -12,11 +12,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // Options say what to report and where.
@@ -104,12 +106,12 @@ func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*
 	// The results first, what they ran on last: a reader comes for the
 	// findings, which the summary then gathers at the top.
 	sections := []*Section{runsSection(runs), thresholdsSection(runs)}
-	if disk := byKind("disk"); len(disk) > 0 {
+	if disk := byKind(stored.KindDisk); len(disk) > 0 {
 		sections = append(sections, diskSection(disk))
 	}
-	if tp := byKind("tpcc"); len(tp) > 0 {
+	if tp := byKind(stored.KindTPCC); len(tp) > 0 {
 		nameEngines(tp)
-		sections = append(sections, tpccSection(tp), enginesSection(tp), neighboursSection(tp, byKind("backup")))
+		sections = append(sections, tpccSection(tp), enginesSection(tp), neighboursSection(tp, byKind(stored.KindBackup)))
 	}
 	sections = append(sections, backupSection(runs), durabilitySection(runs), spaceSection(runs), clusterSection(runs), telemetrySection(runs), environmentSection(runs))
 	for _, s := range sections {
@@ -166,33 +168,58 @@ func runsSection(runs []*runData) *Section {
 
 // runParams summarises the parameters that define a run.
 func runParams(rd *runData) string {
-	var keys []string
-	switch rd.Kind {
-	case "tpcc":
-		keys = []string{"warehouses", "vus", "rampup", "duration", "mode", "engine"}
-	case "disk":
-		// fio's I/O engine: "ioengine" since it was renamed, "engine" in
-		// stores written before.
-		eng := "ioengine"
-		if _, ok := rd.Params[eng]; !ok {
-			eng = "engine"
-		}
-		keys = []string{"profile", "target", eng, "duration", "size"}
-	default:
-		keys = []string{"target", "duration"}
-	}
 	var parts []string
-	for _, k := range append(keys, "tier") {
-		if v := rd.paramString(k); v != "" {
+	add := func(k, v string) {
+		if v != "" {
 			parts = append(parts, k+"="+v)
 		}
 	}
+	count := func(n int64) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	p := rd.Params
+	switch {
+	case p.TPCC != nil:
+		vus := make([]string, len(p.TPCC.VUs))
+		for i, n := range p.TPCC.VUs {
+			vus[i] = strconv.Itoa(n)
+		}
+		add("warehouses", strconv.Itoa(p.TPCC.Warehouses))
+		add("vus", strings.Join(vus, ","))
+		add("rampup", p.TPCC.RampUp)
+		add("duration", p.TPCC.Duration)
+		add("mode", p.TPCC.Mode)
+		add("engine", p.TPCC.Engine)
+	case p.Disk != nil:
+		add("profile", p.Disk.Profile)
+		add("target", p.Disk.Target)
+		// fio's I/O engine: "ioengine" since it was renamed, "engine" in
+		// stores written before.
+		if p.Disk.IOEngine != "" {
+			add("ioengine", p.Disk.IOEngine)
+		} else {
+			add("engine", p.Disk.LegacyIOEngine)
+		}
+		add("duration", p.Disk.Duration)
+		add("size", count(p.Disk.Size))
+	case p.Backup != nil:
+		add("target", p.Backup.Target)
+	case p.Monitor != nil:
+		add("target", p.Monitor.Target)
+		add("duration", p.Monitor.Duration)
+	case p.Space != nil:
+		add("target", p.Space.Target)
+	}
+	add("tier", rd.Place.Tier)
 	// What the server's cgroup really applied (a scenario's servers).
-	if lim, ok := rd.Params["limits"].(map[string]any); ok {
-		if m, ok := lim["memory_max_bytes"].(float64); ok && m > 0 {
-			parts = append(parts, fmt.Sprintf("memory cap=%s (cgroup v%v, page cache included)", bytesText(int64(m)), lim["cgroup_version"]))
-		} else if note, ok := lim["memory_note"].(string); ok && note != "" {
-			parts = append(parts, "memory not capped: "+note)
+	if lim := rd.Place.Limits; lim != nil {
+		if lim.MemoryMax > 0 {
+			parts = append(parts, fmt.Sprintf("memory cap=%s (cgroup v%d, page cache included)", bytesText(lim.MemoryMax), lim.Version))
+		} else if lim.MemoryNote != "" {
+			parts = append(parts, "memory not capped: "+lim.MemoryNote)
 		}
 	}
 	if len(parts) == 0 {

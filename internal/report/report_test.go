@@ -16,12 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/inventory"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -60,18 +58,18 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func environment(fs string) inventory.Environment {
+func environment(fs string) stored.Environment {
 	rot := false
-	return inventory.Environment{
+	return stored.Environment{
 		CapturedAt: t0,
-		Host: inventory.Host{Hostname: "bench1", CPUModel: "Test CPU @ 2.50GHz", Cores: 2, Sockets: 1, MemoryBytes: 24 << 30,
+		Host: stored.Host{Hostname: "bench1", CPUModel: "Test CPU @ 2.50GHz", Cores: 2, Sockets: 1, MemoryBytes: 24 << 30,
 			OS: "Debian GNU/Linux 12 (bookworm)", Kernel: "6.1.0", Architecture: "amd64", Virtualization: "kvm"},
-		Target: &inventory.Target{Path: "/data", MountPoint: "/data", Filesystem: fs, MountSource: "/dev/nvme0n1p1",
-			MountOptions: "rw,noatime", Devices: []inventory.Device{{Name: "nvme0n1", Model: "Fast NVMe 1TB", Firmware: "1.0",
+		Target: &stored.Target{Path: "/data", MountPoint: "/data", Filesystem: fs, MountSource: "/dev/nvme0n1p1",
+			MountOptions: "rw,noatime", Devices: []stored.Device{{Name: "nvme0n1", Model: "Fast NVMe 1TB", Firmware: "1.0",
 				Transport: "nvme", CapacityBytes: 1 << 40, Rotational: &rot, Scheduler: "none"}}},
-		Database: &inventory.Database{Engine: "postgres", Version: "15.18", Settings: []engine.Setting{
+		Database: &stored.Database{Engine: "postgres", Version: "15.18", Settings: []stored.Setting{
 			{Name: "shared_buffers", Value: "128MB"}, {Name: "fsync", Value: "on"}}},
-		Software: inventory.Software{Tierbench: "test", Go: "go1.26"},
+		Software: stored.Software{Tierbench: "test", Go: "go1.26"},
 	}
 }
 
@@ -168,7 +166,7 @@ func (f *fixture) backupRun(t *testing.T) string {
 	i := 0
 	for cycle := 1; cycle <= 2; cycle++ {
 		for _, phase := range []string{"backup", "restore"} {
-			doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
+			doc, _ := json.Marshal(stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
 				Seconds: float64(10 * cycle), Bytes: 1 << 30, MBps: 1073.7 / float64(10*cycle)}})
 			must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
 				StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))
@@ -417,7 +415,7 @@ func TestEnvironmentUnknowns(t *testing.T) {
 	ctx := context.Background()
 	r, err := f.store.CreateRun(ctx, "monitor", "", nil)
 	must(t, err)
-	must(t, f.store.SetDocument(ctx, r.ID, results.DocEnvironment, inventory.Environment{Host: inventory.Host{Cores: 2}}))
+	must(t, f.store.SetDocument(ctx, r.ID, results.DocEnvironment, stored.Environment{Host: stored.Host{Cores: 2}}))
 	old, err := f.store.CreateRun(ctx, "monitor", "", nil) // no environment at all
 	must(t, err)
 	doc, _, err := Build(ctx, f.store, Options{Runs: []string{r.ID, old.ID}})
@@ -708,7 +706,7 @@ func TestBackupComparison(t *testing.T) {
 		for cycle := 1; cycle <= 2; cycle++ {
 			for p, phase := range []string{"backup", "restore"} {
 				s := secs[p][cycle-1]
-				doc, _ := json.Marshal(backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: s,
+				doc, _ := json.Marshal(stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup", Seconds: s,
 					Bytes: 1e9, MBps: 1e3 / s}})
 				must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("%s %d", phase, cycle),
 					StartedAt: t0, MeasureStart: t0, MeasureEnd: t0, Metrics: doc}))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // spaceSection shows space scans: what deduplication, compression and
@@ -192,13 +193,13 @@ func sizeText(n int64) string {
 // spaceName names a scan in tables: its label, with the engine of the
 // instance when a TPC-C run of the same instance says it.
 func spaceName(rd *runData, runs []*runData) string {
-	in := rd.paramString("instance")
+	in := rd.Place.Instance
 	if in == "" {
 		return rd.Label
 	}
 	for _, o := range runs {
-		if o.Kind == "tpcc" && o.paramString("instance") == in {
-			if e := o.paramString("engine"); e != "" {
+		if o.Kind == stored.KindTPCC && o.Place.Instance == in {
+			if e := o.Params.Engine(); e != "" {
 				return rd.Label + " (" + e + ")"
 			}
 		}

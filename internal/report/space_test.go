@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // spaceDoc is a scan's document with the counts given and every figure
@@ -55,11 +54,11 @@ func spaceStore(t *testing.T) (*results.Store, []string) {
 	const group = "space-efficiency-20261121-030000"
 	var ids []string
 	for _, inst := range []struct{ name, target string }{{"db-plain", "plain"}, {"db-packed", "packed"}} {
-		r, err := store.CreateRun(ctx, "tpcc", group, experiment.TPCCParams{DSN: "postgres://tierbench@localhost/tpcc", Engine: "postgres",
+		r, err := store.CreateRun(ctx, "tpcc", group, stored.TPCCParams{DSN: "postgres://tierbench@localhost/tpcc", Engine: "postgres",
 			Warehouses: 2, VUs: []int{4}, RampUp: "5s", Duration: "20s", Mode: engine.ModeRoutines,
-			Placement: experiment.Placement{Label: inst.name, Instance: inst.name, Target: inst.target}})
+			Placement: stored.Placement{Label: inst.name, Instance: inst.name, Target: inst.target}})
 		must(t, err)
-		step := driver.StepResult{Index: 0, VUs: 4, TPM: 2200, NOPM: 1000, StartedAt: t0, MeasureStart: t0.Add(5 * time.Second),
+		step := stored.TPCCStep{Index: 0, VUs: 4, TPM: 2200, NOPM: 1000, StartedAt: t0, MeasureStart: t0.Add(5 * time.Second),
 			MeasureEnd: t0.Add(25 * time.Second), Seconds: 20}
 		doc, err := json.Marshal(step)
 		must(t, err)
@@ -88,14 +87,14 @@ func spaceStore(t *testing.T) (*results.Store, []string) {
 	for _, s := range []struct {
 		group  string
 		doc    space.Document
-		place  experiment.Placement
+		place  stored.Placement
 		status string
 	}{
-		{group, plain, experiment.Placement{Label: "db-plain", Instance: "db-plain", Target: "plain"}, results.StatusComplete},
-		{group, packed, experiment.Placement{Label: "db-packed", Instance: "db-packed", Target: "packed", Tier: "btrfs zstd"}, results.StatusComplete},
-		{"", live, experiment.Placement{}, results.StatusInterrupted},
+		{group, plain, stored.Placement{Label: "db-plain", Instance: "db-plain", Target: "plain"}, results.StatusComplete},
+		{group, packed, stored.Placement{Label: "db-packed", Instance: "db-packed", Target: "packed", Tier: "btrfs zstd"}, results.StatusComplete},
+		{"", live, stored.Placement{}, results.StatusInterrupted},
 	} {
-		r, err := store.CreateRun(ctx, "space", s.group, experiment.SpaceParams{Target: s.doc.Target, Block: s.doc.BlockBytes,
+		r, err := store.CreateRun(ctx, "space", s.group, stored.SpaceParams{Target: s.doc.Target, Block: s.doc.BlockBytes,
 			KeepBelow: s.doc.KeepBelow, Placement: s.place})
 		must(t, err)
 		doc, err := json.Marshal(s.doc)
@@ -252,8 +251,8 @@ func TestSpaceSectionWithoutActual(t *testing.T) {
 	ctx := context.Background()
 	d := spaceDoc("/srv/ext4/db", 4096, 10, 0, 10, 40_960, 20_480, 10_240)
 	d.Actual = &space.Actual{FS: "ext4", Compress: "none", Tool: "stat", Uncompressed: 40_960, Disk: 40_960, Ratio: 1}
-	r, err := store.CreateRun(ctx, "space", "", experiment.SpaceParams{Target: d.Target, Block: 4096, KeepBelow: 0.5,
-		Placement: experiment.Placement{Label: "db-ext4", Instance: "db-ext4"}})
+	r, err := store.CreateRun(ctx, "space", "", stored.SpaceParams{Target: d.Target, Block: 4096, KeepBelow: 0.5,
+		Placement: stored.Placement{Label: "db-ext4", Instance: "db-ext4"}})
 	must(t, err)
 	b, err := json.Marshal(d)
 	must(t, err)
@@ -298,7 +297,7 @@ func TestNoSpaceSection(t *testing.T) {
 	// A space run that stored no scan (stopped before it read anything)
 	// makes none either.
 	ctx := context.Background()
-	r, err := f.store.CreateRun(ctx, "space", "", experiment.SpaceParams{Target: "/srv", Block: 4096, KeepBelow: 0.5})
+	r, err := f.store.CreateRun(ctx, "space", "", stored.SpaceParams{Target: "/srv", Block: 4096, KeepBelow: 0.5})
 	must(t, err)
 	must(t, f.store.FinishRun(ctx, r.ID, results.StatusInterrupted, nil))
 	doc, _, err = Build(ctx, f.store, Options{Runs: []string{f.fast, r.ID}})
@@ -353,8 +352,8 @@ func TestSpaceAllZero(t *testing.T) {
 	d.Kind, d.Files = "device", 0
 	d.DedupRatio, d.SavingsRatio = 1, 0
 	d.Compression = map[string]space.Compression{"lz4": {Ratio: 1}, "zstd": {Ratio: 1}}
-	r, err := store.CreateRun(ctx, "space", "", experiment.SpaceParams{Target: d.Target, Block: 4096, KeepBelow: 0.5,
-		Placement: experiment.Placement{Label: "blank"}})
+	r, err := store.CreateRun(ctx, "space", "", stored.SpaceParams{Target: d.Target, Block: 4096, KeepBelow: 0.5,
+		Placement: stored.Placement{Label: "blank"}})
 	must(t, err)
 	b, err := json.Marshal(d)
 	must(t, err)

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -86,7 +85,7 @@ func summaryStore(t *testing.T) (*results.Store, []string) {
 		var phases []any
 		for cycle := 1; cycle <= 2; cycle++ {
 			for p, phase := range []string{"backup", "restore"} {
-				phases = append(phases, backup.PhaseResult{Phase: backup.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
+				phases = append(phases, stored.PhaseResult{Phase: stored.Phase{Cycle: cycle, Phase: phase, Method: "pg_basebackup",
 					Seconds: tier.seconds[p], Bytes: 1e9, MBps: 1e3 / tier.seconds[p]}})
 			}
 		}
@@ -94,7 +93,7 @@ func summaryStore(t *testing.T) (*results.Store, []string) {
 	}
 	var cycles []any
 	for i, excess := range []int64{1, 3} {
-		cycles = append(cycles, durability.CycleResult{Cycle: i + 1, Count1: 1000, Count2: 1500 + excess, Acknowledged: 510, Committed: 500,
+		cycles = append(cycles, stored.DurabilityCycle{Cycle: i + 1, Count1: 1000, Count2: 1500 + excess, Acknowledged: 510, Committed: 500,
 			RolledBack: 10, Found: 500, Excess: excess, ExcessBound: 4, Consistency: true, StartedAt: t0, FaultAt: t0.Add(time.Minute),
 			RanSeconds: 60, RecoverySeconds: 5, OK: true})
 	}

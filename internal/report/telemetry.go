@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // kindTitles names run kinds in the report, in the order their telemetry
 // is shown.
 var kindTitles = []struct{ kind, title string }{
-	{"tpcc", "TPC-C"}, {"disk", "storage profile"}, {"backup", "backup and restore"}, {"monitor", "monitor"},
+	{stored.KindTPCC, "TPC-C"}, {stored.KindDisk, "storage profile"}, {stored.KindBackup, "backup and restore"}, {stored.KindMonitor, "monitor"},
 }
 
 // telemetryCharts are the timelines drawn for each group of runs.

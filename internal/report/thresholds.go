@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
 
@@ -32,7 +33,7 @@ func thresholdsSection(runs []*runData) *Section {
 // thresholdUnit is what a run's thresholds are judged on: TPC-C steps or
 // disk points.
 func thresholdUnit(rd *runData) string {
-	if rd.Kind == "disk" {
+	if rd.Kind == stored.KindDisk {
 		return "point"
 	}
 	return "step"

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -20,7 +20,7 @@ type metric struct {
 	name   string
 	dashed bool
 	get    func(tpccStep) float64
-	// stat names the figure in the step's Stats (driver.Group) whose 95%
+	// stat names the figure in the step's Stats (stored.GroupTPCC) whose 95%
 	// interval is drawn as an error bar; "" for none (a derived figure).
 	stat string
 }
@@ -75,7 +75,7 @@ func tpccSection(runs []*runData) *Section {
 	for _, rd := range runs {
 		// Instances side by side are summed up in their own section, a
 		// sentence per tier rather than one per instance and repetition.
-		if len(rd.TPCC) > 0 && rd.paramString("role") == "" {
+		if len(rd.TPCC) > 0 && rd.Place.Role == "" {
 			s.finding(peakSentence(rd))
 		}
 	}
@@ -131,7 +131,7 @@ func tpccSection(runs []*runData) *Section {
 	// in the neighbours section, not each with the first run here.
 	var apart []*runData
 	for _, rd := range runs {
-		if rd.paramString("role") == "" {
+		if rd.Place.Role == "" {
 			apart = append(apart, rd)
 		}
 	}
@@ -333,7 +333,7 @@ func tpccComparison(runs []*runData) []Block {
 			nopm, p95 := compareStat(x, bx, "nopm"), compareStat(x, bx, "new_order.p95_ms")
 			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), repsText(x, bx), num(x.tpm()), num(x.nopm()),
 				ratioCI(compareStat(x, bx, "tpm")), ratioCI(nopm), verdict(nopm), ratioCI(p95), verdict(p95),
-				ratioCI(compareStat(x, bx, "host.cpu_iowait_pct")), ratioCI(compareBy(x, bx, func(s *driver.StepResult) float64 { return deviceAwait(s.Device) })),
+				ratioCI(compareStat(x, bx, "host.cpu_iowait_pct")), ratioCI(compareBy(x, bx, func(s *stored.TPCCStep) float64 { return deviceAwait(s.Device) })),
 				ratioCI(compareStat(x, bx, "db.read_latency_ms")), ratioCI(compareStat(x, bx, "db.wal_sync_latency_ms"))})
 		}
 		if top >= 0 {
@@ -485,7 +485,7 @@ func pointsTimeline(id, title, xlabel, ylabel string, t0 time.Time, lines []line
 
 // stepLabel is a step's short name for chart marks: "8 VUs" for TPC-C.
 func stepLabel(rd *runData, st results.Step) string {
-	if rd.Kind == "tpcc" {
+	if rd.Kind == stored.KindTPCC {
 		for _, x := range rd.TPCC {
 			if x.Index == st.Index {
 				return plural(x.VUs, "VU", "VUs")

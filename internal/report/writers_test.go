@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/durability"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -44,26 +41,26 @@ func TestReadsWhatWritersStore(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { store.Close() })
 
-	step := driver.StepResult{VUs: 3, TPM: 12345, NOPM: 5432, ClientTPM: 12001, ClientNOPM: 5301, Errors: 7,
+	step := stored.TPCCStep{VUs: 3, TPM: 12345, NOPM: 5432, ClientTPM: 12001, ClientNOPM: 5301, Errors: 7,
 		ErrorsByKind: map[string]int64{"serialization": 7}, Retries: 3, Reconnects: 2, Rollbacks: 55, Skipped: 1,
 		Txn:       map[string]metrics.Summary{"new_order": {Count: 900, MeanMs: 1.25, P50Ms: 1, P95Ms: 3.5, P99Ms: 4.75, P999Ms: 6, MaxMs: 9}},
-		NOPMCheck: driver.NOPMCheck{Database: 5432, Client: 5400, Bound: 40, OK: true},
+		NOPMCheck: stored.NOPMCheck{Database: 5432, Client: 5400, Bound: 40, OK: true},
 		Audit:     []tpcc.AuditItem{{Name: "remote order-lines", Value: 1.01, Min: 0.95, Max: 1.05, Samples: 9000, Verdict: "pass"}},
 		StartedAt: t0, MeasureStart: t0.Add(5 * time.Second), MeasureEnd: t0.Add(22500 * time.Millisecond), Seconds: 17.5,
 		ClientCPUPerTxnUs: 41.5, Host: map[string]float64{"cpu_idle_pct": 37, "cpu_iowait_pct": 4},
 		Device: map[string]float64{"r_iops": 111, "w_iops": 222}, DB: map[string]float64{"cache_hit_pct": 98.5}}
-	point := fio.StoredPoint{PointResult: fio.PointResult{Name: "8k-randrw60-qd4x2", BS: "8k", BSBytes: 8192, RW: "randrw", RWMixRead: 60,
+	point := stored.PointStep{Point: stored.Point{Name: "8k-randrw60-qd4x2", BS: "8k", BSBytes: 8192, RW: "randrw", RWMixRead: 60,
 		IODepth: 4, Jobs: 2,
-		Read:      &fio.DirStats{IOPS: 6000, MBps: 49.2, MeanMs: 0.5, P50Ms: 0.4, P95Ms: 0.9, P99Ms: 1.5, P999Ms: 2.5, MaxMs: 8, IOs: 360000},
-		Write:     &fio.DirStats{IOPS: 4000, MBps: 32.8, MeanMs: 0.75, P50Ms: 0.6, P95Ms: 1.2, P99Ms: 2.25, P999Ms: 3.5, MaxMs: 9, IOs: 240000},
+		Read:      &stored.DirStats{IOPS: 6000, MBps: 49.2, MeanMs: 0.5, P50Ms: 0.4, P95Ms: 0.9, P99Ms: 1.5, P999Ms: 2.5, MaxMs: 8, IOs: 360000},
+		Write:     &stored.DirStats{IOPS: 4000, MBps: 32.8, MeanMs: 0.75, P50Ms: 0.6, P95Ms: 1.2, P99Ms: 2.25, P999Ms: 3.5, MaxMs: 9, IOs: 240000},
 		UsrCPUPct: 12.5, SysCPUPct: 3.25, Seconds: 60,
-		SteadyState: &fio.SteadyState{Criterion: "iops_slope:2.000000%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: 45},
+		SteadyState: &stored.SteadyState{Criterion: "iops_slope:2.000000%", Attained: true, JobsAttained: 2, Jobs: 2, AttainedAfterS: 45},
 		Interrupted: true, Host: map[string]float64{"cpu_iowait_pct": 9}, Device: map[string]float64{"r_iops": 6001}},
 		JobFile: "[global]\nioengine=libaio\n"}
-	phase := backup.PhaseResult{Phase: backup.Phase{Cycle: 2, Phase: "restore", Method: "pg_restore", Seconds: 12.5,
+	phase := stored.PhaseResult{Phase: stored.Phase{Cycle: 2, Phase: "restore", Method: "pg_restore", Seconds: 12.5,
 		Bytes: 3<<30 + 512<<20, MBps: 300.6, Verified: true, ColdCache: true},
 		Host: map[string]float64{"cpu_idle_pct": 80}, Device: map[string]float64{"w_mbps": 300}}
-	cycle := durability.CycleResult{Cycle: 4, Count1: 1000, Count2: 1510, Acknowledged: 512, Committed: 505, RolledBack: 7,
+	cycle := stored.DurabilityCycle{Cycle: 4, Count1: 1000, Count2: 1510, Acknowledged: 512, Committed: 505, RolledBack: 7,
 		Found: 503, Lost: 2, RolledBackFound: 1, Excess: 3, ExcessBound: 8,
 		Violations:  []tpcc.Ack{{W: 1, D: 2, OID: 3001, Customer: 4, Lines: 5, FirstItem: 6}},
 		Consistency: false, Failed: []string{"3.3.2.4"}, StartedAt: t0, FaultAt: t0.Add(40 * time.Second),
@@ -83,7 +80,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 	if got := runs[0].TPCC; len(got) != 1 {
 		t.Errorf("TPC-C steps read as %+v; want one", got)
 	} else {
-		g := got[0].StepResult
+		g := got[0].TPCCStep
 		if n := g.Stats["nopm"]; n.N != 1 || n.Mean != 5432 {
 			t.Errorf("TPC-C step's NOPM stats %+v; want n = 1, mean 5432", n)
 		}
@@ -92,7 +89,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 			t.Errorf("TPC-C step read as %+v;\nwant %+v", g, step)
 		}
 	}
-	if got := runs[1].Disk; len(got) != 1 || !reflect.DeepEqual(got[0].StoredPoint, point) {
+	if got := runs[1].Disk; len(got) != 1 || !reflect.DeepEqual(got[0].PointStep, point) {
 		t.Errorf("disk point read as %+v;\nwant %+v", got, point)
 	}
 	if got := runs[2].Backup; len(got) != 1 || !reflect.DeepEqual(got[0], phase) {
@@ -133,7 +130,15 @@ func TestDiskIOEngineParam(t *testing.T) {
 		{map[string]any{"profile": "quick", "engine": "psync", "duration": "30s"}, "profile=quick engine=psync duration=30s"},
 		{map[string]any{"profile": "quick"}, "profile=quick"},
 	} {
-		rd := &runData{Run: results.Run{Kind: "disk"}, Params: tc.params}
+		raw, err := json.Marshal(tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, err := stored.DecodeParams(stored.KindDisk, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := &runData{Run: results.Run{Kind: stored.KindDisk}, Params: params}
 		if got := runParams(rd); got != tc.want {
 			t.Errorf("parameters %v: %q; want %q", tc.params, got, tc.want)
 		}

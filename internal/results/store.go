@@ -785,7 +785,7 @@ func (s *Store) Histogram(ctx context.Context, runID string, step int, name stri
 
 // Well-known document names.
 const (
-	DocEnvironment = "environment" // inventory.Environment, captured at the start
+	DocEnvironment = "environment" // stored.Environment, captured at the start
 	DocCheck       = "check"       // a consistency check after the run
 	DocThresholds  = "thresholds"  // []threshold.Verdict: the run's thresholds judged per step or point
 )

@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
@@ -27,6 +26,7 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tier"
@@ -46,7 +46,7 @@ type Listener interface {
 	// Checked is an instance's consistency check.
 	Checked(instance string, c *tpcc.CheckResult)
 	// Neighbour is a TPC-C instance's last step in a side-by-side step.
-	Neighbour(instance string, s *driver.StepResult)
+	Neighbour(instance string, s *stored.TPCCStep)
 	// Reported says where the report was written.
 	Reported(w report.Written)
 }
@@ -92,7 +92,7 @@ type Options struct {
 	LatencyBuckets []time.Duration
 	// Noisy is how every run judges repetitions measured on a noisy host
 	// (zero: never noisy; experiment.DefaultNoisy is what a user expects).
-	Noisy experiment.Noisy
+	Noisy stored.Noisy
 }
 
 // Execute runs a scenario with tierbench's experiments, in-process: its
@@ -260,7 +260,7 @@ type instance struct {
 	dataDir string
 	dsn     string
 	started bool
-	limits  *cgroup.Applied // what its start applied, for the runs' parameters
+	limits  *stored.Applied // what its start applied, for the runs' parameters
 	pid     int             // its server's main process, on this host (0: none known)
 }
 
@@ -412,7 +412,7 @@ func (e *executor) background() experiment.Observer {
 // record is how the scenario's runs are recorded: in its group, sampled as
 // the command line samples by default.
 // Every run samples every host's node_exporter: the cluster's telemetry.
-func (e *executor) record(p experiment.Placement) experiment.Record {
+func (e *executor) record(p stored.Placement) experiment.Record {
 	tele := experiment.DefaultTelemetry
 	for _, h := range e.sc.Hosts {
 		if h.NodeExporter != "" {
@@ -431,8 +431,8 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 		return err
 	}
 	cfg.Target = t.path
-	cfg.Record = e.record(experiment.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
-	if cfg.Thresholds, err = thresholds(threshold.KindDisk, st.Thresholds); err != nil {
+	cfg.Record = e.record(stored.Placement{Label: t.label(t.Name), Target: t.Name, Tier: t.emulated()})
+	if cfg.Thresholds, err = thresholds(stored.KindDisk, st.Thresholds); err != nil {
 		return err
 	}
 	if len(st.Hosts) > 0 { // fio's client/server mode: the profile on every host at once
@@ -463,12 +463,12 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 }
 
 // throttle is the target's emulated I/O limit (ok false when none).
-func (t *execTarget) throttle() (cgroup.IOLimit, bool) {
+func (t *execTarget) throttle() (stored.IOLimit, bool) {
 	em := t.Emulate
 	if em == nil {
-		return cgroup.IOLimit{}, false
+		return stored.IOLimit{}, false
 	}
-	io := cgroup.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
+	io := stored.IOLimit{ReadIOPS: em.ReadIOPS, WriteIOPS: em.WriteIOPS, ReadBPS: int64(em.ReadMBps * 1e6), WriteBPS: int64(em.WriteMBps * 1e6)}
 	return io, io.ReadIOPS > 0 || io.WriteIOPS > 0 || io.ReadBPS > 0 || io.WriteBPS > 0
 }
 
@@ -493,7 +493,7 @@ func (t *execTarget) groupName() string {
 // memory cap applied. A group comes with the device it throttles ("" when
 // it does not), what the machine noted (v1's writeback caveat, a cap it
 // could not set) and what applied.
-func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, device, note string, ap cgroup.Applied, err error) {
+func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, device, note string, ap stored.Applied, err error) {
 	lim := cgroup.Limits{MemoryBytes: memory}
 	var notes []string
 	if io, ok := t.throttle(); ok {
@@ -502,7 +502,7 @@ func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, dev
 			device, notes = "", append(notes, "not throttled: "+err.Error())
 		} else {
 			io.Major, io.Minor = maj, mnr
-			lim.IO, lim.IOGroup = []cgroup.IOLimit{io}, t.groupName()
+			lim.IO, lim.IOGroup = []stored.IOLimit{io}, t.groupName()
 		}
 	}
 	if lim.MemoryBytes == 0 && len(lim.IO) == 0 {
@@ -659,12 +659,12 @@ func (e *executor) stopped(in *instance) {
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
 	rep Repetitions, mode, role, phase string, exprs []string, together *experiment.Barrier) error {
-	ts, err := thresholds(threshold.KindTPCC, exprs)
+	ts, err := thresholds(stored.KindTPCC, exprs)
 	if err != nil {
 		return err
 	}
 	cfg := tpccConfig(vus, rampup, duration, rep, mode)
-	cfg.Record = e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
+	cfg.Record = e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
 		Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host})
 	cfg.DSN, cfg.Thresholds, cfg.Together = in.dsn, ts, together
 	out, err := experiment.RunTPCC(ctx, cfg, obs)
@@ -684,7 +684,7 @@ func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 	role := ""
 	var together *experiment.Barrier // several instances: each step starts on all of them at once
 	if len(st.Instances) > 1 {
-		role, together = "tpcc", experiment.NewBarrier(len(st.Instances))
+		role, together = stored.KindTPCC, experiment.NewBarrier(len(st.Instances))
 	}
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
 		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, role, "", st.Thresholds, together)
@@ -699,7 +699,7 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 	if target != "" {
 		t = e.targets[target]
 	}
-	place := experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Role: "backup",
+	place := stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: stored.KindBackup,
 		Target: in.target.Name, Tier: t.emulated(), Host: in.host}
 	if in.host != "" {
 		return e.backupRemote(ctx, obs, in, t, cycles, repeat, spacing, startAt, logical, place)
@@ -752,7 +752,7 @@ func (e *executor) backupRun(ctx context.Context, obs experiment.Observer, in *i
 // Nothing to limit gives no group; what the machine cannot do is a note
 // ("not throttled: why", "memory not capped: why"), as is v1's writeback
 // caveat.
-func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, cgroup.Applied, error) {
+func backupGroup(in *instance, t *execTarget) (*cgroup.Group, string, stored.Applied, error) {
 	sum := sha256.Sum256([]byte(in.dataDir + "\x00" + t.path))
 	grp, _, note, ap, err := tierGroup(t, "backup-"+in.name[:min(len(in.name), 60)]+"-"+hex.EncodeToString(sum[:4]), in.server.Memory)
 	return grp, note, ap, err
@@ -808,7 +808,7 @@ func (e *executor) neighboursOnce(ctx context.Context, st *NeighboursStep, phase
 	for _, in := range tpccIns {
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Mode, "tpcc", phase, st.Thresholds, together)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
 		})
 	}
 	for _, in := range backupIns {
@@ -847,7 +847,7 @@ func (e *executor) neighbours(ctx context.Context, names []string) error {
 		if err != nil || len(steps) == 0 {
 			continue
 		}
-		var s driver.StepResult
+		var s stored.TPCCStep
 		if json.Unmarshal(steps[len(steps)-1].Metrics, &s) == nil {
 			e.obs.Neighbour(name, &s)
 		}
@@ -864,7 +864,7 @@ func (e *executor) Space(ctx context.Context, st *SpaceStep) error {
 	if st.Target != "" {
 		t := e.targets[st.Target]
 		return e.spaceRun(ctx, experiment.SpaceConfig{
-			Record: e.record(experiment.Placement{Label: "target " + t.Name, Target: t.Name, Tier: t.emulated()}),
+			Record: e.record(stored.Placement{Label: "target " + t.Name, Target: t.Name, Tier: t.emulated()}),
 			Target: t.path, Options: o, Actual: t.actualStored(t.path),
 		})
 	}
@@ -879,7 +879,7 @@ func (e *executor) Space(ctx context.Context, st *SpaceStep) error {
 			}
 		}
 		err := e.spaceRun(ctx, experiment.SpaceConfig{
-			Record: e.record(experiment.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name,
+			Record: e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name,
 				Tier: in.target.emulated(), Memory: in.server.Memory}),
 			Target: in.dataDir, Options: o, Actual: in.target.actualStored(in.dataDir),
 		})

@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // A server on another host is managed by running tierbench's own CLI there
@@ -29,7 +28,7 @@ import (
 // remoteStart is what `server start --json` and `server clone --json` print.
 type remoteStart struct {
 	server.Info
-	Limits *cgroup.Applied `json:"limits,omitempty"`
+	Limits *stored.Applied `json:"limits,omitempty"`
 }
 
 // remoteHost is the instance's host as internal/remote reaches it.
@@ -129,7 +128,7 @@ func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vu
 // temporary directory, which is read back over SSH and imported with its
 // times moved by the host's clock offset.
 func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in *instance, t *execTarget, cycles, repeat int,
-	spacing time.Duration, startAt time.Time, logical bool, p experiment.Placement) error {
+	spacing time.Duration, startAt time.Time, logical bool, p stored.Placement) error {
 	h := e.remoteHost(in)
 	tmp, err := h.Shell(ctx, nil, "mktemp -d \"${TMPDIR:-/tmp}/tierbench-results-XXXXXX\"")
 	if err != nil {
@@ -162,7 +161,7 @@ func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in
 		return fmt.Errorf("server %s on host %s: bringing back backup run %s: %w", in.name, h.Name, doc.RunID, err)
 	}
 	for _, c := range doc.Cycles {
-		for _, ph := range []*backup.PhaseResult{c.Backup, c.Restore} {
+		for _, ph := range []*stored.PhaseResult{c.Backup, c.Restore} {
 			if ph != nil {
 				obs.Result(experiment.Result{Phase: ph})
 			}
@@ -177,7 +176,7 @@ func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in
 // importRemote copies run runID from the store in dir on host h into the
 // scenario's store, in its group, with the placement added to its
 // parameters and its times on the controller's clock.
-func (e *executor) importRemote(ctx context.Context, h remote.Host, dir, runID string, p experiment.Placement) error {
+func (e *executor) importRemote(ctx context.Context, h remote.Host, dir, runID string, p stored.Placement) error {
 	data, err := h.Shell(ctx, nil, "cat -- "+remote.Quote(path.Join(dir, results.FileName)))
 	if err != nil {
 		return err
@@ -213,7 +212,7 @@ func (e *executor) importRemote(ctx context.Context, h remote.Host, dir, runID s
 }
 
 // withPlacement sets a run's placement keys in its stored parameters.
-func withPlacement(params json.RawMessage, p experiment.Placement) (json.RawMessage, error) {
+func withPlacement(params json.RawMessage, p stored.Placement) (json.RawMessage, error) {
 	m := map[string]json.RawMessage{}
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &m); err != nil {

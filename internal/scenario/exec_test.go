@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
-	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tier"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -107,7 +107,7 @@ func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
 
 // checkMemoryMax checks that the group ap describes is capped at want
 // bytes, in the kernel's own file.
-func checkMemoryMax(t *testing.T, ap cgroup.Applied, want int64) {
+func checkMemoryMax(t *testing.T, ap stored.Applied, want int64) {
 	t.Helper()
 	if ap.MemoryMax != want {
 		t.Errorf("applied memory cap %d; want %d", ap.MemoryMax, want)
@@ -145,8 +145,8 @@ func (r *scenarioRecorder) Checked(in string, c *tpcc.CheckResult) {
 	defer r.mu.Unlock()
 	r.checked[in] = c.OK
 }
-func (r *scenarioRecorder) Neighbour(string, *driver.StepResult) {}
-func (r *scenarioRecorder) Reported(w report.Written)            { r.reported = w }
+func (r *scenarioRecorder) Neighbour(string, *stored.TPCCStep) {}
+func (r *scenarioRecorder) Reported(w report.Written)          { r.reported = w }
 func (r *scenarioRecorder) Result(x experiment.Result) {
 	if x.TPCC != nil {
 		r.mu.Lock()

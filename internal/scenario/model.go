@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/stored"
 
 	"gopkg.in/yaml.v3"
 
@@ -404,7 +405,7 @@ func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	const what = KindDisk
 	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "hosts", "thresholds", "repeat", "back_to_back"})
 	p.required(at, fs, what, "target")
-	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, threshold.KindDisk), Repetitions: p.repetitions(fs, what, true)}
+	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, stored.KindDisk), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["hosts"]; ok {
 		st.Hosts = p.fioHosts(f.val, what)
 	}
@@ -513,7 +514,7 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	const what = KindTPCCRun
 	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds", "repeat", "back_to_back"})
 	p.required(at, fs, what, "server", "vus", "rampup", "duration")
-	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC), Repetitions: p.repetitions(fs, what, true)}
+	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
 			st.Server, st.Instances = s.Name, s.Instances()
@@ -566,7 +567,7 @@ func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 	fs := p.fields(body, what, []string{"tpcc", "backup", "vus", "rampup", "duration", "cycles", "interval", "target", "logical", "mode", "thresholds",
 		"repeat"})
 	p.required(at, fs, what, "tpcc", "vus", "rampup", "duration")
-	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, threshold.KindTPCC), Repeat: p.repetitions(fs, what, false).Repeat}
+	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repeat: p.repetitions(fs, what, false).Repeat}
 	seen := map[string]*yaml.Node{}
 	addServer := func(inst string) {
 		if s := p.instanceOf[inst]; !slices.Contains(st.Servers, s) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -38,18 +39,18 @@ func GroupName(dataDir string) (string, error) {
 // group's, one budget shared by every server placed in it, while the memory
 // cap stays the server's own (cgroup.Limits.IOGroup); Applied.IOShared says
 // so.
-func ApplyLimits(ctx context.Context, dataDir string, lim cgroup.Limits) (cgroup.Applied, error) {
+func ApplyLimits(ctx context.Context, dataDir string, lim cgroup.Limits) (stored.Applied, error) {
 	dir, err := absDir(dataDir)
 	if err != nil {
-		return cgroup.Applied{}, err
+		return stored.Applied{}, err
 	}
 	pid, _, ok := running(dir)
 	if !ok {
-		return cgroup.Applied{}, fmt.Errorf("no managed server is running in %s", dir)
+		return stored.Applied{}, fmt.Errorf("no managed server is running in %s", dir)
 	}
 	name, err := GroupName(dir)
 	if err != nil {
-		return cgroup.Applied{}, err
+		return stored.Applied{}, err
 	}
 	g, applied, err := cgroup.Create(name, lim)
 	if err != nil || g.Version() == 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 func TestDeviceFor(t *testing.T) {
@@ -89,7 +90,7 @@ func TestApplyLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := cgroup.Limits{MemoryBytes: 512 << 20, IO: []cgroup.IOLimit{{Major: maj, Minor: min, ReadIOPS: 200}}}
+	lim := cgroup.Limits{MemoryBytes: 512 << 20, IO: []stored.IOLimit{{Major: maj, Minor: min, ReadIOPS: 200}}}
 	start := time.Now()
 	ap, err := server.ApplyLimits(ctx, dataDir, lim)
 	if err != nil {
@@ -203,7 +204,7 @@ func TestApplyLimitsSharedTier(t *testing.T) {
 	})
 	caps := []int64{256 << 20, 384 << 20}
 	var dirs []string
-	var aps []cgroup.Applied
+	var aps []stored.Applied
 	var pids []int
 	for i := range 2 {
 		dataDir := filepath.Join(pgtest.TempDir(t), "data")
@@ -217,7 +218,7 @@ func TestApplyLimitsSharedTier(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lim := cgroup.Limits{MemoryBytes: caps[i], IO: []cgroup.IOLimit{{Major: maj, Minor: min, ReadIOPS: 500, WriteIOPS: 500}}, IOGroup: tierName}
+		lim := cgroup.Limits{MemoryBytes: caps[i], IO: []stored.IOLimit{{Major: maj, Minor: min, ReadIOPS: 500, WriteIOPS: 500}}, IOGroup: tierName}
 		ap, err := server.ApplyLimits(ctx, dataDir, lim)
 		if err != nil {
 			t.Fatal(err)

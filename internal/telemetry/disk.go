@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs/blockdevice"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // DiskReader reads /proc/diskstats for the named devices (kernel names such
@@ -91,13 +92,13 @@ func (r *DiskReader) Read() (DiskCounters, error) {
 // present in both readings, sorted by name. A device that appeared or
 // vanished between them is left out, and so is one whose counters were
 // reset. It returns nil if no time elapsed.
-func DiskRates(prev, cur DiskCounters) []DeviceRates {
+func DiskRates(prev, cur DiskCounters) []stored.DeviceRates {
 	secs := cur.At.Sub(prev.At).Seconds()
 	if secs <= 0 {
 		return nil
 	}
 	ms := secs * 1000
-	var out []DeviceRates
+	var out []stored.DeviceRates
 	for _, name := range slices.Sorted(maps.Keys(cur.Devices)) {
 		p, ok := prev.Devices[name]
 		if !ok {
@@ -108,7 +109,7 @@ func DiskRates(prev, cur DiskCounters) []DeviceRates {
 			continue
 		}
 		// 512-byte sectors whatever the device's block size (iostats.rst).
-		out = append(out, DeviceRates{
+		out = append(out, stored.DeviceRates{
 			Name:     name,
 			RIOPS:    float64(d.ReadIOs) / secs,
 			WIOPS:    float64(d.WriteIOs) / secs,
@@ -128,8 +129,8 @@ func DiskRates(prev, cur DiskCounters) []DeviceRates {
 // interval) and takes the highest util. Name "total". Summing a device-mapper
 // device together with the disks under it counts their I/O twice; choose devs
 // accordingly.
-func TotalRates(devs []DeviceRates) DeviceRates {
-	t := DeviceRates{Name: "total"}
+func TotalRates(devs []stored.DeviceRates) stored.DeviceRates {
+	t := stored.DeviceRates{Name: "total"}
 	var rWeighted, wWeighted float64
 	for _, d := range devs {
 		t.RIOPS += d.RIOPS

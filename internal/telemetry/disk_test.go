@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // diskRead reads the diskstats fixture of one sample tree, stamped at.
@@ -31,7 +33,7 @@ func TestDiskRates(t *testing.T) {
 	got := DiskRates(diskSamples(t, nil))
 	// loop3 vanished, dm-0 appeared, sdb's 64-bit read count went down
 	// (reset): all three are left out.
-	want := []DeviceRates{
+	want := []stored.DeviceRates{
 		// nvme0n1: writes wrapped at 2^32 (4294967000 -> 704: +1000), no
 		// reads, 16000 sectors written, 1500 ms write ticks, 2100 ms io
 		// ticks (105% capped), 2000 weighted ms.
@@ -46,7 +48,7 @@ func TestDiskRates(t *testing.T) {
 	diskAssertRates(t, got, want)
 
 	tot := TotalRates(got[:2]) // nvme0n1 and vda
-	diskAssertRates(t, []DeviceRates{tot}, []DeviceRates{{
+	diskAssertRates(t, []stored.DeviceRates{tot}, []stored.DeviceRates{{
 		Name: "total", RIOPS: 200, WIOPS: 1000, RMBps: 5.12, WMBps: 6.144,
 		RAwaitMs: 2, WAwaitMs: (1.5*500 + 5*500) / 1000, AquSz: 3.9, UtilPct: 100,
 	}})
@@ -85,7 +87,7 @@ func TestDiskCounterDelta(t *testing.T) {
 	}
 }
 
-func diskAssertRates(t *testing.T, got, want []DeviceRates) {
+func diskAssertRates(t *testing.T, got, want []stored.DeviceRates) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d devices %+v, want %d", len(got), got, len(want))

@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // Node is a host whose Prometheus node_exporter a Session scrapes at each
@@ -334,7 +335,7 @@ type HostSample struct {
 	// a host that did not answer has Up false and no figures (a gap).
 	Up      bool
 	CPU     CPU
-	Devices []DeviceRates
+	Devices []stored.DeviceRates
 	// ClockOffset is the host's clock minus the controller's, from the
 	// later scrape (0 when the page does not tell the time: see Clocked).
 	ClockOffset time.Duration
@@ -372,7 +373,7 @@ var virtualDevice = regexp.MustCompile(`^(ram|loop|zram|nbd|fd)[0-9]+$`)
 // zram swapping) is kept from its first interval with I/O on, which active
 // remembers. Every other device the exporter lists is kept, idle or not,
 // so that a host's device list is the same from one sample to the next.
-func keepDevices(devs []DeviceRates, active map[string]bool) []DeviceRates {
+func keepDevices(devs []stored.DeviceRates, active map[string]bool) []stored.DeviceRates {
 	out := devs[:0]
 	for _, d := range devs {
 		if virtualDevice.MatchString(d.Name) && !active[d.Name] {

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // nodeExporterBin is the Debian package's node_exporter.
@@ -130,13 +132,13 @@ func writeFor(t *testing.T, dir string, d time.Duration) {
 	}
 }
 
-func hostStats(a Aggregate, name string) HostStats {
+func hostStats(a stored.Aggregate, name string) stored.HostStats {
 	for _, h := range a.Hosts {
 		if h.Host == name {
 			return h
 		}
 	}
-	return HostStats{Host: name}
+	return stored.HostStats{Host: name}
 }
 
 // A session scrapes two real exporters, a and b, beside one that never

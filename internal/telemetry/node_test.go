@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 func readNodePage(t testing.TB, name string) NodeCounters {
@@ -57,7 +59,7 @@ func TestNodeRatesFromPages(t *testing.T) {
 	}
 	// vda: +200 reads of 4 KiB in 0.5 s, +400 writes of 8 KiB in 2 s,
 	// 1.5 s busy, 3 s weighted.
-	got, wantD := h.Devices[0], DeviceRates{Name: "vda", RIOPS: 100, WIOPS: 200, RMBps: 0.4096, WMBps: 1.6384,
+	got, wantD := h.Devices[0], stored.DeviceRates{Name: "vda", RIOPS: 100, WIOPS: 200, RMBps: 0.4096, WMBps: 1.6384,
 		RAwaitMs: 2.5, WAwaitMs: 5, AquSz: 1.5, UtilPct: 75}
 	for _, f := range []struct {
 		name      string
@@ -71,19 +73,19 @@ func TestNodeRatesFromPages(t *testing.T) {
 			t.Errorf("vda %s = %v, want %v", f.name, f.got, f.want)
 		}
 	}
-	if z := h.Devices[1]; z != (DeviceRates{Name: "zram0"}) {
+	if z := h.Devices[1]; z != (stored.DeviceRates{Name: "zram0"}) {
 		t.Errorf("zram0 %+v, want idle", z)
 	}
 	// The session leaves the idle zram device out, until it does I/O.
 	active := map[string]bool{}
-	if devs := keepDevices(append([]DeviceRates(nil), h.Devices...), active); len(devs) != 1 || devs[0].Name != "vda" {
+	if devs := keepDevices(append([]stored.DeviceRates(nil), h.Devices...), active); len(devs) != 1 || devs[0].Name != "vda" {
 		t.Errorf("kept %+v, want vda alone", devs)
 	}
-	devs := keepDevices([]DeviceRates{{Name: "loop3", WIOPS: 1}, {Name: "sda"}, {Name: "ram0"}}, active)
+	devs := keepDevices([]stored.DeviceRates{{Name: "loop3", WIOPS: 1}, {Name: "sda"}, {Name: "ram0"}}, active)
 	if len(devs) != 2 || devs[0].Name != "loop3" || devs[1].Name != "sda" {
 		t.Errorf("kept %+v, want loop3 (busy) and sda (idle, but not virtual)", devs)
 	}
-	if devs := keepDevices([]DeviceRates{{Name: "loop3"}}, active); len(devs) != 1 {
+	if devs := keepDevices([]stored.DeviceRates{{Name: "loop3"}}, active); len(devs) != 1 {
 		t.Errorf("loop3 idle again was dropped: %+v", devs)
 	}
 	// Clock offset: the host's clock minus the middle of the request.
@@ -159,15 +161,15 @@ func TestParseNode(t *testing.T) {
 
 // Hosts average over the samples they answered in; missing ones count.
 func TestSummarizeHosts(t *testing.T) {
-	up := func(idle float64, off time.Duration, devs ...DeviceRates) HostSample {
+	up := func(idle float64, off time.Duration, devs ...stored.DeviceRates) HostSample {
 		return HostSample{Host: "a", Up: true, CPU: CPU{IdlePct: idle, UserPct: 100 - idle}, Devices: devs, ClockOffset: off, Clocked: true}
 	}
 	samples := []Sample{
-		{ServerCPUPct: -1, Hosts: []HostSample{up(80, 3*time.Millisecond, DeviceRates{Name: "sda", WIOPS: 100, WAwaitMs: 1}), {Host: "b"}}},
+		{ServerCPUPct: -1, Hosts: []HostSample{up(80, 3*time.Millisecond, stored.DeviceRates{Name: "sda", WIOPS: 100, WAwaitMs: 1}), {Host: "b"}}},
 		{ServerCPUPct: -1, Hosts: []HostSample{{Host: "a"}, {Host: "b"}}},
-		{ServerCPUPct: -1, Hosts: []HostSample{up(40, 5*time.Millisecond, DeviceRates{Name: "sda", WIOPS: 300, WAwaitMs: 3},
-			DeviceRates{Name: "loop1", RIOPS: 10, RAwaitMs: 2}), {Host: "b"}}},
-		{ServerCPUPct: -1, Hosts: []HostSample{up(60, 4*time.Millisecond, DeviceRates{Name: "sda"}), {Host: "b"}}},
+		{ServerCPUPct: -1, Hosts: []HostSample{up(40, 5*time.Millisecond, stored.DeviceRates{Name: "sda", WIOPS: 300, WAwaitMs: 3},
+			stored.DeviceRates{Name: "loop1", RIOPS: 10, RAwaitMs: 2}), {Host: "b"}}},
+		{ServerCPUPct: -1, Hosts: []HostSample{up(60, 4*time.Millisecond, stored.DeviceRates{Name: "sda"}), {Host: "b"}}},
 	}
 	a := Summarize(samples)
 	if len(a.Hosts) != 2 || a.Hosts[0].Host != "a" || a.Hosts[1].Host != "b" {

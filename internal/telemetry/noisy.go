@@ -3,6 +3,8 @@ package telemetry
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // A noisy repetition is one measured while something else used the host:
@@ -13,24 +15,17 @@ import (
 // out of the means (docs/statistics.md). TPC-C steps, disk points and
 // backup phases are judged alike, from their telemetry's means.
 
-// NoisyLimits are the shares of all the host's cores above which a
-// repetition is noisy; 0 (or less) leaves a check out.
-type NoisyLimits struct {
-	StealPct   float64 `json:"steal_pct"`
-	ForeignPct float64 `json:"foreign_cpu_pct"`
-}
-
 // DefaultNoisy are the limits unless told otherwise: 5% of all cores
 // stolen by the hypervisor, 10% used by other processes (on 2 cores, a
 // fifth of one core).
-var DefaultNoisy = NoisyLimits{StealPct: 5, ForeignPct: 10}
+var DefaultNoisy = stored.NoisyLimits{StealPct: 5, ForeignPct: 10}
 
 // Noisy says why a repetition whose telemetry is a passed the limits, ""
 // when it did not or when its telemetry cannot tell. This host is judged
 // on its steal time and other processes' CPU (Host's cpu_steal_pct and
 // foreign_cpu_pct); the node_exporter hosts on their steal time only, since
 // their exporters cannot tell whose processes used their CPU.
-func Noisy(a Aggregate, l NoisyLimits) string {
+func Noisy(a stored.Aggregate, l stored.NoisyLimits) string {
 	var why []string
 	if steal, ok := a.Host["cpu_steal_pct"]; ok && l.StealPct > 0 && steal > l.StealPct {
 		why = append(why, fmt.Sprintf("steal %.1f%% of all cores > %g%%", steal, l.StealPct))

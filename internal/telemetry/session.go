@@ -12,6 +12,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // Config says what a Session samples.
@@ -56,11 +57,11 @@ type Sample struct {
 	// other processes (nil when not known: the first sample of a server,
 	// or a server on this host whose processes cannot be seen).
 	Shares      *Shares
-	Devices     []DeviceRates // every device of the target's chain
-	Total       *DeviceRates  // the sum over the chain's leaves; nil without a target
-	Hosts       []HostSample  // one per Config.Nodes, in its order (Up false: no figures)
-	Latency     *Latency      // device latency percentiles; nil without the block tracer
-	latencyHist []bar         // the interval's latency histogram, for merging over steps
+	Devices     []stored.DeviceRates // every device of the target's chain
+	Total       *stored.DeviceRates  // the sum over the chain's leaves; nil without a target
+	Hosts       []HostSample         // one per Config.Nodes, in its order (Up false: no figures)
+	Latency     *Latency             // device latency percentiles; nil without the block tracer
+	latencyHist []bar                // the interval's latency histogram, for merging over steps
 	DB          map[string]float64
 }
 
@@ -299,7 +300,7 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 		if dc, err := s.disks.Read(); err == nil {
 			if p.hasDisks {
 				x.Devices = DiskRates(p.disks, dc)
-				var ls []DeviceRates
+				var ls []stored.DeviceRates
 				for _, d := range x.Devices {
 					if s.leaves[d.Name] {
 						ls = append(ls, d)
@@ -394,23 +395,12 @@ func sparse(h *hdrhistogram.Histogram) []bar {
 	return out
 }
 
-// Aggregate is a step's telemetry: averages over its samples, and device
-// latency percentiles from the merged histograms of its samples.
-type Aggregate struct {
-	Samples int                `json:"samples"`
-	Host    map[string]float64 `json:"host"`
-	Device  map[string]float64 `json:"device,omitempty"`
-	DB      map[string]float64 `json:"db,omitempty"`
-	// Hosts are the node_exporter hosts' figures, in Config.Nodes' order.
-	Hosts []HostStats `json:"hosts,omitempty"`
-}
-
 // Summarize aggregates samples (as Samples returns them for a step).
 // Host: CPU shares, the server's CPU, memory. Device: the chain's total
 // (IOPS, MB/s, awaits weighted by I/Os) and, with the tracer, p50/p95/p99
 // of all the step's requests.
-func Summarize(samples []Sample) Aggregate {
-	a := Aggregate{Samples: len(samples), Host: map[string]float64{}}
+func Summarize(samples []Sample) stored.Aggregate {
+	a := stored.Aggregate{Samples: len(samples), Host: map[string]float64{}}
 	if len(samples) == 0 {
 		return a
 	}
@@ -418,7 +408,7 @@ func Summarize(samples []Sample) Aggregate {
 	var srv, srvN float64
 	var sh Shares
 	var shN float64
-	var tot []DeviceRates
+	var tot []stored.DeviceRates
 	merged := newLatencyHistogram()
 	hasLat, oneIn := false, 1
 	dbSum, dbN := map[string]float64{}, map[string]float64{}
@@ -495,11 +485,11 @@ func Summarize(samples []Sample) Aggregate {
 // device absent from some of them, such as a loop device that started
 // I/O in the step, counts as idle there), and the median clock offset.
 // Missing counts the samples it did not answer in.
-func summarizeHosts(samples []Sample) []HostStats {
-	var out []HostStats
+func summarizeHosts(samples []Sample) []stored.HostStats {
+	var out []stored.HostStats
 	at := map[string]int{}
 	type acc struct {
-		devs    map[string][]DeviceRates
+		devs    map[string][]stored.DeviceRates
 		order   []string
 		offsets []float64
 	}
@@ -510,8 +500,8 @@ func summarizeHosts(samples []Sample) []HostStats {
 			if !ok {
 				i = len(out)
 				at[h.Host] = i
-				out = append(out, HostStats{Host: h.Host})
-				accs = append(accs, &acc{devs: map[string][]DeviceRates{}})
+				out = append(out, stored.HostStats{Host: h.Host})
+				accs = append(accs, &acc{devs: map[string][]stored.DeviceRates{}})
 			}
 			st, ac := &out[i], accs[i]
 			if !h.Up {
@@ -528,13 +518,13 @@ func summarizeHosts(samples []Sample) []HostStats {
 				if _, ok := ac.devs[d.Name]; !ok {
 					ac.order = append(ac.order, d.Name)
 					// The samples before its first appearance, as idle.
-					ac.devs[d.Name] = make([]DeviceRates, st.Samples-1, st.Samples)
+					ac.devs[d.Name] = make([]stored.DeviceRates, st.Samples-1, st.Samples)
 				}
 				ac.devs[d.Name] = append(ac.devs[d.Name], d)
 			}
 			for _, name := range ac.order { // idle where absent since
 				if xs := ac.devs[name]; len(xs) < st.Samples {
-					ac.devs[name] = append(xs, DeviceRates{})
+					ac.devs[name] = append(xs, stored.DeviceRates{})
 				}
 			}
 			if h.Clocked {
@@ -579,8 +569,8 @@ func median(xs []float64) float64 {
 
 // AverageRates averages per-interval rates of equal intervals: IOPS, MB/s,
 // queue size and utilisation by plain mean, awaits weighted by I/Os.
-func AverageRates(xs []DeviceRates) DeviceRates {
-	var a DeviceRates
+func AverageRates(xs []stored.DeviceRates) stored.DeviceRates {
+	var a stored.DeviceRates
 	var rW, wW float64
 	n := float64(len(xs))
 	for _, x := range xs {
@@ -641,7 +631,7 @@ func (x Sample) Values() map[string]float64 {
 }
 
 // deviceValues adds a device's figures under prefix (e.g. "dev.vda.").
-func deviceValues(v map[string]float64, prefix string, d DeviceRates) {
+func deviceValues(v map[string]float64, prefix string, d stored.DeviceRates) {
 	v[prefix+"r_iops"], v[prefix+"w_iops"], v[prefix+"r_mbps"], v[prefix+"w_mbps"] = d.RIOPS, d.WIOPS, d.RMBps, d.WMBps
 	v[prefix+"r_await_ms"], v[prefix+"w_await_ms"], v[prefix+"aqu_sz"], v[prefix+"util_pct"] = d.RAwaitMs, d.WAwaitMs, d.AquSz, d.UtilPct
 }

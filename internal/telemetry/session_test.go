@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // A step's device percentiles come from the merged histograms of its
@@ -15,8 +16,8 @@ func TestSummarizeMergesLatency(t *testing.T) {
 	busy.RecordValues(100, 990)
 	quiet := newLatencyHistogram() // 10 slow ones
 	quiet.RecordValues(20000, 10)
-	dev := func(r, rAwait float64) *DeviceRates {
-		return &DeviceRates{Name: "total", RIOPS: r, RAwaitMs: rAwait, UtilPct: 50}
+	dev := func(r, rAwait float64) *stored.DeviceRates {
+		return &stored.DeviceRates{Name: "total", RIOPS: r, RAwaitMs: rAwait, UtilPct: 50}
 	}
 	lb, lq := tracerLatency(busy), tracerLatency(quiet)
 	samples := []Sample{

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/proctest"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // fakeProc is a /proc fixture: processes with their parent and CPU ticks,
@@ -209,7 +210,7 @@ func TestSessionForeignSpinner(t *testing.T) {
 	defer s.Stop()
 	cores := float64(len(mustCPUs(t)))
 	floor := 40 / cores // 40% of one core, as a share of all cores
-	measure := func() Aggregate {
+	measure := func() stored.Aggregate {
 		from := time.Now()
 		time.Sleep(1500 * time.Millisecond)
 		return Summarize(s.Samples(from, time.Now()))

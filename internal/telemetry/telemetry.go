@@ -23,20 +23,6 @@ type Memory struct {
 	WritebackBytes int64 `json:"mem_writeback_bytes"`
 }
 
-// DeviceRates is one block device over an interval, with iostat -x's
-// arithmetic.
-type DeviceRates struct {
-	Name     string  `json:"name"`
-	RIOPS    float64 `json:"r_iops"`     // reads completed per second
-	WIOPS    float64 `json:"w_iops"`     // writes completed per second
-	RMBps    float64 `json:"r_mbps"`     // MB (10^6 bytes) read per second
-	WMBps    float64 `json:"w_mbps"`     // MB written per second
-	RAwaitMs float64 `json:"r_await_ms"` // Δ read ticks / Δ reads (0 without reads)
-	WAwaitMs float64 `json:"w_await_ms"` // Δ write ticks / Δ writes
-	AquSz    float64 `json:"aqu_sz"`     // Δ weighted ticks / Δ ms
-	UtilPct  float64 `json:"util_pct"`   // Δ io ticks / Δ ms x 100, at most 100
-}
-
 // Latency is device completion latency over an interval, from paired
 // block_rq_issue/block_rq_complete events.
 type Latency struct {

@@ -7,12 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
 // Judge judges ts on one step or point: index is its 0-based index, name how
 // the run names it ("4 VUs", a point's name), doc its stored document (any
-// value that marshals to the JSON users see, e.g. *driver.StepResult). A
+// value that marshals to the JSON users see, e.g. *stored.TPCCStep). A
 // threshold whose figure the document lacks (a read-only point has no write
 // figures; telemetry not sampled) gives no verdict for it.
 func Judge(ts []Threshold, index int, name string, doc any) []Verdict {
@@ -146,7 +147,7 @@ func (v Verdict) unitOf() string {
 	if v.unit != "" || v.Key == "" {
 		return v.unit
 	}
-	for _, kind := range []string{KindTPCC, KindDisk} {
+	for _, kind := range []string{stored.KindTPCC, stored.KindDisk} {
 		for _, n := range Names(kind) {
 			if n.Key == v.Key {
 				return n.Unit

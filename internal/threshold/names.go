@@ -3,6 +3,8 @@ package threshold
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // Name is one figure a threshold can judge: what users write, the stored
@@ -49,7 +51,7 @@ var telemetryNames = []Name{
 }
 
 // percentiles are a latency summary's figures (metrics.Summary and
-// fio.DirStats share them).
+// stored.DirStats share them).
 var percentiles = []struct{ short, key, meaning string }{
 	{"mean", "mean_ms", "mean latency"},
 	{"p50", "p50_ms", "median latency"},
@@ -64,7 +66,7 @@ var percentiles = []struct{ short, key, meaning string }{
 func Names(kind string) []Name {
 	var out []Name
 	switch kind {
-	case KindTPCC:
+	case stored.KindTPCC:
 		out = []Name{
 			{"nopm", "nopm", unitCount, "New-Orders per minute, from the database"},
 			{"tpm", "tpm", unitCount, "commits + rollbacks per minute, from the database"},
@@ -82,7 +84,7 @@ func Names(kind string) []Name {
 				out = append(out, Name{k + "." + p.short, "txn." + k + "." + p.key, unitMs, k + " " + p.meaning})
 			}
 		}
-	case KindDisk:
+	case stored.KindDisk:
 		for _, dir := range []string{"read", "write"} {
 			out = append(out,
 				Name{dir + ".iops", dir + ".iops", unitCount, dir + " I/Os per second"},
@@ -121,8 +123,8 @@ func resolve(kind, name string) (key, unit string, err error) {
 	return "", "", fmt.Errorf("%q is not a figure of a %s %s%s; see docs/thresholds.md", name, kindRun[kind], kindStep[kind], closest(names, n))
 }
 
-var kindRun = map[string]string{KindTPCC: "TPC-C", KindDisk: "disk"}
-var kindStep = map[string]string{KindTPCC: "step", KindDisk: "point"}
+var kindRun = map[string]string{stored.KindTPCC: "TPC-C", stored.KindDisk: "disk"}
+var kindStep = map[string]string{stored.KindTPCC: "step", stored.KindDisk: "point"}
 
 // dotPercentile writes p99.9 as the stored keys do (p999).
 func dotPercentile(s string) string { return strings.ReplaceAll(s, "p99.9", "p999") }

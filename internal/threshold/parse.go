@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // expr is NAME OP NUMBER[UNIT], spaces allowed around the operator and
@@ -13,7 +15,7 @@ import (
 var expr = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*(\S*)$`)
 
 // examples are what a malformed expression's error suggests, per kind.
-var examples = map[string]string{KindTPCC: "nopm>=50000 or new_order.p99<=10ms", KindDisk: "read.iops>=100k or write.p99.9<=2ms"}
+var examples = map[string]string{stored.KindTPCC: "nopm>=50000 or new_order.p99<=10ms", stored.KindDisk: "read.iops>=100k or write.p99.9<=2ms"}
 
 // Parse parses every expression for a run of kind; its error lists every
 // problem at once, one per line ("threshold \"x\": …"), like scenario

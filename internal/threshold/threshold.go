@@ -5,11 +5,9 @@
 // already see in --json output, with a few short forms (see Names).
 package threshold
 
-// Kinds of run a threshold can be judged on; each has its own names.
-const (
-	KindTPCC = "tpcc" // judged per TPC-C step (driver.StepResult)
-	KindDisk = "disk" // judged per disk point (fio.PointResult)
-)
+// A threshold is judged on the runs of two kinds, each with its own names:
+// stored.KindTPCC, per TPC-C step (stored.TPCCStep), and stored.KindDisk,
+// per disk point (stored.Point).
 
 // Threshold is one parsed expression.
 type Threshold struct {

@@ -6,15 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/driver"
-	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
 
 // step is a real TPC-C step document with telemetry, as a run stores it.
-func step() *driver.StepResult {
-	s := &driver.StepResult{Index: 1, VUs: 4, TPM: 120000, NOPM: 52000, ClientTPM: 119000, ClientNOPM: 51900, Errors: 0,
+func step() *stored.TPCCStep {
+	s := &stored.TPCCStep{Index: 1, VUs: 4, TPM: 120000, NOPM: 52000, ClientTPM: 119000, ClientNOPM: 51900, Errors: 0,
 		ClientCPUPerTxnUs: 45, Seconds: 30, Txn: map[string]metrics.Summary{},
 		Host:         map[string]float64{"cpu_iowait_pct": 12.5, "cpu_idle_pct": 40, "cpu_user_pct": 30, "cpu_system_pct": 17.5, "cpu_steal_pct": 0, "server_cpu_pct": 150, "mem_used_bytes": 1 << 30, "mem_cache_bytes": 2 << 30, "mem_dirty_bytes": 1 << 20},
 		Device:       map[string]float64{"r_iops": 100, "w_iops": 2000, "r_mbps": 1, "w_mbps": 20, "r_await_ms": 0.2, "w_await_ms": 0.4, "aqu_sz": 1, "util_pct": 30, "p50_ms": 0.1, "p95_ms": 0.5, "p99_ms": 1.5},
@@ -27,9 +26,9 @@ func step() *driver.StepResult {
 }
 
 // point is a real read-only disk point.
-func point() *fio.PointResult {
-	return &fio.PointResult{Name: "randread-4k-qd32", BS: "4k", RW: "randread", IODepth: 32, Jobs: 1,
-		Read:      &fio.DirStats{IOPS: 120000, MBps: 491.5, MeanMs: 0.26, P50Ms: 0.25, P95Ms: 0.4, P99Ms: 0.6, P999Ms: 1.8, MaxMs: 5, IOs: 3600000},
+func point() *stored.Point {
+	return &stored.Point{Name: "randread-4k-qd32", BS: "4k", RW: "randread", IODepth: 32, Jobs: 1,
+		Read:      &stored.DirStats{IOPS: 120000, MBps: 491.5, MeanMs: 0.26, P50Ms: 0.25, P95Ms: 0.4, P99Ms: 0.6, P999Ms: 1.8, MaxMs: 5, IOs: 3600000},
 		UsrCPUPct: 20, SysCPUPct: 60, Seconds: 30,
 		Host:   map[string]float64{"cpu_iowait_pct": 5, "cpu_idle_pct": 10, "cpu_user_pct": 30, "cpu_system_pct": 55, "cpu_steal_pct": 0, "server_cpu_pct": 0, "mem_used_bytes": 1, "mem_cache_bytes": 1, "mem_dirty_bytes": 1},
 		Device: map[string]float64{"r_iops": 120000, "w_iops": 0, "r_mbps": 491, "w_mbps": 0, "r_await_ms": 0.25, "w_await_ms": 0, "aqu_sz": 30, "util_pct": 100, "p50_ms": 0.2, "p95_ms": 0.3, "p99_ms": 0.5}}
@@ -40,27 +39,27 @@ func TestParse(t *testing.T) {
 		kind, expr, key string
 		limit           float64
 	}{
-		{threshold.KindTPCC, "nopm>=50000", "nopm", 50000},
-		{threshold.KindTPCC, " tpm > 5e4 ", "tpm", 50000},
-		{threshold.KindTPCC, "errors==0", "errors", 0},
-		{threshold.KindTPCC, "new_order.p99<=10ms", "txn.new_order.p99_ms", 10},
-		{threshold.KindTPCC, "payment.p95 < 2000us", "txn.payment.p95_ms", 2},
-		{threshold.KindTPCC, "new_order.p99.9<=0.05s", "txn.new_order.p999_ms", 50},
-		{threshold.KindTPCC, "txn.delivery.max_ms<100", "txn.delivery.max_ms", 100},
-		{threshold.KindTPCC, "txn.delivery.p50<1", "txn.delivery.p50_ms", 1},
-		{threshold.KindTPCC, "cpu_iowait<=20%", "host.cpu_iowait_pct", 20},
-		{threshold.KindTPCC, "host.cpu_iowait<=20", "host.cpu_iowait_pct", 20},
-		{threshold.KindTPCC, "client_cpu_us_per_txn<=0.05ms", "client_cpu_us_per_txn", 50},
-		{threshold.KindTPCC, "mem_dirty<1GiB", "host.mem_dirty_bytes", 1 << 30},
-		{threshold.KindTPCC, "db.cache_hit_pct>=95%", "db.cache_hit_pct", 95},
-		{threshold.KindTPCC, "device.p99<=2ms", "device.p99_ms", 2},
-		{threshold.KindDisk, "read.iops>=100000", "read.iops", 100000},
-		{threshold.KindDisk, "read.iops>=1e5", "read.iops", 100000},
-		{threshold.KindDisk, "read.iops>=100k", "read.iops", 100000},
-		{threshold.KindDisk, "write.p99.9<=2ms", "write.p999_ms", 2},
-		{threshold.KindDisk, "write.p99<=500us", "write.p99_ms", 0.5},
-		{threshold.KindDisk, "read.mbps>=200MB/s", "read.mbps", 200},
-		{threshold.KindDisk, "cpu_iowait!=100", "host.cpu_iowait_pct", 100},
+		{stored.KindTPCC, "nopm>=50000", "nopm", 50000},
+		{stored.KindTPCC, " tpm > 5e4 ", "tpm", 50000},
+		{stored.KindTPCC, "errors==0", "errors", 0},
+		{stored.KindTPCC, "new_order.p99<=10ms", "txn.new_order.p99_ms", 10},
+		{stored.KindTPCC, "payment.p95 < 2000us", "txn.payment.p95_ms", 2},
+		{stored.KindTPCC, "new_order.p99.9<=0.05s", "txn.new_order.p999_ms", 50},
+		{stored.KindTPCC, "txn.delivery.max_ms<100", "txn.delivery.max_ms", 100},
+		{stored.KindTPCC, "txn.delivery.p50<1", "txn.delivery.p50_ms", 1},
+		{stored.KindTPCC, "cpu_iowait<=20%", "host.cpu_iowait_pct", 20},
+		{stored.KindTPCC, "host.cpu_iowait<=20", "host.cpu_iowait_pct", 20},
+		{stored.KindTPCC, "client_cpu_us_per_txn<=0.05ms", "client_cpu_us_per_txn", 50},
+		{stored.KindTPCC, "mem_dirty<1GiB", "host.mem_dirty_bytes", 1 << 30},
+		{stored.KindTPCC, "db.cache_hit_pct>=95%", "db.cache_hit_pct", 95},
+		{stored.KindTPCC, "device.p99<=2ms", "device.p99_ms", 2},
+		{stored.KindDisk, "read.iops>=100000", "read.iops", 100000},
+		{stored.KindDisk, "read.iops>=1e5", "read.iops", 100000},
+		{stored.KindDisk, "read.iops>=100k", "read.iops", 100000},
+		{stored.KindDisk, "write.p99.9<=2ms", "write.p999_ms", 2},
+		{stored.KindDisk, "write.p99<=500us", "write.p99_ms", 0.5},
+		{stored.KindDisk, "read.mbps>=200MB/s", "read.mbps", 200},
+		{stored.KindDisk, "cpu_iowait!=100", "host.cpu_iowait_pct", 100},
 	} {
 		ts, err := threshold.Parse(c.kind, []string{c.expr})
 		if err != nil {
@@ -76,7 +75,7 @@ func TestParse(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	bad := []string{"nopm", "nopm=>5", "nopm>=fast", "nopm>=10ms", "new_order.p99<=10%", "cpu_iowait<=20ms",
 		"read.iops>=100", "nopm >= 5 extra", "new_order.p42<1ms", "", "nopm>=5k/s"}
-	_, err := threshold.Parse(threshold.KindTPCC, append([]string{"nopm>=1"}, bad...))
+	_, err := threshold.Parse(stored.KindTPCC, append([]string{"nopm>=1"}, bad...))
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -92,16 +91,16 @@ func TestParseErrors(t *testing.T) {
 	if !strings.Contains(err.Error(), `"read.iops" is not a figure of a TPC-C step`) {
 		t.Errorf("a disk name on a TPC-C run is not named as such:\n%s", err)
 	}
-	if _, err := threshold.Parse(threshold.KindDisk, []string{"nopm>=1"}); err == nil || !strings.Contains(err.Error(), "disk point") {
+	if _, err := threshold.Parse(stored.KindDisk, []string{"nopm>=1"}); err == nil || !strings.Contains(err.Error(), "disk point") {
 		t.Errorf("nopm on a disk run: %v", err)
 	}
-	if ts, err := threshold.Parse(threshold.KindTPCC, nil); ts != nil || err != nil {
+	if ts, err := threshold.Parse(stored.KindTPCC, nil); ts != nil || err != nil {
 		t.Errorf("no expressions: %v, %v", ts, err)
 	}
 }
 
 func TestJudge(t *testing.T) {
-	ts, err := threshold.Parse(threshold.KindTPCC, []string{"nopm>=50000", "new_order.p99<=3ms", "cpu_iowait<=20%", "errors==0", "db.cache_hit_pct>=99.9"})
+	ts, err := threshold.Parse(stored.KindTPCC, []string{"nopm>=50000", "new_order.p99<=3ms", "cpu_iowait<=20%", "errors==0", "db.cache_hit_pct>=99.9"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +126,7 @@ func TestJudge(t *testing.T) {
 
 	// A read-only point has no write figures: no verdict, and Unmatched
 	// fails the threshold that judged no point at all.
-	ds, err := threshold.Parse(threshold.KindDisk, []string{"read.iops>=100k", "write.p99.9<=2ms"})
+	ds, err := threshold.Parse(stored.KindDisk, []string{"read.iops>=100k", "write.p99.9<=2ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +145,7 @@ func TestJudge(t *testing.T) {
 func TestNamesExist(t *testing.T) {
 	full := point()
 	full.Write = full.Read
-	docs := map[string]any{threshold.KindTPCC: step(), threshold.KindDisk: full}
+	docs := map[string]any{stored.KindTPCC: step(), stored.KindDisk: full}
 	for kind, doc := range docs {
 		for _, n := range threshold.Names(kind) {
 			ts, err := threshold.Parse(kind, []string{n.Name + ">=0", n.Key + ">=0"})
@@ -171,7 +170,7 @@ func TestNamesDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, kind := range []string{threshold.KindTPCC, threshold.KindDisk} {
+	for _, kind := range []string{stored.KindTPCC, stored.KindDisk} {
 		for _, n := range threshold.Names(kind) {
 			name := n.Name
 			for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level", "read", "write"} {
@@ -194,7 +193,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, kind := range []string{threshold.KindTPCC, threshold.KindDisk} {
+		for _, kind := range []string{stored.KindTPCC, stored.KindDisk} {
 			ts, err := threshold.Parse(kind, []string{s})
 			if err != nil {
 				continue

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 var _ engine.SettingsReader = (*DB)(nil)
@@ -39,7 +40,7 @@ var byteSettings = map[string]bool{
 // Settings returns the server's version and the settings in settingNames
 // that it has, in that order, sizes with their unit, on a connection of its
 // own.
-func (db *DB) Settings(ctx context.Context) (string, []engine.Setting, error) {
+func (db *DB) Settings(ctx context.Context) (string, []stored.Setting, error) {
 	conn, err := db.connect(ctx)
 	if err != nil {
 		return "", nil, err
@@ -71,7 +72,7 @@ func (db *DB) Settings(ctx context.Context) (string, []engine.Setting, error) {
 	if err := rows.Err(); err != nil {
 		return version, nil, fmt.Errorf("reading MariaDB/MySQL settings: %s", db.redact(err))
 	}
-	settings := make([]engine.Setting, 0, len(settingNames))
+	settings := make([]stored.Setting, 0, len(settingNames))
 	for _, name := range settingNames {
 		v, ok := values[name]
 		if !ok {
@@ -82,7 +83,7 @@ func (db *DB) Settings(ctx context.Context) (string, []engine.Setting, error) {
 		if byteSettings[name] {
 			v = formatBytes(v)
 		}
-		settings = append(settings, engine.Setting{Name: name, Value: v})
+		settings = append(settings, stored.Setting{Name: name, Value: v})
 	}
 	return version, settings, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 var _ engine.SettingsReader = (*DB)(nil)
@@ -37,7 +38,7 @@ const settingsQuery = `SELECT s.name, current_setting(s.name, true)
 // Settings returns the server's version and the settings in settingNames,
 // in that order, as the server prints them (units included), on a
 // connection of its own.
-func (db *DB) Settings(ctx context.Context) (string, []engine.Setting, error) {
+func (db *DB) Settings(ctx context.Context) (string, []stored.Setting, error) {
 	conn, err := db.connect(ctx)
 	if err != nil {
 		return "", nil, err
@@ -51,8 +52,8 @@ func (db *DB) Settings(ctx context.Context) (string, []engine.Setting, error) {
 	if err != nil {
 		return version, nil, fmt.Errorf("reading PostgreSQL settings: %s", db.redact(err))
 	}
-	settings := make([]engine.Setting, 0, len(settingNames))
-	var s engine.Setting
+	settings := make([]stored.Setting, 0, len(settingNames))
+	var s stored.Setting
 	if _, err := pgx.ForEachRow(rows, []any{&s.Name, &s.Value}, func() error {
 		settings = append(settings, s)
 		return nil

@@ -1,0 +1,244 @@
+package stored
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// NOPMCheck compares the New-Orders the database committed (growth of
+// sum(d_next_o_id)) with those the driver saw committed inside the interval:
+// they differ only by transactions in flight at its end, at most one per
+// virtual user (see step).
+type NOPMCheck struct {
+	Database int64 `json:"database_new_orders"`
+	Client   int64 `json:"client_committed_new_orders"`
+	Bound    int64 `json:"bound"`
+	OK       bool  `json:"ok"`
+}
+
+// TPCCStep is one TPC-C step's result: the `steps` entries of `tpcc run --json`.
+type TPCCStep struct {
+	Index int `json:"index"`
+	VUs   int `json:"vus"`
+	// Repetition is which repetition of its VU count this is, from 1, when
+	// the run repeats its steps (0: it does not). A step of GroupTPCC's has
+	// none, and its repetitions in Repetitions.
+	Repetition   int                        `json:"repetition,omitempty"`
+	TPM          int64                      `json:"tpm"`
+	NOPM         int64                      `json:"nopm"`
+	ClientTPM    int64                      `json:"client_tpm"`
+	ClientNOPM   int64                      `json:"client_nopm"`
+	Errors       int64                      `json:"errors"`
+	ErrorsByKind map[string]int64           `json:"errors_by_kind"`
+	Retries      int64                      `json:"retries"`
+	Reconnects   int64                      `json:"reconnects"`
+	Rollbacks    int64                      `json:"new_order_rollbacks"`
+	Skipped      int64                      `json:"delivery_skipped_districts"`
+	Txn          map[string]metrics.Summary `json:"txn"` // by transaction type, over the measured interval
+	NOPMCheck    NOPMCheck                  `json:"nopm_check"`
+	Audit        []tpcc.AuditItem           `json:"audit"`
+	StartedAt    time.Time                  `json:"started_at"`
+	MeasureStart time.Time                  `json:"measure_start"`
+	MeasureEnd   time.Time                  `json:"measure_end"`
+	Seconds      float64                    `json:"measured_seconds"`
+	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
+	// threads) over the measured interval, per completed transaction.
+	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
+	// Host, Device and DB are the telemetry of the measured interval
+	// (averages; device percentiles from merged histograms), when sampled.
+	Host   map[string]float64 `json:"host,omitempty"`
+	Device map[string]float64 `json:"device,omitempty"`
+	DB     map[string]float64 `json:"db,omitempty"`
+	// Hosts are the node_exporter hosts' telemetry of the measured
+	// interval (--node-exporter).
+	Hosts []HostStats `json:"hosts,omitempty"`
+
+	// Noisy, when set, says why the step was measured on a noisy host (the
+	// telemetry's judgement): steal time or other processes' CPU above the
+	// limits.
+	Noisy string `json:"noisy,omitempty"`
+	// Discarded counts the noisy repetitions GroupTPCC left out of the means
+	// (--discard-noisy); they stay in Repetitions.
+	Discarded int `json:"discarded_noisy,omitempty"`
+
+	// Set by GroupTPCC: each figure over the VU count's repetitions (mean,
+	// standard deviation, n, 95% interval; see tpccFigures for the names); with
+	// more than one repetition, the percentiles of their merged histograms
+	// (TxnPooled) and the repetitions themselves, as they ran.
+	Stats       map[string]stats.Summary   `json:"stats,omitempty"`
+	TxnPooled   map[string]metrics.Summary `json:"txn_pooled,omitempty"`
+	Repetitions []*TPCCStep                `json:"repetitions,omitempty"`
+
+	// Histograms of the measured interval by transaction type, for the
+	// results store.
+	Histograms [tpcc.NumKinds]*hdr.Histogram `json:"-"`
+}
+
+// GroupTPCC gathers a run's steps, as they ran (repetitions interleaved or back
+// to back), into one step per VU count, in the order of vus (counts with
+// no step left out). A count run once is its step as it ran, given Stats
+// of n = 1. A count run several times becomes a step whose figures are the
+// means over its repetitions (counts of errors, retries and the like are
+// summed), whose Stats give each figure's mean, standard deviation and 95%
+// interval, whose TxnPooled are the percentiles of the repetitions' merged
+// histograms, and whose Repetitions are the steps as they ran.
+func GroupTPCC(steps []*TPCCStep, vus []int) []*TPCCStep {
+	return GroupTPCCDiscarding(steps, vus, false)
+}
+
+// GroupTPCCDiscarding is GroupTPCC, leaving the noisy repetitions (Noisy set) out
+// of a VU count's figures when discard is set: they stay in Repetitions,
+// and Discarded counts them. A count whose every repetition was noisy
+// keeps them all, since nothing else measured it.
+func GroupTPCCDiscarding(steps []*TPCCStep, vus []int, discard bool) []*TPCCStep {
+	by := map[int][]*TPCCStep{}
+	for _, s := range steps {
+		by[s.VUs] = append(by[s.VUs], s)
+	}
+	var out []*TPCCStep
+	for i, n := range vus {
+		reps := by[n]
+		if len(reps) == 0 {
+			continue
+		}
+		g := aggregateSteps(reps, discard)
+		g.Index = i
+		out = append(out, g)
+	}
+	return out
+}
+
+// tpccFigures are the figures of a step that Stats covers, by name: "tpm",
+// "nopm", "client_tpm", "client_nopm", "client_cpu_us_per_txn",
+// "TXN.p50_ms" (and mean_ms, p95_ms, p99_ms, p999_ms, max_ms) for each
+// transaction type, and "host.KEY", "device.KEY", "db.KEY" for the
+// telemetry of the measured interval.
+func tpccFigures(s *TPCCStep) map[string]float64 {
+	f := map[string]float64{
+		"tpm": float64(s.TPM), "nopm": float64(s.NOPM), "client_tpm": float64(s.ClientTPM), "client_nopm": float64(s.ClientNOPM),
+		"client_cpu_us_per_txn": s.ClientCPUPerTxnUs,
+	}
+	for k, t := range s.Txn {
+		for name, v := range map[string]float64{"mean_ms": t.MeanMs, "p50_ms": t.P50Ms, "p95_ms": t.P95Ms, "p99_ms": t.P99Ms,
+			"p999_ms": t.P999Ms, "max_ms": t.MaxMs} {
+			f[k+"."+name] = v
+		}
+	}
+	for prefix, m := range map[string]map[string]float64{"host.": s.Host, "device.": s.Device, "db.": s.DB} {
+		for k, v := range m {
+			f[prefix+k] = v
+		}
+	}
+	return f
+}
+
+// countedSteps are the repetitions a VU count's figures are over: all of them,
+// or with discard those not noisy, unless every one was.
+func countedSteps(all []*TPCCStep, discard bool) []*TPCCStep {
+	if !discard {
+		return all
+	}
+	var quiet []*TPCCStep
+	for _, r := range all {
+		if r.Noisy == "" {
+			quiet = append(quiet, r)
+		}
+	}
+	if len(quiet) == 0 {
+		return all
+	}
+	return quiet
+}
+
+// Counted are the repetitions a step of GroupTPCC's figures are over (the
+// noisy ones it discarded left out), or the step itself when it ran once.
+func (s *TPCCStep) Counted() []*TPCCStep {
+	if len(s.Repetitions) == 0 {
+		return []*TPCCStep{s}
+	}
+	return countedSteps(s.Repetitions, s.Discarded > 0)
+}
+
+func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Index < all[j].Index })
+	reps := countedSteps(all, discard)
+	rows := make([]map[string]float64, len(reps))
+	for i, r := range reps {
+		rows[i] = tpccFigures(r)
+	}
+	st := stats.OfEach(rows)
+	if len(all) == 1 { // the step itself, as the observers saw it, with its Stats
+		all[0].Stats = st
+		return all[0]
+	}
+	first, last := reps[0], reps[len(reps)-1]
+	mean := func(name string) float64 { return st[name].Mean }
+	g := &TPCCStep{VUs: first.VUs, Stats: st, Repetitions: all, Discarded: len(all) - len(reps), ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{},
+		TPM: round(mean("tpm")), NOPM: round(mean("nopm")), ClientTPM: round(mean("client_tpm")), ClientNOPM: round(mean("client_nopm")),
+		ClientCPUPerTxnUs: mean("client_cpu_us_per_txn"),
+		StartedAt:         first.StartedAt, MeasureStart: first.MeasureStart, MeasureEnd: last.MeasureEnd,
+		NOPMCheck: NOPMCheck{OK: true}}
+	var secs float64
+	for _, r := range reps {
+		g.Errors += r.Errors
+		g.Retries += r.Retries
+		g.Reconnects += r.Reconnects
+		g.Rollbacks += r.Rollbacks
+		g.Skipped += r.Skipped
+		for k, v := range r.ErrorsByKind {
+			g.ErrorsByKind[k] += v
+		}
+		g.NOPMCheck.Database += r.NOPMCheck.Database
+		g.NOPMCheck.Client += r.NOPMCheck.Client
+		g.NOPMCheck.Bound += r.NOPMCheck.Bound
+		g.NOPMCheck.OK = g.NOPMCheck.OK && r.NOPMCheck.OK
+		secs += r.Seconds
+	}
+	g.Seconds = secs / float64(len(reps))
+	for k := range first.Txn {
+		g.Txn[k] = metrics.Summary{Count: round(meanOfSteps(reps, func(r *TPCCStep) float64 { return float64(r.Txn[k].Count) })),
+			MeanMs: mean(k + ".mean_ms"), P50Ms: mean(k + ".p50_ms"), P95Ms: mean(k + ".p95_ms"), P99Ms: mean(k + ".p99_ms"),
+			P999Ms: mean(k + ".p999_ms"), MaxMs: mean(k + ".max_ms")}
+	}
+	g.Host, g.Device, g.DB = stats.Means(st, "host."), stats.Means(st, "device."), stats.Means(st, "db.")
+	audits := make([][]tpcc.AuditItem, len(reps))
+	for i, r := range reps {
+		audits[i] = r.Audit
+	}
+	g.Audit = tpcc.CombineAudit(audits)
+	// The pooled percentiles: every repetition's histogram merged.
+	g.TxnPooled = map[string]metrics.Summary{}
+	for k := range tpcc.NumKinds {
+		var merged *hdr.Histogram
+		for _, r := range reps {
+			if h := r.Histograms[k]; h != nil {
+				if merged == nil {
+					merged = metrics.NewHistogram()
+				}
+				merged.Merge(h)
+			}
+		}
+		if merged != nil {
+			g.Histograms[k] = merged
+			g.TxnPooled[tpcc.Kind(k).String()] = metrics.Summarize(merged)
+		}
+	}
+	return g
+}
+
+func meanOfSteps(reps []*TPCCStep, f func(*TPCCStep) float64) float64 {
+	var s float64
+	for _, r := range reps {
+		s += f(r)
+	}
+	return s / float64(len(reps))
+}
+
+func round(x float64) int64 { return int64(math.Round(x)) }
