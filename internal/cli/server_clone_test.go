@@ -64,9 +64,9 @@ func TestServerClone(t *testing.T) {
 	code, out, errOut = runTierbench(t, "server", "clone", "--json", "--from", src, "--datadir", dst)
 	one("a running source", code, out, errOut, "stop it before cloning (tierbench server stop --datadir "+src+")")
 	code, out, errOut = runTierbench(t, "server", "clone", "--from", src, "--datadir", filepath.Join(src, "inside"))
-	one("a copy inside the source", code, out, errOut, "is inside --from")
+	one("a copy inside the source", code, out, errOut, "is inside the source "+src)
 	code, out, errOut = runTierbench(t, "server", "clone", "--from", src, "--datadir", base, "--replace")
-	one("a copy holding the source", code, out, errOut, "holds --from")
+	one("a copy holding the source", code, out, errOut, "holds the source "+src)
 
 	if code, _, errOut := runTierbench(t, "server", "stop", "--datadir", src); code != 0 {
 		t.Fatalf("server stop: exit %d: %s", code, errOut)
