@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // A server on another host is managed by running tierbench's own CLI there
@@ -25,12 +25,6 @@ import (
 // no protocol but the CLI's JSON. Its DSN, password included, comes back
 // on ssh's standard output and goes out again only on standard input
 // (`--dsn -`), never on a command line of either host.
-
-// remoteStart is what `server start --json` and `server clone --json` print.
-type remoteStart struct {
-	server.Info
-	Limits *cgroup.Applied `json:"limits,omitempty"`
-}
 
 // remoteHost is the instance's host as internal/remote reaches it.
 func (e *executor) remoteHost(in *instance) remote.Host {
@@ -41,30 +35,50 @@ func (e *executor) remoteHost(in *instance) remote.Host {
 // startRemote starts an instance on its host, listening on the host's
 // address so that the controller's TPC-C driver reaches it.
 func (e *executor) startRemote(ctx context.Context, in *instance) error {
-	args := append([]string{"server", "start", "--datadir", in.dataDir, "--engine", in.server.Engine}, e.remoteServerFlags(in)...)
+	cfg := e.remoteConfig(in)
+	args := append([]string{"server", "start", "--datadir", cfg.DataDir, "--engine", cfg.Engine}, serverArgs(cfg)...)
 	return e.remoteStarted(ctx, in, args)
 }
 
-// remoteServerFlags are the flags of how an instance runs on its host, which
-// `server start` and `server clone` share: listening on the host's address,
-// its memory and settings.
-func (e *executor) remoteServerFlags(in *instance) []string {
+// remoteConfig is how an instance runs on its host: its server's config
+// (serverConfig), listening on the host's address. The host's tierbench
+// validates it with the rules the scenario was validated with.
+func (e *executor) remoteConfig(in *instance) experiment.ServerConfig {
 	h, _ := e.sc.Host(in.host)
-	args := []string{"--listen", h.Address}
-	if in.server.Memory > 0 {
-		args = append(args, "--memory", strconv.FormatInt(in.server.Memory, 10))
+	return serverConfig(in.server, in.dataDir, h.Address, nil)
+}
+
+// serverArgs are the flags of how a server runs, which `server start` and
+// `server clone` share: where it listens, its memory and settings.
+func serverArgs(cfg experiment.ServerConfig) []string {
+	var args []string
+	if cfg.Listen != "" {
+		args = append(args, "--listen", cfg.Listen)
 	}
-	for _, k := range slices.Sorted(maps.Keys(in.server.Settings)) {
-		args = append(args, "--set", k+"="+in.server.Settings[k])
+	if cfg.Memory > 0 {
+		args = append(args, "--memory", sizeArg(cfg.Memory))
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
+		args = append(args, "--set", k+"="+cfg.Settings[k])
 	}
 	return args
+}
+
+// sizeArg writes a size as the user would (256MiB) when that is exact,
+// else in bytes: a message about it then quotes what the user wrote.
+func sizeArg(n int64) string {
+	s := units.FormatSize(n)
+	if v, err := units.ParseSize(s); err == nil && v == n {
+		return s
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // remoteStarted runs args (`server start` or `server clone`) on the
 // instance's host and takes the started server's DSN from its JSON.
 func (e *executor) remoteStarted(ctx context.Context, in *instance, args []string) error {
 	h, _ := e.sc.Host(in.host)
-	var out remoteStart
+	var out experiment.ServerStarted
 	if err := h.Remote().JSON(ctx, nil, &out, append(args, "--json")...); err != nil {
 		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
 	}
@@ -91,17 +105,12 @@ func (e *executor) stopRemote(ctx context.Context, in *instance) error {
 }
 
 // cloneRemote copies the stopped first instance's data directory into
-// in's, on their host.
+// in's, on their host, replacing a stale copy made before, and starts the
+// copy as its own start would have started it.
 func (e *executor) cloneRemote(ctx context.Context, from, in *instance) error {
-	h := e.remoteHost(in)
-	if e.remoteExists(ctx, in) { // a copy made before, now stale
-		if _, err := h.Shell(ctx, nil, "rm -rf -- "+remote.Quote(in.dataDir)); err != nil {
-			return fmt.Errorf("server %s on host %s: removing its stale copy: %w", in.name, h.Name, err)
-		}
-	}
-	e.note("cloning %s into %s on host %s", from.dataDir, in.dataDir, h.Name)
-	// The copy starts as its own start would have started it.
-	return e.remoteStarted(ctx, in, append([]string{"server", "clone", "--from", from.dataDir, "--datadir", in.dataDir}, e.remoteServerFlags(in)...))
+	e.note("cloning %s into %s on host %s", from.dataDir, in.dataDir, in.host)
+	cfg := e.remoteConfig(in)
+	return e.remoteStarted(ctx, in, append([]string{"server", "clone", "--from", from.dataDir, "--datadir", cfg.DataDir, "--replace"}, serverArgs(cfg)...))
 }
 
 // buildRemote builds (or reuses) the TPC-C schema of an instance with the
