@@ -99,7 +99,8 @@ type Options struct {
 // targets (loop images for emulated tiers), managed servers (capped,
 // throttled, cloned), disk, TPC-C, backup, check and report steps. Every run
 // goes into one results group, returned, which the report shows together.
-// When ctx is cancelled the error wraps ctx.Err().
+// Before any step, every host that runs a server must run this tierbench's
+// version (CheckVersions). When ctx is cancelled the error wraps ctx.Err().
 func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Listener, opts Options) (group string, err error) {
 	ex := &executor{
 		obs: obs, opts: opts, sc: sc, results: resultsDir,
@@ -112,6 +113,9 @@ func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Listener,
 		scale = "default"
 	}
 	obs.Note(fmt.Sprintf("scenario %s (%s scale): %s; results group %s", sc.Name, scale, sc.Title, ex.group))
+	if err := CheckVersions(ctx, sc); err != nil {
+		return ex.group, err
+	}
 	ex.measureClocks(ctx)
 	err = Run(ctx, sc, ex, obs.Step)
 	switch {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
@@ -18,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/units"
+	"github.com/tierbench/tierbench/internal/version"
 )
 
 // A server on another host is managed by running tierbench's own CLI there
@@ -267,4 +270,50 @@ func (e *executor) measureClocks(ctx context.Context) {
 		e.offsetMu.Unlock()
 		e.note("host %s: clock offset %+.1f ms (±%.1f ms, over ssh)", h.Name, float64(off)/1e6, float64(bound)/1e6)
 	}
+}
+
+// CheckVersions asks the tierbench of every host that runs one of the
+// scenario's servers for its version (`tierbench version --json`) and
+// refuses any that is not this controller's (version.Version): the
+// scenario was validated with this version's rules, which a host applies
+// again, and the hosts speak its JSON. One error names each host that
+// differs and the version it runs.
+func CheckVersions(ctx context.Context, sc *Scenario) error {
+	var hosts []Host
+	for _, s := range sc.Servers {
+		for _, name := range s.Hosts {
+			if h, ok := sc.Host(name); ok && s.Managed() && !slices.ContainsFunc(hosts, func(x Host) bool { return x.Name == name }) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	got := make([]string, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			var v struct {
+				Version string `json:"version"`
+			}
+			if err := h.Remote().JSON(ctx, nil, &v, "version", "--json"); err != nil {
+				errs[i] = fmt.Errorf("host %s: asking its tierbench for its version: %w", h.Name, err)
+				return
+			}
+			got[i] = v.Version
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	var differ []string
+	for i, h := range hosts {
+		if got[i] != version.Version {
+			differ = append(differ, fmt.Sprintf("host %s runs tierbench %s", h.Name, got[i]))
+		}
+	}
+	if len(differ) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s, this controller %s; install the same version on every host", strings.Join(differ, ", "), version.Version)
 }
