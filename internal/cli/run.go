@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/job"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
@@ -74,19 +75,19 @@ func newRunCommand(g *Globals) *cobra.Command {
 }
 
 func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
-	if !opts.DataDirSet {
-		opts.DataDir = reachableDataDir(ctx, g, opts.DataDir, "--datadir")
-	}
 	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
 		Mode: opts.Mode, repeatOptions: opts.repeatOptions, noisyOptions: opts.noisyOptions, telemetryOptions: opts.telemetryOptions, metricsOptions: opts.metricsOptions}
-	cfg := experiment.MainConfig{Warehouses: opts.Warehouses, BuildVUs: opts.BuildVUs, Report: opts.Report,
+	run, err := runOpts.validate()
+	if err != nil {
+		return err
+	}
+	cfg := job.MainConfig{Build: experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.BuildVUs}, TPCC: run, Report: opts.Report,
 		Server: experiment.ServerConfig{Engine: opts.Engine, DataDir: opts.DataDir, KeepRunning: true}} // it keeps running afterwards
 	if err := cfg.Validate(); err != nil {
 		return flagged(err, serverFlags)
 	}
-	var err error
-	if cfg.TPCC, err = runOpts.validate(); err != nil {
-		return err
+	if !opts.DataDirSet {
+		cfg.Server.DataDir = reachableDataDir(ctx, g, opts.DataDir, "--datadir")
 	}
 	if cfg.TPCC.Thresholds, err = opts.thresholdOptions.parse(g, threshold.KindTPCC); err != nil {
 		return err
@@ -97,7 +98,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		return err
 	}
 	defer done()
-	res, err := experiment.RunMain(ctx, cfg, obs)
+	res, err := job.RunMain(ctx, cfg, obs)
 	v.done()
 	if res == nil || res.TPCC == nil {
 		// Nothing was recorded: the error says why.

@@ -1,4 +1,4 @@
-package experiment_test
+package job_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/job"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -29,10 +30,10 @@ func TestRunMain(t *testing.T) {
 	data, res := filepath.Join(dir, "data"), filepath.Join(dir, "results")
 	t.Cleanup(func() { server.Stop(context.Background(), data, "immediate") })
 
-	bad := experiment.MainConfig{Warehouses: 0, BuildVUs: 2, Report: filepath.Join(dir, "r.txt"),
+	bad := job.MainConfig{Build: experiment.BuildConfig{Warehouses: 0, BuildVUs: 2}, Report: filepath.Join(dir, "r.txt"),
 		Server: experiment.ServerConfig{DataDir: data, Memory: 64 << 20},
 		TPCC:   experiment.TPCCConfig{Record: experiment.Record{Results: res}, VUs: []int{1}, Duration: time.Second}}
-	out, err := experiment.RunMain(ctx, bad, experiment.Nop{})
+	out, err := job.RunMain(ctx, bad, experiment.Nop{})
 	var fields []string
 	for _, p := range experiment.Problems(err) {
 		fields = append(fields, p.Field)
@@ -46,11 +47,11 @@ func TestRunMain(t *testing.T) {
 		}
 	}
 
-	cfg := experiment.MainConfig{Warehouses: 1, BuildVUs: 2,
+	cfg := job.MainConfig{Build: experiment.BuildConfig{Warehouses: 1, BuildVUs: 2},
 		Server: experiment.ServerConfig{DataDir: data, KeepRunning: true},
 		TPCC:   experiment.TPCCConfig{Record: experiment.Record{Results: res}, VUs: []int{1}, Duration: 2 * time.Second}}
-	rec := &recorder{}
-	out, err = experiment.RunMain(ctx, cfg, rec)
+	rec := experiment.Nop{}
+	out, err = job.RunMain(ctx, cfg, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestRunMain(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := out.TPCC.RunID
-	out, err = experiment.RunMain(ctx, cfg, rec)
+	out, err = job.RunMain(ctx, cfg, rec)
 	var breached *experiment.Breached
 	if !errors.As(err, &breached) || experiment.OutcomeOf(err) != experiment.ThresholdsBreached || out == nil {
 		t.Fatalf("a breached threshold: %+v, %v; want *Breached with the result", out, err)
@@ -90,3 +91,5 @@ func TestRunMain(t *testing.T) {
 		t.Errorf("second job %+v; want the server and schema reused, a new run, checked and reported", out)
 	}
 }
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,13 +1,21 @@
-package experiment
+// Package job holds what a front end runs as one job beyond a single
+// experiment: the main job (`tierbench run`), which composes the
+// experiment layer (a managed server, the schema, a TPC-C run, the check)
+// and the report of its run. It sits beside internal/experiment rather
+// than in it because it writes the report: internal/report's tests import
+// the experiment package, which therefore cannot import internal/report.
+package job
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -20,33 +28,36 @@ import (
 // Problems, by the paths in quotes; the server's by ServerConfig's.
 type MainConfig struct {
 	// Server is the managed server; it keeps running afterwards.
-	Server ServerConfig
-	// Warehouses ("warehouses") are built when no valid schema is there.
-	Warehouses int
-	// BuildVUs ("build_vus") are the loader's connections.
-	BuildVUs int
+	Server experiment.ServerConfig
+	// Build is the schema built when no valid one is there: "warehouses"
+	// and "build_vus".
+	Build experiment.BuildConfig
 	// TPCC is the run; its DSN is the server's.
-	TPCC TPCCConfig
+	TPCC experiment.TPCCConfig
 	// Report ("report") is the HTML report to write; "": report.html in
 	// the results directory.
 	Report string
 }
 
-// Validate checks the job's own fields and its server's.
+// Validate checks the job's every part, every problem at once
+// (*experiment.Problem): the build's, the run's (but its DSN, the
+// server's), the report's and the server's.
 func (c MainConfig) Validate() error {
-	var ps problems
-	if c.Warehouses < 1 {
-		ps.add("warehouses", c.Warehouses, "is too few; give 1 or more")
+	var ps []error
+	add := func(err error) {
+		for _, p := range experiment.Problems(err) {
+			ps = append(ps, p)
+		}
 	}
-	ps.intRange("build_vus", c.BuildVUs, 1, MaxBuildVUs, "loader connections")
+	add(c.Build.Validate())
+	add(experiment.Except(c.TPCC.Validate(), "dsn"))
 	if ext := filepath.Ext(c.Report); c.Report != "" && ext != ".html" && ext != ".htm" {
 		// Checked now, not after the run when the report is written.
-		ps.add("report", c.Report, "is not an .html file name; give one (the Markdown and data directory are named after it)")
+		ps = append(ps, &experiment.Problem{Field: "report", Value: experiment.Quote(strconv.Quote(c.Report)),
+			Msg: "is not an .html file name; give one (the Markdown and data directory are named after it)"})
 	}
-	for _, p := range Problems(c.Server.Validate()) {
-		ps.list = append(ps.list, p)
-	}
-	return ps.err()
+	add(c.Server.Validate())
+	return errors.Join(ps...)
 }
 
 // MainServer is the main job's server, as its document shows it (no DSN:
@@ -61,11 +72,11 @@ type MainServer struct {
 
 // MainResult is the main job's document (`tierbench run --json`).
 type MainResult struct {
-	Server MainServer        `json:"server"`
-	Build  *tpcc.BuildResult `json:"build"` // null when a valid schema was reused
-	TPCC   *TPCCResult       `json:"tpcc"`
-	Check  *tpcc.CheckResult `json:"check"`  // after the run
-	Report string            `json:"report"` // the HTML report's path
+	Server MainServer             `json:"server"`
+	Build  *tpcc.BuildResult      `json:"build"` // null when a valid schema was reused
+	TPCC   *experiment.TPCCResult `json:"tpcc"`
+	Check  *tpcc.CheckResult      `json:"check"`  // after the run
+	Report string                 `json:"report"` // the HTML report's path
 }
 
 // RunMain runs the main job: it starts (or reuses) the managed server,
@@ -75,14 +86,15 @@ type MainResult struct {
 // The result is returned once the server has started, with what was done
 // (TPCC set once the run was recorded), even with an error. A run that
 // breached thresholds is still checked and reported, and the error is then
-// its *Breached; a consistency check that does not hold is a *Verdict
-// (OutcomeOf: VerdictFailed), which wins over a breach. An interruption
-// keeps what was measured and returns *Interrupted.
-func RunMain(ctx context.Context, cfg MainConfig, obs Observer) (*MainResult, error) {
+// its *experiment.Breached; a consistency check that does not hold is an
+// *experiment.Verdict (OutcomeOf: VerdictFailed), which wins over a breach.
+// An interruption keeps what was measured and returns
+// *experiment.Interrupted.
+func RunMain(ctx context.Context, cfg MainConfig, obs experiment.Observer) (*MainResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	started, err := StartServer(ctx, cfg.Server, obs)
+	started, err := experiment.StartServer(ctx, cfg.Server, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -95,32 +107,32 @@ func RunMain(ctx context.Context, cfg MainConfig, obs Observer) (*MainResult, er
 		return res, err
 	}
 	defer db.Close()
-	if res.Build, err = EnsureSchema(ctx, db, cfg.Warehouses, cfg.BuildVUs, obs); err != nil {
+	if res.Build, err = experiment.EnsureSchema(ctx, db, cfg.Build.Warehouses, cfg.Build.BuildVUs, obs); err != nil {
 		return res, err
 	}
 	run := cfg.TPCC
 	run.DSN = info.DSN
-	res.TPCC, err = RunTPCC(ctx, run, obs)
+	res.TPCC, err = experiment.RunTPCC(ctx, run, obs)
 	// A breached threshold is the run's verdict, given at the end: the
 	// check and the report still come.
-	var breached *Breached
+	var breached *experiment.Breached
 	if err != nil && !errors.As(err, &breached) {
 		return res, err
 	}
 	if res.Check, err = db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1}); err != nil {
 		if ctx.Err() != nil { // stopped during the check: the run itself is whole
-			return res, &Interrupted{RunID: res.TPCC.RunID, Kept: fmt.Sprintf("%d finished steps", len(res.TPCC.Steps))}
+			return res, &experiment.Interrupted{RunID: res.TPCC.RunID, Kept: fmt.Sprintf("%d finished steps", len(res.TPCC.Steps))}
 		}
 		return res, err
 	}
-	if err := StoreCheck(ctx, run.Results, res.TPCC.RunID, res.Check); err != nil {
+	if err := experiment.StoreCheck(ctx, run.Results, res.TPCC.RunID, res.Check); err != nil {
 		return res, err
 	}
 	if res.Report, err = writeReport(ctx, run.Results, res.TPCC.RunID, cfg.Report); err != nil {
 		return res, err
 	}
 	if !res.Check.OK {
-		return res, &Verdict{RunID: res.TPCC.RunID, Msg: "the consistency check after the run failed: " + CheckFailures(res.Check)}
+		return res, &experiment.Verdict{RunID: res.TPCC.RunID, Msg: "the consistency check after the run failed: " + experiment.CheckFailures(res.Check)}
 	}
 	if breached != nil {
 		return res, breached
@@ -142,7 +154,7 @@ func writeReport(ctx context.Context, dir, runID, out string) (string, error) {
 	w, err := report.Write(ctx, store, report.Options{Runs: []string{runID}, Out: out, Version: version.Version})
 	switch {
 	case errors.Is(err, report.ErrNotOurs):
-		return "", &Problem{Field: "report", Value: Quote(out), Msg: "holds files tierbench's report did not write; choose another report file"}
+		return "", &experiment.Problem{Field: "report", Value: experiment.Quote(out), Msg: "holds files tierbench's report did not write; choose another report file"}
 	case err != nil:
 		return "", fmt.Errorf("writing the report: %w", err)
 	}
