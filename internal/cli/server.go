@@ -106,15 +106,6 @@ func (o *ServerStartOptions) config() (experiment.ServerConfig, error) {
 	return cfg, nil
 }
 
-// managedEngineFlag checks --engine: an engine whose server tierbench runs
-// (server start, and a new directory of run and durability --managed).
-func managedEngineFlag(name string) error {
-	if e, ok := all.Lookup(name); !ok || !e.ManagedServer {
-		return usagef("--engine %q has no managed server; use %s", name, strings.Join(all.Names(true), " or "))
-	}
-	return nil
-}
-
 func dataDirFlag(dir, command string) (string, error) {
 	if strings.TrimSpace(dir) == "" {
 		return "", usagef("%s needs --datadir DIR (the server's data directory)", command)

@@ -135,9 +135,7 @@ type ServerConfig struct {
 func (c ServerConfig) Validate() error {
 	var ps problems
 	if c.Engine != "" {
-		if e, ok := all.Lookup(c.Engine); !ok || !e.ManagedServer {
-			ps.add("engine", c.Engine, "has no managed server; use %s", strings.Join(all.Names(true), " or "))
-		}
+		managedEngine(&ps, c.Engine)
 	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		ps.missing("datadir", "is missing; give the server's data directory")
@@ -161,6 +159,16 @@ func (c ServerConfig) Validate() error {
 		ps.missing("no_cgroup", "leaves nothing to throttle through; drop it, or the I/O throttles (they act through cgroups)")
 	}
 	return ps.err()
+}
+
+// managedEngine checks that name is an engine whose server tierbench runs
+// (the "engine" of a managed server); it says whether it is.
+func managedEngine(ps *problems, name string) bool {
+	if e, ok := all.Lookup(name); !ok || !e.ManagedServer {
+		ps.add("engine", name, "has no managed server; use %s", strings.Join(all.Names(true), " or "))
+		return false
+	}
+	return true
 }
 
 // String is the size in binary units (100MiB).
