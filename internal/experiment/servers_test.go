@@ -259,7 +259,7 @@ func TestCloneServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	refused("an existing copy", clone(dst), "datadir", "add --replace to replace it")
+	refused("an existing copy", clone(dst), "datadir", "add {replace} to replace it")
 	replace := clone(dst)
 	replace.Replace = true
 	refused("a running copy", replace, "datadir", "stop it first")
