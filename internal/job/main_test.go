@@ -32,7 +32,7 @@ func TestRunMain(t *testing.T) {
 
 	bad := job.MainConfig{Build: experiment.BuildConfig{Warehouses: 0, BuildVUs: 2}, Report: filepath.Join(dir, "r.txt"),
 		Server: experiment.ServerConfig{DataDir: data, Memory: 64 << 20},
-		TPCC:   experiment.TPCCConfig{Record: experiment.Record{Results: res}, VUs: []int{1}, Duration: time.Second}}
+		TPCC:   tpccConfig(res, time.Second)}
 	out, err := job.RunMain(ctx, bad, experiment.Nop{})
 	var fields []string
 	for _, p := range experiment.Problems(err) {
@@ -49,7 +49,7 @@ func TestRunMain(t *testing.T) {
 
 	cfg := job.MainConfig{Build: experiment.BuildConfig{Warehouses: 1, BuildVUs: 2},
 		Server: experiment.ServerConfig{DataDir: data, KeepRunning: true},
-		TPCC:   experiment.TPCCConfig{Record: experiment.Record{Results: res}, VUs: []int{1}, Duration: 2 * time.Second}}
+		TPCC:   tpccConfig(res, 2*time.Second)}
 	rec := experiment.Nop{}
 	out, err = job.RunMain(ctx, cfg, rec)
 	if err != nil {
@@ -93,3 +93,10 @@ func TestRunMain(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// tpccConfig is a run of one step of one virtual user, recorded in res.
+func tpccConfig(res string, duration time.Duration) experiment.TPCCConfig {
+	c := experiment.NewTPCCConfig()
+	c.Results, c.VUs, c.RampUp, c.Duration = res, []int{1}, 0, duration
+	return c
+}
