@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
 )
 
@@ -97,7 +98,7 @@ func FuzzDiskRunFlags(f *testing.F) {
 
 // FuzzServerStartOptions: `server start`'s flags either are refused with a
 // usage error naming a flag, or make options within their bounds: a TCP
-// port, memory of at least the minimum, setting names PostgreSQL takes, and
+// port, memory of at least the minimum, setting names the engine takes, and
 // throttles that are not negative and not below 1 B/s when asked.
 func FuzzServerStartOptions(f *testing.F) {
 	f.Add("postgres", 5433, true, "4GiB", "work_mem=64MB", int64(0), int64(0), 0.0, 0.0, false)
@@ -107,7 +108,7 @@ func FuzzServerStartOptions(f *testing.F) {
 	f.Add("postgres", -1, true, "1e400", "1a=1", int64(math.MaxInt64), int64(0), -0.0, 0.5, false)
 	dataDir := filepath.Join(f.TempDir(), "data")
 	f.Fuzz(func(t *testing.T, engine string, port int, portSet bool, memory, set string, rIOPS, wIOPS int64, rMBps, wMBps float64, noCgroup bool) {
-		o := ServerStartOptions{Engine: engine, DataDir: dataDir, Port: port, PortSet: portSet, Memory: memory, Set: []string{set},
+		o := ServerStartOptions{Engine: engine, EngineSet: true, DataDir: dataDir, Port: port, PortSet: portSet, Memory: memory, Set: []string{set},
 			ReadIOPS: rIOPS, WriteIOPS: wIOPS, ReadMBps: rMBps, WriteMBps: wMBps, NoCgroup: noCgroup}
 		check := func(err error) bool {
 			if err == nil {
@@ -121,22 +122,26 @@ func FuzzServerStartOptions(f *testing.F) {
 			}
 			return false
 		}
-		so, err := o.options()
+		cfg, err := o.config()
 		if check(err) {
-			if so.Port < 0 || so.Port > 65535 || (portSet && so.Port == 0) || so.Memory != 0 && so.Memory < minServerMemory {
-				t.Fatalf("%+v gave %+v", o, so)
+			err = cfg.Validate()
+			if err != nil {
+				err = flagged(err, serverFlags)
 			}
-			for name := range so.Settings {
-				if !server.ValidSettingName(name) {
-					t.Fatalf("%+v gave setting %q", o, name)
+			if check(err) {
+				if cfg.Port < 0 || cfg.Port > 65535 || (portSet && cfg.Port == 0) || cfg.Memory != 0 && cfg.Memory < experiment.MinServerMemory {
+					t.Fatalf("%+v gave %+v", o, cfg)
 				}
-			}
-		}
-		l, asked, err := o.throttle()
-		if check(err) {
-			if l.ReadIOPS < 0 || l.WriteIOPS < 0 || l.ReadBPS < 0 || l.WriteBPS < 0 || (rMBps > 0 && l.ReadBPS < 1) ||
-				asked != (l.ReadIOPS > 0 || l.WriteIOPS > 0 || l.ReadBPS > 0 || l.WriteBPS > 0) || asked && noCgroup {
-				t.Fatalf("%+v gave throttle %+v, asked %v", o, l, asked)
+				for name := range cfg.Settings {
+					if !server.ValidSettingName(name) && !server.ValidMariaSettingName(name) {
+						t.Fatalf("%+v gave setting %q", o, name)
+					}
+				}
+				l, asked := cfg.Throttle.Limit(), cfg.Throttle.Asked()
+				if l.ReadIOPS < 0 || l.WriteIOPS < 0 || l.ReadBPS < 0 || l.WriteBPS < 0 || (rMBps > 0 && l.ReadBPS < 1) ||
+					asked != (l.ReadIOPS > 0 || l.WriteIOPS > 0 || l.ReadBPS > 0 || l.WriteBPS > 0) || asked && noCgroup {
+					t.Fatalf("%+v gave throttle %+v, asked %v", o, l, asked)
+				}
 			}
 		}
 		if _, err := os.Stat(dataDir); err == nil {

@@ -4,26 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
-	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
-
-// minServerMemory is the smallest --memory: below it the sizing rules give a
-// server too small to load even a one-warehouse TPC-C schema sensibly.
-const minServerMemory = 128 << 20
 
 func newServerCommand(g *Globals) *cobra.Command {
 	cmd := newGroupCommand("server", "Start, stop and query a managed database server (initdb on first use)")
@@ -77,103 +67,43 @@ func (o *ServerStartOptions) addServerFlags(fs *pflag.FlagSet, portHelp string) 
 	fs.BoolVar(&o.NoCgroup, "no-cgroup", false, "do not use cgroups: --memory only sizes the buffers, and nothing is throttled")
 }
 
-// maxMBps bounds --read-mbps and --write-mbps (1 PB/s): far above any
-// device, and far below where bytes per second overflow an int64.
-const maxMBps = 1e9
+// serverFlags names the fields of a managed server (experiment.ServerConfig,
+// CloneConfig and StopServer's) whose flag is not --FIELD (flagged).
+var serverFlags = map[string]string{"settings": "--set"}
 
-// throttle is the I/O limit the flags ask for, without its device; ok is
-// false when none is asked.
-func (o *ServerStartOptions) throttle() (stored.IOLimit, bool, error) {
-	switch {
-	case o.ReadIOPS < 0:
-		return stored.IOLimit{}, false, usagef("--read-iops %d is negative", o.ReadIOPS)
-	case o.WriteIOPS < 0:
-		return stored.IOLimit{}, false, usagef("--write-iops %d is negative", o.WriteIOPS)
-	case !(o.ReadMBps >= 0) || math.IsInf(o.ReadMBps, 0) || o.ReadMBps > maxMBps: // NaN fails >= too
-		return stored.IOLimit{}, false, usagef("--read-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.ReadMBps)
-	case !(o.WriteMBps >= 0) || math.IsInf(o.WriteMBps, 0) || o.WriteMBps > maxMBps:
-		return stored.IOLimit{}, false, usagef("--write-mbps %v is not a bandwidth; give MB/s, e.g. 200", o.WriteMBps)
-	}
-	l := stored.IOLimit{ReadIOPS: o.ReadIOPS, WriteIOPS: o.WriteIOPS,
-		ReadBPS: int64(o.ReadMBps * 1e6), WriteBPS: int64(o.WriteMBps * 1e6)}
-	if (o.ReadMBps > 0 && l.ReadBPS == 0) || (o.WriteMBps > 0 && l.WriteBPS == 0) {
-		return l, false, usagef("--read-mbps/--write-mbps below one byte per second")
-	}
-	asked := l.ReadIOPS > 0 || l.WriteIOPS > 0 || l.ReadBPS > 0 || l.WriteBPS > 0
-	if asked && o.NoCgroup {
-		return l, false, usagef("--read-iops, --write-iops, --read-mbps and --write-mbps throttle through cgroups; drop --no-cgroup")
-	}
-	return l, asked, nil
-}
-
-// options checks the flags and turns them into server.Options; every
-// problem is a usage error, found before anything starts.
-func (o *ServerStartOptions) options() (server.Options, error) {
-	var so server.Options
-	if err := managedEngineFlag(o.Engine); err != nil {
-		return so, err
-	}
-	dir, err := dataDirFlag(o.DataDir, "server start")
-	if err != nil {
-		return so, err
-	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return so, usagef("--datadir %s is a file, not a directory; give a new or empty directory", dir)
-	}
-	so.DataDir = dir
+// config checks what only the command line can get wrong (--port 0 given,
+// a --memory that is not a size, a --set that is not name=value) and turns
+// the flags into the experiment layer's config, whose Validate has every
+// other rule.
+func (o *ServerStartOptions) config() (experiment.ServerConfig, error) {
+	cfg := experiment.ServerConfig{DataDir: o.DataDir, Port: o.Port, Listen: o.Listen, PgBin: o.PgBin, NoCgroup: o.NoCgroup,
+		Throttle:    experiment.Throttle{ReadIOPS: o.ReadIOPS, WriteIOPS: o.WriteIOPS, ReadMBps: o.ReadMBps, WriteMBps: o.WriteMBps},
+		KeepRunning: true} // it is meant to outlive this command: not an orphan once it exits
 	if o.EngineSet {
-		so.Engine = o.Engine // otherwise a managed directory keeps its engine, and a new one is PostgreSQL's
+		cfg.Engine = o.Engine // otherwise a managed directory keeps its engine, and a new one is PostgreSQL's
 	}
-	if o.PortSet || o.Port != 0 {
-		if o.Port < 1 || o.Port > 65535 {
-			return so, usagef("--port %d is not a TCP port; give one in 1..65535", o.Port)
-		}
-		so.Port = o.Port
+	if o.PortSet && o.Port == 0 {
+		// The flag's zero is "not given"; given, it is no port.
+		return cfg, usagef("--port 0 is not a TCP port; give one in 1..65535")
 	}
 	if o.Memory != "" {
 		m, err := units.ParseSize(o.Memory)
 		if err != nil {
-			return so, usagef("--memory: %v", err)
+			return cfg, usagef("--memory: %v", err)
 		}
-		if m < minServerMemory {
-			return so, usagef("--memory %s is below the minimum of %s", o.Memory, units.FormatSize(minServerMemory))
-		}
-		so.Memory = m
+		cfg.Memory = m
 	}
 	for _, s := range o.Set {
 		name, value, ok := strings.Cut(s, "=")
-		name = strings.TrimSpace(name)
-		switch {
-		case !ok:
-			return so, usagef("--set %q is not name=value, e.g. --set work_mem=64MB", s)
-		case name == "":
-			return so, usagef("--set %q has an empty name; write name=value, e.g. --set work_mem=64MB", s)
-		case o.Engine == server.EngineMariaDB && !server.ValidMariaSettingName(name):
-			return so, usagef("--set %q: %q is not a MariaDB option name (letters, digits, _ and -)", s, name)
-		case o.Engine != server.EngineMariaDB && !server.ValidSettingName(name):
-			return so, usagef("--set %q: %q is not a setting name (letters, digits, _ and .)", s, name)
+		if !ok {
+			return cfg, usagef("--set %q is not name=value, e.g. --set work_mem=64MB", s)
 		}
-		if so.Settings == nil {
-			so.Settings = map[string]string{}
+		if cfg.Settings == nil {
+			cfg.Settings = map[string]string{}
 		}
-		so.Settings[name] = value // a later --set of the same name wins
+		cfg.Settings[strings.TrimSpace(name)] = value // a later --set of the same name wins
 	}
-	so.Listen = strings.TrimSpace(o.Listen)
-	if o.Listen != "" && so.Listen == "" {
-		return so, usagef("--listen is empty; give an address of this host, or leave --listen out to listen on 127.0.0.1 only")
-	}
-	so.PgBin = o.PgBin
-	so.KeepRunning = true // it is meant to outlive this command: not an orphan once it exits
-	return so, nil
-}
-
-// managedEngineFlag checks --engine: an engine whose server tierbench runs
-// (server start, and a new directory of run and durability --managed).
-func managedEngineFlag(name string) error {
-	if e, ok := all.Lookup(name); !ok || !e.ManagedServer {
-		return usagef("--engine %q has no managed server; use %s", name, strings.Join(all.Names(true), " or "))
-	}
-	return nil
+	return cfg, nil
 }
 
 func dataDirFlag(dir, command string) (string, error) {
@@ -221,66 +151,26 @@ is said, with the reason; it is not an error.`,
 	return cmd
 }
 
-// serverStartResult is the JSON of `server start` and `server clone`: the
-// server's Info, plus the limits when any were asked, and the source of a
-// clone.
-type serverStartResult struct {
-	server.Info
-	Limits     *stored.Applied `json:"limits,omitempty"`
-	ClonedFrom string          `json:"cloned_from,omitempty"`
-}
-
 func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) error {
-	so, err := opts.options()
+	cfg, err := opts.config()
 	if err != nil {
 		return err
 	}
-	io, wantIO, err := opts.throttle()
+	res, err := experiment.StartServer(ctx, cfg, newView(g))
 	if err != nil {
-		return err
+		return flagged(err, serverFlags)
 	}
-	return startServer(ctx, g, opts, so, io, wantIO, serverStartResult{})
+	return printStarted(g, res)
 }
 
-// serverError maps a managed server's error to the CLI's: a --listen
-// address it cannot take and a data directory it cannot use are bad input.
-func serverError(err error) error {
-	var le *server.ListenError
-	if errors.As(err, &le) {
-		return usagef("--listen %s", le.Error())
-	}
-	return experiment.ServerError(err)
-}
-
-// startServer starts the server so describes, applies the limits asked
-// for and prints res with the server's Info: `server start`, and `server
-// clone` once it has copied the data directory.
-func startServer(ctx context.Context, g *Globals, opts ServerStartOptions, so server.Options, io stored.IOLimit, wantIO bool, res serverStartResult) error {
-	info, err := server.Start(ctx, so)
-	if err != nil {
-		if res.ClonedFrom != "" {
-			err = fmt.Errorf("cloned %s into %s, but starting the copy failed: %w", res.ClonedFrom, so.DataDir, err)
-		}
-		return serverError(err)
-	}
-	res.Info = info
-	if bits, ok := networkBits(info.Network); ok && bits == hostBits(info.Network) {
-		g.progressf("note: %s is a /%d address: its network is this host alone, so other hosts' logins are refused; give an address whose interface has the network's prefix\n",
-			info.Listen[0], bits)
-	}
-	asked := !opts.NoCgroup && (so.Memory > 0 || wantIO)
-	var device string
-	if asked && !info.AlreadyRunning {
-		var ap stored.Applied
-		if ap, device, err = experiment.ApplyServerLimits(ctx, info.DataDir, so.Memory, io, wantIO, ""); err != nil {
-			return fmt.Errorf("%s started in %s, but placing it under its limits failed: %w (`tierbench server stop --datadir %s` stops it)",
-				all.Display(info.Engine), info.DataDir, err, info.DataDir)
-		}
-		res.Limits = &ap
-	}
+// printStarted prints a started server (`server start`, `server clone`):
+// its JSON document, or what started, where it listens, what its limits
+// are and its DSN.
+func printStarted(g *Globals, res *experiment.ServerStarted) error {
 	if g.JSON {
 		return g.printJSON(res)
 	}
+	info := res.Info
 	verb := "started"
 	if info.AlreadyRunning {
 		verb = "was already running"
@@ -292,11 +182,8 @@ func startServer(ctx context.Context, g *Globals, opts ServerStartOptions, so se
 	if info.Network != "" {
 		fmt.Fprintf(g.Stdout, "listening on %s; password logins from %s and this host\n", strings.Join(info.Listen, " and "), info.Network)
 	}
-	switch {
-	case res.Limits != nil:
-		fmt.Fprintln(g.Stdout, experiment.LimitsText(*res.Limits, so.Memory > 0, wantIO, device, ""))
-	case asked:
-		fmt.Fprintln(g.Stdout, "limits not applied: the server was already running (stop it, then start it with them)")
+	if res.LimitsText != "" {
+		fmt.Fprintln(g.Stdout, res.LimitsText)
 	}
 	// The one place the password is shown: the user asked for the DSN.
 	fmt.Fprintf(g.Stdout, "dsn: %s\n", info.DSN)
@@ -331,98 +218,50 @@ func newServerStopCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-type serverStopResult struct {
-	Engine     string `json:"engine"`
-	DataDir    string `json:"datadir"`
-	WasRunning bool   `json:"was_running"`
-	// Mode is the shutdown that stopped it, and Fallback why it was an
-	// immediate one when another was asked for and hung.
-	Mode     string `json:"mode,omitempty"`
-	Fallback string `json:"fallback,omitempty"`
-}
-
 // serverStopAllResult is the JSON of `server stop --all`.
 type serverStopAllResult struct {
-	Servers []serverStopResult `json:"servers"`
+	Servers []experiment.ServerStopped `json:"servers"`
 }
 
 func runServerStop(ctx context.Context, g *Globals, opts ServerStopOptions) error {
-	if opts.Mode == "" {
-		opts.Mode = "fast"
-	}
-	if opts.Mode != "fast" && opts.Mode != "immediate" {
-		return usagef("--mode %q is not a shutdown mode; use fast or immediate", opts.Mode)
-	}
+	v := newView(g)
 	if opts.All {
 		if opts.DataDir != "" {
 			return usagef("--all stops every managed server; drop --datadir, or --all to stop one")
 		}
-		return runServerStopAll(ctx, g, opts.Mode)
+		stopped, err := experiment.StopServers(ctx, opts.Mode, v)
+		if err != nil && stopped == nil {
+			return flagged(err, serverFlags)
+		}
+		if g.JSON {
+			if perr := g.printJSON(serverStopAllResult{Servers: stopped}); perr != nil {
+				return errors.Join(err, perr)
+			}
+			return err
+		}
+		for _, res := range stopped {
+			printStopped(g, res)
+		}
+		if len(stopped) == 0 && err == nil {
+			fmt.Fprintln(g.Stdout, "no managed server is running on this host")
+		}
+		return err
 	}
 	if strings.TrimSpace(opts.DataDir) == "" {
 		return usagef("server stop needs --datadir DIR (the server's data directory), or --all")
 	}
-	res, err := stopServer(ctx, g, opts.DataDir, opts.Mode)
+	res, err := experiment.StopServer(ctx, opts.DataDir, opts.Mode, v)
 	if err != nil {
-		return err
+		return flagged(err, serverFlags)
 	}
 	if g.JSON {
 		return g.printJSON(res)
 	}
-	printStopped(g, res)
+	printStopped(g, *res)
 	return nil
 }
 
-// runServerStopAll stops every managed server `server status` finds; one
-// that fails does not keep the others running.
-func runServerStopAll(ctx context.Context, g *Globals, mode string) error {
-	found, err := server.Running(ctx)
-	if err != nil {
-		return err
-	}
-	out := serverStopAllResult{Servers: []serverStopResult{}}
-	var errs []error
-	for _, rs := range found {
-		res, err := stopServer(ctx, g, rs.DataDir, mode)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", rs.DataDir, err))
-			continue
-		}
-		out.Servers = append(out.Servers, res)
-		if !g.JSON {
-			printStopped(g, res)
-		}
-	}
-	if g.JSON {
-		if err := g.printJSON(out); err != nil {
-			return err
-		}
-	} else if len(found) == 0 {
-		fmt.Fprintln(g.Stdout, "no managed server is running on this host")
-	}
-	return errors.Join(errs...)
-}
-
-func stopServer(ctx context.Context, g *Globals, dir, mode string) (serverStopResult, error) {
-	st, err := server.StopDetailed(ctx, dir, mode)
-	if err != nil {
-		return serverStopResult{}, experiment.ServerError(err)
-	}
-	// The cgroup a start with limits made; a server started without any has none.
-	if err := server.RemoveLimits(dir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
-		g.progressf("warning: removing the server's cgroup: %v\n", err)
-	}
-	res := serverStopResult{Engine: server.EngineOf(dir), DataDir: dir, WasRunning: st.WasRunning, Fallback: st.Fallback}
-	if st.WasRunning {
-		res.Mode = st.Mode
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		res.DataDir = abs
-	}
-	return res, nil
-}
-
-func printStopped(g *Globals, res serverStopResult) {
+func printStopped(g *Globals, res experiment.ServerStopped) {
 	if res.WasRunning {
 		fmt.Fprintf(g.Stdout, "stopped %s in %s (%s)\n", all.Display(res.Engine), res.DataDir, res.Mode)
 		if res.Fallback != "" {
@@ -535,22 +374,4 @@ func runningLine(rs server.RunningServer) string {
 		return line + fmt.Sprintf("started by %s (pid %d), meant to keep running; stop it with: tierbench server stop --datadir %s",
 			by.Command, by.PID, rs.DataDir)
 	}
-}
-
-// networkBits is the prefix length of network ("10.0.0.0/24"); ok is false
-// for none.
-func networkBits(network string) (int, bool) {
-	p, err := netip.ParsePrefix(network)
-	if err != nil {
-		return 0, false
-	}
-	return p.Bits(), true
-}
-
-// hostBits is the length of an address of network's family: 32 or 128.
-func hostBits(network string) int {
-	if p, err := netip.ParsePrefix(network); err == nil && p.Addr().Is6() {
-		return 128
-	}
-	return 32
 }

@@ -4,21 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/cli"
-	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/stored"
 )
@@ -208,67 +203,27 @@ func TestServerBadInput(t *testing.T) {
 	}
 }
 
-// cgroupsUsable: root on a machine with a memory controller, where `server
-// start --memory` must cap the server; elsewhere it must say why not.
-func cgroupsUsable(t *testing.T) bool {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return false
-	}
-	hs, err := cgroup.NewHost("/").Hierarchies()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hs {
-		if slices.Contains(h.Controllers, "memory") {
-			return true
-		}
-	}
-	return false
-}
-
+// server start's limits on the command line: the JSON's limits, the text's
+// line saying what applied, a second start saying they were not, and none
+// with --no-cgroup. What applies where is experiment.StartServer's, tested
+// beside it.
 func TestServerStartLimits(t *testing.T) {
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { runTierbench(t, "server", "stop", "--datadir", dataDir, "--mode", "immediate") })
-	usable := cgroupsUsable(t)
 
-	start := time.Now()
 	code, out, errOut := runTierbench(t, "server", "start", "--json", "--datadir", dataDir, "--memory", "256MiB", "--read-iops", "100")
 	if code != 0 {
 		t.Fatalf("start: exit %d, stderr %q", code, errOut)
 	}
-	t.Logf("start with limits in %v: %s", time.Since(start), out)
 	var res struct {
-		PID    int             `json:"pid"`
 		Limits *stored.Applied `json:"limits"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Limits == nil {
-		t.Fatalf("start --json has no limits: %s", out)
-	}
-	name, err := server.GroupName(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if usable {
-		if res.Limits.MemoryMax != 256<<20 || res.Limits.Version == 0 {
-			t.Errorf("limits = %+v; want memory_max_bytes 268435456", *res.Limits)
-		}
-		if len(res.Limits.IO) != 1 || res.Limits.IO[0].ReadIOPS != 100 {
-			t.Errorf("limits = %+v; want read_iops 100 on the data directory's device", *res.Limits)
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", res.PID))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(b), "/tierbench/"+name+"\n") {
-			t.Errorf("the server (pid %d) is not in cgroup %s:\n%s", res.PID, name, b)
-		}
-	} else if res.Limits.MemoryMax != 0 || res.Limits.MemoryNote == "" {
-		t.Errorf("limits = %+v; want a memory note on a machine without usable cgroups", *res.Limits)
+	if res.Limits == nil || res.Limits.MemoryMax == 0 && res.Limits.MemoryNote == "" {
+		t.Fatalf("start --json has no limits, or neither a cap nor why not: %s", out)
 	}
 
 	// Text: one line says what applied.
@@ -276,42 +231,26 @@ func TestServerStartLimits(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "limits not applied: the server was already running") {
 		t.Errorf("second start: exit %d, stdout %q", code, out)
 	}
-
-	// stop removes the group.
 	if code, _, errOut := runTierbench(t, "server", "stop", "--datadir", dataDir); code != 0 || errOut != "" {
 		t.Fatalf("stop: exit %d, stderr %q", code, errOut)
 	}
-	if _, err := cgroup.Open(name); !errors.Is(err, cgroup.ErrNotFound) {
-		t.Errorf("the cgroup survived stop: %v", err)
-	}
-
 	code, out, errOut = runTierbench(t, "server", "start", "--datadir", dataDir, "--memory", "256MiB", "--write-mbps", "50")
 	if code != 0 {
 		t.Fatalf("text start: exit %d, stderr %q", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 3 || !strings.Contains(lines[0], " started in ") || !strings.HasPrefix(lines[1], "memory ") || !strings.HasPrefix(lines[2], "dsn: ") {
 		t.Fatalf("text start printed %q; want started, limits and dsn lines", out)
-	}
-	t.Logf("limits line: %s", lines[1])
-	if usable && (!strings.HasPrefix(lines[1], "memory capped at 256MiB through cgroup v") || !strings.Contains(lines[1], "writes limited to 50 MB/s on ")) {
-		t.Errorf("limits line %q", lines[1])
-	}
-	if !usable && !strings.HasPrefix(lines[1], "memory not capped: ") {
-		t.Errorf("limits line %q", lines[1])
 	}
 	runTierbench(t, "server", "stop", "--datadir", dataDir)
 
-	// --no-cgroup: buffers sized, nothing capped, no limits in the JSON.
+	// --no-cgroup: no limits in the JSON.
 	code, out, errOut = runTierbench(t, "server", "start", "--json", "--datadir", dataDir, "--memory", "256MiB", "--no-cgroup")
 	if code != 0 {
 		t.Fatalf("start --no-cgroup: exit %d, stderr %q", code, errOut)
 	}
 	if _, keys := jsonKeys(t, out); contains(keys, "limits") {
 		t.Errorf("start --no-cgroup --json = %s; want no limits", out)
-	}
-	if _, err := cgroup.Open(name); !errors.Is(err, cgroup.ErrNotFound) {
-		t.Errorf("--no-cgroup made a cgroup: %v", err)
 	}
 }
 

@@ -65,6 +65,7 @@ func (v *view) Note(msg string) {
 }
 
 func (v *view) Started(s experiment.Started) {
+	v.clear() // a schema build's line, when the main job built one first
 	v.store = s.StorePath
 	switch p := s.Params.(type) {
 	case *stored.TPCCParams:

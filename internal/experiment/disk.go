@@ -39,7 +39,7 @@ type DiskConfig struct {
 	// CgroupProcs put fio's processes into these cgroups (an emulated tier's
 	// budget) as they start.
 	CgroupProcs []string
-	// Thresholds are judged on each point (threshold.KindDisk).
+	// Thresholds are judged on each point (stored.KindDisk).
 	Thresholds []threshold.Threshold
 	// Servers, when given, run every point on all of them at once through
 	// fio's client/server mode; Target is then a directory on each (or a

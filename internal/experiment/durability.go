@@ -64,9 +64,7 @@ func (c DurabilityConfig) Validate() error {
 		}
 	}
 	if c.Engine != "" {
-		if e, ok := all.Lookup(c.Engine); !ok || !e.ManagedServer {
-			ps.add("engine", c.Engine, "has no managed server; use %s", strings.Join(all.Names(true), " or "))
-		} else if c.Managed == "" {
+		if managedEngine(&ps, c.Engine) && c.Managed == "" {
 			ps.add("engine", c.Engine, "names the engine of a new {managed} server; with {dsn} the DSN's scheme says it")
 		}
 	}

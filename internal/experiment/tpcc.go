@@ -41,7 +41,7 @@ type TPCCConfig struct {
 	// Target is the path whose devices telemetry samples ("": the server's
 	// data directory, when it runs on this host).
 	Target string
-	// Thresholds are judged on each step (threshold.KindTPCC).
+	// Thresholds are judged on each step (stored.KindTPCC).
 	Thresholds []threshold.Threshold
 	// Together, when set, is shared by runs side by side: each step starts
 	// when every one of them is ready for it (Barrier). The run leaves it

@@ -99,7 +99,8 @@ type Options struct {
 // targets (loop images for emulated tiers), managed servers (capped,
 // throttled, cloned), disk, TPC-C, backup, check and report steps. Every run
 // goes into one results group, returned, which the report shows together.
-// When ctx is cancelled the error wraps ctx.Err().
+// Before any step, every host that runs a server must run this tierbench's
+// version (CheckVersions). When ctx is cancelled the error wraps ctx.Err().
 func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Listener, opts Options) (group string, err error) {
 	ex := &executor{
 		obs: obs, opts: opts, sc: sc, results: resultsDir,
@@ -112,6 +113,9 @@ func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Listener,
 		scale = "default"
 	}
 	obs.Note(fmt.Sprintf("scenario %s (%s scale): %s; results group %s", sc.Name, scale, sc.Title, ex.group))
+	if err := CheckVersions(ctx, sc); err != nil {
+		return ex.group, err
+	}
 	ex.measureClocks(ctx)
 	err = Run(ctx, sc, ex, obs.Step)
 	switch {
@@ -332,28 +336,43 @@ func (e *executor) StartServers(ctx context.Context, s Server, _ Target, names [
 	return nil
 }
 
-// start starts an instance and applies its memory cap and its target's
-// throttles: one I/O budget per emulated tier (the tier's cgroup), which
-// every instance on it shares, as the databases on one datastore do.
+// start starts an instance as experiment.StartServer does, with its memory
+// cap and its target's throttles: one I/O budget per emulated tier (the
+// tier's cgroup), which every instance on it shares, as the databases on
+// one datastore do. newPort picks a free port rather than its last one.
 func (e *executor) start(ctx context.Context, in *instance, newPort bool) error {
 	if in.host != "" {
 		return e.startRemote(ctx, in)
 	}
-	info, err := server.Start(ctx, server.Options{Engine: in.server.Engine, DataDir: in.dataDir, Memory: in.server.Memory, Settings: in.server.Settings, NewPort: newPort})
-	if err != nil {
-		return fmt.Errorf("server %s: %w", in.name, experiment.ServerError(err))
-	}
-	in.dsn, in.started, in.pid = info.DSN, true, info.PID
-	e.workload.Add(in.pid)
-	e.note("server %s: %s %s on 127.0.0.1:%d, data in %s", in.name, info.Engine, info.Version, info.Port, info.DataDir)
-	io, wantIO := in.target.throttle()
-	if in.server.Memory > 0 || wantIO {
-		ap, device, err := experiment.ApplyServerLimits(ctx, in.dataDir, in.server.Memory, io, wantIO, in.target.groupName())
-		if err != nil {
-			return fmt.Errorf("server %s: %w", in.name, err)
+	cfg := e.localConfig(in)
+	cfg.NewPort = newPort
+	res, err := experiment.StartServer(ctx, cfg, e.obs)
+	return e.started(in, res, err)
+}
+
+// localConfig is how a local instance runs: its server's config
+// (serverConfig) on its target, drawing from the tier's budget.
+func (e *executor) localConfig(in *instance) experiment.ServerConfig {
+	cfg := serverConfig(in.server, in.dataDir, "", in.target.Emulate)
+	cfg.IOGroup, cfg.Tier = in.target.groupName(), in.target.Name
+	return cfg
+}
+
+// started records what starting (or cloning) a local instance gave: a
+// server that runs, even when its limits then failed, is the instance's,
+// so that Cleanup stops it.
+func (e *executor) started(in *instance, res *experiment.ServerStarted, err error) error {
+	if res != nil {
+		info := res.Info
+		in.dsn, in.started, in.pid, in.limits = info.DSN, true, info.PID, res.Limits
+		e.workload.Add(in.pid)
+		e.note("server %s: %s %s on 127.0.0.1:%d, data in %s", in.name, info.Engine, info.Version, info.Port, info.DataDir)
+		if res.LimitsText != "" {
+			e.note("server %s: %s", in.name, res.LimitsText)
 		}
-		in.limits = &ap
-		e.note("server %s: %s", in.name, experiment.LimitsText(ap, in.server.Memory > 0, wantIO, device, in.target.Name))
+	}
+	if err != nil {
+		return fmt.Errorf("server %s: %w", in.name, err)
 	}
 	return nil
 }
@@ -600,32 +619,26 @@ func (e *executor) buildOn(ctx context.Context, st *TPCCBuildStep, names []strin
 				return err
 			}
 		}
-		if in.host != "" {
-			if err := e.cloneRemote(ctx, first, in); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := server.Status(ctx, in.dataDir); err == nil {
-			// A copy tierbench made before, now stale.
-			if err := os.RemoveAll(in.dataDir); err != nil {
-				return err
-			}
-		}
-		e.note("cloning %s into %s", first.dataDir, in.dataDir)
-		if err := server.Clone(ctx, first.dataDir, in.dataDir); err != nil {
-			return fmt.Errorf("server %s: %w", in.name, err)
-		}
 	}
-	if err := e.start(ctx, first, false); err != nil {
-		return err
-	}
+	// Each copy (replacing one made before, now stale) starts on a free
+	// port other than the source's, which then starts again on its own.
 	for _, name := range rest {
-		if err := e.start(ctx, e.instances[name], true); err != nil {
+		if err := e.clone(ctx, first, e.instances[name]); err != nil {
 			return err
 		}
 	}
-	return nil
+	return e.start(ctx, first, false)
+}
+
+// clone copies the stopped first instance's data directory into in's,
+// replacing a stale copy, and starts the copy on a free port, as
+// experiment.CloneServer does (on in's host, `server clone`).
+func (e *executor) clone(ctx context.Context, first, in *instance) error {
+	if in.host != "" {
+		return e.cloneRemote(ctx, first, in)
+	}
+	res, err := experiment.CloneServer(ctx, experiment.CloneConfig{From: first.dataDir, Replace: true, ServerConfig: e.localConfig(in)}, e.obs)
+	return e.started(in, res, err)
 }
 
 // stopServer stops a running instance, on its host.
@@ -636,10 +649,11 @@ func (e *executor) stopServer(ctx context.Context, in *instance) error {
 	return e.stopLocal(ctx, in)
 }
 
-// stopLocal stops a local instance's server with a fast shutdown, saying
-// so when it hung and an immediate one stopped it.
+// stopLocal stops a local instance's server with a fast shutdown and
+// removes its own cgroup (experiment.StopServer), saying so when the
+// shutdown hung and an immediate one stopped it.
 func (e *executor) stopLocal(ctx context.Context, in *instance) error {
-	st, err := server.StopDetailed(ctx, in.dataDir, "fast")
+	st, err := experiment.StopServer(ctx, in.dataDir, experiment.StopFast, e.obs)
 	if err != nil {
 		return err
 	}
@@ -962,29 +976,21 @@ func (e *executor) Stop(ctx context.Context, st *StopStep) error {
 	return nil
 }
 
-// stopInstance stops the instance when it runs and removes its own cgroups
-// (not the tier's shared I/O group). A server tierbench does not manage is
-// left alone; one on another host is stopped there (its own tierbench
-// removes its cgroups).
+// stopInstance stops the instance when it runs, which removes its own
+// cgroup (not the tier's shared I/O group). A server tierbench does not
+// manage is left alone; one on another host is stopped there (its own
+// tierbench removes its cgroups).
 func (e *executor) stopInstance(ctx context.Context, in *instance) error {
 	switch {
-	case !in.server.Managed():
+	case !in.server.Managed(), !in.started:
 		return nil
-	case in.host != "" && in.started:
-		return e.stopRemote(ctx, in)
 	case in.host != "":
-		return nil
+		return e.stopRemote(ctx, in)
 	}
-	var errs []error
-	if in.started {
-		if err := e.stopLocal(ctx, in); err != nil {
-			errs = append(errs, fmt.Errorf("stopping %s: %w", in.name, err))
-		}
+	if err := e.stopLocal(ctx, in); err != nil {
+		return fmt.Errorf("stopping %s: %w", in.name, err)
 	}
-	if err := server.RemoveLimits(in.dataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
-		errs = append(errs, fmt.Errorf("server %s: %w", in.name, err))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Cleanup stops the servers the scenario started, lifts their limits (the

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
@@ -17,6 +19,8 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/units"
+	"github.com/tierbench/tierbench/internal/version"
 )
 
 // A server on another host is managed by running tierbench's own CLI there
@@ -24,12 +28,6 @@ import (
 // no protocol but the CLI's JSON. Its DSN, password included, comes back
 // on ssh's standard output and goes out again only on standard input
 // (`--dsn -`), never on a command line of either host.
-
-// remoteStart is what `server start --json` and `server clone --json` print.
-type remoteStart struct {
-	server.Info
-	Limits *stored.Applied `json:"limits,omitempty"`
-}
 
 // remoteHost is the instance's host as internal/remote reaches it.
 func (e *executor) remoteHost(in *instance) remote.Host {
@@ -40,30 +38,50 @@ func (e *executor) remoteHost(in *instance) remote.Host {
 // startRemote starts an instance on its host, listening on the host's
 // address so that the controller's TPC-C driver reaches it.
 func (e *executor) startRemote(ctx context.Context, in *instance) error {
-	args := append([]string{"server", "start", "--datadir", in.dataDir, "--engine", in.server.Engine}, e.remoteServerFlags(in)...)
+	cfg := e.remoteConfig(in)
+	args := append([]string{"server", "start", "--datadir", cfg.DataDir, "--engine", cfg.Engine}, serverArgs(cfg)...)
 	return e.remoteStarted(ctx, in, args)
 }
 
-// remoteServerFlags are the flags of how an instance runs on its host, which
-// `server start` and `server clone` share: listening on the host's address,
-// its memory and settings.
-func (e *executor) remoteServerFlags(in *instance) []string {
+// remoteConfig is how an instance runs on its host: its server's config
+// (serverConfig), listening on the host's address. The host's tierbench
+// validates it with the rules the scenario was validated with.
+func (e *executor) remoteConfig(in *instance) experiment.ServerConfig {
 	h, _ := e.sc.Host(in.host)
-	args := []string{"--listen", h.Address}
-	if in.server.Memory > 0 {
-		args = append(args, "--memory", strconv.FormatInt(in.server.Memory, 10))
+	return serverConfig(in.server, in.dataDir, h.Address, nil)
+}
+
+// serverArgs are the flags of how a server runs, which `server start` and
+// `server clone` share: where it listens, its memory and settings.
+func serverArgs(cfg experiment.ServerConfig) []string {
+	var args []string
+	if cfg.Listen != "" {
+		args = append(args, "--listen", cfg.Listen)
 	}
-	for _, k := range slices.Sorted(maps.Keys(in.server.Settings)) {
-		args = append(args, "--set", k+"="+in.server.Settings[k])
+	if cfg.Memory > 0 {
+		args = append(args, "--memory", sizeArg(cfg.Memory))
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
+		args = append(args, "--set", k+"="+cfg.Settings[k])
 	}
 	return args
+}
+
+// sizeArg writes a size as the user would (256MiB) when that is exact,
+// else in bytes: a message about it then quotes what the user wrote.
+func sizeArg(n int64) string {
+	s := units.FormatSize(n)
+	if v, err := units.ParseSize(s); err == nil && v == n {
+		return s
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // remoteStarted runs args (`server start` or `server clone`) on the
 // instance's host and takes the started server's DSN from its JSON.
 func (e *executor) remoteStarted(ctx context.Context, in *instance, args []string) error {
 	h, _ := e.sc.Host(in.host)
-	var out remoteStart
+	var out experiment.ServerStarted
 	if err := h.Remote().JSON(ctx, nil, &out, append(args, "--json")...); err != nil {
 		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
 	}
@@ -90,17 +108,12 @@ func (e *executor) stopRemote(ctx context.Context, in *instance) error {
 }
 
 // cloneRemote copies the stopped first instance's data directory into
-// in's, on their host.
+// in's, on their host, replacing a stale copy made before, and starts the
+// copy as its own start would have started it.
 func (e *executor) cloneRemote(ctx context.Context, from, in *instance) error {
-	h := e.remoteHost(in)
-	if e.remoteExists(ctx, in) { // a copy made before, now stale
-		if _, err := h.Shell(ctx, nil, "rm -rf -- "+remote.Quote(in.dataDir)); err != nil {
-			return fmt.Errorf("server %s on host %s: removing its stale copy: %w", in.name, h.Name, err)
-		}
-	}
-	e.note("cloning %s into %s on host %s", from.dataDir, in.dataDir, h.Name)
-	// The copy starts as its own start would have started it.
-	return e.remoteStarted(ctx, in, append([]string{"server", "clone", "--from", from.dataDir, "--datadir", in.dataDir}, e.remoteServerFlags(in)...))
+	e.note("cloning %s into %s on host %s", from.dataDir, in.dataDir, in.host)
+	cfg := e.remoteConfig(in)
+	return e.remoteStarted(ctx, in, append([]string{"server", "clone", "--from", from.dataDir, "--datadir", cfg.DataDir, "--replace"}, serverArgs(cfg)...))
 }
 
 // buildRemote builds (or reuses) the TPC-C schema of an instance with the
@@ -257,4 +270,50 @@ func (e *executor) measureClocks(ctx context.Context) {
 		e.offsetMu.Unlock()
 		e.note("host %s: clock offset %+.1f ms (±%.1f ms, over ssh)", h.Name, float64(off)/1e6, float64(bound)/1e6)
 	}
+}
+
+// CheckVersions asks the tierbench of every host that runs one of the
+// scenario's servers for its version (`tierbench version --json`) and
+// refuses any that is not this controller's (version.Version): the
+// scenario was validated with this version's rules, which a host applies
+// again, and the hosts speak its JSON. One error names each host that
+// differs and the version it runs.
+func CheckVersions(ctx context.Context, sc *Scenario) error {
+	var hosts []Host
+	for _, s := range sc.Servers {
+		for _, name := range s.Hosts {
+			if h, ok := sc.Host(name); ok && s.Managed() && !slices.ContainsFunc(hosts, func(x Host) bool { return x.Name == name }) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	got := make([]string, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			var v struct {
+				Version string `json:"version"`
+			}
+			if err := h.Remote().JSON(ctx, nil, &v, "version", "--json"); err != nil {
+				errs[i] = fmt.Errorf("host %s: asking its tierbench for its version: %w", h.Name, err)
+				return
+			}
+			got[i] = v.Version
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	var differ []string
+	for i, h := range hosts {
+		if got[i] != version.Version {
+			differ = append(differ, fmt.Sprintf("host %s runs tierbench %s", h.Name, got[i]))
+		}
+	}
+	if len(differ) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s, this controller %s; install the same version on every host", strings.Join(differ, ", "), version.Version)
 }

@@ -155,8 +155,9 @@ func (r *scenarioRecorder) Result(x experiment.Result) {
 	}
 }
 
-// A scenario run through Execute, with no cobra: a managed server, a
-// 1-warehouse build, a TPC-C step, a check and the report, every step told
+// A scenario run through Execute, with no cobra: a managed server of two
+// instances (the second a clone of the first, built once), a 1-warehouse
+// build, a TPC-C step on both, their checks and the report, every step told
 // to the observer and every run in the scenario's group.
 func TestExecute(t *testing.T) {
 	pgtest.RequireBinaries(t)
@@ -166,10 +167,10 @@ title: one server, one step
 targets:
   - {name: local, path: ` + filepath.Join(dir, "data") + `}
 servers:
-  - {name: db, engine: postgres, target: local}
+  - {name: db, engine: postgres, target: local, count: 2, memory: 128MiB}
 steps:
   - tpcc-build: {server: db, warehouses: 1}
-  - tpcc-run: {server: db, vus: "1,2", rampup: 1s, duration: 2s}
+  - tpcc-run: {server: db, vus: "1", rampup: 1s, duration: 2s}
   - check: {server: db}
   - report: {}
 `)
@@ -186,8 +187,8 @@ steps:
 	if want := []string{"1/4 tpcc-build", "2/4 tpcc-run", "3/4 check", "4/4 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
 		t.Errorf("steps %v; want %v", rec.steps, want)
 	}
-	if rec.tpcc != 2 || !rec.checked["db"] || rec.reported.HTML != filepath.Join(res, "report.html") {
-		t.Errorf("%d TPC-C steps heard, checks %v, report %q; want 2, db ok, RESULTS/report.html", rec.tpcc, rec.checked, rec.reported.HTML)
+	if !rec.checked["db-1"] || !rec.checked["db-2"] || rec.reported.HTML != filepath.Join(res, "report.html") {
+		t.Errorf("checks %v, report %q; want db-1 and db-2 ok, RESULTS/report.html", rec.checked, rec.reported.HTML)
 	}
 	store, err := results.OpenReadOnly(res)
 	if err != nil {
@@ -198,13 +199,26 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 1 || runs[0].Group != group || runs[0].Kind != "tpcc" || runs[0].Status != results.StatusComplete {
-		t.Fatalf("runs %+v; want one complete tpcc run in group %s", runs, group)
+	if len(runs) != 2 {
+		t.Fatalf("runs %+v; want a tpcc run per instance", runs)
 	}
-	if _, err := store.Document(context.Background(), runs[0].ID, results.DocCheck); err != nil {
-		t.Errorf("the check was not stored with the run: %v", err)
+	for _, r := range runs {
+		if r.Group != group || r.Kind != "tpcc" || r.Status != results.StatusComplete {
+			t.Errorf("run %+v; want a complete tpcc run in group %s", r, group)
+		}
+		if _, err := store.Document(context.Background(), r.ID, results.DocCheck); err != nil {
+			t.Errorf("run %s: the check was not stored with the run: %v", r.ID, err)
+		}
 	}
-	if st, err := server.Status(context.Background(), filepath.Join(dir, "data", "db")); err != nil || st.Running {
-		t.Errorf("the scenario's server after the run: %+v, %v; want stopped", st, err)
+	var ports []int
+	for _, in := range []string{"db-1", "db-2"} {
+		st, err := server.Status(context.Background(), filepath.Join(dir, "data", in))
+		if err != nil || st.Running {
+			t.Errorf("the scenario's server %s after the run: %+v, %v; want stopped", in, st, err)
+		}
+		ports = append(ports, st.Port)
+	}
+	if ports[0] == ports[1] {
+		t.Errorf("the copy db-2 has its source's port %d; want one of its own", ports[0])
 	}
 }

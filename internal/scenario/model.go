@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,7 +18,6 @@ import (
 	"github.com/tierbench/tierbench/internal/space"
 
 	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tier"
@@ -37,7 +37,6 @@ var (
 // Limits that catch typos (an extra zero) rather than describe hardware.
 const (
 	maxCount = 1000
-	maxIOPS  = 1 << 40
 )
 
 func (p *parser) parseTargets(f field) {
@@ -135,12 +134,14 @@ func (p *parser) emulate(n *yaml.Node, what string) *Emulate {
 			p.bad(fsNode, "%s: %v", what, err)
 		}
 	}
+	// The throttles are numbers here; what a throttle may be is the
+	// experiment layer's rule, the one `server start` applies too.
 	for _, x := range []struct {
 		key string
 		v   *int64
 	}{{"read_iops", &e.ReadIOPS}, {"write_iops", &e.WriteIOPS}} {
 		if f, ok := fs[x.key]; ok {
-			v, _ := p.integer(f.val, what+" "+x.key, 0, maxIOPS)
+			v, _ := p.integer(f.val, what+" "+x.key, math.MinInt, math.MaxInt)
 			*x.v = int64(v)
 		}
 	}
@@ -149,9 +150,21 @@ func (p *parser) emulate(n *yaml.Node, what string) *Emulate {
 		v   *float64
 	}{{"read_mbps", &e.ReadMBps}, {"write_mbps", &e.WriteMBps}} {
 		if f, ok := fs[x.key]; ok {
-			*x.v, _ = p.float(f.val, what+" "+x.key)
+			if s, ok := p.text(f.val, what+" "+x.key); ok {
+				if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
+					p.bad(f.val, "%s %s: %q is not a number", what, x.key, s)
+				} else {
+					*x.v = v
+				}
+			}
 		}
 	}
+	p.problems(e.Throttle().Validate(), what, func(pr *experiment.Problem) *yaml.Node {
+		if f, ok := fs[pr.Field]; ok {
+			return f.val
+		}
+		return n
+	})
 	if e == (Emulate{}) {
 		return nil
 	}
@@ -188,12 +201,7 @@ func (p *parser) parseServers(f field) {
 			}
 		}
 		if f, ok := fs["engine"]; ok && s.Managed() {
-			if e, ok := p.text(f.val, what+": engine"); ok {
-				if managed := all.Names(true); !slices.Contains(managed, e) {
-					p.bad(f.val, "%s: engine %q is not supported; use %s", what, e, strings.Join(managed, ", "))
-				}
-				s.Engine = e
-			}
+			s.Engine, _ = p.text(f.val, what+": engine")
 		}
 		if f, ok := fs["target"]; ok && s.Managed() {
 			s.Target, _ = p.targetRef(f.val, what+": target")
@@ -212,15 +220,14 @@ func (p *parser) parseServers(f field) {
 			}
 		}
 		if f, ok := fs["memory"]; ok {
-			if m, ok := p.size(f.val, what+": memory"); ok {
-				if m < minMemory {
-					p.bad(f.val, "%s: memory %s is too small for the server; give 64MiB or more", what, units.FormatSize(m))
-				}
-				s.Memory = m
-			}
+			s.Memory, _ = p.size(f.val, what+": memory")
 		}
+		var settingKeys map[string]*yaml.Node
 		if f, ok := fs["settings"]; ok {
-			s.Settings = p.settings(f.val, what)
+			s.Settings, settingKeys = p.settings(f.val, what)
+		}
+		if s.Managed() {
+			p.checkServer(s, what, fs, settingKeys, it)
 		}
 		if s.Name == "" {
 			continue
@@ -259,19 +266,21 @@ func peekName(n *yaml.Node) string {
 	return "(unnamed)"
 }
 
-func (p *parser) settings(n *yaml.Node, what string) map[string]string {
+// settings reads a server's settings, and the key node of each; what a
+// setting's name may be is the experiment layer's rule (checkServer).
+func (p *parser) settings(n *yaml.Node, what string) (map[string]string, map[string]*yaml.Node) {
 	if isNull(n) {
-		return nil
+		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
 		p.at(n, "%s: settings must be a mapping of setting names to values, not %s", what, kindName(n))
-		return nil
+		return nil, nil
 	}
-	out := map[string]string{}
+	out, keys := map[string]string{}, map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), deref(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode || !varRE.MatchString(k.Value) {
-			p.at(k, "%s: a setting's name is letters, digits and _ (got %s)", what, kindName(k))
+		if k.Kind != yaml.ScalarNode {
+			p.at(k, "%s: a setting's name is a word, not %s", what, kindName(k))
 			continue
 		}
 		if _, dup := out[k.Value]; dup {
@@ -279,10 +288,61 @@ func (p *parser) settings(n *yaml.Node, what string) map[string]string {
 			continue
 		}
 		if val, ok := p.text(v, what+": setting "+k.Value); ok {
-			out[k.Value] = val
+			out[k.Value], keys[k.Value] = val, k
 		}
 	}
-	return out
+	return out, keys
+}
+
+// checkServer checks a managed server with the rules its start applies
+// (experiment.ServerConfig.Validate), whether it runs here or on a host:
+// a host runs the same tierbench (CheckVersions), so these are the host's
+// rules too. Each problem is reported at its key's value.
+func (p *parser) checkServer(s Server, what string, fs map[string]field, settingKeys map[string]*yaml.Node, at *yaml.Node) {
+	var em *Emulate
+	if i, ok := p.targets[s.Target]; ok {
+		em = p.sc.Targets[i].Emulate
+	}
+	listen := ""
+	if len(s.Hosts) > 0 {
+		if h, ok := p.sc.Host(s.Hosts[0]); ok {
+			listen = h.Address
+		}
+	}
+	cfg := serverConfig(s, path.Join("DIR", s.Name), listen, em)
+	// The target's throttles are checked, and reported, at the target;
+	// the data directory is made when the scenario runs.
+	err := experiment.Except(cfg.Validate(), "datadir", "read_iops", "write_iops", "read_mbps", "write_mbps")
+	p.problems(err, what, func(pr *experiment.Problem) *yaml.Node {
+		if pr.Field == "settings" {
+			for name, k := range settingKeys {
+				if strconv.Quote(name) == pr.Value {
+					return k
+				}
+			}
+		}
+		key := map[string]string{"listen": "host"}[pr.Field]
+		if key == "" {
+			key = pr.Field
+		}
+		if f, ok := fs[key]; ok {
+			return f.val
+		}
+		if f, ok := fs["hosts"]; ok && pr.Field == "listen" {
+			return f.val
+		}
+		return at
+	})
+}
+
+// problems reports the experiment layer's Problems in err, each at the
+// node nodeOf gives, after what: "server db: memory 100MiB is …".
+func (p *parser) problems(err error, what string, nodeOf func(*experiment.Problem) *yaml.Node) {
+	for _, pr := range experiment.Problems(err) {
+		if n := nodeOf(pr); !p.blamed[n] { // a value reported bad already holds a zero here
+			p.bad(n, "%s: %s", what, pr.Error())
+		}
+	}
 }
 
 func (p *parser) targetRef(n *yaml.Node, what string) (string, bool) {

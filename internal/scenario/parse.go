@@ -49,10 +49,6 @@ func unmark(s string) string { return markedRE.ReplaceAllString(s, "$${${1}}") }
 
 var topKeys = []string{"name", "title", "description", "repeat", "scales", "hosts", "targets", "servers", "steps"}
 
-// minMemory keeps a server's memory cap above what PostgreSQL needs to start
-// with tierbench's connection limit.
-const minMemory = 64 << 20
-
 // Parse reads a scenario. name is how errors name the file; scale picks a
 // scale the file defines ("" = its default variables only); sets overrides
 // variables (--set key=value). Every problem comes back at once, as Errors.

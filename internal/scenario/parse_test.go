@@ -53,7 +53,7 @@ func TestBrokenFiles(t *testing.T) {
 		"several.yaml": {
 			`1:7: name "several problems": use letters, digits, -, _ and ., starting with a letter or digit`,
 			`9:12: target t is defined twice (first on line 8)`,
-			`11:24: server db: engine "mysql" is not supported; use postgres, mariadb`,
+			`11:24: server db: engine "mysql" has no managed server; use postgres or mariadb`,
 			`11:49: server db: count must be between 1 and 1000 (got 0)`,
 			`16:13: server pool: memory: size "12 parsecs" is not understood; give a size such as 512MiB, 1GiB, 1G or 1024MB`,
 			`18:5: tpcc-build: missing warehouses (required: server, warehouses)`,
@@ -284,7 +284,7 @@ func TestDocumentProblems(t *testing.T) {
 		{"name: a\ntargets: [{name: t, path: /t}]\nservers:\n  - {name: db, engine: postgres, target: t, count: 2}\n  - {name: db-2, engine: postgres, target: t}\nsteps: [report]\n",
 			"x.yaml:5:12: server db-2: its instance db-2 has the name of an instance of server db; rename one of them"},
 		{"name: a\ntargets: [{name: t, path: /t}]\nservers:\n  - {name: db, engine: postgres, target: t, memory: 1MiB}\nsteps: [report]\n",
-			"x.yaml:4:53: server db: memory 1MiB is too small for the server; give 64MiB or more"},
+			"x.yaml:4:53: server db: memory 1MiB is too little for a managed server; give at least 128MiB"},
 		{"name: a\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - neighbours: {tpcc: db, backup: [], vus: 1, rampup: 1s, duration: 1m, cycles: 2}\n",
 			"x.yaml:5:74: neighbours: cycles applies to backup instances, and backup names none"},
 		{"name: a\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - neighbours: {tpcc: [], vus: 1, rampup: 1s, duration: 1m}\n",

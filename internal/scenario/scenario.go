@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/units"
 	"github.com/tierbench/tierbench/scenarios"
 )
@@ -98,6 +99,25 @@ type Server struct {
 	Memory   int64             `json:"memory,omitempty"`   // bytes: buffers sized from it and a cgroup cap; 0 = engine defaults
 	Settings map[string]string `json:"settings,omitempty"` // extra server settings (name = value)
 	Line     int               `json:"line"`
+}
+
+// Throttle is the tier's I/O limits, as the experiment layer takes them.
+func (e *Emulate) Throttle() experiment.Throttle {
+	return experiment.Throttle{ReadIOPS: e.ReadIOPS, WriteIOPS: e.WriteIOPS, ReadMBps: e.ReadMBps, WriteMBps: e.WriteMBps}
+}
+
+// serverConfig is how an instance of s runs in dataDir: the config its
+// start is validated and started with, on the controller
+// (experiment.StartServer) or on its host, whose tierbench gets the same
+// values as flags (serverArgs) and validates them with the same rules.
+// listen is the host's address ("" on the controller); em is the target's
+// emulated tier, whose throttles a server on the controller draws from.
+func serverConfig(s Server, dataDir, listen string, em *Emulate) experiment.ServerConfig {
+	cfg := experiment.ServerConfig{Engine: s.Engine, DataDir: dataDir, Listen: listen, Memory: s.Memory, Settings: s.Settings}
+	if em != nil && listen == "" {
+		cfg.Throttle = em.Throttle()
+	}
+	return cfg
 }
 
 // Managed says whether tierbench starts and stops the server.
