@@ -34,6 +34,20 @@ func diskConfig(st *DiskStep) (experiment.DiskConfig, error) {
 	return cfg, err
 }
 
+// serverConfig is how an instance of s runs in dataDir: the config its
+// start is validated and started with, on the controller
+// (experiment.StartServer) or on its host, whose tierbench gets the same
+// values as flags (serverArgs) and validates them with the same rules.
+// listen is the host's address ("" on the controller); em is the target's
+// emulated tier, whose throttles a server on the controller draws from.
+func serverConfig(s Server, dataDir, listen string, em *Emulate) experiment.ServerConfig {
+	cfg := experiment.ServerConfig{Engine: s.Engine, DataDir: dataDir, Listen: listen, Memory: s.Memory, Settings: s.Settings}
+	if em != nil && listen == "" {
+		cfg.Throttle = em.Throttle()
+	}
+	return cfg
+}
+
 // supplied are the fields a scenario's runs get only when they start: the
 // server instance's DSN, the results directory, a backup's directory under
 // its target.
