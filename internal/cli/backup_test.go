@@ -10,27 +10,6 @@ import (
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
-type backupPhaseDoc struct {
-	Cycle    int                `json:"cycle"`
-	Phase    string             `json:"phase"`
-	Method   string             `json:"method"`
-	Seconds  float64            `json:"seconds"`
-	Bytes    int64              `json:"bytes"`
-	MBps     float64            `json:"mbps"`
-	Verified bool               `json:"verified"`
-	Host     map[string]float64 `json:"host"`
-}
-
-type backupRunDoc struct {
-	RunID  string `json:"run_id"`
-	Status string `json:"status"`
-	Cycles []struct {
-		Cycle   int             `json:"cycle"`
-		Backup  *backupPhaseDoc `json:"backup"`
-		Restore *backupPhaseDoc `json:"restore"`
-	} `json:"cycles"`
-}
-
 // Bad input is refused before anything is written: exit 2, one line.
 func TestBackupRunRefuses(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)

@@ -5,30 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-type durabilityDoc struct {
-	RunID  string `json:"run_id"`
-	Status string `json:"status"`
-	Fault  string `json:"fault"`
-	Cycles []struct {
-		Cycle           int     `json:"cycle"`
-		Committed       int64   `json:"committed"`
-		Found           int64   `json:"found"`
-		Lost            int64   `json:"lost"`
-		Excess          int64   `json:"excess"`
-		ExcessBound     int64   `json:"excess_bound"`
-		RecoverySeconds float64 `json:"recovery_seconds"`
-		Consistency     bool    `json:"consistency"`
-		OK              bool    `json:"ok"`
-		Log             string  `json:"log"`
-	} `json:"cycles"`
-	Total struct {
-		Cycles int   `json:"cycles"`
-		Lost   int64 `json:"lost"`
-		OK     bool  `json:"ok"`
-	} `json:"total"`
-}
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
 
 // Bad durability flags are refused before anything starts.
 func TestDurabilityBadInput(t *testing.T) {
@@ -57,4 +36,28 @@ func TestDurabilityBadInput(t *testing.T) {
 			t.Fatalf("%v created %s", tc.args, dir)
 		}
 	}
+}
+
+// The contract of `durability --json`, cheaply: exit 0 and one document
+// with the keys scripts read, for the run, each cycle and the total. The
+// fault is a no-op command on the shared server; what a real fault loses
+// and finds is tested where the cycles run (internal/experiment,
+// durability_test.go and mariadb_test.go).
+func TestDurabilityJSON(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	buildSchema(t, dsn, 1)
+	res := t.TempDir()
+	code, out, errOut := runTierbench(t, "durability", "--json", "--dsn", dsn, "--cycles", "1", "--vus", "1", "--run-before-fault", "2s",
+		"--fault", "command", "--fault-command", "true", "--recover-timeout", "30s", "--results", res)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	doc := hasKeys(t, "the document", object(t, "durability --json", out), "run_id", "status", "fault", "vus", "cycles", "total")
+	if doc["status"] != "complete" || doc["fault"] != "command" {
+		t.Errorf("status %v, fault %v; want complete and command", doc["status"], doc["fault"])
+	}
+	hasKeys(t, "a cycle", first(t, "cycles", doc["cycles"]), "cycle", "committed", "found", "lost", "excess", "excess_bound",
+		"recovery_seconds", "consistency", "ok", "log")
+	hasKeys(t, "the total", doc["total"], "cycles", "lost", "ok")
 }
