@@ -163,3 +163,111 @@ func storedPoints(t *testing.T, dir, runID, hist string) string {
 	}
 	return strings.Join(got, " ")
 }
+
+type diskDoc struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+	Points []struct {
+		Name    string             `json:"name"`
+		BS      string             `json:"bs"`
+		RW      string             `json:"rw"`
+		IODepth int                `json:"iodepth"`
+		Jobs    int                `json:"jobs"`
+		Read    *diskDir           `json:"read"`
+		Write   *diskDir           `json:"write"`
+		Host    map[string]float64 `json:"host"`
+		Device  map[string]float64 `json:"device"`
+	} `json:"points"`
+}
+
+// The quick profile on a temporary directory: every point measured, with
+// ordered percentiles, a per-second series as long as the point, its job
+// file stored, and the test file gone afterwards. This was the CLI's
+// TestDiskRunQuick.
+func TestRunDiskQuickProfile(t *testing.T) {
+	t.Parallel()
+	requireFio(t)
+	target, res := t.TempDir(), t.TempDir()
+	cfg, err := experiment.ProfileConfig("quick", 3*time.Second, time.Second, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Results, cfg.Telemetry, cfg.Target = res, experiment.DefaultTelemetry, target
+	result, err := experiment.RunDisk(context.Background(), cfg, experiment.Nop{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc diskDoc
+	out := asDoc(t, result, &doc)
+	want := []string{"4k-randrw70-qd8x2", "4k-randread-qd1x1", "256k-read-qd8x1", "256k-write-qd8x1"}
+	if len(doc.Points) != len(want) || doc.Status != "complete" {
+		t.Fatalf("status %s, %d points, want %d\n%s", doc.Status, len(doc.Points), len(want), out)
+	}
+	for i, p := range doc.Points {
+		if p.Name != want[i] {
+			t.Errorf("point %d is %s, want %s", i, p.Name, want[i])
+		}
+		reads, writes := p.RW != "write" && p.RW != "randwrite", p.RW == "write" || p.RW == "randwrite" || p.RW == "randrw"
+		if (p.Read != nil) != reads || (p.Write != nil) != writes {
+			t.Errorf("%s: read %v write %v, want read %t write %t", p.Name, p.Read, p.Write, reads, writes)
+		}
+		for dir, d := range map[string]*diskDir{"read": p.Read, "write": p.Write} {
+			if d == nil {
+				continue
+			}
+			if d.IOPS <= 0 || d.MBps <= 0 || d.MeanMs <= 0 {
+				t.Errorf("%s %s: IOPS %.0f, MB/s %.1f, mean %.3f ms: want all > 0", p.Name, dir, d.IOPS, d.MBps, d.MeanMs)
+			}
+			if !(0 < d.P50Ms && d.P50Ms <= d.P95Ms && d.P95Ms <= d.P99Ms && d.P99Ms <= d.P999Ms && d.P999Ms <= d.MaxMs) {
+				t.Errorf("%s %s: percentiles out of order: %+v", p.Name, dir, *d)
+			}
+		}
+	}
+	// Telemetry of each point: the host, and the device under the target,
+	// which saw the sequential writes.
+	for _, p := range doc.Points {
+		if _, ok := p.Host["cpu_iowait_pct"]; !ok {
+			t.Errorf("%s: no host telemetry: %v", p.Name, p.Host)
+		}
+	}
+	if w := doc.Points[3].Device["w_iops"]; w <= 0 {
+		t.Errorf("%s: device w_iops %.0f, want > 0 (device telemetry %v)", doc.Points[3].Name, w, doc.Points[3].Device)
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("the target directory still holds %v after the run", entries)
+	}
+
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	run, err := store.Run(ctx, doc.RunID)
+	if err != nil || run.Kind != "disk" || run.Status != "complete" || !strings.Contains(string(run.Params), "fio-") {
+		t.Fatalf("stored run %+v (%v): want a complete disk run with the fio version", run, err)
+	}
+	steps, err := store.Steps(ctx, doc.RunID)
+	if err != nil || len(steps) != len(want) {
+		t.Fatalf("%d stored steps (%v), want %d", len(steps), err, len(want))
+	}
+	for i, st := range steps {
+		var m struct {
+			JobFile string `json:"job_file"`
+		}
+		if err := json.Unmarshal(st.Metrics, &m); err != nil || !strings.Contains(m.JobFile, "rw=") {
+			t.Errorf("step %d keeps no job file: %s", i, st.Metrics)
+		}
+		dir := "read"
+		if doc.Points[i].Read == nil {
+			dir = "write"
+		}
+		pts, err := store.Points(ctx, doc.RunID, dir+".iops", i)
+		if err != nil || len(pts) < 2 || len(pts) > 4 {
+			t.Errorf("point %s: %d seconds of %s.iops (%v), want about 3", st.Name, len(pts), dir, err)
+		}
+		if h, err := store.Histogram(ctx, doc.RunID, i, dir+".clat_ns"); err != nil || len(h) == 0 {
+			t.Errorf("point %s: no stored %s histogram (%v)", st.Name, dir, err)
+		}
+	}
+}
