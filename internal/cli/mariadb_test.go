@@ -272,48 +272,6 @@ func TestSecretsMariaDB(t *testing.T) {
 	}
 }
 
-// The bundled engines scenario at a shortened laptop scale: both engines
-// build, run and pass their checks, and the report compares them.
-func TestScenarioEngines(t *testing.T) {
-	mariatest.RequireBinaries(t)
-	base := mariatest.TempDir(t)
-	data, res := filepath.Join(base, "data"), filepath.Join(base, "results")
-	t.Cleanup(func() {
-		for _, s := range []string{"postgres", "mariadb"} {
-			dir := filepath.Join(data, "engines", s)
-			server.Stop(context.Background(), dir, "immediate")
-			server.RemoveLimits(dir)
-		}
-	})
-	code, out, errOut := runTierbench(t, "scenario", "run", "engines", "--data", data, "--results", res,
-		"--set", "warehouses=1", "--set", "vus=1,2", "--set", "rampup=0s", "--set", "duration=3s", "--set", "memory=512MiB")
-	if code != 0 {
-		t.Fatalf("scenario run engines: exit %d\n%s%s", code, out, errOut)
-	}
-	runs := groupRuns(t, res)
-	engines := map[string]int{}
-	for _, r := range runs {
-		if r.Kind == "tpcc" {
-			engines[param(r, "engine")]++
-		}
-	}
-	if engines["postgres"] != 1 || engines["mariadb"] != 1 {
-		t.Fatalf("TPC-C runs by engine: %v", engines)
-	}
-	html, err := os.ReadFile(filepath.Join(res, "report.html"))
-	if err != nil {
-		t.Fatalf("the scenario's report: %v", err)
-	}
-	for _, id := range []string{`id="engines-ratios"`, `id="engines-throughput"`} {
-		if !strings.Contains(string(html), id) {
-			t.Errorf("the report lacks %s", id)
-		}
-	}
-	if !strings.Contains(string(html), "MariaDB") || !strings.Contains(string(html), "PostgreSQL") {
-		t.Error("the report does not name both engines")
-	}
-}
-
 // mariaAdmin runs statements on a MariaDB as the user of dsn.
 func mariaAdmin(ctx context.Context, t *testing.T, dsn string, stmts ...string) {
 	t.Helper()
