@@ -35,6 +35,7 @@ type serverDoc struct {
 // running source and an existing copy unless --replace (and the copy is
 // stopped).
 func TestServerClone(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

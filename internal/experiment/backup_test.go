@@ -48,6 +48,7 @@ type backupRunDoc struct {
 // (the backup kept): both phases complete, the restore is verified, and
 // the store holds the two steps the report reads.
 func TestRunBackup(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

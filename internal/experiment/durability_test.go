@@ -44,6 +44,7 @@ type durabilityDoc struct {
 // TestDurabilityManagedKill; `durability --json`'s keys and exit codes stay
 // in internal/cli.
 func TestRunDurabilityManagedKill(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	ctx := context.Background()
 	base := pgtest.TempDir(t)
