@@ -279,6 +279,7 @@ func TestBackupRestore(t *testing.T) {
 
 // A failed verification keeps the timing, says Verified false, and is an error.
 func TestRestoreVerifyFails(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	dataDir, dsn := startSource(t, ctx)
 	o := backup.Options{DSN: dsn, DataDir: dataDir, Target: filepath.Join(filepath.Dir(dataDir), "backups"), Logical: true,
@@ -317,6 +318,7 @@ func cancelWhen(ctx context.Context, path string) (context.Context, func()) {
 // Interrupted mid-phase: the context's error, the child stopped, nothing
 // partial left behind.
 func TestInterrupted(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	dataDir, dsn := startSource(t, ctx)
 	target := filepath.Join(filepath.Dir(dataDir), "backups")

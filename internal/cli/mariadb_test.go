@@ -19,7 +19,6 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
-	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
 // startMariaDB runs `server start --engine mariadb` in a new data directory
@@ -126,96 +125,6 @@ func TestMariaDBConnectErrors(t *testing.T) {
 	badInputLine(t, args, code, out, errOut, 1, closed, "is the server running")
 	if strings.Contains(errOut, "pw-secret-9") {
 		t.Errorf("the password shows: %s", errOut)
-	}
-}
-
-// TPC-C on MariaDB through the commands: build, check, a short run in each
-// mode with every transaction type and the database's and the driver's
-// New-Order counts agreeing, and the checks passing afterwards.
-func TestMariaDBTPCC(t *testing.T) {
-	dsn := mariatest.NewDatabase(t)
-	buildSchema(t, dsn, 2)
-	if code, out, errOut := runTierbench(t, "tpcc", "check", "--dsn", dsn); code != 0 || !strings.Contains(out, "all consistency conditions hold") {
-		t.Fatalf("check after build: exit %d\n%s%s", code, out, errOut)
-	}
-	resultsDir := t.TempDir()
-	for _, mode := range []string{"routines", "statements"} {
-		t.Run(mode, func(t *testing.T) {
-			code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--mode", mode,
-				"--vus", "2", "--rampup", "1s", "--duration", "4s", "--results", resultsDir)
-			if code != 0 {
-				t.Fatalf("run: exit %d: %s", code, errOut)
-			}
-			d := parseRun(t, out)
-			if d.Status != "complete" || len(d.Steps) != 1 || !d.NOPMAgree {
-				t.Fatalf("run: %s", out)
-			}
-			s := d.Steps[0]
-			for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
-				tx := s.Txn[k]
-				if tx.Count == 0 || tx.P50 <= 0 || tx.P50 > tx.P95 || tx.P95 > tx.P99 || tx.P99 > tx.Max {
-					t.Errorf("%s: %+v", k, tx)
-				}
-			}
-			if s.Errors != 0 || s.NOPM <= 0 || s.TPM <= 0 || s.ClientNOPM <= 0 || s.CPU <= 0 {
-				t.Errorf("step numbers: %+v", s)
-			}
-			if s.DB["commits_per_s"] <= 0 || s.DB["cache_hit_pct"] <= 0 || s.Host["server_cpu_pct"] <= 0 {
-				t.Errorf("step telemetry: db %v, host %v", s.DB, s.Host)
-			}
-			diff := s.NOPMCheck.Database - s.NOPMCheck.Client
-			if diff > s.NOPMCheck.Bound || -diff > s.NOPMCheck.Bound || s.NOPMCheck.Bound != 2 {
-				t.Errorf("database committed %d New-Orders, driver saw %d (bound %d)", s.NOPMCheck.Database, s.NOPMCheck.Client, s.NOPMCheck.Bound)
-			}
-			// TPM is Com_commit + Com_rollback: one per business
-			// transaction in both modes (docs/tpcc.md), so the database
-			// and the driver agree but for the transactions in flight at
-			// the edges and tierbench's own readings.
-			db, client := float64(s.TPM)*s.Seconds/60, float64(s.ClientTPM)*s.Seconds/60
-			if db < client-4 || db > client+4+float64(s.Retries)+2*s.Seconds {
-				t.Errorf("the database counted %.0f transactions, the driver %.0f (%d retried), in %.1f s", db, client, s.Retries, s.Seconds)
-			}
-			if code, out, _ := runTierbench(t, "tpcc", "check", "--json", "--dsn", dsn, "--all"); code != 0 {
-				t.Fatalf("consistency after a %s run: %s", mode, out)
-			}
-			code, out, _ = runTierbench(t, "results", "show", d.RunID, "--results", resultsDir)
-			if code != 0 || !strings.Contains(out, "MariaDB") && !strings.Contains(out, "mariadb") {
-				t.Errorf("results show: exit %d\n%s", code, out)
-			}
-		})
-	}
-}
-
-// `durability --managed DIR --engine mariadb --fault kill`: SIGKILL of
-// mariadbd under load three times, recovery, and every acknowledged
-// New-Order found.
-func TestMariaDBDurabilityKill(t *testing.T) {
-	mariatest.RequireBinaries(t)
-	base := mariatest.TempDir(t)
-	dataDir := filepath.Join(base, "data")
-	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
-	code, out, errOut := runTierbench(t, "durability", "--managed", dataDir, "--engine", "mariadb", "--cycles", "3", "--fault", "kill",
-		"--vus", "2", "--run-before-fault", "2s", "--warehouses", "1", "--results", filepath.Join(base, "results"), "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut)
-	}
-	if strings.Contains(errOut, "[mysql]") {
-		t.Errorf("the driver's own log reached stderr:\n%s", errOut)
-	}
-	var doc durabilityDoc
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("stdout is not the JSON document: %v\n%s", err, out)
-	}
-	if doc.Status != "complete" || len(doc.Cycles) != 3 || !doc.Total.OK || doc.Total.Lost != 0 {
-		t.Fatalf("document: %+v", doc)
-	}
-	for _, c := range doc.Cycles {
-		if !c.OK || c.Lost != 0 || c.Committed == 0 || c.Found != c.Committed || !c.Consistency || c.RecoverySeconds <= 0 {
-			t.Errorf("cycle %+v", c)
-		}
-	}
-	if st, err := server.Status(context.Background(), dataDir); err != nil || !st.Running || st.Engine != "mariadb" {
-		t.Fatalf("the managed MariaDB is not running after the test: %+v, %v", st, err)
 	}
 }
 
@@ -363,48 +272,6 @@ func TestSecretsMariaDB(t *testing.T) {
 	}
 }
 
-// The bundled engines scenario at a shortened laptop scale: both engines
-// build, run and pass their checks, and the report compares them.
-func TestScenarioEngines(t *testing.T) {
-	mariatest.RequireBinaries(t)
-	base := mariatest.TempDir(t)
-	data, res := filepath.Join(base, "data"), filepath.Join(base, "results")
-	t.Cleanup(func() {
-		for _, s := range []string{"postgres", "mariadb"} {
-			dir := filepath.Join(data, "engines", s)
-			server.Stop(context.Background(), dir, "immediate")
-			server.RemoveLimits(dir)
-		}
-	})
-	code, out, errOut := runTierbench(t, "scenario", "run", "engines", "--data", data, "--results", res,
-		"--set", "warehouses=1", "--set", "vus=1,2", "--set", "rampup=0s", "--set", "duration=3s", "--set", "memory=512MiB")
-	if code != 0 {
-		t.Fatalf("scenario run engines: exit %d\n%s%s", code, out, errOut)
-	}
-	runs := groupRuns(t, res)
-	engines := map[string]int{}
-	for _, r := range runs {
-		if r.Kind == "tpcc" {
-			engines[param(r, "engine")]++
-		}
-	}
-	if engines["postgres"] != 1 || engines["mariadb"] != 1 {
-		t.Fatalf("TPC-C runs by engine: %v", engines)
-	}
-	html, err := os.ReadFile(filepath.Join(res, "report.html"))
-	if err != nil {
-		t.Fatalf("the scenario's report: %v", err)
-	}
-	for _, id := range []string{`id="engines-ratios"`, `id="engines-throughput"`} {
-		if !strings.Contains(string(html), id) {
-			t.Errorf("the report lacks %s", id)
-		}
-	}
-	if !strings.Contains(string(html), "MariaDB") || !strings.Contains(string(html), "PostgreSQL") {
-		t.Error("the report does not name both engines")
-	}
-}
-
 // mariaAdmin runs statements on a MariaDB as the user of dsn.
 func mariaAdmin(ctx context.Context, t *testing.T, dsn string, stmts ...string) {
 	t.Helper()
@@ -422,54 +289,5 @@ func mariaAdmin(ctx context.Context, t *testing.T, dsn string, stmts ...string) 
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			t.Fatalf("%s: %v", strings.Fields(s)[:2], err)
 		}
-	}
-}
-
-// `durability --dsn DSN --fault kill` on a server tierbench does not run
-// for the test: the fault finds the server's main process from what the
-// server says of itself (PostgreSQL: its backend's parent; MariaDB:
-// @@pid_file in @@datadir) and kills it; a supervisor (here a goroutine,
-// elsewhere systemd) starts it again with a new PID, found again before the
-// next fault, and no acknowledged New-Order is lost.
-func TestDurabilityKillDSN(t *testing.T) {
-	t.Run("postgres", func(t *testing.T) {
-		testDurabilityKillDSN(t, pgtest.StartManaged(t, context.Background()))
-	})
-	t.Run("mariadb", func(t *testing.T) {
-		testDurabilityKillDSN(t, mariatest.StartManaged(t, context.Background()))
-	})
-}
-
-func testDurabilityKillDSN(t *testing.T, info server.Info) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	buildSchema(t, info.DSN, 1)
-	var restarts sync.WaitGroup
-	restarts.Add(1)
-	started := 0
-	go func() {
-		defer restarts.Done()
-		for ctx.Err() == nil {
-			time.Sleep(100 * time.Millisecond)
-			if st, err := server.Status(ctx, info.DataDir); err == nil && !st.Running && ctx.Err() == nil {
-				if _, err := server.Start(ctx, server.Options{DataDir: info.DataDir, KeepConfig: true}); err == nil {
-					started++
-				}
-			}
-		}
-	}()
-	code, out, errOut := runTierbench(t, "durability", "--dsn", info.DSN, "--cycles", "2", "--fault", "kill", "--vus", "2",
-		"--run-before-fault", "2s", "--recover-timeout", "60s", "--results", t.TempDir(), "--json")
-	cancel()
-	restarts.Wait()
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, out, errOut)
-	}
-	var doc durabilityDoc
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("stdout is not the JSON document: %v\n%s", err, out)
-	}
-	if doc.Status != "complete" || len(doc.Cycles) != 2 || !doc.Total.OK || doc.Total.Lost != 0 || started != 2 {
-		t.Fatalf("document %+v; the supervisor restarted the server %d times, want 2", doc, started)
 	}
 }

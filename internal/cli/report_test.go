@@ -20,6 +20,7 @@ import (
 // nothing fetched from the network, and a browser that renders it without
 // an error; then `tierbench report` compares the two.
 func TestRunWritesReport(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dir := pgtest.TempDir(t)
 	data, res := filepath.Join(dir, "data"), filepath.Join(dir, "results")

@@ -33,6 +33,7 @@ type serverDoc struct {
 // with exit 2. What a clone is (the data, the port, the settings, Replace)
 // is experiment.CloneServer's, tested beside it.
 func TestServerClone(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	base := pgtest.TempDir(t)
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "copies", "dst")

@@ -50,6 +50,7 @@ func config(t *testing.T, dataDir, dsn string, kind string, cycles int) durabili
 // TestKillCyclesLoseNothing kills the postmaster under load three times;
 // every acknowledged New-Order must be there after each recovery.
 func TestKillCyclesLoseNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dataDir, dsn := managedServer(t, ctx)
 	before, _, _ := pidOf(t, dataDir)
@@ -84,6 +85,7 @@ func TestKillCyclesLoseNothing(t *testing.T) {
 // TestVerificationDetectsLoss: an acknowledged order deleted before the
 // verification is reported lost, by its key.
 func TestVerificationDetectsLoss(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dataDir, dsn := managedServer(t, ctx)
 	cfg := config(t, dataDir, dsn, durability.FaultStop, 1)

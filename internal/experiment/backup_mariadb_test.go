@@ -1,9 +1,9 @@
-package cli_test
+package experiment_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,18 +11,20 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
-	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 )
 
 // A managed MariaDB with a one-warehouse schema, backed up and restored once
-// physically (mariadb-backup, --datadir given) and once logically
+// physically (mariadb-backup, its data directory given) and once logically
 // (tierbench-dump and tierbench-load, the backup kept) while TPC-C runs on
 // it: both phases complete, each restored copy passes the consistency
 // conditions and lies between the source's row counts before and after its
-// backup, and the store holds the run with its engine and method.
-func TestBackupRunMariaDB(t *testing.T) {
+// backup, and the store holds the run with its engine and method. This was
+// the CLI's TestBackupRunMariaDB.
+func TestRunBackupMariaDB(t *testing.T) {
+	t.Parallel()
 	mariatest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -33,20 +35,20 @@ func TestBackupRunMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buildSchema(t, info.DSN, 1)
+	buildWarehouses(t, ctx, info.DSN, 1)
 	password := strings.Split(strings.TrimPrefix(info.DSN, "mariadb://tierbench:"), "@")[0]
 	res := filepath.Join(base, "results")
 
 	// TPC-C beside both cycles, until they are done.
 	tctx, stopTPCC := context.WithCancel(ctx)
 	defer stopTPCC()
-	tpccDone := make(chan string, 1)
+	tpccDone := make(chan error, 1)
 	go func() {
-		var stdout, stderr bytes.Buffer
-		code := cli.Execute(tctx, []string{"tpcc", "run", "--dsn", info.DSN, "--vus", "2", "--rampup", "0s", "--duration", "3m",
-			"--results", filepath.Join(base, "tpcc-results")}, &stdout, &stderr)
-		if code != cli.ExitOK && code != cli.ExitInterrupted {
-			tpccDone <- stderr.String()
+		_, err := experiment.RunTPCC(tctx, experiment.TPCCConfig{Record: experiment.Record{Results: filepath.Join(base, "tpcc-results")},
+			DSN: info.DSN, VUs: []int{2}, Duration: 3 * time.Minute}, experiment.Nop{})
+		var in *experiment.Interrupted
+		if err != nil && !errors.As(err, &in) {
+			tpccDone <- err
 		}
 		close(tpccDone)
 	}()
@@ -54,31 +56,33 @@ func TestBackupRunMariaDB(t *testing.T) {
 
 	for _, tc := range []struct {
 		name            string
-		args            []string
+		cfg             experiment.BackupConfig
 		method, restore string
 	}{
 		{name: "physical", method: "mariadb-backup", restore: "mariadb-backup"},
-		{name: "logical", args: []string{"--logical", "--jobs", "3", "--keep"}, method: "tierbench-dump", restore: "tierbench-load"},
+		{name: "logical", cfg: experiment.BackupConfig{Logical: true, Jobs: 3, Keep: true}, method: "tierbench-dump", restore: "tierbench-load"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := filepath.Join(base, "backups-"+tc.name)
-			args := append([]string{"backup", "run", "--json", "--dsn", info.DSN, "--datadir", dataDir, "--target", target,
-				"--cycles", "1", "--results", res}, tc.args...)
+			cfg := tc.cfg
+			cfg.Results, cfg.Telemetry = res, experiment.DefaultTelemetry
+			cfg.DSN, cfg.DataDir, cfg.Target, cfg.Cycles, cfg.Verify = info.DSN, dataDir, target, 1, true
+			if cfg.Jobs == 0 {
+				cfg.Jobs = 2 // the command line's default here: one a core
+			}
 			start := time.Now()
-			code, out, errOut := runTierbench(t, args...)
-			if code != 0 {
-				t.Fatalf("backup run: exit %d: %s", code, errOut)
+			result, err := experiment.RunBackup(ctx, cfg, experiment.Nop{})
+			if err != nil {
+				t.Fatalf("backup run: %v", err)
 			}
-			t.Logf("backup run --cycles 1 (%s): %v", tc.name, time.Since(start).Round(time.Millisecond))
-			if strings.Contains(out+errOut, password) {
-				t.Error("the output shows the password")
-			}
+			t.Logf("backup run, 1 cycle (%s): %v", tc.name, time.Since(start).Round(time.Millisecond))
 			var d backupRunDoc
-			if err := json.Unmarshal([]byte(out), &d); err != nil {
-				t.Fatalf("backup run --json: %v\n%s", err, out)
+			out := asDoc(t, result, &d)
+			if strings.Contains(out, password) {
+				t.Error("the run's document shows the password")
 			}
 			if d.Status != "complete" || len(d.Cycles) != 1 || d.Cycles[0].Cycle != 1 || d.Cycles[0].Backup == nil || d.Cycles[0].Restore == nil {
-				t.Fatalf("backup run --json: %s", out)
+				t.Fatalf("backup run: %s", out)
 			}
 			b, r := d.Cycles[0].Backup, d.Cycles[0].Restore
 			for _, p := range []struct {
@@ -96,36 +100,26 @@ func TestBackupRunMariaDB(t *testing.T) {
 			t.Logf("%s: backup %d bytes in %.2fs (%.0f MB/s); restore %.2fs (%.0f MB/s)", tc.name, b.Bytes, b.Seconds, b.MBps, r.Seconds, r.MBps)
 
 			// The store: the run's engine and method, and its two steps.
-			code, out, _ = runTierbench(t, "results", "show", d.RunID, "--results", res, "--json")
-			if code != 0 {
-				t.Fatalf("results show: exit %d", code)
+			run, steps := storedRun(t, res, d.RunID)
+			var p struct {
+				DSN    string `json:"dsn"`
+				Engine string `json:"engine"`
+				Method string `json:"method"`
 			}
-			var show struct {
-				Run struct {
-					Kind   string `json:"kind"`
-					Status string `json:"status"`
-					Params struct {
-						DSN    string `json:"dsn"`
-						Engine string `json:"engine"`
-						Method string `json:"method"`
-					} `json:"params"`
-				} `json:"run"`
-				Steps []struct {
-					Name    string         `json:"name"`
-					Metrics backupPhaseDoc `json:"metrics"`
-				} `json:"steps"`
-			}
-			if err := json.Unmarshal([]byte(out), &show); err != nil {
+			if err := json.Unmarshal(run.Params, &p); err != nil {
 				t.Fatal(err)
 			}
-			p := show.Run.Params
-			if show.Run.Kind != "backup" || show.Run.Status != "complete" || len(show.Steps) != 2 ||
+			if run.Kind != "backup" || run.Status != "complete" || len(steps) != 2 ||
 				p.Engine != "mariadb" || p.Method != tc.method || strings.Contains(p.DSN, password) {
-				t.Errorf("stored run: %s", out)
+				t.Errorf("stored run: %+v, params %s, %d steps", run, run.Params, len(steps))
 			}
 			for i, want := range []string{"backup 1", "restore 1"} {
-				if st := show.Steps[i]; st.Name != want || st.Metrics.Method != []string{tc.method, tc.restore}[i] {
-					t.Errorf("step %d: %+v", i, st)
+				var m backupPhaseDoc
+				if err := json.Unmarshal(steps[i].Metrics, &m); err != nil {
+					t.Fatal(err)
+				}
+				if steps[i].Name != want || m.Method != []string{tc.method, tc.restore}[i] {
+					t.Errorf("step %d: %s %+v", i, steps[i].Name, m)
 				}
 			}
 
@@ -138,7 +132,7 @@ func TestBackupRunMariaDB(t *testing.T) {
 			}
 			for _, name := range []string{"cycle-1/tierbench-dump.json", "cycle-1/stock.0001.tsv", backup.MarkerFile} {
 				if _, err := os.Stat(filepath.Join(target, name)); err != nil {
-					t.Errorf("--keep: %v", err)
+					t.Errorf("Keep: %v", err)
 				}
 			}
 			if _, err := os.Stat(filepath.Join(target, "restore-1")); !os.IsNotExist(err) {
@@ -147,7 +141,7 @@ func TestBackupRunMariaDB(t *testing.T) {
 		})
 	}
 	stopTPCC()
-	if errOut, failed := <-tpccDone; failed {
-		t.Errorf("TPC-C beside the backups failed: %s", errOut)
+	if err, failed := <-tpccDone; failed {
+		t.Errorf("TPC-C beside the backups failed: %v", err)
 	}
 }

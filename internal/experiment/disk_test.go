@@ -1,0 +1,273 @@
+package experiment_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/results"
+)
+
+// requireFio fails under CI=true and skips elsewhere when fio is missing.
+func requireFio(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("fio"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("fio is not installed, and CI=true: integration tests must run (make setup installs it)")
+		}
+		t.Skip("fio is not installed (make setup installs it)")
+	}
+}
+
+type diskDir struct {
+	IOPS   float64 `json:"iops"`
+	MBps   float64 `json:"mbps"`
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P95Ms  float64 `json:"p95_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	P999Ms float64 `json:"p999_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+// diskStat is a figure's {"mean","stddev","n","ci95_low","ci95_high"}.
+type diskStat struct {
+	Mean   float64  `json:"mean"`
+	Stddev float64  `json:"stddev"`
+	N      int      `json:"n"`
+	Low    *float64 `json:"ci95_low"`
+	High   *float64 `json:"ci95_high"`
+}
+
+// A sweep of 2 points, 3 repetitions each, interleaved. The document has
+// one entry per point, in the order given, with n = 3 and a 95% interval
+// around the mean IOPS, which the point's iops key holds; percentiles
+// pooled from the merged histograms; the repetitions as they ran. The
+// store keeps all six, each with its histogram, in the order A,B,A,B,A,B;
+// back to back keeps each point's repetitions together (A,A,B,B). This was
+// the CLI's TestDiskRunRepeat; the text view of a repeated run stays there.
+func TestRunDiskRepeatSweep(t *testing.T) {
+	requireFio(t)
+	res, target := t.TempDir(), t.TempDir()
+	sweep := func(repeat int, backToBack bool) *experiment.DiskResult {
+		t.Helper()
+		out, err := experiment.RunDisk(context.Background(), experiment.DiskConfig{
+			Record: experiment.Record{Results: res, Telemetry: experiment.DefaultTelemetry},
+			Target: target, Profile: "ad-hoc", Repeat: repeat, BackToBack: backToBack,
+			Points:        fio.Sweep(fio.Spec{}, []int64{4096}, []string{fio.RandRead}, nil, []int{1}, []int{1, 2}),
+			Settings:      fio.Settings{Duration: time.Second, Direct: true},
+			TargetOptions: fio.TargetOptions{Size: 16 << 20},
+		}, experiment.Nop{})
+		if err != nil {
+			t.Fatalf("disk run (repeat %d, back to back %v): %v", repeat, backToBack, err)
+		}
+		return out
+	}
+	var doc struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+		Repeat int    `json:"repeat"`
+		Points []struct {
+			Name       string              `json:"name"`
+			Repetition int                 `json:"repetition"`
+			Read       *diskDir            `json:"read"`
+			Stats      map[string]diskStat `json:"stats"`
+			Pooled     struct {
+				Read *diskDir `json:"read"`
+			} `json:"pooled"`
+			Repetitions []struct {
+				Name       string   `json:"name"`
+				Repetition int      `json:"repetition"`
+				Read       *diskDir `json:"read"`
+			} `json:"repetitions"`
+		} `json:"points"`
+	}
+	out := asDoc(t, sweep(3, false), &doc)
+	names := []string{"4k-randread-qd1x1", "4k-randread-qd2x1"}
+	if doc.Status != "complete" || doc.Repeat != 3 || len(doc.Points) != 2 {
+		t.Fatalf("status %s, repeat %d, %d points; want complete, 3 and 2:\n%s", doc.Status, doc.Repeat, len(doc.Points), out)
+	}
+	for i, p := range doc.Points {
+		iops := p.Stats["read.iops"]
+		if p.Name != names[i] || p.Repetition != 0 || p.Read == nil || iops.N != 3 || iops.Low == nil || iops.High == nil ||
+			!(*iops.Low <= iops.Mean && iops.Mean <= *iops.High) || math.Abs(p.Read.IOPS-iops.Mean) > 1e-6*iops.Mean {
+			t.Errorf("point %d: %s, repetition %d, read %+v, read.iops stats %+v", i, p.Name, p.Repetition, p.Read, iops)
+		}
+		if mb := p.Stats["read.mbps"]; mb.N != 3 || mb.Low == nil || !(*mb.Low <= mb.Mean && mb.Mean <= *mb.High) {
+			t.Errorf("%s: read.mbps stats %+v", p.Name, mb)
+		}
+		if s := p.Stats["read.p99_ms"]; s.N != 3 || math.Abs(s.Mean-p.Read.P99Ms) > 1e-9 {
+			t.Errorf("%s: read.p99_ms stats %+v, read p99 %v", p.Name, s, p.Read.P99Ms)
+		}
+		if pr := p.Pooled.Read; pr == nil || !(0 < pr.P50Ms && pr.P50Ms <= pr.P99Ms && pr.P99Ms <= pr.MaxMs) {
+			t.Errorf("%s: pooled read %+v", p.Name, pr)
+		}
+		var sum float64
+		for r, rep := range p.Repetitions {
+			sum += rep.Read.IOPS
+			if rep.Name != p.Name || rep.Repetition != r+1 {
+				t.Errorf("%s, repetition %d: %s, %d", p.Name, r+1, rep.Name, rep.Repetition)
+			}
+		}
+		if len(p.Repetitions) != 3 || math.Abs(sum/3-iops.Mean) > 1e-6*iops.Mean {
+			t.Errorf("%s: %d repetitions averaging %v IOPS, mean %v", p.Name, len(p.Repetitions), sum/3, iops.Mean)
+		}
+	}
+	if got := storedPoints(t, res, doc.RunID, "read.clat_ns"); got != "qd1x1#1 qd2x1#1 qd1x1#2 qd2x1#2 qd1x1#3 qd2x1#3" {
+		t.Errorf("stored steps %s; want the points interleaved, each repetition with its histogram", got)
+	}
+
+	if got := storedPoints(t, res, sweep(2, true).RunID, "read.clat_ns"); got != "qd1x1#1 qd1x1#2 qd2x1#1 qd2x1#2" {
+		t.Errorf("back to back: stored steps %s", got)
+	}
+}
+
+// storedPoints lists a disk run's stored steps in their order as
+// "qdDEPTHxJOBS#REPETITION", checking that each has the histogram hist.
+func storedPoints(t *testing.T, dir, runID, hist string) string {
+	t.Helper()
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	steps, err := store.Steps(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, s := range steps {
+		var doc struct {
+			Name       string `json:"name"`
+			Repetition int    `json:"repetition"`
+		}
+		if err := json.Unmarshal(s.Metrics, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if s.Index != i || s.Name != doc.Name {
+			t.Errorf("step %d: index %d, name %s in a document of %s", i, s.Index, s.Name, doc.Name)
+		}
+		if h, err := store.Histogram(ctx, runID, i, hist); err != nil || len(h) == 0 {
+			t.Errorf("step %d (%s): no %s histogram (%v)", i, doc.Name, hist, err)
+		}
+		got = append(got, fmt.Sprintf("%s#%d", strings.TrimPrefix(doc.Name, "4k-randread-"), doc.Repetition))
+	}
+	return strings.Join(got, " ")
+}
+
+type diskDoc struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+	Points []struct {
+		Name    string             `json:"name"`
+		BS      string             `json:"bs"`
+		RW      string             `json:"rw"`
+		IODepth int                `json:"iodepth"`
+		Jobs    int                `json:"jobs"`
+		Read    *diskDir           `json:"read"`
+		Write   *diskDir           `json:"write"`
+		Host    map[string]float64 `json:"host"`
+		Device  map[string]float64 `json:"device"`
+	} `json:"points"`
+}
+
+// The quick profile on a temporary directory: every point measured, with
+// ordered percentiles, a per-second series as long as the point, its job
+// file stored, and the test file gone afterwards. This was the CLI's
+// TestDiskRunQuick.
+func TestRunDiskQuickProfile(t *testing.T) {
+	t.Parallel()
+	requireFio(t)
+	target, res := t.TempDir(), t.TempDir()
+	cfg, err := experiment.ProfileConfig("quick", 3*time.Second, time.Second, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Results, cfg.Telemetry, cfg.Target = res, experiment.DefaultTelemetry, target
+	result, err := experiment.RunDisk(context.Background(), cfg, experiment.Nop{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc diskDoc
+	out := asDoc(t, result, &doc)
+	want := []string{"4k-randrw70-qd8x2", "4k-randread-qd1x1", "256k-read-qd8x1", "256k-write-qd8x1"}
+	if len(doc.Points) != len(want) || doc.Status != "complete" {
+		t.Fatalf("status %s, %d points, want %d\n%s", doc.Status, len(doc.Points), len(want), out)
+	}
+	for i, p := range doc.Points {
+		if p.Name != want[i] {
+			t.Errorf("point %d is %s, want %s", i, p.Name, want[i])
+		}
+		reads, writes := p.RW != "write" && p.RW != "randwrite", p.RW == "write" || p.RW == "randwrite" || p.RW == "randrw"
+		if (p.Read != nil) != reads || (p.Write != nil) != writes {
+			t.Errorf("%s: read %v write %v, want read %t write %t", p.Name, p.Read, p.Write, reads, writes)
+		}
+		for dir, d := range map[string]*diskDir{"read": p.Read, "write": p.Write} {
+			if d == nil {
+				continue
+			}
+			if d.IOPS <= 0 || d.MBps <= 0 || d.MeanMs <= 0 {
+				t.Errorf("%s %s: IOPS %.0f, MB/s %.1f, mean %.3f ms: want all > 0", p.Name, dir, d.IOPS, d.MBps, d.MeanMs)
+			}
+			if !(0 < d.P50Ms && d.P50Ms <= d.P95Ms && d.P95Ms <= d.P99Ms && d.P99Ms <= d.P999Ms && d.P999Ms <= d.MaxMs) {
+				t.Errorf("%s %s: percentiles out of order: %+v", p.Name, dir, *d)
+			}
+		}
+	}
+	// Telemetry of each point: the host, and the device under the target,
+	// which saw the sequential writes.
+	for _, p := range doc.Points {
+		if _, ok := p.Host["cpu_iowait_pct"]; !ok {
+			t.Errorf("%s: no host telemetry: %v", p.Name, p.Host)
+		}
+	}
+	if w := doc.Points[3].Device["w_iops"]; w <= 0 {
+		t.Errorf("%s: device w_iops %.0f, want > 0 (device telemetry %v)", doc.Points[3].Name, w, doc.Points[3].Device)
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("the target directory still holds %v after the run", entries)
+	}
+
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	run, err := store.Run(ctx, doc.RunID)
+	if err != nil || run.Kind != "disk" || run.Status != "complete" || !strings.Contains(string(run.Params), "fio-") {
+		t.Fatalf("stored run %+v (%v): want a complete disk run with the fio version", run, err)
+	}
+	steps, err := store.Steps(ctx, doc.RunID)
+	if err != nil || len(steps) != len(want) {
+		t.Fatalf("%d stored steps (%v), want %d", len(steps), err, len(want))
+	}
+	for i, st := range steps {
+		var m struct {
+			JobFile string `json:"job_file"`
+		}
+		if err := json.Unmarshal(st.Metrics, &m); err != nil || !strings.Contains(m.JobFile, "rw=") {
+			t.Errorf("step %d keeps no job file: %s", i, st.Metrics)
+		}
+		dir := "read"
+		if doc.Points[i].Read == nil {
+			dir = "write"
+		}
+		pts, err := store.Points(ctx, doc.RunID, dir+".iops", i)
+		if err != nil || len(pts) < 2 || len(pts) > 4 {
+			t.Errorf("point %s: %d seconds of %s.iops (%v), want about 3", st.Name, len(pts), dir, err)
+		}
+		if h, err := store.Histogram(ctx, doc.RunID, i, dir+".clat_ns"); err != nil || len(h) == 0 {
+			t.Errorf("point %s: no stored %s histogram (%v)", st.Name, dir, err)
+		}
+	}
+}

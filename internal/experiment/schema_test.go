@@ -1,0 +1,114 @@
+package experiment_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// templates are the TPC-C schemas built once per test process on the
+// shared server, by warehouse count: a test gets its own copy of one in a
+// second or so (CREATE DATABASE … TEMPLATE), where a build takes ten or
+// more on a 2-core CI host.
+var templates struct {
+	sync.Mutex
+	names map[int]string
+}
+
+// tpccDatabase returns the DSN of a new database of the test's own,
+// dropped when it ends, holding a freshly built TPC-C schema of the given
+// warehouses. Against TIERBENCH_TEST_DSN, which is not ours to leave
+// templates on, it builds the schema in the test's database instead.
+func tpccDatabase(t *testing.T, warehouses int) string {
+	t.Helper()
+	if os.Getenv(pgtest.EnvDSN) != "" {
+		dsn := pgtest.NewDatabase(t)
+		buildWarehouses(t, context.Background(), dsn, warehouses)
+		return dsn
+	}
+	admin := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	templates.Lock()
+	defer templates.Unlock()
+	tmpl, ok := templates.names[warehouses]
+	if !ok {
+		tmpl = fmt.Sprintf("tb_tpcc%d_%s", warehouses, randomName(t))
+		adminExec(t, ctx, admin, "CREATE DATABASE "+pgx.Identifier{tmpl}.Sanitize())
+		buildWarehouses(t, ctx, databaseDSN(t, admin, tmpl), warehouses)
+		if templates.names == nil {
+			templates.names = map[int]string{}
+		}
+		templates.names[warehouses] = tmpl
+	}
+	name := "tb_" + randomName(t)
+	adminExec(t, ctx, admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{tmpl}.Sanitize()+
+		" STRATEGY FILE_COPY")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		adminExec(t, ctx, admin, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	return databaseDSN(t, admin, name)
+}
+
+func randomName(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func adminExec(t *testing.T, ctx context.Context, dsn, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// databaseDSN points the shared server's URL DSN at database name.
+func databaseDSN(t *testing.T, dsn, name string) string {
+	t.Helper()
+	if !strings.Contains(dsn, "://") {
+		return dsn + " dbname=" + name
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path, u.RawPath = "/"+name, ""
+	return u.String()
+}
+
+// buildWarehouses builds a TPC-C schema of the given warehouses at dsn.
+func buildWarehouses(t *testing.T, ctx context.Context, dsn string, warehouses int) {
+	t.Helper()
+	db, err := experiment.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := experiment.Build(ctx, db, engine.BuildOptions{Warehouses: warehouses, Workers: 2}, experiment.Nop{}); err != nil {
+		t.Fatal(err)
+	}
+}

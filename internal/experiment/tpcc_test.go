@@ -1,0 +1,522 @@
+package experiment_test
+
+// What a TPC-C run measures, stores and groups, tested here where RunTPCC
+// is rather than through `tpcc run` in internal/cli: these were the CLI's
+// TestTPCCRunModes, TestTPCCRunAudit, TestTPCCRunSurvivesServerRestart,
+// TestTPCCRunRepeat and TestTPCCRunNoisy. Their assertions read the run's
+// document as `tpcc run --json` prints it (the result marshalled), so they
+// stay as they were; the CLI keeps a cheap check of that document's shape.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/proctest"
+	"github.com/tierbench/tierbench/internal/report"
+	"github.com/tierbench/tierbench/internal/report/reporttest"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// tpccDoc is a TPC-C run's document as `tpcc run --json` prints it.
+type tpccDoc struct {
+	RunID     string `json:"run_id"`
+	Status    string `json:"status"`
+	NOPMAgree bool   `json:"nopm_agree"`
+	Steps     []struct {
+		VUs        int     `json:"vus"`
+		TPM        int64   `json:"tpm"`
+		NOPM       int64   `json:"nopm"`
+		ClientTPM  int64   `json:"client_tpm"`
+		ClientNOPM int64   `json:"client_nopm"`
+		Errors     int64   `json:"errors"`
+		Reconnects int64   `json:"reconnects"`
+		CPU        float64 `json:"client_cpu_us_per_txn"`
+		Seconds    float64 `json:"measured_seconds"`
+		Retries    int64   `json:"retries"`
+		Txn        map[string]struct {
+			Count int64   `json:"count"`
+			P50   float64 `json:"p50_ms"`
+			P95   float64 `json:"p95_ms"`
+			P99   float64 `json:"p99_ms"`
+			Max   float64 `json:"max_ms"`
+		} `json:"txn"`
+		NOPMCheck struct {
+			Database int64 `json:"database_new_orders"`
+			Client   int64 `json:"client_committed_new_orders"`
+			Bound    int64 `json:"bound"`
+			OK       bool  `json:"ok"`
+		} `json:"nopm_check"`
+		Host   map[string]float64 `json:"host"`
+		Device map[string]float64 `json:"device"`
+		DB     map[string]float64 `json:"db"`
+		Audit  []struct {
+			Name    string  `json:"name"`
+			Value   float64 `json:"value"`
+			Samples int64   `json:"samples"`
+			Verdict string  `json:"verdict"`
+		} `json:"audit"`
+	} `json:"steps"`
+}
+
+// runTPCC runs TPC-C into the store in dir, with the command line's
+// telemetry unless cfg has its own.
+func runTPCC(t *testing.T, ctx context.Context, dir string, cfg experiment.TPCCConfig) (*experiment.TPCCResult, error) {
+	t.Helper()
+	cfg.Record.Results = dir
+	if cfg.Record.Telemetry.Interval == 0 {
+		cfg.Record.Telemetry = experiment.DefaultTelemetry
+	}
+	return experiment.RunTPCC(ctx, cfg, experiment.Nop{})
+}
+
+// A short run in each mode: every transaction type runs, the database's and
+// the driver's New-Order counts agree within the in-flight bound, and the
+// consistency conditions hold afterwards.
+func TestRunTPCCModes(t *testing.T) {
+	ctx := context.Background()
+	dsn := tpccDatabase(t, 2)
+	// The database's commit counter also counts autovacuum's transactions,
+	// which the driver never sees: a freshly loaded table is due for an
+	// insert-triggered vacuum, and a worker that came in a measured
+	// interval added about 40 (CI). Autovacuum stays off on these tables, so
+	// the counts below compare the driver with the database alone.
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `DO $$ DECLARE r record; BEGIN
+		FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		         WHERE c.relkind = 'r' AND n.nspname = current_schema() LOOP
+		  EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off)', r.t);
+		END LOOP; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	resultsDir := t.TempDir()
+	for _, mode := range []string{engine.ModeRoutines, engine.ModeStatements} {
+		t.Run(mode, func(t *testing.T) {
+			runDSN := dsn
+			if mode == engine.ModeStatements {
+				// Plans that use parallel workers wherever they can.
+				runDSN += "&options=" + strings.ReplaceAll(url.QueryEscape("-c plan_cache_mode=force_generic_plan -c parallel_setup_cost=0"+
+					" -c parallel_tuple_cost=0 -c min_parallel_table_scan_size=0 -c min_parallel_index_scan_size=0"), "+", "%20")
+				if !strings.Contains(dsn, "?") {
+					runDSN = strings.Replace(runDSN, "&options=", "?options=", 1)
+				}
+			}
+			res, err := runTPCC(t, ctx, resultsDir, experiment.TPCCConfig{DSN: runDSN, Mode: mode,
+				VUs: []int{2}, RampUp: time.Second, Duration: 4 * time.Second})
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			var d tpccDoc
+			out := asDoc(t, res, &d)
+			if d.Status != "complete" || len(d.Steps) != 1 || !d.NOPMAgree {
+				t.Fatalf("run: %s", out)
+			}
+			s := d.Steps[0]
+			for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
+				tx := s.Txn[k]
+				if tx.Count == 0 || tx.P50 <= 0 || tx.P50 > tx.P95 || tx.P95 > tx.P99 || tx.P99 > tx.Max {
+					t.Errorf("%s: %+v", k, tx)
+				}
+			}
+			if s.Errors != 0 || s.NOPM <= 0 || s.TPM <= 0 || s.ClientNOPM <= 0 || s.CPU <= 0 {
+				t.Errorf("step numbers: %+v", s)
+			}
+			// Telemetry of the step: the host, the devices under the
+			// server's data directory, and PostgreSQL's own commit rate.
+			if idle, ok := s.Host["cpu_idle_pct"]; !ok || idle < 0 || idle > 100 || s.Host["server_cpu_pct"] <= 0 {
+				t.Errorf("step host telemetry: %v", s.Host)
+			}
+			if _, ok := s.Device["w_iops"]; !ok {
+				t.Errorf("step device telemetry: %v", s.Device)
+			}
+			if s.DB["commits_per_s"] <= 0 || s.DB["cache_hit_pct"] <= 0 {
+				t.Errorf("step database telemetry: %v", s.DB)
+			}
+			diff := s.NOPMCheck.Database - s.NOPMCheck.Client
+			if diff > s.NOPMCheck.Bound || -diff > s.NOPMCheck.Bound || s.NOPMCheck.Bound != 2 {
+				t.Errorf("database committed %d New-Orders, driver saw %d (bound %d)", s.NOPMCheck.Database, s.NOPMCheck.Client, s.NOPMCheck.Bound)
+			}
+			// The database's transaction count agrees with the driver's: it
+			// may count the transactions in flight at the end (2), the
+			// attempts rolled back and retried (serialization failures,
+			// deadlocks) and the readings on tierbench's own connections
+			// (the counters' and telemetry's database statistics, one each a
+			// second, and a few more counter readings at each edge while
+			// the VUs settle: 16.4 in all once, on a busy CI host, where 11
+			// to 14 are usual), and lose one to each truncation to a per-minute
+			// rate; before the VUs' connections were asked to publish their
+			// counters, it missed the last second's. Statements mode runs
+			// with parallel plans made cheap: unless the driver turns
+			// parallel query off, its statements launch workers, and each
+			// worker's own commits count.
+			db, client := float64(s.TPM)*s.Seconds/60, float64(s.ClientTPM)*s.Seconds/60
+			t.Logf("the database counted %.1f transactions more than the driver in %.1f s", db-client, s.Seconds)
+			if db < client-2 || db > client+2+float64(s.Retries)+2*s.Seconds+10 {
+				t.Errorf("the database counted %.0f transactions, the driver %.0f (%d retried), in %.1f s", db, client, s.Retries, s.Seconds)
+			}
+			// The consistency conditions hold after the run (`tpcc check --all`).
+			checkDB, err := experiment.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check, err := checkDB.CheckTPCC(ctx, engine.CheckOptions{All: true, Seed: uint64(time.Now().UnixNano())})
+			checkDB.Close()
+			if err != nil || !check.OK {
+				t.Fatalf("consistency after a %s run: %v %+v", mode, err, check)
+			}
+			// The run is in the store with its step.
+			run, steps := storedRun(t, resultsDir, d.RunID)
+			if run.Status != results.StatusComplete || len(steps) != 1 || steps[0].Name != "vus=2" {
+				t.Fatalf("stored run %s with steps %+v; want complete with its step vus=2", run.Status, steps)
+			}
+			checkSecondSeries(t, resultsDir, d.RunID, float64(s.ClientTPM))
+		})
+	}
+}
+
+// checkSecondSeries checks a one-step run's per-second series in the
+// store: a point each second, the driver's rate near the step's (the
+// seconds of the ramp-up included), New-Order's percentiles in order.
+func checkSecondSeries(t *testing.T, dir, runID string, clientTPM float64) {
+	t.Helper()
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	series := map[string][]results.Point{}
+	for _, name := range []string{"client_tpm", "new_order.p50_ms", "new_order.p95_ms", "new_order.p99_ms"} {
+		if series[name], err = store.Points(context.Background(), runID, name, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rates := series["client_tpm"]
+	if len(rates) < 4 {
+		t.Fatalf("%d seconds of client_tpm, want at least 4", len(rates))
+	}
+	var sum float64
+	for _, p := range rates {
+		sum += p.Value
+	}
+	if mean := sum / float64(len(rates)); mean < clientTPM/2 || mean > clientTPM*2 {
+		t.Errorf("per-second client_tpm averages %.0f, the step's is %.0f", mean, clientTPM)
+	}
+	for i := range rates {
+		p50, p95, p99 := series["new_order.p50_ms"][i].Value, series["new_order.p95_ms"][i].Value, series["new_order.p99_ms"][i].Value
+		if p50 <= 0 || p50 > p95 || p95 > p99 {
+			t.Errorf("second %d: New-Order p50/p95/p99 %.3f/%.3f/%.3f ms", i+1, p50, p95, p99)
+		}
+	}
+}
+
+// Over a run of more than 10,000 transactions the input audit (5.5.1.5) is
+// judged where it has 10,000 samples and passes; the shares with fewer
+// samples are inside the spec's bounds all the same (they are dealt from
+// decks, not drawn independently).
+func TestRunTPCCAudit(t *testing.T) {
+	dsn := tpccDatabase(t, 2)
+	res, err := runTPCC(t, context.Background(), t.TempDir(), experiment.TPCCConfig{DSN: dsn, VUs: []int{2}, Duration: 15 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var d tpccDoc
+	asDoc(t, res, &d)
+	s := d.Steps[0]
+	var total int64
+	for _, tx := range s.Txn {
+		total += tx.Count
+	}
+	if total < 10000 {
+		t.Fatalf("only %d transactions: the run was too short to test the audit", total)
+	}
+	judged := 0
+	for _, a := range s.Audit {
+		if a.Verdict == "fail" || (a.Samples >= 10000 && a.Verdict != "pass") {
+			t.Errorf("audit %s = %.3f over %d samples: %s", a.Name, a.Value, a.Samples, a.Verdict)
+		}
+		if a.Verdict == "pass" {
+			judged++
+		}
+		if a.Verdict == "not-judged" && a.Samples >= 1000 {
+			if bounds, ok := auditBounds[a.Name]; ok && (a.Value < bounds[0] || a.Value > bounds[1]) {
+				t.Errorf("audit %s = %.3f over %d samples, outside %v", a.Name, a.Value, a.Samples, bounds)
+			}
+		}
+	}
+	if judged == 0 {
+		t.Fatalf("no audit item judged over %d transactions: %+v", total, s.Audit)
+	}
+}
+
+var auditBounds = map[string][2]float64{
+	"new_order_rollbacks_pct": {0.9, 1.1}, "lines_per_order": {9.5, 10.5}, "remote_order_lines_pct": {0.95, 1.05},
+	"remote_payments_pct": {14, 16}, "payment_by_name_pct": {57, 63}, "order_status_by_name_pct": {57, 63},
+}
+
+// Killing the server mid-run: the virtual users reconnect once it is back
+// and the run completes, with the reconnects counted. Most of it is
+// waiting on the run's clock, so it runs beside the other tests.
+func TestRunTPCCSurvivesServerRestart(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	dir := filepath.Join(pgtest.TempDir(t), "data")
+	ctx := context.Background()
+	info, err := server.Start(ctx, server.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Stop(context.Background(), dir, "immediate") })
+	buildWarehouses(t, ctx, info.DSN, 1)
+
+	done := make(chan struct{})
+	var res *experiment.TPCCResult
+	var runErr error
+	go func() {
+		defer close(done)
+		res, runErr = runTPCC(t, ctx, t.TempDir(), experiment.TPCCConfig{DSN: info.DSN, VUs: []int{2}, Duration: 12 * time.Second})
+	}()
+	time.Sleep(3 * time.Second)
+	if _, err := server.Stop(ctx, dir, "immediate"); err != nil { // like a crash: no shutdown checkpoint
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if _, err := server.Start(ctx, server.Options{DataDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if runErr != nil {
+		t.Fatalf("run across a restart: %v", runErr)
+	}
+	var d tpccDoc
+	out := asDoc(t, res, &d)
+	s := d.Steps[0]
+	if s.Reconnects < 2 || s.Txn["new_order"].Count == 0 {
+		t.Fatalf("reconnects %d, new orders %d: %s", s.Reconnects, s.Txn["new_order"].Count, out)
+	}
+}
+
+// stat is a figure's {"mean","stddev","n","ci95_low","ci95_high"}.
+type stat struct {
+	Mean   float64  `json:"mean"`
+	Stddev float64  `json:"stddev"`
+	N      int      `json:"n"`
+	Low    *float64 `json:"ci95_low"`
+	High   *float64 `json:"ci95_high"`
+}
+
+// TestRunTPCCRepeat: 2 VU counts, 3 repetitions each, interleaved. The
+// document has one step per VU count with n = 3 and an interval around
+// the mean NOPM, which the step's nopm key holds; its repetitions are the
+// steps as they ran; the store keeps all six, in the order 1,2,1,2,1,2.
+// Its report draws error bars and opens in a browser. BackToBack keeps
+// each count's repetitions together, and the report of two such runs
+// finds them not distinguishable.
+func TestRunTPCCRepeat(t *testing.T) {
+	ctx := context.Background()
+	dsn := tpccDatabase(t, 1)
+	res := t.TempDir()
+	repeated := func(backToBack bool) *experiment.TPCCResult {
+		t.Helper()
+		out, err := runTPCC(t, ctx, res, experiment.TPCCConfig{DSN: dsn, VUs: []int{1, 2}, Repeat: 3, BackToBack: backToBack,
+			RampUp: time.Second, Duration: 2 * time.Second})
+		if err != nil {
+			t.Fatalf("run (back to back %v): %v", backToBack, err)
+		}
+		return out
+	}
+	var d struct {
+		RunID  string `json:"run_id"`
+		Repeat int    `json:"repeat"`
+		Steps  []struct {
+			VUs         int             `json:"vus"`
+			NOPM        int64           `json:"nopm"`
+			Stats       map[string]stat `json:"stats"`
+			Pooled      map[string]any  `json:"txn_pooled"`
+			Repetitions []struct {
+				Index      int   `json:"index"`
+				VUs        int   `json:"vus"`
+				Repetition int   `json:"repetition"`
+				NOPM       int64 `json:"nopm"`
+			} `json:"repetitions"`
+		} `json:"steps"`
+	}
+	out := asDoc(t, repeated(false), &d)
+	if d.Repeat != 3 || len(d.Steps) != 2 {
+		t.Fatalf("repeat %d, %d steps; want 3 and 2:\n%s", d.Repeat, len(d.Steps), out)
+	}
+	for i, s := range d.Steps {
+		n := s.Stats["nopm"]
+		if s.VUs != []int{1, 2}[i] || n.N != 3 || n.Low == nil || n.High == nil || !(*n.Low <= n.Mean && n.Mean <= *n.High) ||
+			s.NOPM != int64(math.Round(n.Mean)) {
+			t.Errorf("step %d: %d VUs, nopm %d, stats %+v", i, s.VUs, s.NOPM, n)
+		}
+		var sum int64
+		for r, rep := range s.Repetitions {
+			sum += rep.NOPM
+			if rep.VUs != s.VUs || rep.Repetition != r+1 || rep.Index != 2*r+i {
+				t.Errorf("%d VUs, repetition %d: %+v; want index %d", s.VUs, r+1, rep, 2*r+i)
+			}
+		}
+		if len(s.Repetitions) != 3 || math.Abs(float64(sum)/3-n.Mean) > 1e-6 {
+			t.Errorf("%d VUs: %d repetitions summing to %d NOPM, mean %v", s.VUs, len(s.Repetitions), sum, n.Mean)
+		}
+		if p95 := s.Stats["new_order.p95_ms"]; p95.N != 3 || p95.Mean <= 0 || s.Pooled["new_order"] == nil {
+			t.Errorf("%d VUs: New-Order p95 %+v, pooled %v", s.VUs, p95, s.Pooled["new_order"])
+		}
+	}
+	if got := storedVUs(t, res, d.RunID); got != "1,2,1,2,1,2" {
+		t.Errorf("stored steps' VUs %s; want 1,2,1,2,1,2", got)
+	}
+
+	// The report of the run draws the repetitions' intervals as error bars
+	// and says so, and a browser opens it cleanly.
+	dir := t.TempDir()
+	htmlPath := filepath.Join(dir, "one", "report.html")
+	writeReport(t, res, report.Options{Runs: []string{d.RunID}, Out: htmlPath})
+	html, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "Error bars span the 95% confidence interval of the mean over the repetitions") {
+		t.Error("the report's by-VU charts do not say they draw error bars")
+	}
+	reporttest.CheckInBrowser(t, htmlPath, 8, filepath.Join(reporttest.ArtifactDir(t), "report-repeat.png"))
+
+	// Two more runs of the same workload, their repetitions back to back
+	// (the first run warmed the server up: right after a build its
+	// checkpoint and autovacuum slow a run measurably, which a comparison
+	// with it finds). The report of the two finds their NOPM not
+	// distinguishable: the ratio's interval holds 1. A 95% interval misses
+	// the truth one time in twenty by design, so a miss is measured once
+	// more, with a new second run, before it counts (a false alarm then 1
+	// in 400). A host that was noisy meanwhile (steal, other tests' CPU)
+	// can make the same workload measure differently; the report must then
+	// say so among its findings, and a significant verdict is accepted.
+	backToBack := func() string {
+		t.Helper()
+		id := repeated(true).RunID
+		if got := storedVUs(t, res, id); got != "1,1,1,2,2,2" {
+			t.Errorf("back to back: stored steps' VUs %s; want 1,1,1,2,2,2", got)
+		}
+		return id
+	}
+	first := backToBack()
+	for attempt := 1; ; attempt++ {
+		abPath := filepath.Join(dir, fmt.Sprint("ab", attempt), "report.html")
+		verdict, low, high := compareRuns(t, res, first, backToBack(), abPath)
+		if verdict != "not distinguishable at n=3" && verdict != "higher" && verdict != "lower" {
+			t.Fatalf("verdict %q", verdict)
+		}
+		holds := low <= 1 && 1 <= high
+		if holds != (verdict == "not distinguishable at n=3") {
+			t.Errorf("interval %v–%v and verdict %q disagree", low, high, verdict)
+		}
+		if holds {
+			break
+		}
+		if ab, _ := os.ReadFile(abPath); strings.Contains(string(ab), "were measured on a noisy host") {
+			t.Logf("two runs of the same workload: NOPM ratio %v–%v (%s), beside a noisy host the report names", low, high, verdict)
+			break
+		}
+		if attempt == 2 {
+			t.Errorf("two runs of the same workload: NOPM ratio interval %v–%v (%s) twice without 1", low, high, verdict)
+			break
+		}
+	}
+}
+
+// compareRuns reports runs a and b together and returns the NOPM
+// comparison its finding states at the largest common VU count: the
+// verdict, and the interval (±Inf when there is none: unbounded).
+func compareRuns(t *testing.T, res, a, b, htmlPath string) (verdict string, low, high float64) {
+	t.Helper()
+	w := writeReport(t, res, report.Options{Runs: []string{a, b}, Labels: map[string]string{a: "first", b: "second"}, Out: htmlPath})
+	md, err := os.ReadFile(w.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`second: [0-9.]+x \((?:95% CI ([-0-9.]+)–([-0-9.]+): )?([^)]*)\) the NOPM of first at 2 virtual users`).FindSubmatch(md)
+	if m == nil {
+		t.Fatalf("the report of the two runs has no NOPM finding:\n%s", md)
+	}
+	low, high = math.Inf(-1), math.Inf(1)
+	if len(m[1]) > 0 {
+		low, _ = strconv.ParseFloat(string(m[1]), 64)
+		high, _ = strconv.ParseFloat(string(m[2]), 64)
+	}
+	if !strings.Contains(string(md), "| second | 2 | 3 |") {
+		t.Errorf("the ratio table has no row of second at 2 VUs, n 3:\n%s", md)
+	}
+	return string(m[3]), low, high
+}
+
+// storedVUs lists the VUs of a run's stored steps, in their order.
+func storedVUs(t *testing.T, dir, runID string) string {
+	t.Helper()
+	_, steps := storedRun(t, dir, runID)
+	var vus []string
+	for _, s := range steps {
+		var doc struct {
+			VUs int `json:"vus"`
+		}
+		if err := json.Unmarshal(s.Metrics, &doc); err != nil {
+			t.Fatal(err)
+		}
+		vus = append(vus, strconv.Itoa(doc.VUs))
+	}
+	return strings.Join(vus, ",")
+}
+
+// TestRunTPCCNoisy: a process spinning on a core beside the run is CPU
+// that is neither the server's nor tierbench's: every repetition is flagged
+// noisy with the share it took. Discarding noisy repetitions cannot leave
+// them all out (nothing else measured the step), so it keeps them and says
+// none was discarded.
+func TestRunTPCCNoisy(t *testing.T) {
+	dsn := tpccDatabase(t, 1)
+	proctest.Spinner(t)
+	res, err := runTPCC(t, context.Background(), t.TempDir(), experiment.TPCCConfig{DSN: dsn, VUs: []int{1}, Repeat: 2,
+		Record: experiment.Record{Noisy: experiment.Noisy{Discard: true}}, RampUp: time.Second, Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var d struct {
+		Steps []struct {
+			Discarded   int `json:"discarded_noisy"`
+			Repetitions []struct {
+				Noisy string             `json:"noisy"`
+				Host  map[string]float64 `json:"host"`
+			} `json:"repetitions"`
+		} `json:"steps"`
+	}
+	if out := asDoc(t, res, &d); len(d.Steps) != 1 || len(d.Steps[0].Repetitions) != 2 {
+		t.Fatalf("%s", out)
+	}
+	for i, r := range d.Steps[0].Repetitions {
+		if !strings.Contains(r.Noisy, "other processes") || r.Host["foreign_cpu_pct"] <= 10 {
+			t.Errorf("repetition %d beside a spinning process: noisy %q, foreign CPU %v%%", i+1, r.Noisy, r.Host["foreign_cpu_pct"])
+		}
+	}
+	if d.Steps[0].Discarded != 0 {
+		t.Errorf("discarded %d of 2 noisy repetitions; want none, since nothing else measured the step", d.Steps[0].Discarded)
+	}
+}

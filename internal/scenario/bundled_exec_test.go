@@ -1,0 +1,410 @@
+package scenario
+
+// Two bundled scenarios, shortened, run through Execute where they used to
+// run through `tierbench scenario run` in internal/cli (TestScenarioBackup
+// and TestScenarioNeighbours there). What they check is what the executor
+// does: the runs it records, their placement and limits, the tiers' I/O
+// groups, the report. internal/cli keeps `scenario run --json`'s document.
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/mariatest"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// executeBundled loads a bundled scenario with the given variables, data
+// under dir, and executes it into dir/results; it returns the results
+// directory, the group and the observer.
+func executeBundled(t *testing.T, name, dir string, sets map[string]string) (string, string, *scenarioRecorder) {
+	t.Helper()
+	sets["data"] = filepath.Join(dir, "data")
+	sc, err := Load(name, "", sets)
+	if err == nil {
+		err = CheckHosts(context.Background(), sc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(dir, "results")
+	rec := &scenarioRecorder{checked: map[string]bool{}}
+	group, err := Execute(context.Background(), sc, res, rec, Options{})
+	if err != nil {
+		t.Fatalf("executing %s: %v", name, err)
+	}
+	return res, group, rec
+}
+
+// groupRuns returns the runs of the store's only scenario group, oldest
+// first, checking that it is group.
+func groupRuns(t *testing.T, res, group string) []results.Run {
+	t.Helper()
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	runs, err := store.Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []results.Run
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if r.Group != group || group == "" {
+			t.Fatalf("run %s is in group %q; want every run in the scenario's one group %q", r.ID, r.Group, group)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func param(r results.Run, key string) string {
+	var m map[string]any
+	json.Unmarshal(r.Params, &m)
+	s, _ := m[key].(string)
+	return s
+}
+
+func stepMetrics(t *testing.T, res, runID string) []map[string]any {
+	t.Helper()
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	steps, err := store.Steps(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, st := range steps {
+		var m map[string]any
+		if err := json.Unmarshal(st.Metrics, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// A shortened paper-4-backup: on a plain and an emulated tier (loop images,
+// the second throttled), a 1-warehouse schema is backed up and restored;
+// the restored server passes the checks, MB/s > 0, every phase ran in the
+// server's memory cap, and the report shows the backup section with both
+// tiers.
+func TestExecuteBackupScenario(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	dir := pgtest.TempDir(t)
+	res, group, rec := executeBundled(t, "paper-4-backup", dir,
+		map[string]string{"warehouses": "1", "cycles": "1", "memory": "256MiB", "repeat": "1"})
+	runs := groupRuns(t, res, group)
+	if rec.reported.HTML != filepath.Join(res, "report.html") {
+		t.Errorf("report %q; want it in %s", rec.reported.HTML, res)
+	}
+	var backups []results.Run
+	for _, r := range runs {
+		if r.Kind == "backup" {
+			backups = append(backups, r)
+		}
+	}
+	if len(backups) != 2 || param(backups[0], "label") != "db-fast" || param(backups[1], "label") != "db-sata (emulated)" {
+		t.Fatalf("backup runs %v; want db-fast, then db-sata (emulated)", backups)
+	}
+	for _, r := range backups {
+		// The phases, the restored server's among them, ran in the
+		// instance's memory cap.
+		var p struct {
+			MemoryMax int64 `json:"memory_max_bytes"`
+		}
+		if err := json.Unmarshal(r.Params, &p); err != nil || p.MemoryMax != 256<<20 {
+			t.Errorf("%s: memory_max_bytes %d (%v); want 256 MiB, the server's cap", param(r, "label"), p.MemoryMax, err)
+		}
+		steps := stepMetrics(t, res, r.ID)
+		if len(steps) != 2 || steps[0]["phase"] != "backup" || steps[1]["phase"] != "restore" {
+			t.Fatalf("run %s steps %v; want a backup and a restore", r.ID, steps)
+		}
+		for _, st := range steps {
+			if mbps, _ := st["mbps"].(float64); mbps <= 0 {
+				t.Errorf("%s %s: %v MB/s", param(r, "label"), st["phase"], st["mbps"])
+			}
+		}
+		if v, _ := steps[1]["verified"].(bool); !v {
+			t.Errorf("%s: the restored database was not verified: %v", param(r, "label"), steps[1])
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<section id="backup">`, "Backup and restore times", "db-sata (emulated)"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the scenario's report lacks %q", want)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "data", "paper-4-backup", "sata")); len(entries) != 0 {
+		t.Errorf("the emulated tier's image is still there after the scenario: %v", entries)
+	}
+}
+
+// A shortened paper-5-neighbours on its two loop-backed tiers (fast, and
+// slow throttled), 3 instances each cloned from one schema: a baseline of
+// TPC-C on all three, then TPC-C on two while the third runs a backup loop.
+// Every instance has its results, named with its tier; the slow tier's
+// servers drew from one shared I/O budget, whose cgroup is gone afterwards;
+// the report lines the instances up and compares each tier with its
+// baseline.
+func TestExecuteNeighboursScenario(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	dir := pgtest.TempDir(t)
+	res, group, _ := executeBundled(t, "paper-5-neighbours", dir, map[string]string{"warehouses": "1", "vus": "1", "rampup": "2s",
+		"baseline": "5s", "duration": "12s", "cycles": "1", "interval": "10s", "repeat": "2"})
+	count := map[string]int{}
+	ioPaths := map[string]bool{}
+	for _, r := range groupRuns(t, res, group) {
+		key := r.Kind + " " + param(r, "instance") + " " + param(r, "phase")
+		count[key]++
+		if r.Status != results.StatusComplete {
+			t.Errorf("run %s (%s) is %s", r.ID, key, r.Status)
+		}
+		if r.Kind == "disk" {
+			continue
+		}
+		tier := strings.SplitN(param(r, "instance"), "-", 2)[0]
+		// The slow tier's backups and restores draw from its I/O budget.
+		if r.Kind == "backup" && (param(r, "io_group") != "") != (tier == "slow") {
+			t.Errorf("%s: io_group %q; want the I/O group on slow alone", key, param(r, "io_group"))
+		}
+		if got := param(r, "scenario_target"); got != tier {
+			t.Errorf("%s: scenario_target %q; want %q", key, got, tier)
+		}
+		if r.Kind == "tpcc" {
+			steps := stepMetrics(t, res, r.ID)
+			if nopm, _ := steps[0]["nopm"].(float64); len(steps) != 1 || nopm <= 0 {
+				t.Errorf("%s: steps %v; want one step with NOPM > 0", key, steps)
+			}
+			var p struct {
+				Limits struct {
+					MemoryMax int64  `json:"memory_max_bytes"`
+					IOShared  bool   `json:"io_shared"`
+					IOPath    string `json:"io_path"`
+					IO        []any  `json:"io"`
+				} `json:"limits"`
+			}
+			json.Unmarshal(r.Params, &p)
+			if p.Limits.MemoryMax <= 0 {
+				t.Errorf("%s: limits %+v; want the instance's memory cap", key, p.Limits)
+			}
+			if shared := tier == "slow"; p.Limits.IOShared != shared || (len(p.Limits.IO) > 0) != shared {
+				t.Errorf("%s: limits %+v; want a shared I/O limit on slow alone", key, p.Limits)
+			}
+			if p.Limits.IOShared {
+				ioPaths[p.Limits.IOPath] = true
+			}
+		}
+	}
+	var want []string
+	for _, tier := range []string{"fast", "slow"} {
+		want = append(want, "tpcc "+tier+"-1 baseline", "tpcc "+tier+"-2 baseline",
+			"tpcc "+tier+"-1 beside backups", "tpcc "+tier+"-2 beside backups", "backup "+tier+"-3 ")
+		// At laptop scale the instance that backs up is idle in the baseline.
+		if n := count["tpcc "+tier+"-3 baseline"]; n != 0 {
+			t.Errorf("%d baseline runs of TPC-C on %s-3; want none", n, tier)
+		}
+	}
+	// Each neighbours step ran twice: a run per repetition and instance.
+	for _, k := range want {
+		if count[k] != 2 {
+			t.Errorf("%d runs of %q; want 2, one per repetition (all: %v)", count[k], k, count)
+		}
+	}
+	// One I/O group for the whole slow tier, removed with the scenario.
+	if len(ioPaths) != 1 {
+		t.Errorf("the slow tier's instances were throttled in %v; want one shared group", ioPaths)
+	}
+	for p := range ioPaths {
+		if !strings.Contains(p, "/tierbench/tier-slow-") {
+			t.Errorf("I/O group %s is not the slow tier's", p)
+		}
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the tier's I/O group %s is still there after the scenario: %v", p, err)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The report pools each instance's two runs (n 2) and shows the backup
+	// seconds that overlapped each measured interval.
+	for _, s := range []string{`<section id="neighbours">`, "NOPM per instance", `<section id="backup">`,
+		"On fast: TPC-C instances beside backups kept", "On slow: TPC-C instances beside backups kept", "against its own baseline",
+		`<th class="num">backup seconds overlapping</th>`, "A step repeated is pooled"} {
+		if !strings.Contains(string(html), s) {
+			t.Errorf("the report lacks %q", s)
+		}
+	}
+}
+
+// The bundled engines scenario, shortened: a TPC-C run on each engine's
+// managed server, and a report that compares the two and names both.
+func TestExecuteEnginesScenario(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	mariatest.RequireBinaries(t)
+	base := mariatest.TempDir(t)
+	data := filepath.Join(base, "data")
+	t.Cleanup(func() {
+		for _, s := range []string{"postgres", "mariadb"} {
+			dir := filepath.Join(data, "engines", s)
+			server.Stop(context.Background(), dir, "immediate")
+			server.RemoveLimits(dir)
+		}
+	})
+	res, group, _ := executeBundled(t, "engines", base, map[string]string{"warehouses": "1", "vus": "1,2", "rampup": "0s",
+		"duration": "3s", "memory": "512MiB"})
+	engines := map[string]int{}
+	for _, r := range groupRuns(t, res, group) {
+		if r.Kind == "tpcc" {
+			engines[param(r, "engine")]++
+		}
+	}
+	if engines["postgres"] != 1 || engines["mariadb"] != 1 {
+		t.Fatalf("TPC-C runs by engine: %v", engines)
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatalf("the scenario's report: %v", err)
+	}
+	for _, id := range []string{`id="engines-ratios"`, `id="engines-throughput"`} {
+		if !strings.Contains(string(html), id) {
+			t.Errorf("the report lacks %s", id)
+		}
+	}
+	if !strings.Contains(string(html), "MariaDB") || !strings.Contains(string(html), "PostgreSQL") {
+		t.Error("the report does not name both engines")
+	}
+}
+
+// The shortened space-efficiency scenario: one warehouse on two loop-backed
+// btrfs tiers, plain (no compression, no checksums) and packed (zstd,
+// checksums), each scanned after its build and after its run. Every scan
+// finds the TPC-C data compressible; btrfs really stored the packed tier's
+// data compressed and the plain one's not; TPC-C ran on both; the report
+// sets the estimates beside what btrfs stored; the images are gone after.
+// (This was the CLI's TestScenarioSpaceEfficiency.)
+func TestExecuteSpaceEfficiencyScenario(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	dir := pgtest.TempDir(t)
+	res, group, _ := executeBundled(t, "space-efficiency", dir, map[string]string{"warehouses": "1", "loop": "1GiB", "vus": "1",
+		"rampup": "2s", "duration": "5s"})
+	type doc struct {
+		Blocks       int64   `json:"blocks"`
+		Unique       int64   `json:"unique_blocks"`
+		DedupRatio   float64 `json:"dedup_ratio"`
+		SavingsRatio float64 `json:"savings_ratio"`
+		Compression  map[string]struct {
+			Ratio float64 `json:"ratio"`
+		} `json:"compression"`
+		Capacity []struct {
+			Policy          string `json:"policy"`
+			RawBytes        int64  `json:"raw_bytes"`
+			RawBytesReduced int64  `json:"raw_bytes_reduced"`
+		} `json:"capacity"`
+		LiveNote string `json:"live_note"`
+		Actual   *struct {
+			FS, Compress string
+			Ratio        float64
+			Disk         int64 `json:"disk_bytes"`
+		} `json:"actual"`
+	}
+	scans := map[string][]doc{}
+	tpcc := map[string]float64{}
+	for _, r := range groupRuns(t, res, group) {
+		switch r.Kind {
+		case "space":
+			steps := stepMetrics(t, res, r.ID)
+			if len(steps) != 1 {
+				t.Fatalf("space run %s: %d steps; want the scan", r.ID, len(steps))
+			}
+			b, _ := json.Marshal(steps[0])
+			var d doc
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			scans[param(r, "instance")] = append(scans[param(r, "instance")], d)
+		case "tpcc":
+			steps := stepMetrics(t, res, r.ID)
+			if len(steps) > 0 {
+				tpcc[param(r, "instance")], _ = steps[0]["nopm"].(float64)
+			}
+		}
+	}
+	for _, in := range []string{"db-plain", "db-packed"} {
+		if len(scans[in]) != 2 {
+			t.Fatalf("%s: %d scans; want one after the build and one after the run", in, len(scans[in]))
+		}
+		if tpcc[in] <= 0 {
+			t.Errorf("%s: TPC-C NOPM %v", in, tpcc[in])
+		}
+		for i, d := range scans[in] {
+			// TPC-C pages: filler text and free space compress (here lz4
+			// 1.15x and zstd 1.45x at 4 KiB under the 2-KiB rule, savings
+			// 1.2-1.3x with zeros and dedup); the server was stopped, so
+			// the copy was consistent.
+			if d.Blocks == 0 || d.Unique == 0 || d.Compression["lz4"].Ratio <= 1.05 || d.Compression["zstd"].Ratio <= d.Compression["lz4"].Ratio ||
+				d.SavingsRatio <= 1.05 || d.LiveNote != "" || len(d.Capacity) != 5 {
+				t.Errorf("%s scan %d: %+v", in, i+1, d)
+			}
+			if d.Actual != nil {
+				t.Logf("%s scan %d: estimate lz4 %.2fx, zstd %.2fx, savings %.2fx; btrfs %s stored %.2fx", in, i+1,
+					d.Compression["lz4"].Ratio, d.Compression["zstd"].Ratio, d.SavingsRatio, d.Actual.Compress, d.Actual.Ratio)
+			}
+			if c := d.Capacity[3]; c.Policy != "RAID-5 (3+1)" || c.RawBytesReduced >= c.RawBytes {
+				t.Errorf("%s scan %d: RAID-5 row %+v; want the reduced raw bytes below the plain ones", in, i+1, c)
+			}
+			a := d.Actual
+			if a == nil || a.FS != "btrfs" || a.Disk <= 0 {
+				t.Fatalf("%s scan %d: no btrfs figures beside the estimate: %+v", in, i+1, a)
+			}
+			switch in {
+			case "db-plain":
+				if a.Compress != "none" || math.Abs(a.Ratio-1) > 0.01 {
+					t.Errorf("db-plain: btrfs without compression stored %+v; want ratio 1", a)
+				}
+			case "db-packed":
+				if a.Compress != "zstd" || a.Ratio <= 1.5 {
+					t.Errorf("db-packed: btrfs with zstd stored %+v; want the data compressed well beyond 1.5x", a)
+				}
+			}
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What compression and checksums cost: the packed tier's NOPM against
+	// the plain one's (and the ratio table's New-Order p95), and what they
+	// saved, beside each other.
+	for _, want := range []string{`<section id="space">`, `id="space-capacity"`, `id="space-actual"`, "An estimate from the blocks, not a measurement",
+		"with zstd compression really stored it", "the NOPM of db-plain", "NO p95 ratio"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the scenario's report lacks %q", want)
+		}
+	}
+	for _, tier := range []string{"plain", "packed"} {
+		if entries, _ := os.ReadDir(filepath.Join(dir, "data", "space-efficiency", tier)); len(entries) != 0 {
+			t.Errorf("the %s tier's image is still there after the scenario: %v", tier, entries)
+		}
+	}
+}

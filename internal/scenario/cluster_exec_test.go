@@ -1,0 +1,260 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/clustertest"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// leakRecorder keeps, besides what scenarioRecorder keeps, every note and
+// every event's document as text: all a front end could print.
+type leakRecorder struct {
+	scenarioRecorder
+	textMu sync.Mutex
+	text   strings.Builder
+}
+
+func (r *leakRecorder) add(v any) {
+	b, _ := json.Marshal(v)
+	r.textMu.Lock()
+	defer r.textMu.Unlock()
+	r.text.Write(b)
+	r.text.WriteByte('\n')
+}
+func (r *leakRecorder) Note(msg string)                { r.add(msg) }
+func (r *leakRecorder) Started(s experiment.Started)   { r.add(s) }
+func (r *leakRecorder) Progress(p experiment.Progress) { r.add(p) }
+func (r *leakRecorder) Result(x experiment.Result)     { r.scenarioRecorder.Result(x); r.add(x) }
+func (r *leakRecorder) told() string {
+	r.textMu.Lock()
+	defer r.textMu.Unlock()
+	return r.text.String()
+}
+
+// clusterScenario is the bundled cluster scenario shortened: a storage
+// profile on both hosts, managed PostgreSQL instances spread over them
+// (started over SSH, listening on the hosts' addresses), built on their
+// hosts, TPC-C from the controller beside a backup run on its host, the
+// consistency checks and the report.
+const clusterScenario = `name: cluster-test
+hosts:
+  - {name: h1, ssh: "root@H1", tierbench: "TB", node_exporter: "http://H1:9100/metrics", fio_server: "H1"}
+  - {name: h2, ssh: "root@H2", tierbench: "TB", node_exporter: "http://H2:9100/metrics", fio_server: "H2"}
+targets:
+  - {name: data, path: "DATA"}
+servers:
+  - {name: db, engine: postgres, target: data, hosts: "h1,h2", count: 2, memory: 256MiB}
+steps:
+  - disk: {target: data, hosts: all, profile: quick, duration: 1s, size: 16MiB}
+  - tpcc-build: {server: db, warehouses: 1}
+  - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rampup: 4s, duration: 12s, cycles: 1}
+  - check: {server: db}
+  - report: {}
+`
+
+// The shortened cluster scenario on two namespace hosts, end to end,
+// through Execute; and no password on any command line of either host
+// (they share this machine's process list), in what the executor told its
+// observer (what a front end prints) or in the servers' logs. This was the
+// CLI's TestClusterScenario.
+func TestExecuteClusterScenario(t *testing.T) {
+	pgtest.RequireBinaries(t)
+	c := clustertest.New(t, 2, clustertest.Options{SSH: true, Fio: true, NodeExporter: true})
+	t.Setenv(remote.EnvSSHCommand, c.SSHCommand)
+	tb := clustertest.Tierbench(t)
+	data := filepath.Join(pgtest.TempDir(t), "cluster")
+	res := t.TempDir()
+	src := strings.NewReplacer("H1", c.Hosts[0].Addr, "H2", c.Hosts[1].Addr, "TB", tb, "DATA", data).Replace(clusterScenario)
+	sc, err := Parse("cluster.yaml", []byte(src), "", nil)
+	if err == nil {
+		err = CheckHosts(context.Background(), sc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // whatever the scenario left running, should it fail
+		for _, in := range []string{"db-1", "db-2", "db-3", "db-4"} {
+			_ = exec.Command(tb, "server", "stop", "--datadir", filepath.Join(data, in)).Run()
+		}
+	})
+
+	cmdlines := clustertest.WatchCmdlines(t) // every command line on the machine, as the scenario runs
+	rec := &leakRecorder{scenarioRecorder: scenarioRecorder{checked: map[string]bool{}}}
+	_, err = Execute(context.Background(), sc, res, rec, Options{})
+	lines := cmdlines.Lines()
+	told := rec.told()
+	if err != nil {
+		t.Fatalf("%v\nthe observer heard:\n%s", err, told)
+	}
+
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	runs, err := store.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	hostOf := map[string]string{}
+	for _, r := range runs {
+		kinds[r.Kind]++
+		var p struct {
+			Instance string `json:"instance"`
+			Host     string `json:"scenario_host"`
+		}
+		_ = json.Unmarshal(r.Params, &p)
+		if p.Instance != "" {
+			hostOf[p.Instance+"/"+r.Kind] = p.Host
+		}
+		if r.Status != results.StatusComplete {
+			t.Errorf("run %s (%s): %s", r.ID, r.Kind, r.Status)
+		}
+		if r.Kind == "backup" && r.Host != "h2" {
+			t.Errorf("backup run %s: host %q; want h2, where it ran", r.ID, r.Host)
+		}
+	}
+	if kinds["disk"] != 1 || kinds["tpcc"] != 3 || kinds["backup"] != 1 {
+		t.Errorf("runs by kind: %v; want 1 disk, 3 tpcc, 1 backup", kinds)
+	}
+	for in, want := range map[string]string{"db-1/tpcc": "h1", "db-2/tpcc": "h1", "db-3/tpcc": "h2", "db-4/backup": "h2"} {
+		if hostOf[in] != want {
+			t.Errorf("%s: scenario_host %q; want %s", in, hostOf[in], want)
+		}
+	}
+	// Each TPC-C step has both hosts' telemetry. The three instances, on
+	// two hosts, started their step within 100 ms of each other; the
+	// backup on h2 started its first cycle when their ramp-up ended (its
+	// times moved into the controller's clock), ssh and its set-up done
+	// during the ramp-up.
+	var firstStart, lastStart, backupStart time.Time
+	for _, r := range runs {
+		if r.Kind == "backup" {
+			steps, err := store.Steps(ctx, r.ID)
+			if err != nil || len(steps) == 0 {
+				t.Fatalf("backup run %s: %d steps (%v)", r.ID, len(steps), err)
+			}
+			var ph struct {
+				DropCacheMs float64 `json:"drop_cache_ms"`
+			}
+			if err := json.Unmarshal(steps[0].Metrics, &ph); err != nil {
+				t.Fatal(err)
+			}
+			// The cycle starts with dropping the page cache, untimed; the
+			// phase's timing starts after it.
+			backupStart = steps[0].StartedAt.Add(-time.Duration(ph.DropCacheMs * float64(time.Millisecond)))
+		}
+		if r.Kind != "tpcc" {
+			continue
+		}
+		steps, err := store.Steps(ctx, r.ID)
+		if err != nil || len(steps) == 0 {
+			t.Fatalf("run %s: %d steps (%v)", r.ID, len(steps), err)
+		}
+		if st := steps[0].StartedAt; firstStart.IsZero() || st.Before(firstStart) {
+			firstStart = st
+		}
+		if st := steps[0].StartedAt; st.After(lastStart) {
+			lastStart = st
+		}
+		var st struct {
+			NOPM  float64 `json:"nopm"`
+			Hosts []struct {
+				Host    string `json:"host"`
+				Samples int    `json:"samples"`
+			} `json:"hosts"`
+		}
+		if err := json.Unmarshal(steps[0].Metrics, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.NOPM <= 0 || len(st.Hosts) != 2 || st.Hosts[0].Samples == 0 || st.Hosts[1].Samples == 0 {
+			t.Errorf("run %s: step %s", r.ID, steps[0].Metrics)
+		}
+	}
+	spread := lastStart.Sub(firstStart)
+	late := backupStart.Sub(firstStart.Add(4 * time.Second))
+	t.Logf("TPC-C steps started within %v; the backup's first cycle %v after the ramp-up's end", spread, late)
+	if spread > 100*time.Millisecond {
+		t.Errorf("the instances' steps started %v apart; want within 100 ms", spread)
+	}
+	if late < -100*time.Millisecond || late > 100*time.Millisecond {
+		t.Errorf("the backup on h2 started %v from the ramp-up's end; want within 100 ms", late)
+	}
+
+	// The report shows the cluster: its IOPS over all hosts, each host's
+	// table row, the instances per host, and the disk points per host.
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<section id="cluster">`, `id="cluster-iops"`, `id="cluster-hosts"`, "<td>h1</td>", "<td>h2</td>",
+		"<td>db-3</td>", `id="cluster-storage-`, "<td>all hosts</td>"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %s", want)
+		}
+	}
+	if !strings.Contains(string(html), "steps in phase beside backups started within") {
+		t.Error("the report does not say how far apart the instances' steps started")
+	}
+
+	// The passwords, as the hosts' own tierbench tells them: the scenario
+	// stopped its servers, and a DSN is shown for a running one only.
+	var passwords []string
+	for _, in := range []string{"db-1", "db-3"} {
+		dir := filepath.Join(data, in)
+		st, err := exec.Command(tb, "server", "start", "--datadir", dir, "--json").Output()
+		if err != nil {
+			t.Fatalf("server start %s: %v", in, err)
+		}
+		if err := exec.Command(tb, "server", "stop", "--datadir", dir).Run(); err != nil {
+			t.Fatalf("server stop %s: %v", in, err)
+		}
+		var s struct {
+			DSN string `json:"dsn"`
+		}
+		if json.Unmarshal(st, &s) != nil || !strings.Contains(s.DSN, "@") {
+			t.Fatalf("server start %s: %s", in, st)
+		}
+		passwords = append(passwords, strings.SplitN(strings.SplitN(s.DSN, "://", 2)[1], "@", 2)[0])
+	}
+	for _, pw := range passwords {
+		pw = pw[strings.IndexByte(pw, ':')+1:]
+		if len(pw) < 8 {
+			t.Fatalf("password %q is too short to look for", pw)
+		}
+		for _, cl := range lines {
+			if strings.Contains(cl, pw) {
+				t.Errorf("a command line holds a server's password: %q", cl)
+			}
+		}
+		if strings.Contains(told, pw) {
+			t.Error("what the scenario told its observer holds a server's password")
+		}
+		_ = filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
+			if err != nil || fi.IsDir() || !strings.HasSuffix(p, ".log") {
+				return nil
+			}
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), pw) {
+				t.Errorf("log %s holds a server's password", p)
+			}
+			return nil
+		})
+	}
+	if len(lines) < 10 {
+		t.Errorf("only %d command lines seen: the process list was not read", len(lines))
+	}
+}
