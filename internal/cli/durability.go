@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tierbench/tierbench/internal/durability"
-	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/units"
@@ -38,19 +36,20 @@ type DurabilityOptions struct {
 
 // AddFlags registers the options' flags.
 func (o *DurabilityOptions) AddFlags(fs *pflag.FlagSet) {
+	d := experiment.NewDurabilityConfig()
 	o.addFlag(fs)
 	fs.StringVar(&o.Managed, "managed", "", "data directory of a managed server to test instead of --dsn (started, and built with --warehouses, when needed)")
 	fs.StringVar(&o.Engine, "engine", "", "with --managed: the engine of a new data directory ("+strings.Join(all.Names(true), ", ")+"; default postgres; an existing one keeps its own)")
-	fs.IntVar(&o.Cycles, "cycles", 3, "fault cycles to run")
-	fs.IntVar(&o.VUs, "vus", 4, "virtual users running TPC-C when the fault hits")
-	fs.StringVar(&o.RunBeforeFault, "run-before-fault", "20s", "TPC-C time before each fault (the audited test of clause 3.5 runs at least 5m)")
-	fs.StringVar(&o.Fault, "fault", durability.FaultKill, "the failure: kill (SIGKILL of the server's main process), stop (immediate shutdown; MariaDB: a kill), restart (clean shutdown and start), command (--fault-command)")
+	fs.IntVar(&o.Cycles, "cycles", d.Cycles, "fault cycles to run")
+	fs.IntVar(&o.VUs, "vus", d.VUs, "virtual users running TPC-C when the fault hits")
+	fs.StringVar(&o.RunBeforeFault, "run-before-fault", units.FormatDuration(d.RunBeforeFault), "TPC-C time before each fault (the audited test of clause 3.5 runs at least 5m)")
+	fs.StringVar(&o.Fault, "fault", d.Fault, "the failure: kill (SIGKILL of the server's main process), stop (immediate shutdown; MariaDB: a kill), restart (clean shutdown and start), command (--fault-command)")
 	fs.StringVar(&o.FaultCommand, "fault-command", "", "shell command that causes the failure, with --fault command (e.g. a remote power cut)")
 	fs.StringVar(&o.RecoverCommand, "recover-command", "", "shell command that brings the server back after the fault (then tierbench waits for it to answer)")
-	fs.StringVar(&o.RecoverTimeout, "recover-timeout", "10m", "how long to wait for the database to answer after recovery")
-	fs.IntVar(&o.Warehouses, "warehouses", 2, "with --managed: warehouses to build when there is no schema (or a different size is asked)")
-	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
-	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
+	fs.StringVar(&o.RecoverTimeout, "recover-timeout", units.FormatDuration(d.RecoverTimeout), "how long to wait for the database to answer after recovery")
+	fs.IntVar(&o.Warehouses, "warehouses", d.Warehouses, "with --managed: warehouses to build when there is no schema (or a different size is asked)")
+	fs.StringVar(&o.Mode, "mode", d.Mode, "routines or statements")
+	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
 	o.metricsOptions.addFlags(fs)
 }

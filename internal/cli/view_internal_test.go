@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // The text view says under each repetition measured on a noisy host why it
@@ -18,7 +18,7 @@ func TestViewNoisy(t *testing.T) {
 		var out, errOut strings.Builder
 		v := newView(&Globals{JSON: asJSON, Stdout: &out, Stderr: &errOut})
 		for rep, noisy := range []string{why, why, ""} {
-			v.Result(experiment.Result{Point: &fio.PointResult{Name: "4k-randread-qd1x1", BS: "4k", RW: "randread", IODepth: 1, Jobs: 1,
+			v.Result(experiment.Result{Point: &stored.Point{Name: "4k-randread-qd1x1", BS: "4k", RW: "randread", IODepth: 1, Jobs: 1,
 				Repetition: rep + 1, Noisy: noisy}})
 		}
 		v.done()

@@ -45,7 +45,7 @@ func TestRunBackupMariaDB(t *testing.T) {
 	tpccDone := make(chan error, 1)
 	go func() {
 		_, err := experiment.RunTPCC(tctx, experiment.TPCCConfig{Record: experiment.Record{Results: filepath.Join(base, "tpcc-results")},
-			DSN: info.DSN, VUs: []int{2}, Duration: 3 * time.Minute}, experiment.Nop{})
+			DSN: info.DSN, VUs: []int{2}, Duration: 3 * time.Minute, Repeat: 1}, experiment.Nop{})
 		var in *experiment.Interrupted
 		if err != nil && !errors.As(err, &in) {
 			tpccDone <- err
@@ -66,7 +66,7 @@ func TestRunBackupMariaDB(t *testing.T) {
 			target := filepath.Join(base, "backups-"+tc.name)
 			cfg := tc.cfg
 			cfg.Results, cfg.Telemetry = res, experiment.DefaultTelemetry
-			cfg.DSN, cfg.DataDir, cfg.Target, cfg.Cycles, cfg.Verify = info.DSN, dataDir, target, 1, true
+			cfg.DSN, cfg.DataDir, cfg.Target, cfg.Cycles, cfg.Verify, cfg.Repeat = info.DSN, dataDir, target, 1, true, 1
 			if cfg.Jobs == 0 {
 				cfg.Jobs = 2 // the command line's default here: one a core
 			}

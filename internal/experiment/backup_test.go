@@ -77,7 +77,7 @@ func TestRunBackup(t *testing.T) {
 			target := filepath.Join(base, "backups-"+tc.name)
 			cfg := tc.cfg
 			cfg.Results, cfg.Telemetry = res, experiment.DefaultTelemetry
-			cfg.DSN, cfg.Target, cfg.Cycles, cfg.Verify = info.DSN, target, 1, true
+			cfg.DSN, cfg.Target, cfg.Cycles, cfg.Verify, cfg.Repeat = info.DSN, target, 1, true, 1
 			if cfg.Jobs == 0 {
 				cfg.Jobs = 2 // the command line's default here: one a core
 			}

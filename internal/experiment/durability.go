@@ -47,6 +47,16 @@ type DurabilityConfig struct {
 	CommandOutput io.Writer
 }
 
+// NewDurabilityConfig is a durability test as a user gets it unless told
+// otherwise: 3 cycles of 4 virtual users killed after 20 s of TPC-C, 10
+// minutes for the database to answer again, a 2-warehouse schema on a
+// managed server that has none, through stored routines, recorded in
+// DefaultResults. Its DSN or Managed is to be given.
+func NewDurabilityConfig() DurabilityConfig {
+	return DurabilityConfig{Results: DefaultResults, Cycles: 3, VUs: 4, RunBeforeFault: 20 * time.Second, Fault: durability.FaultKill,
+		RecoverTimeout: 10 * time.Minute, Warehouses: 2, Mode: engine.ModeRoutines}
+}
+
 // Validate reports every problem of the config at once, each a *Problem
 // naming its field: dsn or managed, engine, cycles, vus,
 // run_before_fault, recover_timeout, fault, fault_command, mode,

@@ -52,7 +52,7 @@ func TestRunDurabilityManagedKill(t *testing.T) {
 	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
 	res := filepath.Join(base, "results")
 	out, err := experiment.RunDurability(ctx, experiment.DurabilityConfig{Results: res, Managed: dataDir, Cycles: 3, Fault: "kill",
-		VUs: 2, RunBeforeFault: 2 * time.Second, Warehouses: 1, Rebuild: true}, experiment.Nop{})
+		VUs: 2, RunBeforeFault: 2 * time.Second, RecoverTimeout: time.Minute, Warehouses: 1, Rebuild: true}, experiment.Nop{})
 	if err != nil {
 		t.Fatal(err)
 	}

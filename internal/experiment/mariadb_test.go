@@ -130,7 +130,7 @@ func TestRunDurabilityMariaDBKill(t *testing.T) {
 	restore := stderrTo(t)
 	out, err := experiment.RunDurability(context.Background(), experiment.DurabilityConfig{Results: filepath.Join(base, "results"),
 		Managed: dataDir, Engine: "mariadb", Cycles: 3, Fault: "kill", VUs: 2, RunBeforeFault: 2 * time.Second,
-		Warehouses: 1, Rebuild: true}, experiment.Nop{})
+		RecoverTimeout: time.Minute, Warehouses: 1, Rebuild: true}, experiment.Nop{})
 	if errOut := restore(); strings.Contains(errOut, "[mysql]") {
 		t.Errorf("the driver's own log reached stderr:\n%s", errOut)
 	}

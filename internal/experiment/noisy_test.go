@@ -11,7 +11,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/proctest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
-	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // noisyRep is a repetition's noisy verdict and host figures, as the
@@ -24,7 +24,7 @@ type noisyRep struct {
 // Disk points and backup phases measured beside a spinning process are
 // flagged noisy as TPC-C steps are, discarding noisy repetitions keeps
 // them when every repetition was (nothing else measured them), and limits
-// left out (negative) turn the check off. This was the CLI's
+// of 0 (the zero stored.Noisy) turn the check off. This was the CLI's
 // TestDiskAndBackupNoisy; the text view's line under each noisy
 // repetition is checked in internal/cli (TestViewNoisy).
 func TestDiskAndBackupNoisy(t *testing.T) {
@@ -33,7 +33,7 @@ func TestDiskAndBackupNoisy(t *testing.T) {
 	proctest.Spinner(t)
 	res := t.TempDir()
 	target := t.TempDir()
-	disk := func(noisy experiment.Noisy) *experiment.DiskResult {
+	disk := func(noisy stored.Noisy) *experiment.DiskResult {
 		t.Helper()
 		out, err := experiment.RunDisk(context.Background(), experiment.DiskConfig{
 			Record: experiment.Record{Results: res, Telemetry: experiment.Telemetry{Interval: 250 * time.Millisecond, BlockTrace: true},
@@ -54,7 +54,7 @@ func TestDiskAndBackupNoisy(t *testing.T) {
 			Repetitions []noisyRep `json:"repetitions"`
 		} `json:"points"`
 	}
-	if out := asDoc(t, disk(experiment.Noisy{Discard: true}), &d); len(d.Points) != 1 || len(d.Points[0].Repetitions) != 2 {
+	if out := asDoc(t, disk(discardNoisy()), &d); len(d.Points) != 1 || len(d.Points[0].Repetitions) != 2 {
 		t.Fatalf("%s", out)
 	}
 	for i, r := range d.Points[0].Repetitions {
@@ -70,14 +70,14 @@ func TestDiskAndBackupNoisy(t *testing.T) {
 		t.Errorf("discarded %d of 2 noisy repetitions; want none, since nothing else measured the point", d.Points[0].Discarded)
 	}
 	// --noisy-cpu 0 --noisy-steal 0: both checks left out.
-	if out := asDoc(t, disk(experiment.Noisy{Limits: telemetry.NoisyLimits{StealPct: -1, ForeignPct: -1}}), &struct{}{}); strings.Contains(out, `"noisy"`) {
+	if out := asDoc(t, disk(stored.Noisy{}), &struct{}{}); strings.Contains(out, `"noisy"`) {
 		t.Errorf("disk run without noisy checks: want no point noisy:\n%s", out)
 	}
 
 	base := pgtest.TempDir(t)
 	out, err := experiment.RunBackup(context.Background(), experiment.BackupConfig{
 		Record: experiment.Record{Results: res, Telemetry: experiment.Telemetry{Interval: 200 * time.Millisecond, BlockTrace: true},
-			Noisy: experiment.Noisy{Discard: true}},
+			Noisy: discardNoisy()},
 		DSN: dsn, Target: filepath.Join(base, "backups"), Logical: true, Jobs: 2, Verify: true, Cycles: 1, Repeat: 2,
 	}, experiment.Nop{})
 	if err != nil {
@@ -102,4 +102,12 @@ func TestDiskAndBackupNoisy(t *testing.T) {
 	if b.Discarded != 0 {
 		t.Errorf("backup run discarded %d phases, all noisy; want none", b.Discarded)
 	}
+}
+
+// discardNoisy judges by the default limits and leaves noisy repetitions
+// out of the means.
+func discardNoisy() stored.Noisy {
+	n := experiment.DefaultNoisy()
+	n.Discard = true
+	return n
 }

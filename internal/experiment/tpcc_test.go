@@ -79,6 +79,9 @@ type tpccDoc struct {
 func runTPCC(t *testing.T, ctx context.Context, dir string, cfg experiment.TPCCConfig) (*experiment.TPCCResult, error) {
 	t.Helper()
 	cfg.Record.Results = dir
+	if cfg.Repeat == 0 {
+		cfg.Repeat = 1
+	}
 	if cfg.Record.Telemetry.Interval == 0 {
 		cfg.Record.Telemetry = experiment.DefaultTelemetry
 	}
@@ -495,7 +498,7 @@ func TestRunTPCCNoisy(t *testing.T) {
 	dsn := tpccDatabase(t, 1)
 	proctest.Spinner(t)
 	res, err := runTPCC(t, context.Background(), t.TempDir(), experiment.TPCCConfig{DSN: dsn, VUs: []int{1}, Repeat: 2,
-		Record: experiment.Record{Noisy: experiment.Noisy{Discard: true}}, RampUp: time.Second, Duration: 2 * time.Second})
+		Record: experiment.Record{Noisy: discardNoisy()}, RampUp: time.Second, Duration: 2 * time.Second})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
