@@ -741,6 +741,7 @@ func (s *leakScan) addShort(name, pw string, users ...string) {
 		forms["the userinfo of "+u] = u + ":" + pw + "@"
 		forms["the userinfo of "+u+" (URL-escaped)"] = url.QueryEscape(u + ":" + pw + "@")
 	}
+	// Each pattern starts with patternStart, where findAfter looks.
 	s.secrets = append(s.secrets, secret{name: name, forms: forms, patterns: map[string]*regexp.Regexp{
 		"a parameter": regexp.MustCompile(`(?i:password)\s*=\s*['"]?` + q + `(?:[^A-Za-z0-9%]|$)`),
 		"a parameter (URL-escaped)": regexp.MustCompile(`(?i:password)%3D` + regexp.QuoteMeta(url.QueryEscape(pw)) +
@@ -766,6 +767,7 @@ func (s *leakScan) find(where string, data []byte, allowed []string) {
 // the first form it was found in.
 func (s *leakScan) leaks(data []byte, allowed []string) []string {
 	var found []string
+	var lower []byte // data in ASCII lower case, made once for the patterns
 	for _, sec := range s.secrets {
 		if contains(allowed, sec.name) {
 			continue
@@ -777,13 +779,53 @@ func (s *leakScan) leaks(data []byte, allowed []string) []string {
 			}
 		}
 		for form, re := range sec.patterns {
-			if m := re.Find(data); m != nil {
+			if lower == nil {
+				lower = asciiLower(data)
+			}
+			if m := findAfter(re, data, lower, patternStart); m != nil {
 				found = append(found, fmt.Sprintf("%s (%s: %q)", sec.name, form, m))
 				break
 			}
 		}
 	}
 	return found
+}
+
+// patternStart is the text every pattern of a short password starts with,
+// in any case.
+const patternStart = "password"
+
+// findAfter is re.Find(data), run only where data has start (lower, data in
+// ASCII lower case, is searched for it): a regular expression over every
+// byte of a data directory's copy takes minutes, a byte search seconds. A
+// match must begin at start and fit in a window of 4 KiB after it.
+func findAfter(re *regexp.Regexp, data, lower []byte, start string) []byte {
+	for off := 0; off < len(lower); {
+		i := bytes.Index(lower[off:], []byte(start))
+		if i < 0 {
+			return nil
+		}
+		i += off
+		if m := re.Find(data[i:min(len(data), i+4096)]); m != nil {
+			return m
+		}
+		off = i + 1
+	}
+	return nil
+}
+
+// asciiLower is data with A-Z made a-z and every other byte kept, so that
+// offsets into it are offsets into data (bytes.ToLower rewrites invalid
+// UTF-8, which a binary file is full of).
+func asciiLower(data []byte) []byte {
+	out := make([]byte, len(data))
+	for i, c := range data {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // tree scans every file under dir. Copies of a managed data directory (a

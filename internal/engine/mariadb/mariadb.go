@@ -233,9 +233,20 @@ func (db *DB) connector(dial func(ctx context.Context, network, addr string) (ne
 
 // connect opens one connection of its own (not from the pool), with an error
 // that names the server but never the password.
+//
+// The handshake has the DSN's timeout too, as the dial has: a peer that
+// never greets (another program on the port, or a PostgreSQL server, which
+// waits for its client to speak first) would otherwise hold it until it
+// hangs up, a minute for PostgreSQL.
 func (db *DB) connect(ctx context.Context) (*sql.Conn, error) {
-	conn, err := db.direct.Conn(ctx)
+	cctx, cancel := context.WithTimeout(ctx, db.cfg.Timeout)
+	defer cancel()
+	conn, err := db.direct.Conn(cctx)
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("no MariaDB/MySQL greeting within %s (is a MariaDB or MySQL server listening there, and not another one such as PostgreSQL? "+
+				"a slow server may need more: ?timeout=30s)", db.cfg.Timeout)
+		}
 		return nil, db.connectError(err)
 	}
 	return conn, nil
