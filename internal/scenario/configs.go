@@ -49,8 +49,8 @@ func serverConfig(s Server, dataDir, listen string, em *Emulate) experiment.Serv
 }
 
 // supplied are the fields a scenario's runs get only when they start: the
-// server instance's DSN, the results directory, a backup's directory under
-// its target.
+// server instance's DSN and the results directory (a backup's directory
+// under its target too, which the backup steps leave out beside these).
 var supplied = []string{"dsn", "results"}
 
 // refuse reports the problems a config's Validate found, each at the node
