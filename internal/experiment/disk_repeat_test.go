@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,12 +37,7 @@ func TestRunDiskRepeatInvalid(t *testing.T) {
 // each is judged as a point of its own, and the document has the point
 // once with n = 2.
 func TestRunDiskRepeat(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("fio is not installed, and CI=true: integration tests must run")
-		}
-		t.Skip("fio is not installed")
-	}
+	requireFio(t)
 	ts, err := threshold.Parse(stored.KindDisk, []string{"read.iops>=1"})
 	if err != nil {
 		t.Fatal(err)

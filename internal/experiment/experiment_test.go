@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -201,12 +200,7 @@ func TestInvalid(t *testing.T) {
 // directory, told to the observer as it starts and ends, stored with fio's
 // I/O engine under the key ioengine, and its test file removed.
 func TestRunDisk(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("fio is not installed, and CI=true: integration tests must run")
-		}
-		t.Skip("fio is not installed")
-	}
+	requireFio(t)
 	target, dir := t.TempDir(), t.TempDir()
 	spec := fio.Spec{Name: "4k-randread-qd1", BS: 4096, RW: fio.RandRead, IODepth: 1, Jobs: 1}
 	rec := &recorder{}
