@@ -96,61 +96,19 @@ func openResults(dir string) (*results.Store, error) {
 	return s, nil
 }
 
-// tpccMetrics decodes a tpcc step's document.
-func tpccMetrics(st results.Step) (stored.TPCCStep, bool) {
-	var m stored.TPCCStep
-	if err := json.Unmarshal(st.Metrics, &m); err != nil {
-		return m, false
-	}
-	return m, true
-}
-
-// bestNOPM is the highest NOPM of a tpcc run's steps; ok is false for other
-// kinds and for runs without a readable step.
-func bestNOPM(run results.Run, steps []results.Step) (best float64, ok bool) {
-	if run.Kind != stored.KindTPCC {
-		return 0, false
-	}
-	for _, st := range steps {
-		if m, good := tpccMetrics(st); good && (!ok || float64(m.NOPM) > best) {
-			best, ok = float64(m.NOPM), true
-		}
-	}
-	return best, ok
-}
-
-// listedRun is one run of `results list --json`.
-type listedRun struct {
-	results.Run
-	Steps    int      `json:"steps"`
-	BestNOPM *float64 `json:"best_nopm,omitempty"` // tpcc runs with a step
-}
-
 func runResultsList(ctx context.Context, g *Globals, opts ResultsListOptions) error {
 	store, err := openResults(opts.Dir)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	runs, err := store.Runs(ctx)
+	list, err := store.List(ctx)
 	if err != nil {
 		return err
 	}
-	list := make([]listedRun, 0, len(runs))
-	for _, r := range runs {
-		steps, err := store.Steps(ctx, r.ID)
-		if err != nil {
-			return err
-		}
-		lr := listedRun{Run: r, Steps: len(steps)}
-		if best, ok := bestNOPM(r, steps); ok {
-			lr.BestNOPM = &best
-		}
-		list = append(list, lr)
-	}
 	if g.JSON {
 		return g.printJSON(struct {
-			Runs []listedRun `json:"runs"`
+			Runs []results.Listed `json:"runs"`
 		}{list})
 	}
 	if len(list) == 0 {
@@ -183,20 +141,13 @@ func runDuration(r results.Run) string {
 	return "-"
 }
 
-// resultsShow is the JSON of `results show`.
-type resultsShow struct {
-	Run    results.Run    `json:"run"`
-	Steps  []results.Step `json:"steps"`
-	Series []string       `json:"series"`
-}
-
 func runResultsShow(ctx context.Context, g *Globals, opts ResultsShowOptions) error {
 	store, err := openResults(opts.Dir)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	run, err := store.Run(ctx, opts.Run)
+	out, err := store.Show(ctx, opts.Run)
 	switch {
 	case errors.Is(err, results.ErrNotFound) && opts.Run == "latest":
 		return usagef("no runs in %s yet; run a benchmark first (e.g. tierbench run)", opts.Dir)
@@ -207,16 +158,6 @@ func runResultsShow(ctx context.Context, g *Globals, opts ResultsShowOptions) er
 	case err != nil:
 		return err
 	}
-	out := resultsShow{Run: run}
-	if out.Steps, err = store.Steps(ctx, run.ID); err != nil {
-		return err
-	}
-	if out.Series, err = store.SeriesNames(ctx, run.ID); err != nil {
-		return err
-	}
-	if out.Steps == nil {
-		out.Steps = []results.Step{}
-	}
 	if g.JSON {
 		return g.printJSON(out)
 	}
@@ -224,7 +165,7 @@ func runResultsShow(ctx context.Context, g *Globals, opts ResultsShowOptions) er
 	return nil
 }
 
-func printRunShow(w io.Writer, out resultsShow) {
+func printRunShow(w io.Writer, out results.Shown) {
 	r := out.Run
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", r.ID)
@@ -251,8 +192,8 @@ func printRunShow(w io.Writer, out resultsShow) {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tVUs\tTPM\tNOPM\tclient TPM\tclient NOPM\terrors\tNO p95 ms\tNO p99 ms\t")
 		for _, st := range out.Steps {
-			m, ok := tpccMetrics(st)
-			if !ok {
+			var m stored.TPCCStep
+			if json.Unmarshal(st.Metrics, &m) != nil {
 				fmt.Fprintf(tw, "%d\t(unreadable metrics)\t\t\t\t\t\t\t\t\n", st.Index+1)
 				continue
 			}

@@ -1,0 +1,57 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// List counts each run's steps and gives a TPC-C run its best NOPM, and
+// only a TPC-C run: a disk point's document with a "nopm" key has none.
+func TestStoreList(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	add := func(kind string, metrics ...string) string {
+		t.Helper()
+		r, err := s.CreateRun(ctx, kind, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range metrics {
+			now := time.Now()
+			if err := s.AddStep(ctx, Step{RunID: r.ID, Index: i, Name: "s", StartedAt: now, MeasureStart: now, MeasureEnd: now,
+				Metrics: json.RawMessage(m)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r.ID
+	}
+	tpcc := add("tpcc", `{"nopm":120}`, `{"nopm":340}`, `{"nopm":200}`)
+	disk := add("disk", `{"nopm":999}`)
+	empty := add("tpcc")
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Listed{}
+	for _, l := range list {
+		got[l.ID] = l
+	}
+	if l := got[tpcc]; l.Steps != 3 || l.BestNOPM == nil || *l.BestNOPM != 340 {
+		t.Errorf("tpcc run: %d steps, best %v; want 3 and 340", l.Steps, l.BestNOPM)
+	}
+	if l := got[disk]; l.Steps != 1 || l.BestNOPM != nil {
+		t.Errorf("disk run: %d steps, best %v; want 1 and none", l.Steps, l.BestNOPM)
+	}
+	if l := got[empty]; len(list) != 3 || l.Steps != 0 || l.BestNOPM != nil {
+		t.Errorf("%d runs; the run without steps: %+v", len(list), l)
+	}
+	shown, err := s.Show(ctx, tpcc)
+	if err != nil || shown.Run.ID != tpcc || len(shown.Steps) != 3 {
+		t.Errorf("Show = %+v, %v", shown.Run, err)
+	}
+	if sh, err := s.Show(ctx, empty); err != nil || sh.Steps == nil {
+		t.Errorf("a run without steps shows steps %v (want [] for JSON), %v", sh.Steps, err)
+	}
+}
