@@ -58,7 +58,7 @@ func start(ctx context.Context, b begin, obs Observer) (*recording, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the results store: %w", err)
 	}
-	run, err := store.CreateRun(ctx, b.kind, b.Group, b.params)
+	run, err := store.CreateRunAs(ctx, b.RunID, b.kind, b.Group, b.params)
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("recording the run: %w", err)

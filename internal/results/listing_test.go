@@ -55,3 +55,21 @@ func TestStoreList(t *testing.T) {
 		t.Errorf("a run without steps shows steps %v (want [] for JSON), %v", sh.Steps, err)
 	}
 }
+
+// A run recorded under an id handed out earlier keeps it; the same id a
+// second time is refused rather than given a fresh suffix.
+func TestStoreCreateRunAs(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	id := NewRunID()
+	r, err := s.CreateRunAs(ctx, id, "tpcc", "", nil)
+	if err != nil || r.ID != id {
+		t.Fatalf("CreateRunAs(%s) = %s, %v", id, r.ID, err)
+	}
+	if _, err := s.CreateRunAs(ctx, id, "tpcc", "", nil); err == nil {
+		t.Errorf("a second run under %s was recorded", id)
+	}
+	if got, err := s.Run(ctx, id); err != nil || got.Kind != "tpcc" {
+		t.Errorf("Run(%s) = %+v, %v", id, got, err)
+	}
+}

@@ -282,6 +282,10 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
+// NewRunID returns a new run id, for a run recorded later under it
+// (CreateRunAs): e.g. one a queue hands out before the run starts.
+func NewRunID() string { return newRunID(time.Now()) }
+
 // newRunID returns a sortable id: UTC time to the second and 4 random hex
 // digits, e.g. "20261121-034512-3f9a".
 func newRunID(now time.Time) string {
@@ -308,6 +312,12 @@ func jsonText(v any) (sql.NullString, error) {
 // CreateRun records a new run with status running, this process's PID and
 // this host's name. params is marshalled to JSON (nil: none).
 func (s *Store) CreateRun(ctx context.Context, kind, group string, params any) (Run, error) {
+	return s.CreateRunAs(ctx, "", kind, group, params)
+}
+
+// CreateRunAs is CreateRun under a given id (from NewRunID; "": a new
+// one). An id already in the store is an error.
+func (s *Store) CreateRunAs(ctx context.Context, id, kind, group string, params any) (Run, error) {
 	if strings.TrimSpace(kind) == "" {
 		return Run{}, errors.New("results: CreateRun needs a kind")
 	}
@@ -330,7 +340,9 @@ func (s *Store) CreateRun(ctx context.Context, kind, group string, params any) (
 	// Two runs started in the same second collide with probability 1/65536;
 	// a fresh suffix settles it.
 	for range 8 {
-		r.ID = newRunID(now)
+		if r.ID = id; id == "" {
+			r.ID = newRunID(now)
+		}
 		res, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, status, started_us, params, grp, host, pid)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Kind, r.Status, micros(r.StartedAt), p, r.Group, r.Host, r.PID)
@@ -339,6 +351,9 @@ func (s *Store) CreateRun(ctx context.Context, kind, group string, params any) (
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
 			return r, nil
+		}
+		if id != "" {
+			return Run{}, fmt.Errorf("results: creating run: the store already has a run %s", id)
 		}
 	}
 	return Run{}, errors.New("results: creating run: no free run id")

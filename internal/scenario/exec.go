@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -93,6 +94,9 @@ type Options struct {
 	// Noisy is how every run judges repetitions measured on a noisy host
 	// (zero: never noisy; experiment.DefaultNoisy is what a user expects).
 	Noisy stored.Noisy
+	// Group is the results group of its runs ("": the scenario's name and
+	// the time it starts, e.g. oltp-tiers-20261128-031500).
+	Group string
 }
 
 // Execute runs a scenario with tierbench's experiments, in-process: its
@@ -104,7 +108,7 @@ type Options struct {
 func Execute(ctx context.Context, sc *Scenario, resultsDir string, obs Listener, opts Options) (group string, err error) {
 	ex := &executor{
 		obs: obs, opts: opts, sc: sc, results: resultsDir,
-		group:   sc.Name + "-" + time.Now().UTC().Format("20060102-150405"),
+		group:   cmp.Or(opts.Group, sc.Name+"-"+time.Now().UTC().Format("20060102-150405")),
 		targets: map[string]*execTarget{}, instances: map[string]*instance{}, lastRun: map[string]string{},
 		offsets: map[string]time.Duration{}, workload: &telemetry.Workload{},
 	}
