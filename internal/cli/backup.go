@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
@@ -44,8 +45,8 @@ type BackupRunOptions struct {
 	BlockTrace bool
 	// NodeExporters are --node-exporter NAME=URL, sampled at --sample-interval.
 	NodeExporters []string
-	repeatOptions
-	noisyOptions
+	options.Repetitions
+	options.Noisy
 	metricsOptions
 }
 
@@ -71,14 +72,14 @@ func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
 	// backup every 100 s"), so sampling has its own flag.
 	fs.StringVar(&o.Sampling, "sample-interval", "1s", "telemetry sampling interval (0: no telemetry)")
 	fs.BoolVar(&o.BlockTrace, "block-trace", true, "device latency percentiles from block tracepoints, where the kernel allows it")
-	addNodeExporterFlag(fs, &o.NodeExporters)
-	o.repeatOptions.addFlags(fs, "cycle", "--cycles × N cycles in all, each a backup then its restore")
+	options.AddNodeExporterFlag(fs, &o.NodeExporters)
+	o.Repetitions.AddFlags(fs, "cycle", "--cycles × N cycles in all, each a backup then its restore")
 	// A restore needs its backup first, so a cycle's phases cannot be run
 	// back to back. The flag is kept, out of the help, only so that giving
 	// it (as tpcc run takes it) is refused with that reason (validate)
 	// rather than as an unknown flag.
 	_ = fs.MarkHidden("back-to-back")
-	o.noisyOptions.addFlags(fs, "phase")
+	o.Noisy.AddFlags(fs, "phase")
 	o.metricsOptions.addFlags(fs)
 }
 
@@ -87,7 +88,7 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 	cfg := experiment.BackupConfig{Target: o.Target, Cycles: o.Cycles, Logical: o.Logical, Jobs: o.Jobs,
 		DataDir: o.DataDir, PgBin: o.PgBin, Keep: o.Keep, Verify: o.Verify, Repeat: o.Repeat}
 	cfg.Results = o.Results
-	cfg.Noisy = o.noisyOptions.noisy()
+	cfg.Noisy = o.Noisy.Judge()
 	if o.BackToBack {
 		return cfg, usagef("--back-to-back does not apply to backup run: a restore needs its backup first, so each cycle is already a backup then its restore; leave it out")
 	}
@@ -100,10 +101,10 @@ func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
 			return cfg, usagef("--start-at %q is not an RFC 3339 time; give e.g. 2026-11-26T17:40:00.250Z or 2026-11-26T18:40:00+01:00", o.StartAt)
 		}
 	}
-	if cfg.Telemetry, err = sampling(o.Sampling, "--sample-interval", o.BlockTrace, o.NodeExporters); err != nil {
+	if cfg.Telemetry, err = options.Sampling(o.Sampling, "sample-interval", o.BlockTrace, o.NodeExporters); err != nil {
 		return cfg, err
 	}
-	return cfg, flagged(experiment.Except(cfg.Validate(), "dsn"), backupFlags)
+	return cfg, options.Flagged(experiment.Except(cfg.Validate(), "dsn"), backupFlags)
 }
 
 // backupFlags name a backup run's fields by their flags where the names
@@ -150,7 +151,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 		return nil, err
 	}
 	// With the DSN known, the rules that read it too (--pg-bin's).
-	if err := flagged(cfg.Validate(), backupFlags); err != nil {
+	if err := options.Flagged(cfg.Validate(), backupFlags); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/units"
@@ -55,11 +56,11 @@ type DiskRunOptions struct {
 	OverwriteFile   bool
 	DestroyDataOn   string
 	EvenIfFormatted bool
-	repeatOptions
-	noisyOptions
-	telemetryOptions
+	options.Repetitions
+	options.Noisy
+	options.Telemetry
 	metricsOptions
-	thresholdOptions
+	options.Thresholds
 }
 
 // adHocFlags are the flags that describe points; they replace a profile.
@@ -94,11 +95,11 @@ func (o *DiskRunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.OverwriteFile, "overwrite-file", false, "let fio write to a file tierbench did not create")
 	fs.StringVar(&o.DestroyDataOn, "destroy-data-on", "", "let fio write to this block device, destroying its data (name the --target device again)")
 	fs.BoolVar(&o.EvenIfFormatted, "even-if-formatted", false, "with --destroy-data-on: even if the device holds a filesystem or partition table")
-	o.repeatOptions.addFlags(fs, "point", "A,B,C,A,B,C")
-	o.noisyOptions.addFlags(fs, "point")
-	o.telemetryOptions.addFlags(fs)
+	o.Repetitions.AddFlags(fs, "point", "A,B,C,A,B,C")
+	o.Noisy.AddFlags(fs, "point")
+	o.Telemetry.AddFlags(fs)
 	o.metricsOptions.addFlags(fs)
-	o.thresholdOptions.addFlags(fs, "read.iops>=100k or write.p99.9<=2ms")
+	o.Thresholds.AddFlags(fs, "read.iops>=100k or write.p99.9<=2ms")
 }
 
 // diskFlags name a disk run's fields by their flags where the names differ.
@@ -150,11 +151,11 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 			return nil, usagef("--size: %v", err)
 		}
 	}
-	if p.Telemetry, err = o.telemetry(); err != nil {
+	if p.Telemetry, err = o.Sampling(); err != nil {
 		return nil, err
 	}
 	p.Repeat, p.BackToBack = o.Repeat, o.BackToBack
-	p.Noisy = o.noisyOptions.noisy()
+	p.Noisy = o.Noisy.Judge()
 	if o.Steady != "" {
 		set.SteadyState = o.Steady
 		if set.SteadyWindow, err = durationOr(o.SSWindow, "--steady-state-window", 0); err != nil {
@@ -168,7 +169,7 @@ func (o *DiskRunOptions) validate(fs *pflag.FlagSet) (*experiment.DiskConfig, er
 	if p.Servers, err = fioServers(o.FioServers); err != nil {
 		return nil, err
 	}
-	return p, flagged(p.Validate(), diskFlags)
+	return p, options.Flagged(p.Validate(), diskFlags)
 }
 
 // sweep builds the ad-hoc points: the cross product of the lists. Their
@@ -237,8 +238,8 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindDisk); err != nil {
-		return nil, err
+	if cfg.Thresholds, err = opts.Thresholds.Parse(stored.KindDisk); err != nil {
+		return nil, thresholds(g, err)
 	}
 	v := newView(g)
 	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, diskView{v})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -74,7 +75,7 @@ func (o *DurabilityOptions) validate() (experiment.DurabilityConfig, error) {
 	if c.RecoverTimeout, err = units.ParseDuration(o.RecoverTimeout); err != nil {
 		return c, usagef("--recover-timeout: %v", err)
 	}
-	return c, flagged(c.Validate(), nil)
+	return c, options.Flagged(c.Validate(), nil)
 }
 
 func newDurabilityCommand(g *Globals) *cobra.Command {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/server"
 )
 
@@ -116,8 +118,10 @@ func FuzzServerStartOptions(f *testing.F) {
 			}
 			// A value with a line break may show in the message: Execute
 			// folds it onto one line.
-			ue, ok := err.(*UsageError)
-			if !ok || ue.Msg == "" || strings.ContainsAny(ue.Msg, "\n\r") && !strings.ContainsAny(engine+memory+set, "\n\r") {
+			var ue *UsageError
+			msg := err.Error()
+			if !errors.As(err, &ue) && !errors.Is(err, experiment.ErrInvalid) || msg == "" ||
+				strings.ContainsAny(msg, "\n\r") && !strings.ContainsAny(engine+memory+set, "\n\r") {
 				t.Fatalf("%+v: %v (%T)", o, err, err)
 			}
 			return false
@@ -126,7 +130,7 @@ func FuzzServerStartOptions(f *testing.F) {
 		if check(err) {
 			err = cfg.Validate()
 			if err != nil {
-				err = flagged(err, serverFlags)
+				err = options.Flagged(err, serverFlags)
 			}
 			if check(err) {
 				if cfg.Port < 0 || cfg.Port > 65535 || (portSet && cfg.Port == 0) || cfg.Memory != 0 && cfg.Memory < experiment.MinServerMemory {

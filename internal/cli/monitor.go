@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -19,7 +20,7 @@ type MonitorOptions struct {
 	Duration string
 	DSN      string
 	Results  string
-	telemetryOptions
+	options.Telemetry
 	metricsOptions
 }
 
@@ -29,7 +30,7 @@ func (o *MonitorOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Duration, "duration", "0s", "how long to sample (0: until Ctrl-C)")
 	fs.StringVar(&o.DSN, "dsn", "", "also sample this database's internals, e.g. postgres://user:password@127.0.0.1:5432/dbname")
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
-	o.telemetryOptions.addFlags(fs)
+	o.Telemetry.AddFlags(fs)
 	o.metricsOptions.addFlags(fs)
 }
 
@@ -52,12 +53,12 @@ func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
 	if err != nil {
 		return usagef("--duration: %v", err)
 	}
-	tele, err := opts.telemetry()
+	tele, err := opts.Sampling()
 	if err != nil {
 		return err
 	}
 	cfg := experiment.MonitorConfig{Results: opts.Results, Target: opts.Target, DSN: opts.DSN, Duration: d, Telemetry: tele}
-	if err := flagged(cfg.Validate(), telemetryFlags); err != nil {
+	if err := options.Flagged(cfg.Validate(), options.TelemetryFlags); err != nil {
 		return err
 	}
 	v := newView(g)

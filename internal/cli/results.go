@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stored"
 )
@@ -79,7 +80,7 @@ func newResultsShowCommand(g *Globals) *cobra.Command {
 
 // checkResultsDir refuses a --results that can never be a store's
 // directory (experiment.CheckResults), before anything starts.
-func checkResultsDir(dir string) error { return flagged(experiment.CheckResults(dir), nil) }
+func checkResultsDir(dir string) error { return options.Flagged(experiment.CheckResults(dir), nil) }
 
 // openResults opens an existing store read-only: listing must not create one.
 func openResults(dir string) (*results.Store, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 )
 
 // Exit codes of the command-line contract (docs/cli.md).
@@ -161,6 +162,20 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newDurabilityCommand(g),
 	)
 	return root
+}
+
+// thresholds passes on the error of options.Thresholds.Parse, or prints
+// each of its problems on a line of its own, as scenario validation
+// prints them, and returns bad input.
+func thresholds(g *Globals, err error) error {
+	es := options.List(err)
+	if len(es) < 2 {
+		return err
+	}
+	for _, e := range es {
+		fmt.Fprintf(g.Stderr, "tierbench: %s\n", e.Msg)
+	}
+	return &ExitError{Code: ExitUsage}
 }
 
 // needArgs is cobra.ExactArgs with a message that says what to give.

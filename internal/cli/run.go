@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/job"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/stored"
 )
@@ -33,11 +34,11 @@ type RunOptions struct {
 	// DataDirSet records that --datadir was given: only the default moves
 	// when the server's user cannot reach it (reachableDataDir).
 	DataDirSet bool
-	repeatOptions
-	noisyOptions
-	telemetryOptions
+	options.Repetitions
+	options.Noisy
+	options.Telemetry
 	metricsOptions
-	thresholdOptions
+	options.Thresholds
 }
 
 // AddFlags registers the options' flags.
@@ -52,11 +53,11 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
-	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
-	o.noisyOptions.addFlags(fs, "step")
-	o.telemetryOptions.addFlags(fs)
+	o.Repetitions.AddFlags(fs, "VU count", "1,2,4,1,2,4")
+	o.Noisy.AddFlags(fs, "step")
+	o.Telemetry.AddFlags(fs)
 	o.metricsOptions.addFlags(fs)
-	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
+	o.Thresholds.AddFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
 }
 
 func newRunCommand(g *Globals) *cobra.Command {
@@ -75,22 +76,22 @@ func newRunCommand(g *Globals) *cobra.Command {
 }
 
 func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
-	runOpts := TPCCRunOptions{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
-		Mode: opts.Mode, repeatOptions: opts.repeatOptions, noisyOptions: opts.noisyOptions, telemetryOptions: opts.telemetryOptions, metricsOptions: opts.metricsOptions}
-	run, err := runOpts.validate()
+	runOpts := options.TPCCRun{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
+		Mode: opts.Mode, Repetitions: opts.Repetitions, Noisy: opts.Noisy, Telemetry: opts.Telemetry}
+	run, err := runOpts.Config()
 	if err != nil {
 		return err
 	}
 	cfg := job.MainConfig{Build: experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.BuildVUs}, TPCC: run, Report: opts.Report,
 		Server: experiment.ServerConfig{Engine: opts.Engine, DataDir: opts.DataDir, KeepRunning: true}} // it keeps running afterwards
 	if err := cfg.Validate(); err != nil {
-		return flagged(err, serverFlags)
+		return options.Flagged(err, serverFlags)
 	}
 	if !opts.DataDirSet {
 		cfg.Server.DataDir = reachableDataDir(ctx, g, opts.DataDir, "--datadir")
 	}
-	if cfg.TPCC.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindTPCC); err != nil {
-		return err
+	if cfg.TPCC.Thresholds, err = opts.Thresholds.Parse(stored.KindTPCC); err != nil {
+		return thresholds(g, err)
 	}
 	v := newView(g) // with --json, everything goes into the one document printed at the end
 	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.TPCC.Record, v)
@@ -102,7 +103,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 	v.done()
 	if res == nil || res.TPCC == nil {
 		// Nothing was recorded: the error says why.
-		return flagged(err, serverFlags)
+		return options.Flagged(err, serverFlags)
 	}
 	var verdict *experiment.Verdict
 	if g.JSON {
@@ -125,7 +126,7 @@ func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
 		// The verdict, the table or the document, is all that is printed.
 		return &ExitError{Code: exitCodes[experiment.VerdictFailed]}
 	}
-	return flagged(err, serverFlags)
+	return options.Flagged(err, serverFlags)
 }
 
 // reachableDataDir returns the data directory to use for the default dir

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/scenario"
 )
 
@@ -176,7 +177,7 @@ type ScenarioRunOptions struct {
 	scenarioOptions
 	Results string // the results store
 	Data    string // sets ${data}, under which the bundled scenarios put their targets
-	noisyOptions
+	options.Noisy
 	metricsOptions
 }
 
@@ -185,7 +186,7 @@ func (o *ScenarioRunOptions) AddFlags(fs *pflag.FlagSet) {
 	o.scenarioOptions.addFlags(fs)
 	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
 	fs.StringVar(&o.Data, "data", "", "directory under which the scenario's targets go: sets the variable data (default "+scenario.DefaultDataDir+")")
-	o.noisyOptions.addFlags(fs, "step, point or phase")
+	o.Noisy.AddFlags(fs, "step, point or phase")
 	o.metricsOptions.addFlags(fs)
 }
 

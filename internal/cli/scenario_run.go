@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/scenario"
 	"github.com/tierbench/tierbench/internal/threshold"
@@ -39,9 +40,9 @@ func runScenario(ctx context.Context, g *Globals, opts ScenarioRunOptions) error
 			}
 		}
 	}
-	noisy := opts.noisyOptions.noisy()
+	noisy := opts.Noisy.Judge()
 	if err := experiment.CheckNoisy(noisy); err != nil {
-		return flagged(err, nil)
+		return options.Flagged(err, nil)
 	}
 	sc, err := opts.load()
 	if err == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -158,7 +159,7 @@ func runServerStart(ctx context.Context, g *Globals, opts ServerStartOptions) er
 	}
 	res, err := experiment.StartServer(ctx, cfg, newView(g))
 	if err != nil {
-		return flagged(err, serverFlags)
+		return options.Flagged(err, serverFlags)
 	}
 	return printStarted(g, res)
 }
@@ -231,7 +232,7 @@ func runServerStop(ctx context.Context, g *Globals, opts ServerStopOptions) erro
 		}
 		stopped, err := experiment.StopServers(ctx, opts.Mode, v)
 		if err != nil && stopped == nil {
-			return flagged(err, serverFlags)
+			return options.Flagged(err, serverFlags)
 		}
 		if g.JSON {
 			if perr := g.printJSON(serverStopAllResult{Servers: stopped}); perr != nil {
@@ -252,7 +253,7 @@ func runServerStop(ctx context.Context, g *Globals, opts ServerStopOptions) erro
 	}
 	res, err := experiment.StopServer(ctx, opts.DataDir, opts.Mode, v)
 	if err != nil {
-		return flagged(err, serverFlags)
+		return options.Flagged(err, serverFlags)
 	}
 	if g.JSON {
 		return g.printJSON(res)

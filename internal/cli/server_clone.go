@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 )
 
 // ServerCloneOptions are the flags of `server clone`: the source, and how
@@ -61,7 +62,7 @@ func runServerClone(ctx context.Context, g *Globals, opts ServerCloneOptions) er
 	}
 	res, err := experiment.CloneServer(ctx, experiment.CloneConfig{From: opts.From, Replace: opts.Replace, ServerConfig: cfg}, newView(g))
 	if err != nil {
-		return flagged(err, serverFlags)
+		return options.Flagged(err, serverFlags)
 	}
 	return printStarted(g, res)
 }

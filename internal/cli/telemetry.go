@@ -6,62 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
-
-	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stored"
-	"github.com/tierbench/tierbench/internal/telemetry"
-	"github.com/tierbench/tierbench/internal/units"
 )
-
-// telemetryOptions are the flags every workload shares for its telemetry.
-type telemetryOptions struct {
-	Interval      string
-	BlockTrace    bool
-	NodeExporters []string // --node-exporter NAME=URL, repeatable
-}
-
-func (o *telemetryOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Interval, "interval", "1s", "telemetry sampling interval (0: no telemetry)")
-	fs.BoolVar(&o.BlockTrace, "block-trace", true, "device latency percentiles from block tracepoints, where the kernel allows it")
-	addNodeExporterFlag(fs, &o.NodeExporters)
-}
-
-// telemetry is the sampling the flags ask for; its rules are the
-// experiment's (Telemetry's part of each config's Validate).
-func (o *telemetryOptions) telemetry() (experiment.Telemetry, error) {
-	return sampling(o.Interval, "--interval", o.BlockTrace, o.NodeExporters)
-}
-
-// telemetryFlags name the telemetry fields of a config's problems by the
-// flags of commands whose sampling interval is --interval.
-var telemetryFlags = map[string]string{"telemetry_interval": "--interval"}
-
-// addNodeExporterFlag registers --node-exporter.
-func addNodeExporterFlag(fs *pflag.FlagSet, specs *[]string) {
-	fs.StringArrayVar(specs, "node-exporter", nil, "also sample a host's Prometheus node_exporter, given as \x60NAME=URL\x60, "+
-		"e.g. db1=http://10.0.0.5:9100/metrics: its CPU shares and each block device's iostat -x figures at every sample, "+
-		"per host in each step (repeatable; a URL without a query asks only for the cpu, diskstats and time collectors; "+
-		"an exporter that stops answering is a gap and a warning, not an error)")
-}
-
-// sampling reads a sampling interval flag (named flag) and the
-// --node-exporter values, each NAME=URL.
-func sampling(interval, flag string, blockTrace bool, exporters []string) (experiment.Telemetry, error) {
-	d, err := units.ParseDuration(interval)
-	if err != nil {
-		return experiment.Telemetry{}, usagef("%s: %v", flag, err)
-	}
-	t := experiment.Telemetry{Interval: d, BlockTrace: blockTrace}
-	for _, spec := range exporters {
-		n, err := telemetry.ParseNode(spec)
-		if err != nil {
-			return t, usagef("--node-exporter %q: %v", telemetry.RedactNodeSpec(spec), err)
-		}
-		t.Nodes = append(t.Nodes, n)
-	}
-	return t, nil
-}
 
 // telemetryLine sums up a step's telemetry aggregates in one line ("" when
 // there are none), and each node_exporter host in a short line of its own

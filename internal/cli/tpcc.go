@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/tpcc"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -174,7 +175,7 @@ func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error 
 	if opts.RoutinesOnly {
 		return installRoutines(ctx, g, dsn)
 	}
-	if err := flagged(experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.BuildVUs}.Validate(), nil); err != nil {
+	if err := options.Flagged(experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.BuildVUs}.Validate(), nil); err != nil {
 		return err
 	}
 	db, err := openDSN(ctx, dsn, opts.flag())

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/options"
 )
 
 // TPCCGenerateOptions are the flags of `tpcc generate`.
@@ -46,7 +47,7 @@ bench/build.sh uses it to measure the database's own COPY limit.`,
 }
 
 func runTPCCGenerate(ctx context.Context, g *Globals, opts TPCCGenerateOptions) error {
-	if err := flagged(experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.Workers}.Validate(),
+	if err := options.Flagged(experiment.BuildConfig{Warehouses: opts.Warehouses, BuildVUs: opts.Workers}.Validate(),
 		map[string]string{"build_vus": "--workers"}); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/stored"
 
 	"github.com/spf13/cobra"
@@ -16,82 +17,21 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/tpcc"
-	"github.com/tierbench/tierbench/internal/units"
 )
 
-// TPCCRunOptions are the flags of `tpcc run`.
+// TPCCRunOptions are the flags of `tpcc run`: a run's options, its --dsn
+// and the live metrics endpoint's.
 type TPCCRunOptions struct {
 	dsnOption
-	VUs            string
-	RampUp         string
-	Duration       string
-	Results        string
-	Mode           string
-	AllWarehouses  bool
-	KeyingThinking bool
-	Mix            string
-	MixUnchecked   bool
-	Retry          int
-	Seed           uint64
-	Target         string
-	repeatOptions
-	noisyOptions
-	telemetryOptions
+	options.TPCCRun
 	metricsOptions
-	thresholdOptions
 }
 
 // AddFlags registers the options' flags.
 func (o *TPCCRunOptions) AddFlags(fs *pflag.FlagSet) {
-	d := experiment.NewTPCCConfig()
 	o.addFlag(fs)
-	fs.StringVar(&o.VUs, "vus", units.FormatCountList(d.VUs), "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
-	fs.StringVar(&o.RampUp, "rampup", units.FormatDuration(d.RampUp), "ramp-up before each step's measured interval (not measured)")
-	fs.StringVar(&o.Duration, "duration", units.FormatDuration(d.Duration), "measured interval of each step")
-	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
-	fs.StringVar(&o.Mode, "mode", d.Mode, "routines (one stored-routine call per transaction) or statements (client-side prepared statements)")
-	fs.BoolVar(&o.AllWarehouses, "all-warehouses", false, "each transaction draws any warehouse, instead of the VU's home warehouse")
-	fs.BoolVar(&o.KeyingThinking, "keying-thinking", false, "keying and think times of clause 5.2.5 (off: maximum throughput, as HammerDB's default)")
-	fs.StringVar(&o.Mix, "mix", "", "transaction mix in percent, e.g. no=45,p=43,os=4,d=4,sl=4 (default: the spec's 23-card deck)")
-	fs.BoolVar(&o.MixUnchecked, "mix-unchecked", false, "allow a --mix below the spec's minimums")
-	fs.IntVar(&o.Retry, "retry", 0, "retries of a transaction that hit a serialization failure, deadlock or lock-wait timeout (each attempt is counted)")
-	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
-	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
-	o.repeatOptions.addFlags(fs, "VU count", "1,2,4,1,2,4")
-	o.noisyOptions.addFlags(fs, "step")
-	o.telemetryOptions.addFlags(fs)
+	o.TPCCRun.AddFlags(fs)
 	o.metricsOptions.addFlags(fs)
-	o.thresholdOptions.addFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
-}
-
-// validate turns the flags into a run's config; the run's rules are its
-// Validate's, and the DSN is checked where it is read (dsnOption).
-func (o *TPCCRunOptions) validate() (experiment.TPCCConfig, error) {
-	var cfg experiment.TPCCConfig
-	steps, err := units.ParseCountList(o.VUs)
-	if err != nil {
-		return cfg, usagef("--vus: %v", err)
-	}
-	if cfg.RampUp, err = units.ParseDuration(o.RampUp); err != nil {
-		return cfg, usagef("--rampup: %v", err)
-	}
-	if cfg.Duration, err = units.ParseDuration(o.Duration); err != nil {
-		return cfg, usagef("--duration: %v", err)
-	}
-	cfg.Mix = tpcc.DefaultMix
-	if o.Mix != "" {
-		if cfg.Mix, err = tpcc.ParseMix(o.Mix, o.MixUnchecked); err != nil {
-			return cfg, usagef("--mix: %v", err)
-		}
-	}
-	if cfg.Telemetry, err = o.telemetry(); err != nil {
-		return cfg, err
-	}
-	cfg.Repeat, cfg.BackToBack = o.Repeat, o.BackToBack
-	cfg.Noisy = o.noisyOptions.noisy()
-	cfg.Results, cfg.VUs, cfg.Mode, cfg.Retry, cfg.Seed, cfg.Target = o.Results, steps, o.Mode, o.Retry, o.Seed, o.Target
-	cfg.AllWarehouses, cfg.KeyingThinking = o.AllWarehouses, o.KeyingThinking
-	return cfg, flagged(experiment.Except(cfg.Validate(), "dsn"), telemetryFlags)
 }
 
 func newTPCCRunCommand(g *Globals) *cobra.Command {
@@ -110,14 +50,11 @@ func newTPCCRunCommand(g *Globals) *cobra.Command {
 }
 
 func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experiment.TPCCResult, error) {
-	cfg, err := opts.validate()
-	if err != nil {
+	cfg, err := opts.Config()
+	if err = thresholds(g, err); err != nil {
 		return nil, err
 	}
 	if cfg.DSN, err = opts.check(); err != nil {
-		return nil, err
-	}
-	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindTPCC); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -1,4 +1,4 @@
-package cli
+package options
 
 import (
 	"testing"
@@ -13,16 +13,16 @@ import (
 // the defaults pass through; --discard-noisy is kept.
 func TestNoisyFlagsOff(t *testing.T) {
 	for _, tc := range []struct {
-		opts        noisyOptions
+		opts        Noisy
 		steal, cpu  float64
 		wantDiscard bool
 	}{
-		{noisyOptions{Steal: 0, Foreign: 0}, 0, 0, false},
-		{noisyOptions{Steal: 5, Foreign: 0, Discard: true}, 5, 0, true},
-		{noisyOptions{Steal: telemetry.DefaultNoisy.StealPct, Foreign: telemetry.DefaultNoisy.ForeignPct},
+		{Noisy{Steal: 0, Foreign: 0}, 0, 0, false},
+		{Noisy{Steal: 5, Foreign: 0, Discard: true}, 5, 0, true},
+		{Noisy{Steal: telemetry.DefaultNoisy.StealPct, Foreign: telemetry.DefaultNoisy.ForeignPct},
 			telemetry.DefaultNoisy.StealPct, telemetry.DefaultNoisy.ForeignPct, false},
 	} {
-		n := tc.opts.noisy()
+		n := tc.opts.Judge()
 		if err := experiment.CheckNoisy(n); err != nil || n.Limits.StealPct != tc.steal || n.Limits.ForeignPct != tc.cpu || n.Discard != tc.wantDiscard {
 			t.Errorf("%+v: %+v, %v; want steal %v, cpu %v, discard %v", tc.opts, n, err, tc.steal, tc.cpu, tc.wantDiscard)
 		}

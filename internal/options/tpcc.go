@@ -1,0 +1,86 @@
+package options
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
+)
+
+// TPCCRun are the options of a TPC-C run (`tpcc run`), but its database:
+// each front end says where the DSN comes from.
+type TPCCRun struct {
+	VUs            string
+	RampUp         string
+	Duration       string
+	Results        string
+	Mode           string
+	AllWarehouses  bool
+	KeyingThinking bool
+	Mix            string
+	MixUnchecked   bool
+	Retry          int
+	Seed           uint64
+	Target         string
+	Repetitions
+	Noisy
+	Telemetry
+	Thresholds
+}
+
+// AddFlags registers the options.
+func (o *TPCCRun) AddFlags(fs *pflag.FlagSet) {
+	d := experiment.NewTPCCConfig()
+	fs.StringVar(&o.VUs, "vus", units.FormatCountList(d.VUs), "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
+	fs.StringVar(&o.RampUp, "rampup", units.FormatDuration(d.RampUp), "ramp-up before each step's measured interval (not measured)")
+	fs.StringVar(&o.Duration, "duration", units.FormatDuration(d.Duration), "measured interval of each step")
+	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
+	fs.StringVar(&o.Mode, "mode", d.Mode, "routines (one stored-routine call per transaction) or statements (client-side prepared statements)")
+	fs.BoolVar(&o.AllWarehouses, "all-warehouses", false, "each transaction draws any warehouse, instead of the VU's home warehouse")
+	fs.BoolVar(&o.KeyingThinking, "keying-thinking", false, "keying and think times of clause 5.2.5 (off: maximum throughput, as HammerDB's default)")
+	fs.StringVar(&o.Mix, "mix", "", "transaction mix in percent, e.g. no=45,p=43,os=4,d=4,sl=4 (default: the spec's 23-card deck)")
+	fs.BoolVar(&o.MixUnchecked, "mix-unchecked", false, "allow a --mix below the spec's minimums")
+	fs.IntVar(&o.Retry, "retry", 0, "retries of a transaction that hit a serialization failure, deadlock or lock-wait timeout (each attempt is counted)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
+	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
+	o.Repetitions.AddFlags(fs, "VU count", "1,2,4,1,2,4")
+	o.Noisy.AddFlags(fs, "step")
+	o.Telemetry.AddFlags(fs)
+	o.Thresholds.AddFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
+}
+
+// Config turns the options into a run's config, its DSN left for the front
+// end; the run's rules are its Validate's.
+func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
+	var cfg experiment.TPCCConfig
+	steps, err := units.ParseCountList(o.VUs)
+	if err != nil {
+		return cfg, Badf("vus", "--vus: %v", err)
+	}
+	if cfg.RampUp, err = units.ParseDuration(o.RampUp); err != nil {
+		return cfg, Badf("rampup", "--rampup: %v", err)
+	}
+	if cfg.Duration, err = units.ParseDuration(o.Duration); err != nil {
+		return cfg, Badf("duration", "--duration: %v", err)
+	}
+	cfg.Mix = tpcc.DefaultMix
+	if o.Mix != "" {
+		if cfg.Mix, err = tpcc.ParseMix(o.Mix, o.MixUnchecked); err != nil {
+			return cfg, Badf("mix", "--mix: %v", err)
+		}
+	}
+	if cfg.Telemetry, err = o.Sampling(); err != nil {
+		return cfg, err
+	}
+	cfg.Repeat, cfg.BackToBack = o.Repeat, o.BackToBack
+	cfg.Noisy = o.Judge()
+	cfg.Results, cfg.VUs, cfg.Mode, cfg.Retry, cfg.Seed, cfg.Target = o.Results, steps, o.Mode, o.Retry, o.Seed, o.Target
+	cfg.AllWarehouses, cfg.KeyingThinking = o.AllWarehouses, o.KeyingThinking
+	if err := Flagged(experiment.Except(cfg.Validate(), "dsn"), TelemetryFlags); err != nil {
+		return cfg, err
+	}
+	cfg.Thresholds, err = o.Thresholds.Parse(stored.KindTPCC)
+	return cfg, err
+}
