@@ -160,6 +160,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newScenarioCommand(g),
 		newBackupCommand(g),
 		newDurabilityCommand(g),
+		newServeCommand(g),
 	)
 	return root
 }

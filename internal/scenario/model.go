@@ -32,6 +32,7 @@ type Scenario struct {
 	Bundled bool              `json:"bundled"` // Source names an embedded file
 	Scale   string            `json:"scale"`   // the scale applied; "" = the file's defaults
 	Vars    map[string]string `json:"vars"`    // every variable's value after the scale and --set
+	Scales  []string          `json:"scales"`  // the scales the file defines, in its order
 	Hosts   []Host            `json:"hosts,omitempty"`
 	Targets []Target          `json:"targets"`
 	Servers []Server          `json:"servers"`

@@ -403,6 +403,7 @@ func (p *parser) variables(f field, scale string, sets map[string]string, refs m
 		}
 	}
 
+	p.sc.Scales = scaleNames
 	vals := map[string]def{"data": {DefaultDataDir, nil}}
 	for k, d := range defs["default"] {
 		vals[k] = d

@@ -1,0 +1,1 @@
+// tierbench console
