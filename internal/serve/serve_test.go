@@ -1,0 +1,206 @@
+package serve_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/serve"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// shared is one TPC-C database for every test here: runs only add orders
+// to it, which no test's assertion depends on.
+var shared struct {
+	sync.Mutex
+	dsn string
+}
+
+// tpccDSN is the DSN of a 1-warehouse TPC-C database on the test server.
+func tpccDSN(t *testing.T) string {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.dsn != "" {
+		return shared.dsn
+	}
+	ctx := context.Background()
+	admin := pgtest.DSN(t)
+	name := fmt.Sprintf("tb_serve_%d", time.Now().UnixNano())
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("the test server's DSN is not a URL: %v", err)
+	}
+	u.Path = "/" + name
+	db, err := experiment.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := experiment.Build(ctx, db, engine.BuildOptions{Warehouses: 1, Workers: 2}, experiment.Nop{}); err != nil {
+		t.Fatal(err)
+	}
+	shared.dsn = u.String()
+	return shared.dsn
+}
+
+// testServer is a serve running in this process on a free port.
+type testServer struct {
+	url, results, token string
+	stop                func() error
+}
+
+func startServe(t *testing.T, o serve.Options) *testServer {
+	t.Helper()
+	if o.Results == "" {
+		o.Results = t.TempDir()
+	}
+	o.Listen = "127.0.0.1:0"
+	srv, err := serve.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-done
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &testServer{url: "http://" + ln.Addr().String(), results: o.Results, token: o.Token, stop: stop}
+}
+
+// do sends a request with the server's token (if any) and decodes a JSON
+// answer into out (nil: not decoded); it returns the status and the body.
+func (s *testServer) do(t *testing.T, method, path string, body any, out any) (int, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v\n%s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode, string(b)
+}
+
+// sseEvent is one event of a stream.
+type sseEvent struct {
+	ID   string
+	Name string
+	Data string
+}
+
+// follow reads a run's event stream from after lastID until its done event
+// (or until stop says so), and returns the events.
+func (s *testServer) follow(t *testing.T, id, lastID string, stop func(sseEvent) bool) []sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/api/v1/runs/"+id+"/events", nil)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("events of %s: %d %s", id, resp.StatusCode, ct)
+	}
+	var evs []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Name == "" {
+				continue
+			}
+			evs = append(evs, cur)
+			if cur.Name == "done" || stop != nil && stop(cur) {
+				return evs
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.Name = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = line[6:]
+		}
+	}
+	t.Fatalf("the event stream of %s ended without done after %d events: %v", id, len(evs), sc.Err())
+	return nil
+}
+
+// done decodes a done event.
+func doneOf(t *testing.T, evs []sseEvent) map[string]any {
+	t.Helper()
+	last := evs[len(evs)-1]
+	var d map[string]any
+	if last.Name != "done" || json.Unmarshal([]byte(last.Data), &d) != nil {
+		t.Fatalf("the last event is %s %s", last.Name, last.Data)
+	}
+	return d
+}
