@@ -10,20 +10,37 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/signal"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tierbench/tierbench/internal/cli"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/serve"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain runs the tests, or, as a helper process of one of them, the
+// command line (TIERBENCH_SERVE_HELPER=1: its arguments after "--"), which
+// a test can kill as it would kill tierbench.
+func TestMain(m *testing.M) {
+	if os.Getenv("TIERBENCH_SERVE_HELPER") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		args := os.Args[slices.Index(os.Args, "--")+1:]
+		code := cli.Execute(ctx, args, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	pgtest.Main(m)
+}
 
 // shared is one TPC-C database for every test here: runs only add orders
 // to it, which no test's assertion depends on.
