@@ -194,14 +194,13 @@ func diskRatios(runs []*runData, names []string) *Table {
 			if !ok1 || !ok2 {
 				continue
 			}
-			cmp := func(key string) stats.Comparison { return stats.Compare(d.values(key), b.values(key)) }
-			iops, p99 := cmp("iops"), cmp("p99_ms")
+			f := diskFigures(d, b) // iops, mbps, mean_ms, p99_ms
 			n := strconv.Itoa(d.repetitions())
 			if d.repetitions() != b.repetitions() {
 				n += "/" + strconv.Itoa(b.repetitions())
 			}
-			t.Rows = append(t.Rows, []string{rd.Label, name, n, ratioCI(iops), verdict(iops), ratioCI(cmp("mbps")),
-				ratioCI(cmp("mean_ms")), ratioCI(p99), verdict(p99)})
+			t.Rows = append(t.Rows, []string{rd.Label, name, n, ratioCI(f[0].c), verdict(f[0].c), ratioCI(f[1].c),
+				ratioCI(f[2].c), ratioCI(f[3].c), verdict(f[3].c)})
 		}
 	}
 	return t

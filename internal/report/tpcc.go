@@ -330,11 +330,10 @@ func tpccComparison(runs []*runData) []Block {
 				continue
 			}
 			top = max(top, x.VUs)
-			nopm, p95 := compareStat(x, bx, "nopm"), compareStat(x, bx, "new_order.p95_ms")
+			f := tpccFigures(x, bx) // tpm, nopm, new_order.p95_ms, iowait, await, DB read, WAL sync
 			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), repsText(x, bx), num(x.tpm()), num(x.nopm()),
-				ratioCI(compareStat(x, bx, "tpm")), ratioCI(nopm), verdict(nopm), ratioCI(p95), verdict(p95),
-				ratioCI(compareStat(x, bx, "host.cpu_iowait_pct")), ratioCI(compareBy(x, bx, func(s *stored.TPCCStep) float64 { return deviceAwait(s.Device) })),
-				ratioCI(compareStat(x, bx, "db.read_latency_ms")), ratioCI(compareStat(x, bx, "db.wal_sync_latency_ms"))})
+				ratioCI(f[0].c), ratioCI(f[1].c), verdict(f[1].c), ratioCI(f[2].c), verdict(f[2].c),
+				ratioCI(f[3].c), ratioCI(f[4].c), ratioCI(f[5].c), ratioCI(f[6].c)})
 		}
 		if top >= 0 {
 			x, bx := byVUs(rd)[top], b[top]

@@ -37,6 +37,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/scenarios/{id}/cancel", s.cancel)
 	m.HandleFunc("GET /api/v1/queue", s.showQueue)
 	m.HandleFunc("GET /api/v1/report", s.report)
+	m.HandleFunc("GET /api/v1/compare", s.compare)
 	m.HandleFunc("GET /api/v1/version", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"version": version.Version})
 	})
@@ -303,9 +304,9 @@ func (s *Server) showQueue(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"entries": s.queue.list()})
 }
 
-// report is the HTML report of ?run=A,B (or ?run=A&run=B), or of a
-// results ?group=, as `tierbench report` writes it.
-func (s *Server) report(w http.ResponseWriter, r *http.Request) {
+// runsParam is the runs a report or comparison names: ?run=A,B, or
+// ?run=A&run=B.
+func runsParam(r *http.Request) []string {
 	var runs []string
 	for _, v := range r.URL.Query()["run"] {
 		for _, id := range strings.Split(v, ",") {
@@ -314,6 +315,34 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	return runs
+}
+
+// compare is every figure of the runs against the first of their kind, as
+// the report's ratio tables compute it: {"comparisons":[…]}.
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	runs := runsParam(r)
+	group := r.URL.Query().Get("group")
+	if len(runs) < 2 && group == "" {
+		writeError(w, http.StatusBadRequest, &apiError{Error: "name two runs or more: ?run=A&run=B (the first is the baseline), or a results ?group=", Field: "run"})
+		return
+	}
+	store, ok := s.openStore(w)
+	if !ok {
+		return
+	}
+	defer store.Close()
+	out, err := report.Compare(r.Context(), store, report.Options{Runs: runs, Group: group})
+	if !s.found(w, strings.Join(runs, ","), err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"comparisons": out})
+}
+
+// report is the HTML report of ?run=A,B (or ?run=A&run=B), or of a
+// results ?group=, as `tierbench report` writes it.
+func (s *Server) report(w http.ResponseWriter, r *http.Request) {
+	runs := runsParam(r)
 	group := r.URL.Query().Get("group")
 	if len(runs) == 0 && group == "" {
 		writeError(w, http.StatusBadRequest, &apiError{Error: "name the runs: ?run=A,B, or a results ?group=", Field: "run"})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,6 +246,25 @@ func TestAPICancelAndQueue(t *testing.T) {
 	}
 	if code, _ := s.do(t, "GET", "/api/v1/runs/"+second, nil, nil); code != 404 {
 		t.Errorf("the removed run: %d; want 404", code)
+	}
+	var cmp struct {
+		Comparisons []struct {
+			Run, Base, Figure, Verdict string
+			Ratio                      *float64
+		}
+	}
+	if code, body := s.do(t, "GET", "/api/v1/compare?run="+first+"&run="+third, nil, &cmp); code != 200 {
+		t.Errorf("compare: %d %s", code, body)
+	}
+	nopm := slices.IndexFunc(cmp.Comparisons, func(c struct {
+		Run, Base, Figure, Verdict string
+		Ratio                      *float64
+	}) bool {
+		return c.Figure == "nopm"
+	})
+	if nopm < 0 || cmp.Comparisons[nopm].Run != third || cmp.Comparisons[nopm].Base != first || cmp.Comparisons[nopm].Ratio == nil ||
+		cmp.Comparisons[nopm].Verdict == "" {
+		t.Errorf("compare: %+v; want the third run's NOPM against the first's with a ratio and a verdict", cmp.Comparisons)
 	}
 	if code, body := s.do(t, "POST", "/api/v1/runs/"+third+"/cancel", nil, nil); code != 409 {
 		t.Errorf("cancel a finished run: %d %s; want 409", code, body)

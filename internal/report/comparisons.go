@@ -1,0 +1,119 @@
+package report
+
+import (
+	"context"
+	"math"
+
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/stored"
+)
+
+// Compared is one figure of a run against the same figure of the baseline,
+// the first run of its kind among those compared: what a cell of the
+// report's ratio tables shows, as numbers. A ratio above 1 is more
+// throughput, or more latency.
+type Compared struct {
+	Kind   string `json:"kind"` // tpcc or disk
+	Run    string `json:"run"`
+	Label  string `json:"label"`
+	Base   string `json:"base"`
+	Step   string `json:"step"`          // a TPC-C step's "4 VUs", or a disk point's name
+	VUs    int    `json:"vus,omitempty"` // a TPC-C step's
+	Figure string `json:"figure"`        // nopm, tpm, new_order.p95_ms…; iops, mbps, mean_ms, p99_ms
+	// Ratio, Low and High are absent when there is nothing to compare or
+	// no interval (a figure measured once).
+	Ratio   *float64 `json:"ratio,omitempty"`
+	Low     *float64 `json:"low,omitempty"`
+	High    *float64 `json:"high,omitempty"`
+	N       int      `json:"n"`      // the run's repetitions counted
+	BaseN   int      `json:"base_n"` // the baseline's
+	Verdict string   `json:"verdict"`
+}
+
+// figure is one figure's comparison, by the name Compared gives it.
+type figure struct {
+	name string
+	c    stats.Comparison
+}
+
+// tpccFigures are the figures the TPC-C ratio table compares, in its
+// columns' order.
+func tpccFigures(x, bx tpccStep) []figure {
+	return []figure{
+		{"tpm", compareStat(x, bx, "tpm")},
+		{"nopm", compareStat(x, bx, "nopm")},
+		{"new_order.p95_ms", compareStat(x, bx, "new_order.p95_ms")},
+		{"host.cpu_iowait_pct", compareStat(x, bx, "host.cpu_iowait_pct")},
+		{"device.await_ms", compareBy(x, bx, func(s *stored.TPCCStep) float64 { return deviceAwait(s.Device) })},
+		{"db.read_latency_ms", compareStat(x, bx, "db.read_latency_ms")},
+		{"db.wal_sync_latency_ms", compareStat(x, bx, "db.wal_sync_latency_ms")},
+	}
+}
+
+// diskFigures are the figures the storage ratio table compares, in its
+// columns' order.
+func diskFigures(d, b diskStep) []figure {
+	cmp := func(key string) stats.Comparison { return stats.Compare(d.values(key), b.values(key)) }
+	return []figure{{"iops", cmp("iops")}, {"mbps", cmp("mbps")}, {"mean_ms", cmp("mean_ms")}, {"p99_ms", cmp("p99_ms")}}
+}
+
+// Compare computes every figure of the runs against their kind's
+// baseline, as the report's ratio tables do: the TPC-C runs per virtual
+// user count both ran, the disk runs per point both ran.
+func Compare(ctx context.Context, store *results.Store, o Options) ([]Compared, error) {
+	runs, err := load(ctx, store, o.Runs, o.Group, o.Labels, o.DiscardNoisy)
+	if err != nil {
+		return nil, err
+	}
+	out := []Compared{}
+	add := func(kind string, rd, base *runData, step string, vus int, fs []figure) {
+		for _, f := range fs {
+			c := Compared{Kind: kind, Run: rd.ID, Label: rd.Label, Base: base.ID, Step: step, VUs: vus, Figure: f.name,
+				N: f.c.NA, BaseN: f.c.NB, Verdict: verdict(f.c), Ratio: finite(f.c.Ratio)}
+			if f.c.HasCI() {
+				c.Low, c.High = finite(atLeast0(f.c.Low)), finite(f.c.High)
+			}
+			out = append(out, c)
+		}
+	}
+	var tpcc, disk []*runData
+	for _, rd := range runs {
+		switch rd.Kind {
+		case stored.KindTPCC:
+			tpcc = append(tpcc, rd)
+		case stored.KindDisk:
+			disk = append(disk, rd)
+		}
+	}
+	if len(tpcc) > 1 {
+		b := byVUs(tpcc[0])
+		for _, rd := range tpcc[1:] {
+			for _, x := range rd.TPCC {
+				if bx, ok := b[x.VUs]; ok {
+					add(stored.KindTPCC, rd, tpcc[0], plural(x.VUs, "VU", "VUs"), x.VUs, tpccFigures(x, bx))
+				}
+			}
+		}
+	}
+	if len(disk) > 1 {
+		for _, rd := range disk[1:] {
+			for _, name := range pointNames(disk) {
+				b, ok1 := disk[0].point(name)
+				d, ok2 := rd.point(name)
+				if ok1 && ok2 {
+					add(stored.KindDisk, rd, disk[0], name, 0, diskFigures(d, b))
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// finite is v, or nil when it is NaN or infinite.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
