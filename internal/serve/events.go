@@ -19,9 +19,9 @@ type event struct {
 	Data []byte
 }
 
-// maxEvents bounds what a log keeps for replay: a day of one-second ticks
-// and more. A client that asks for older events gets those still kept.
-const maxEvents = 200_000
+// maxEvents bounds what a log keeps for replay: ten hours of one-second
+// ticks. A client that asks for older events gets those still kept.
+const maxEvents = 36_000
 
 // eventLog is one run's (or scenario's) events, kept for clients that
 // follow it now and for those that reconnect with Last-Event-ID.

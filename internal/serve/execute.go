@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/results"
 )
@@ -29,7 +30,9 @@ func (s *Server) execute(ctx context.Context, e *entry, raw json.RawMessage) {
 	}
 	done := doneDoc{Status: s.storedStatus(e.ID), Outcome: experiment.OutcomeOf(err).String(), At: time.Now()}
 	if err != nil {
-		done.Error = apiWords(err.Error())
+		// The engines redact their own errors; this catches the rest.
+		dsn, _ := req.str("dsn")
+		done.Error = engine.RedactIn(apiWords(err.Error()), dsn)
 	}
 	s.logf("queue: %s run %s ended %s (%s)", e.Kind, e.ID, done.Status, done.Outcome)
 	log.add("done", done)

@@ -85,7 +85,7 @@ type Server struct {
 }
 
 // maxLogs is how many runs' event logs a server keeps in memory.
-const maxLogs = 64
+const maxLogs = 32
 
 // New opens the queue in the results directory (an entry that was running
 // when a previous serve stopped is recorded as interrupted) and returns
