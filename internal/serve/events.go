@@ -32,9 +32,10 @@ type eventLog struct {
 	next   int           // the ID the next event gets
 	done   bool          // a done event was added: nothing follows
 	wake   chan struct{} // closed and replaced at each event
+	limit  int           // how many events it keeps
 }
 
-func newEventLog() *eventLog { return &eventLog{first: 1, next: 1, wake: make(chan struct{})} }
+func newEventLog() *eventLog { return &eventLog{first: 1, next: 1, wake: make(chan struct{}), limit: maxEvents} }
 
 // add appends an event whose data is v marshalled; nothing after done.
 func (l *eventLog) add(name string, v any) {
@@ -49,8 +50,8 @@ func (l *eventLog) add(name string, v any) {
 	}
 	l.events = append(l.events, event{ID: l.next, Name: name, Data: data})
 	l.next++
-	if len(l.events) > maxEvents {
-		drop := len(l.events) - maxEvents
+	if len(l.events) > l.limit {
+		drop := len(l.events) - l.limit
 		l.events = append(l.events[:0:0], l.events[drop:]...)
 		l.first += drop
 	}
