@@ -1,0 +1,35 @@
+package options
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// A durability test's server is the front end's DSN or --managed, judged
+// together by the config's rules; bad input names its option.
+func TestDurabilityConfig(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		dsn         string
+		field, want string
+	}{
+		{[]string{"--managed", "/tmp/data"}, "postgres://localhost/x", "managed", "--managed /tmp/data and --dsn both name the server to test"},
+		{nil, "", "dsn", "--dsn is empty; give the server to test, or a --managed server's data directory"},
+		{[]string{"--run-before-fault", "later"}, "postgres://localhost/x", "run_before_fault", "--run-before-fault: "},
+		{[]string{"--fault", "command"}, "postgres://localhost/x", "fault_command", "--fault-command is empty"},
+	} {
+		var o Durability
+		fs := pflag.NewFlagSet("durability", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(append([]string{"--results", t.TempDir()}, c.args...)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := o.Config(c.dsn)
+		es := List(err)
+		if len(es) != 1 || es[0].Field != c.field || !strings.HasPrefix(es[0].Msg, c.want) {
+			t.Errorf("%q, dsn %q: %v (%+v); want field %s with %q", c.args, c.dsn, err, es, c.field, c.want)
+		}
+	}
+}
