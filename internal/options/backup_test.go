@@ -1,11 +1,8 @@
 package options
 
 import (
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
 )
@@ -25,16 +22,9 @@ func TestBackupRunConfig(t *testing.T) {
 		{[]string{"--cycles", "0"}, "cycles", "--cycles 0"},
 	} {
 		var o BackupRun
-		fs := pflag.NewFlagSet("backup run", pflag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(append([]string{"--target", t.TempDir(), "--results", t.TempDir()}, c.args...)); err != nil {
-			t.Fatal(err)
-		}
+		parseFlags(t, &o, append([]string{"--target", t.TempDir(), "--results", t.TempDir()}, c.args...)...)
 		_, err := o.Config()
-		es := List(err)
-		if !errors.Is(err, experiment.ErrInvalid) || len(es) != 1 || es[0].Field != c.field || !strings.Contains(es[0].Msg, c.want) {
-			t.Errorf("%q: %v (%+v); want field %s with %q", c.args, err, es, c.field, c.want)
-		}
+		wantField(t, c.args, err, c.field, c.want)
 	}
 	// Once the DSN is filled in, it is judged too.
 	cfg := experiment.NewBackupConfig()

@@ -1,8 +1,6 @@
 package options
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -14,12 +12,7 @@ import (
 func diskRun(t *testing.T, args ...string) (*experiment.DiskConfig, error) {
 	t.Helper()
 	var o DiskRun
-	fs := pflag.NewFlagSet("disk run", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if err := fs.Parse(append([]string{"--target", t.TempDir(), "--results", t.TempDir()}, args...)); err != nil {
-		t.Fatal(err)
-	}
-	return o.Config(fs)
+	return o.Config(parseFlags(t, &o, append([]string{"--target", t.TempDir(), "--results", t.TempDir()}, args...)...))
 }
 
 // A disk run's bad input names its field; ad-hoc options beside --profile
@@ -40,10 +33,7 @@ func TestDiskRunConfig(t *testing.T) {
 		{[]string{"--threshold", "read.iops>=", "--threshold", "nonsense<1"}, "threshold", "--threshold: "},
 	} {
 		_, err := diskRun(t, c.args...)
-		es := List(err)
-		if !errors.Is(err, experiment.ErrInvalid) || len(es) == 0 || es[0].Field != c.field || !strings.Contains(es[0].Msg, c.want) {
-			t.Errorf("%q: %v (%+v); want field %s with %q", c.args, err, es, c.field, c.want)
-		}
+		wantField(t, c.args, err, c.field, c.want)
 	}
 	cfg, err := diskRun(t, "--bs", "4k,64k", "--duration", "10s")
 	sweep := experiment.SweepConfig(nil)
@@ -51,7 +41,6 @@ func TestDiskRunConfig(t *testing.T) {
 		cfg.Settings.Ramp != sweep.Settings.Ramp || cfg.TargetOptions.Size != sweep.TargetOptions.Size {
 		t.Errorf("ad hoc: %+v, %v", cfg, err)
 	}
-	if _, err := (&DiskRun{}).Config(pflag.NewFlagSet("x", pflag.ContinueOnError)); len(List(err)) != 1 || List(err)[0].Field != "target" {
-		t.Errorf("no target: %v", err)
-	}
+	_, err = (&DiskRun{}).Config(pflag.NewFlagSet("x", pflag.ContinueOnError))
+	wantField(t, "no target", err, "target", "no --target given")
 }

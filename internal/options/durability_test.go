@@ -1,10 +1,7 @@
 package options
 
 import (
-	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 )
 
 // A durability test's server is the front end's DSN or --managed, judged
@@ -21,15 +18,8 @@ func TestDurabilityConfig(t *testing.T) {
 		{[]string{"--fault", "command"}, "postgres://localhost/x", "fault_command", "--fault-command is empty"},
 	} {
 		var o Durability
-		fs := pflag.NewFlagSet("durability", pflag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(append([]string{"--results", t.TempDir()}, c.args...)); err != nil {
-			t.Fatal(err)
-		}
+		parseFlags(t, &o, append([]string{"--results", t.TempDir()}, c.args...)...)
 		_, err := o.Config(c.dsn)
-		es := List(err)
-		if len(es) != 1 || es[0].Field != c.field || !strings.HasPrefix(es[0].Msg, c.want) {
-			t.Errorf("%q, dsn %q: %v (%+v); want field %s with %q", c.args, c.dsn, err, es, c.field, c.want)
-		}
+		wantField(t, c, err, c.field, c.want)
 	}
 }

@@ -1,7 +1,6 @@
 package options
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -17,9 +16,6 @@ func TestMonitorConfig(t *testing.T) {
 	} {
 		c.opts.Results = t.TempDir()
 		_, err := c.opts.Config()
-		es := List(err)
-		if len(es) != 1 || es[0].Field != c.field || !strings.HasPrefix(es[0].Msg, c.want) {
-			t.Errorf("%+v: %v (%+v); want field %s with %q", c.opts, err, es, c.field, c.want)
-		}
+		wantField(t, c.opts, err, c.field, c.want)
 	}
 }

@@ -1,14 +1,8 @@
 package options
 
 import (
-	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
-
-	"github.com/tierbench/tierbench/internal/experiment"
 )
 
 // A space scan's bad input names its option, also where the rule is
@@ -29,15 +23,8 @@ func TestSpaceConfig(t *testing.T) {
 		{[]string{"--target", ""}, "target", "no --target given"},
 	} {
 		var o Space
-		fs := pflag.NewFlagSet("space", pflag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(append([]string{"--target", dir, "--results", t.TempDir()}, c.args...)); err != nil {
-			t.Fatal(err)
-		}
+		parseFlags(t, &o, append([]string{"--target", dir, "--results", t.TempDir()}, c.args...)...)
 		_, err := o.Config()
-		es := List(err)
-		if !errors.Is(err, experiment.ErrInvalid) || len(es) != 1 || es[0].Field != c.field || !strings.Contains(es[0].Msg, c.want) {
-			t.Errorf("%q: %v (%+v); want field %s with %q", c.args, err, es, c.field, c.want)
-		}
+		wantField(t, c.args, err, c.field, c.want)
 	}
 }
