@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,7 +17,6 @@ import (
 	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
-	"github.com/tierbench/tierbench/internal/units"
 )
 
 func newBackupCommand(g *Globals) *cobra.Command {
@@ -27,89 +25,20 @@ func newBackupCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-// BackupRunOptions are the flags of `backup run`.
+// BackupRunOptions are the flags of `backup run`: a run's options, its
+// --dsn and the live metrics endpoint's.
 type BackupRunOptions struct {
 	dsnOption
-	Target     string
-	Cycles     int
-	Spacing    string // from one cycle's start to the next's: the --interval flag
-	StartAt    string // when the first cycle starts: the --start-at flag
-	Logical    bool
-	Jobs       int
-	Results    string
-	DataDir    string
-	PgBin      string
-	Keep       bool
-	Verify     bool
-	Sampling   string // telemetry's sampling interval: the --sample-interval flag
-	BlockTrace bool
-	// NodeExporters are --node-exporter NAME=URL, sampled at --sample-interval.
-	NodeExporters []string
-	options.Repetitions
-	options.Noisy
+	options.BackupRun
 	metricsOptions
 }
 
 // AddFlags registers the options' flags.
 func (o *BackupRunOptions) AddFlags(fs *pflag.FlagSet) {
-	d := experiment.NewBackupConfig()
 	o.addFlag(fs)
-	fs.StringVar(&o.Target, "target", "", "directory on the storage under test for the backups (created by tierbench, or an empty one)")
-	fs.IntVar(&o.Cycles, "cycles", d.Cycles, "backup and restore cycles")
-	fs.StringVar(&o.Spacing, "interval", "0s", "time from one cycle's start to the next's (0: back to back), e.g. 100s")
-	fs.StringVar(&o.StartAt, "start-at", "", "when the first cycle starts, as an RFC 3339 time on this host's clock, e.g. 2026-11-26T17:40:00.250Z "+
-		"(default: as soon as the run is set up; a time already past starts at once, with a note): how a controller lines up backups on several hosts")
-	fs.BoolVar(&o.Logical, "logical", false, "a parallel dump, restored into a new database on the same server (PostgreSQL: pg_dump -Fd -j / pg_restore -j; "+
-		"MariaDB: tierbench-dump / tierbench-load), instead of a physical backup and a restored server")
-	fs.IntVar(&o.Jobs, "jobs", d.Jobs, "parallel jobs of the logical dump and restore (--logical)")
-	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
-	fs.StringVar(&o.DataDir, "datadir", "", "the source's managed data directory (default: found from the server, when tierbench manages it on this host)")
-	fs.StringVar(&o.PgBin, "pg-bin", "", "PostgreSQL only: directory of pg_basebackup, pg_dump and pg_restore (default: beside the server's binaries, else PATH); "+
-		"MariaDB's mariadb-backup is found on PATH")
-	fs.BoolVar(&o.Keep, "keep", false, "keep the backups in --target (restored copies are always removed)")
-	fs.BoolVar(&o.Verify, "verify", d.Verify, "check each restored database: TPC-C consistency conditions and row counts equal to the source's")
-	// --interval is this command's cycle spacing (the white paper's "a
-	// backup every 100 s"), so sampling has its own flag.
-	fs.StringVar(&o.Sampling, "sample-interval", "1s", "telemetry sampling interval (0: no telemetry)")
-	fs.BoolVar(&o.BlockTrace, "block-trace", true, "device latency percentiles from block tracepoints, where the kernel allows it")
-	options.AddNodeExporterFlag(fs, &o.NodeExporters)
-	o.Repetitions.AddFlags(fs, "cycle", "--cycles × N cycles in all, each a backup then its restore")
-	// A restore needs its backup first, so a cycle's phases cannot be run
-	// back to back. The flag is kept, out of the help, only so that giving
-	// it (as tpcc run takes it) is refused with that reason (validate)
-	// rather than as an unknown flag.
-	_ = fs.MarkHidden("back-to-back")
-	o.Noisy.AddFlags(fs, "phase")
+	o.BackupRun.AddFlags(fs)
 	o.metricsOptions.addFlags(fs)
 }
-
-// validate turns the flags into a run's config (its DSN not yet checked).
-func (o *BackupRunOptions) validate() (experiment.BackupConfig, error) {
-	cfg := experiment.BackupConfig{Target: o.Target, Cycles: o.Cycles, Logical: o.Logical, Jobs: o.Jobs,
-		DataDir: o.DataDir, PgBin: o.PgBin, Keep: o.Keep, Verify: o.Verify, Repeat: o.Repeat}
-	cfg.Results = o.Results
-	cfg.Noisy = o.Noisy.Judge()
-	if o.BackToBack {
-		return cfg, usagef("--back-to-back does not apply to backup run: a restore needs its backup first, so each cycle is already a backup then its restore; leave it out")
-	}
-	var err error
-	if cfg.Spacing, err = units.ParseDuration(o.Spacing); err != nil {
-		return cfg, usagef("--interval: %v", err)
-	}
-	if o.StartAt != "" {
-		if cfg.StartAt, err = time.Parse(time.RFC3339Nano, o.StartAt); err != nil {
-			return cfg, usagef("--start-at %q is not an RFC 3339 time; give e.g. 2026-11-26T17:40:00.250Z or 2026-11-26T18:40:00+01:00", o.StartAt)
-		}
-	}
-	if cfg.Telemetry, err = options.Sampling(o.Sampling, "sample-interval", o.BlockTrace, o.NodeExporters); err != nil {
-		return cfg, err
-	}
-	return cfg, options.Flagged(experiment.Except(cfg.Validate(), "dsn"), backupFlags)
-}
-
-// backupFlags name a backup run's fields by their flags where the names
-// differ.
-var backupFlags = map[string]string{"telemetry_interval": "--sample-interval"}
 
 func newBackupRunCommand(g *Globals) *cobra.Command {
 	var opts BackupRunOptions
@@ -143,7 +72,7 @@ created, an empty directory, or one it prepared before.`,
 }
 
 func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*experiment.BackupResult, error) {
-	cfg, err := opts.validate()
+	cfg, err := opts.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +80,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 		return nil, err
 	}
 	// With the DSN known, the rules that read it too (--pg-bin's).
-	if err := options.Flagged(cfg.Validate(), backupFlags); err != nil {
+	if err := options.ValidateBackup(cfg); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -11,26 +11,18 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/telemetry"
-	"github.com/tierbench/tierbench/internal/units"
 )
 
-// MonitorOptions are the flags of `monitor`.
+// MonitorOptions are the flags of `monitor`: a session's options and the
+// live metrics endpoint's.
 type MonitorOptions struct {
-	Target   string
-	Duration string
-	DSN      string
-	Results  string
-	options.Telemetry
+	options.Monitor
 	metricsOptions
 }
 
 // AddFlags registers the options' flags.
 func (o *MonitorOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Target, "target", "", "a path: its devices are sampled (a directory, a file or a block device)")
-	fs.StringVar(&o.Duration, "duration", "0s", "how long to sample (0: until Ctrl-C)")
-	fs.StringVar(&o.DSN, "dsn", "", "also sample this database's internals, e.g. postgres://user:password@127.0.0.1:5432/dbname")
-	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
-	o.Telemetry.AddFlags(fs)
+	o.Monitor.AddFlags(fs)
 	o.metricsOptions.addFlags(fs)
 }
 
@@ -49,16 +41,8 @@ func newMonitorCommand(g *Globals) *cobra.Command {
 }
 
 func runMonitor(ctx context.Context, g *Globals, opts MonitorOptions) error {
-	d, err := units.ParseDuration(opts.Duration)
+	cfg, err := opts.Config()
 	if err != nil {
-		return usagef("--duration: %v", err)
-	}
-	tele, err := opts.Sampling()
-	if err != nil {
-		return err
-	}
-	cfg := experiment.MonitorConfig{Results: opts.Results, Target: opts.Target, DSN: opts.DSN, Duration: d, Telemetry: tele}
-	if err := options.Flagged(cfg.Validate(), options.TelemetryFlags); err != nil {
 		return err
 	}
 	v := newView(g)

@@ -165,13 +165,19 @@ func newRootCommand(g *Globals) *cobra.Command {
 	return root
 }
 
-// thresholds passes on the error of options.Thresholds.Parse, or prints
-// each of its problems on a line of its own, as scenario validation
-// prints them, and returns bad input.
+// thresholds passes on an error of an options' Config, or, when it is
+// several problems of --threshold (options.Thresholds.Parse), prints each
+// on a line of its own, as scenario validation prints them, and returns
+// bad input. Other problems stay one line, joined by "; ".
 func thresholds(g *Globals, err error) error {
 	es := options.List(err)
 	if len(es) < 2 {
 		return err
+	}
+	for _, e := range es {
+		if e.Field != "threshold" {
+			return err
+		}
 	}
 	for _, e := range es {
 		fmt.Fprintf(g.Stderr, "tierbench: %s\n", e.Msg)

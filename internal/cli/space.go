@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,31 +12,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/space"
+	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
-// SpaceOptions are the flags of `space`.
+// SpaceOptions are the flags of `space`: a scan's options and the live
+// metrics endpoint's.
 type SpaceOptions struct {
-	Target    string
-	Block     string
-	KeepBelow float64
-	Workers   int
-	Sample    string
-	Results   string
+	options.Space
 	metricsOptions
 }
 
 // AddFlags registers the options' flags.
 func (o *SpaceOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Target, "target", "", "what to scan, read-only: a directory (e.g. a server's data directory), a file, or a block device")
-	fs.StringVar(&o.Block, "block", "4k", "the block size dedup and compression work on: a power of two from 512 to 1m")
-	fs.Float64Var(&o.KeepBelow, "keep-below", 0.5, "a block is stored compressed only when it compresses to at most this share of the block "+
-		"(0.5: vSAN keeps a 4 KiB block compressed only at 2 KiB or less), else whole; 1 keeps every block that shrinks at all")
-	fs.IntVar(&o.Workers, "workers", 0, "goroutines hashing and compressing (default: one per core)")
-	fs.StringVar(&o.Sample, "zstd-sample", "auto", "zstd compresses 1 in N unique blocks (chosen by their hash) and its ratio is estimated from them, "+
-		"with a 95% interval: auto (every block up to 64 MiB, then up to 1 in 64), or N, a power of two; 1 is exact (and about 4x slower)")
-	fs.StringVar(&o.Results, "results", defaultResultsDir, "results store directory")
+	o.Space.AddFlags(fs)
 	o.metricsOptions.addFlags(fs)
 }
 
@@ -64,41 +52,8 @@ measurement of a particular array. A mounted device is scanned too and flagged
 	return cmd
 }
 
-// config checks the flags and turns them into a run's config.
-func (o *SpaceOptions) config() (experiment.SpaceConfig, error) {
-	var cfg experiment.SpaceConfig
-	if strings.TrimSpace(o.Target) == "" {
-		return cfg, usagef("no --target given; name a directory, a file or a block device to scan, e.g. --target /var/lib/postgresql/15/main")
-	}
-	block, err := units.ParseSize(o.Block)
-	if err != nil {
-		return cfg, usagef("--block: %v", err)
-	}
-	if o.KeepBelow <= 0 { // space.Options reads 0 as "the default"; given here, it is a mistake
-		return cfg, usagef("--keep-below %g is not above 0; give a share of the block such as 0.5, or leave it out", o.KeepBelow)
-	}
-	sample, err := space.ParseZstdSample(o.Sample)
-	if err != nil {
-		return cfg, usagef("--zstd-sample: %v", err)
-	}
-	if block <= 0 || block > math.MaxInt32 {
-		return cfg, usagef("--block %s: give a power of two from 512 to 1m, e.g. 4k, 8k or 64k", o.Block)
-	}
-	if err := checkResultsDir(o.Results); err != nil {
-		return cfg, err
-	}
-	cfg.Results, cfg.Target = o.Results, o.Target
-	cfg.Options = space.Options{BlockSize: int(block), KeepBelow: o.KeepBelow, Workers: o.Workers, ZstdSample: sample}
-	// The ranges and the target are space.Check's (bad input, before the
-	// run is recorded): one rule for this command and a scenario's step.
-	if err := space.Check(o.Target, &cfg.Options); err != nil {
-		return cfg, &UsageError{Msg: err.Error()}
-	}
-	return cfg, nil
-}
-
 func runSpace(ctx context.Context, g *Globals, opts SpaceOptions) error {
-	cfg, err := opts.config()
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}

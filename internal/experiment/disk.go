@@ -143,6 +143,17 @@ func ProfileConfig(name string, duration, ramp time.Duration, size int64) (DiskC
 	return c, nil
 }
 
+// SweepConfig returns a disk run of ad-hoc points (a front end's sweep,
+// named "ad-hoc"): 30 s measured after a 5 s ramp at each point, on a
+// 1 GiB test file, recorded as DefaultRecord: the ad-hoc run as a user gets
+// it unless told otherwise (a sweep has no profile to say). Its Target is
+// to be given.
+func SweepConfig(points []fio.Spec) DiskConfig {
+	return DiskConfig{Record: DefaultRecord(), Profile: "ad-hoc", Points: points, Repeat: 1,
+		Settings:      fio.Settings{Direct: true, Duration: 30 * time.Second, Ramp: 5 * time.Second},
+		TargetOptions: fio.TargetOptions{Size: 1 << 30}}
+}
+
 // DiskResult is a disk run's document: what `disk run --json` prints and
 // the store keeps as the run's summary.
 type DiskResult struct {

@@ -1,0 +1,68 @@
+package options
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/units"
+)
+
+// Durability are the options of a durability test (`durability`), but its
+// DSN: each front end says where the DSN comes from, and passes it to
+// Config.
+type Durability struct {
+	Managed        string
+	Engine         string // with --managed: the engine of a new data directory
+	Cycles         int
+	VUs            int
+	RunBeforeFault string
+	Fault          string
+	FaultCommand   string
+	RecoverCommand string
+	RecoverTimeout string
+	Warehouses     int
+	// WarehousesSet says --warehouses was given: a managed server whose
+	// schema has another size is then rebuilt.
+	WarehousesSet bool
+	Mode          string
+	Results       string
+	Seed          uint64
+}
+
+// AddFlags registers the options.
+func (o *Durability) AddFlags(fs *pflag.FlagSet) {
+	d := experiment.NewDurabilityConfig()
+	fs.StringVar(&o.Managed, "managed", "", "data directory of a managed server to test instead of --dsn (started, and built with --warehouses, when needed)")
+	fs.StringVar(&o.Engine, "engine", "", "with --managed: the engine of a new data directory ("+strings.Join(all.Names(true), ", ")+"; default postgres; an existing one keeps its own)")
+	fs.IntVar(&o.Cycles, "cycles", d.Cycles, "fault cycles to run")
+	fs.IntVar(&o.VUs, "vus", d.VUs, "virtual users running TPC-C when the fault hits")
+	fs.StringVar(&o.RunBeforeFault, "run-before-fault", units.FormatDuration(d.RunBeforeFault), "TPC-C time before each fault (the audited test of clause 3.5 runs at least 5m)")
+	fs.StringVar(&o.Fault, "fault", d.Fault, "the failure: kill (SIGKILL of the server's main process), stop (immediate shutdown; MariaDB: a kill), restart (clean shutdown and start), command (--fault-command)")
+	fs.StringVar(&o.FaultCommand, "fault-command", "", "shell command that causes the failure, with --fault command (e.g. a remote power cut)")
+	fs.StringVar(&o.RecoverCommand, "recover-command", "", "shell command that brings the server back after the fault (then tierbench waits for it to answer)")
+	fs.StringVar(&o.RecoverTimeout, "recover-timeout", units.FormatDuration(d.RecoverTimeout), "how long to wait for the database to answer after recovery")
+	fs.IntVar(&o.Warehouses, "warehouses", d.Warehouses, "with --managed: warehouses to build when there is no schema (or a different size is asked)")
+	fs.StringVar(&o.Mode, "mode", d.Mode, "routines or statements")
+	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
+	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
+}
+
+// Config turns the options and the DSN the front end read ("": none) into
+// a test's config; its rules, the DSN's beside --managed too, are its
+// Validate's.
+func (o *Durability) Config(dsn string) (experiment.DurabilityConfig, error) {
+	c := experiment.DurabilityConfig{Results: o.Results, DSN: dsn, Managed: o.Managed, Engine: o.Engine, Cycles: o.Cycles, VUs: o.VUs, Fault: o.Fault,
+		FaultCommand: o.FaultCommand, RecoverCommand: o.RecoverCommand, Warehouses: o.Warehouses, Rebuild: o.WarehousesSet,
+		Mode: o.Mode, Seed: o.Seed}
+	var err error
+	if c.RunBeforeFault, err = units.ParseDuration(o.RunBeforeFault); err != nil {
+		return c, Badf("run-before-fault", "--run-before-fault: %v", err)
+	}
+	if c.RecoverTimeout, err = units.ParseDuration(o.RecoverTimeout); err != nil {
+		return c, Badf("recover-timeout", "--recover-timeout: %v", err)
+	}
+	return c, Flagged(c.Validate(), nil)
+}

@@ -1,0 +1,25 @@
+package options
+
+import (
+	"testing"
+)
+
+// A durability test's server is the front end's DSN or --managed, judged
+// together by the config's rules; bad input names its option.
+func TestDurabilityConfig(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		dsn         string
+		field, want string
+	}{
+		{[]string{"--managed", "/tmp/data"}, "postgres://localhost/x", "managed", "--managed /tmp/data and --dsn both name the server to test"},
+		{nil, "", "dsn", "--dsn is empty; give the server to test, or a --managed server's data directory"},
+		{[]string{"--run-before-fault", "later"}, "postgres://localhost/x", "run_before_fault", "--run-before-fault: "},
+		{[]string{"--fault", "command"}, "postgres://localhost/x", "fault_command", "--fault-command is empty"},
+	} {
+		var o Durability
+		parseFlags(t, &o, append([]string{"--results", t.TempDir()}, c.args...)...)
+		_, err := o.Config(c.dsn)
+		wantField(t, c, err, c.field, c.want)
+	}
+}
