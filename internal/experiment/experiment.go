@@ -76,11 +76,11 @@ var DefaultTelemetry = Telemetry{Interval: time.Second, BlockTrace: true}
 
 // Record says where a run is recorded and what it is part of.
 type Record struct {
-	Results   string // the results store's directory
-	Group     string // the results group, e.g. a scenario's ("": none)
+	Results string // the results store's directory
+	Group   string // the results group, e.g. a scenario's ("": none)
 	// RunID is the id the run is recorded under ("": a new one), e.g. one
 	// an HTTP API gave out when it queued the run (results.NewRunID).
-	RunID string
+	RunID     string
 	Placement stored.Placement
 	Telemetry Telemetry
 	// LatencyBuckets, when set, makes each TPC-C Tick carry its latencies

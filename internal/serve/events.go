@@ -35,7 +35,9 @@ type eventLog struct {
 	limit  int           // how many events it keeps
 }
 
-func newEventLog() *eventLog { return &eventLog{first: 1, next: 1, wake: make(chan struct{}), limit: maxEvents} }
+func newEventLog() *eventLog {
+	return &eventLog{first: 1, next: 1, wake: make(chan struct{}), limit: maxEvents}
+}
 
 // add appends an event whose data is v marshalled; nothing after done.
 func (l *eventLog) add(name string, v any) {
