@@ -26,6 +26,7 @@ import (
 // managed server (Managed) or the database at DSN.
 type DurabilityConfig struct {
 	Results        string // the results store's directory
+	RunID          string // the id to record the run under ("": a new one; see Record.RunID)
 	DSN            string // the database ("" with Managed)
 	Managed        string // a managed server's data directory, started (and built) when needed
 	Engine         string // the engine of a new Managed directory ("": PostgreSQL; an existing one keeps its own)
@@ -165,7 +166,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	}
 	// The run's ID names the log directory, which must exist before the
 	// run starts: it is made once the run is recorded, before any cycle.
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results}, kind: stored.KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, RunID: cfg.RunID}, kind: stored.KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
 		logDirNamer{obs, params, cfg.Results})
 	if err != nil {
 		return nil, err

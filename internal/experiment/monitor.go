@@ -18,6 +18,7 @@ import (
 // ends.
 type MonitorConfig struct {
 	Results   string
+	RunID     string // the id to record the run under ("": a new one; see Record.RunID)
 	Target    string
 	DSN       string        // "": no database
 	Duration  time.Duration // 0: until the context ends
@@ -78,7 +79,7 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig, obs Observer) (*MonitorR
 		defer db.Close()
 		name, _ = all.NameOf(cfg.DSN)
 	}
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, Telemetry: cfg.Telemetry}, kind: stored.KindMonitor,
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, RunID: cfg.RunID, Telemetry: cfg.Telemetry}, kind: stored.KindMonitor,
 		target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
 		params: &stored.MonitorParams{Target: cfg.Target, Interval: cfg.Telemetry.Interval.String(), Duration: cfg.Duration.String(),
 			DSN: engine.Redact(cfg.DSN)}}, obs)

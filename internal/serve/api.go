@@ -62,6 +62,11 @@ func readRequest(w http.ResponseWriter, r *http.Request) (request, bool) {
 
 // badInput answers 400 with every problem of err, each naming its key.
 func badInput(w http.ResponseWriter, err error) {
+	var ref *refusal
+	if errors.As(err, &ref) {
+		writeError(w, http.StatusBadRequest, &ref.body)
+		return
+	}
 	es := options.List(err)
 	if len(es) == 0 {
 		for _, p := range experiment.Problems(err) {

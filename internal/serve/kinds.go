@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"sort"
@@ -39,7 +40,12 @@ type kind struct {
 
 // kinds are the experiments POST /api/v1/runs starts.
 var kinds = map[string]kind{
-	stored.KindTPCC: {build: buildTPCC},
+	stored.KindTPCC:       {build: buildTPCC},
+	stored.KindDisk:       {build: buildDisk, destructive: []string{"overwrite_file", "destroy_data_on", "even_if_formatted", "fio"}},
+	stored.KindBackup:     {build: buildBackup, destructive: []string{"pg_bin"}},
+	stored.KindSpace:      {build: buildSpace},
+	stored.KindMonitor:    {build: buildMonitor},
+	stored.KindDurability: {build: buildDurability, destructive: []string{"fault_command", "recover_command"}},
 }
 
 // kindNames lists the kinds for messages.
@@ -89,8 +95,8 @@ func (s *Server) buildJob(id string, req request) (*job, error) {
 	}
 	for _, key := range def.destructive {
 		if _, given := req[key]; given && !s.opts.AllowDestructive {
-			return nil, options.Badf(key, "--%s writes to a block device or a file tierbench did not create, or runs a program the request names; "+
-				"this serve refuses it (start serve with --allow-destructive to allow it)", key)
+			return nil, &refusal{apiError{Field: key, Error: key + " writes to a block device or a file tierbench did not create, " +
+				"or runs a program the request names; this serve refuses it unless started with --allow-destructive"}}
 		}
 	}
 	fs := pflag.NewFlagSet(k, pflag.ContinueOnError)
@@ -212,8 +218,18 @@ func apiWords(msg string) string {
 	})
 }
 
-// dsn reads a request's DSN into a config's problems: required, and
-// checked by the config's Validate with the rest.
+// record gives a run's record what serve sets: its id, the results
+// directory, the latency buckets of /metrics.
+func record(dst *experiment.Record, rec experiment.Record) {
+	dst.RunID, dst.Results, dst.LatencyBuckets = rec.RunID, rec.Results, rec.LatencyBuckets
+}
+
+// runs wraps an experiment's Run as a job's.
+func runs[C, R any](cfg C, run func(context.Context, C, experiment.Observer) (R, error)) *job {
+	return &job{run: func(ctx context.Context, obs experiment.Observer) (any, error) { return run(ctx, cfg, obs) }}
+}
+
+// buildTPCC is `tpcc run`'s options and the request's dsn.
 func buildTPCC(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
 	var o options.TPCCRun
 	o.AddFlags(fs)
@@ -227,11 +243,97 @@ func buildTPCC(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, err
 	if cfg.DSN, err = req.str("dsn"); err != nil {
 		return nil, err
 	}
-	cfg.Record.RunID, cfg.Record.Results, cfg.Record.LatencyBuckets = rec.RunID, rec.Results, rec.LatencyBuckets
+	record(&cfg.Record, rec)
 	if err := options.Flagged(cfg.Validate(), options.TelemetryFlags); err != nil {
 		return nil, err
 	}
-	return &job{run: func(ctx context.Context, obs experiment.Observer) (any, error) {
-		return experiment.RunTPCC(ctx, cfg, obs)
-	}}, nil
+	return runs(cfg, experiment.RunTPCC), nil
+}
+
+// buildDisk is `disk run`'s options.
+func buildDisk(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
+	var o options.DiskRun
+	o.AddFlags(fs)
+	if err := fill(fs, req); err != nil {
+		return nil, err
+	}
+	cfg, err := o.Config(fs)
+	if err != nil {
+		return nil, err
+	}
+	record(&cfg.Record, rec)
+	return runs(*cfg, experiment.RunDisk), nil
+}
+
+// buildBackup is `backup run`'s options and the request's dsn.
+func buildBackup(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
+	var o options.BackupRun
+	o.AddFlags(fs)
+	if err := fill(fs, req, "dsn"); err != nil {
+		return nil, err
+	}
+	cfg, err := o.Config()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DSN, err = req.str("dsn"); err != nil {
+		return nil, err
+	}
+	record(&cfg.Record, rec)
+	if err := options.ValidateBackup(cfg); err != nil {
+		return nil, err
+	}
+	return runs(cfg, experiment.RunBackup), nil
+}
+
+// buildSpace is `space`'s options.
+func buildSpace(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
+	var o options.Space
+	o.AddFlags(fs)
+	if err := fill(fs, req); err != nil {
+		return nil, err
+	}
+	cfg, err := o.Config()
+	if err != nil {
+		return nil, err
+	}
+	record(&cfg.Record, rec)
+	return runs(cfg, experiment.RunSpace), nil
+}
+
+// buildMonitor is `monitor`'s options, its dsn among them; a monitor
+// without a duration samples until it is cancelled.
+func buildMonitor(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
+	var o options.Monitor
+	o.AddFlags(fs)
+	if err := fill(fs, req); err != nil {
+		return nil, err
+	}
+	cfg, err := o.Config()
+	if err != nil {
+		return nil, err
+	}
+	cfg.RunID, cfg.Results = rec.RunID, rec.Results
+	return runs(cfg, experiment.RunMonitor), nil
+}
+
+// buildDurability is `durability`'s options and the request's dsn (or its
+// managed server).
+func buildDurability(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
+	var o options.Durability
+	o.AddFlags(fs)
+	if err := fill(fs, req, "dsn"); err != nil {
+		return nil, err
+	}
+	dsn, err := req.str("dsn")
+	if err != nil {
+		return nil, err
+	}
+	o.WarehousesSet = fs.Changed("warehouses")
+	cfg, err := o.Config(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RunID, cfg.Results, cfg.CommandOutput = rec.RunID, rec.Results, io.Discard
+	return runs(cfg, experiment.RunDurability), nil
 }

@@ -1,0 +1,72 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
+	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/serve"
+)
+
+// The other kinds run from the same options as their commands: a disk
+// point with fio, a space scan and a monitor, each to complete with what
+// its command stores; what would overwrite a file tierbench did not create
+// is refused unless serve allows it, and nothing is queued.
+func TestAPIOtherKinds(t *testing.T) {
+	fiotest.Require(t)
+	s := startServe(t, serve.Options{})
+	target := t.TempDir()
+	mine := filepath.Join(target, "theirs.dat")
+	if err := os.WriteFile(mine, []byte("not tierbench's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Error, Field string }
+	code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "disk", "target": mine, "overwrite_file": true, "bs": "4k",
+		"rw": "randread", "iodepth": 1, "jobs": 1, "duration": "1s", "ramp": "0s", "size": "8MiB"}, nil)
+	if json.Unmarshal([]byte(body), &e); code != 400 || e.Field != "overwrite_file" || !strings.Contains(e.Error, "--allow-destructive") {
+		t.Errorf("a destructive disk run: %d %s", code, body)
+	}
+	for _, c := range []struct {
+		req    map[string]any
+		result string // the event a step of it sends ("": none)
+	}{
+		{map[string]any{"kind": "disk", "target": target, "bs": "4k", "rw": "randread", "iodepth": 1, "jobs": 1, "duration": "1s",
+			"ramp": "0s", "size": "8MiB", "interval": "500ms"}, `"point"`},
+		{map[string]any{"kind": "space", "target": target, "block": "4k"}, ""},
+		{map[string]any{"kind": "monitor", "target": target, "duration": "2s", "interval": "500ms"}, ""},
+	} {
+		var p struct{ ID string }
+		if code, body := s.do(t, "POST", "/api/v1/runs", c.req, &p); code != 202 {
+			t.Fatalf("%v: %d %s", c.req, code, body)
+		}
+		evs := s.follow(t, p.ID, "", nil)
+		if d := doneOf(t, evs); d["status"] != results.StatusComplete {
+			t.Errorf("%s: done %v", c.req["kind"], d)
+		}
+		if c.result != "" && !strings.Contains(strings.Join(eventData(evs, "result"), "\n"), c.result) {
+			t.Errorf("%s: no result event with %s", c.req["kind"], c.result)
+		}
+		var shown results.Shown
+		if s.do(t, "GET", "/api/v1/runs/"+p.ID, nil, &shown); shown.Run.Kind != c.req["kind"] || shown.Run.Status != results.StatusComplete {
+			t.Errorf("%s: stored as %s %s", c.req["kind"], shown.Run.Kind, shown.Run.Status)
+		}
+	}
+	if data, err := os.ReadFile(mine); err != nil || string(data) != "not tierbench's" {
+		t.Errorf("the file tierbench did not create: %q %v", data, err)
+	}
+}
+
+// eventData is the data of the events of a name.
+func eventData(evs []sseEvent, name string) []string {
+	var out []string
+	for _, e := range evs {
+		if e.Name == name {
+			out = append(out, e.Data)
+		}
+	}
+	return out
+}
