@@ -364,15 +364,14 @@ func (c *backupCycles) record(ctx context.Context, ph stored.Phase, index int) {
 	} else {
 		cy.Restore = m
 	}
-	c.obs.Result(Result{Phase: m})
 	c.phases++
-	doc, err := json.Marshal(m)
-	if err != nil {
+	if doc, err := json.Marshal(m); err != nil { // stored first, then told
 		c.rec.keep(err)
-		return
+	} else {
+		c.rec.addStep(ctx, results.Step{Index: index, Name: fmt.Sprintf("%s %d", m.Phase.Phase, m.Cycle),
+			StartedAt: m.Started, MeasureStart: m.Started, MeasureEnd: m.Ended, Metrics: doc})
 	}
-	c.rec.addStep(ctx, results.Step{Index: index, Name: fmt.Sprintf("%s %d", m.Phase.Phase, m.Cycle),
-		StartedAt: m.Started, MeasureStart: m.Started, MeasureEnd: m.Ended, Metrics: doc})
+	c.obs.Result(Result{Phase: m})
 }
 
 // sourceDataDir is the managed data directory of the server behind db: the

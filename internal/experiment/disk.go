@@ -260,14 +260,13 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 				po.Noisy = judgeNoisy(cfg.Noisy, a)
 			}
 			ran = append(ran, stored.Ran{Point: sl.Step, Result: po})
-			obs.Result(Result{Point: &po})
-			j.step(sl.Index, pointName(po), &po)
-			st, err := diskStep(p, po)
-			if err != nil {
+			if st, err := diskStep(p, po); err != nil { // stored first, then told
 				rec.keep(err)
 			} else {
 				rec.addStep(ctx, st)
 			}
+			obs.Result(Result{Point: &po})
+			j.step(sl.Index, pointName(po), &po)
 		}
 		if err == nil {
 			err = ctx.Err() // a point cut short by Ctrl-C is kept; the run stops there

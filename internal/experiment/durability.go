@@ -184,14 +184,13 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 			obs.Progress(Progress{Cycle: &CycleProgress{Cycle: cycle, Cycles: cfg.Cycles, Elapsed: elapsed, Acknowledged: acked}})
 		},
 		OnCycle: func(c *stored.DurabilityCycle) {
-			obs.Result(Result{Cycle: c})
-			doc, err := json.Marshal(c)
-			if err != nil {
+			if doc, err := json.Marshal(c); err != nil { // stored first, then told
 				rec.keep(err)
-				return
+			} else {
+				rec.addStep(ctx, results.Step{Index: c.Cycle - 1, Name: fmt.Sprintf("cycle=%d", c.Cycle),
+					StartedAt: c.StartedAt, MeasureStart: c.StartedAt, MeasureEnd: c.FaultAt, Metrics: doc})
 			}
-			rec.addStep(ctx, results.Step{Index: c.Cycle - 1, Name: fmt.Sprintf("cycle=%d", c.Cycle),
-				StartedAt: c.StartedAt, MeasureStart: c.StartedAt, MeasureEnd: c.FaultAt, Metrics: doc})
+			obs.Result(Result{Cycle: c})
 		},
 	})
 	out := &DurabilityResult{RunID: rec.run.ID, Status: results.StatusComplete, Fault: cfg.Fault, VUs: cfg.VUs,

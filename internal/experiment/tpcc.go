@@ -172,14 +172,15 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
 			s.Noisy = judgeNoisy(cfg.Noisy, a)
 		}
+		// Stored first, then told: a front end that hears of a step can
+		// count on the store keeping it, even if the process dies next.
+		if st, err := tpccStep(s); err != nil {
+			rec.keep(err)
+		} else {
+			rec.addStep(ctx, st)
+		}
 		obs.Result(Result{TPCC: s})
 		j.step(s.Index, repName(s), s)
-		st, err := tpccStep(s)
-		if err != nil {
-			rec.keep(err)
-			return
-		}
-		rec.addStep(ctx, st)
 	}
 	steps, runErr := driver.Run(ctx, dc)
 	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true,

@@ -203,18 +203,9 @@ func TestServeListenNeedsToken(t *testing.T) {
 func TestAPICancelAndQueue(t *testing.T) {
 	dsn := tpccDSN(t)
 	s := startServe(t, serve.Options{})
-	post := func(vus []int, duration string) string {
-		t.Helper()
-		var p struct{ ID string }
-		if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": vus, "rampup": "0s",
-			"duration": duration}, &p); code != 202 {
-			t.Fatalf("POST: %d %s", code, body)
-		}
-		return p.ID
-	}
-	first := post([]int{1, 1, 1}, "2s")
-	second := post([]int{1}, "2s")
-	third := post([]int{1}, "1s")
+	first := s.postTPCC(t, dsn, []int{1, 1, 1}, "2s")
+	second := s.postTPCC(t, dsn, []int{1}, "2s")
+	third := s.postTPCC(t, dsn, []int{1}, "1s")
 	var q struct {
 		Entries []struct{ ID, State string }
 	}

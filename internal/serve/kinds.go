@@ -229,14 +229,26 @@ func runs[C, R any](cfg C, run func(context.Context, C, experiment.Observer) (R,
 	return &job{run: func(ctx context.Context, obs experiment.Observer) (any, error) { return run(ctx, cfg, obs) }}
 }
 
+// kindOptions are what every kind's options are: flags, and a config from them.
+type kindOptions[C any] interface {
+	AddFlags(fs *pflag.FlagSet)
+	Config() (C, error)
+}
+
+// configure registers o's flags, fills them from the request (but the
+// keys own, which the kind reads itself) and builds o's config.
+func configure[C any](o kindOptions[C], fs *pflag.FlagSet, req request, own ...string) (C, error) {
+	o.AddFlags(fs)
+	if err := fill(fs, req, own...); err != nil {
+		var zero C
+		return zero, err
+	}
+	return o.Config()
+}
+
 // buildTPCC is `tpcc run`'s options and the request's dsn.
 func buildTPCC(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
-	var o options.TPCCRun
-	o.AddFlags(fs)
-	if err := fill(fs, req, "dsn"); err != nil {
-		return nil, err
-	}
-	cfg, err := o.Config()
+	cfg, err := configure[experiment.TPCCConfig](&options.TPCCRun{}, fs, req, "dsn")
 	if err != nil {
 		return nil, err
 	}
@@ -267,12 +279,7 @@ func buildDisk(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, err
 
 // buildBackup is `backup run`'s options and the request's dsn.
 func buildBackup(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
-	var o options.BackupRun
-	o.AddFlags(fs)
-	if err := fill(fs, req, "dsn"); err != nil {
-		return nil, err
-	}
-	cfg, err := o.Config()
+	cfg, err := configure[experiment.BackupConfig](&options.BackupRun{}, fs, req, "dsn")
 	if err != nil {
 		return nil, err
 	}
@@ -288,12 +295,7 @@ func buildBackup(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, e
 
 // buildSpace is `space`'s options.
 func buildSpace(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
-	var o options.Space
-	o.AddFlags(fs)
-	if err := fill(fs, req); err != nil {
-		return nil, err
-	}
-	cfg, err := o.Config()
+	cfg, err := configure[experiment.SpaceConfig](&options.Space{}, fs, req)
 	if err != nil {
 		return nil, err
 	}
@@ -304,12 +306,7 @@ func buildSpace(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, er
 // buildMonitor is `monitor`'s options, its dsn among them; a monitor
 // without a duration samples until it is cancelled.
 func buildMonitor(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
-	var o options.Monitor
-	o.AddFlags(fs)
-	if err := fill(fs, req); err != nil {
-		return nil, err
-	}
-	cfg, err := o.Config()
+	cfg, err := configure[experiment.MonitorConfig](&options.Monitor{}, fs, req)
 	if err != nil {
 		return nil, err
 	}

@@ -87,17 +87,8 @@ func TestServeKilledAndRestarted(t *testing.T) {
 	addr, dir := freeAddr(t), t.TempDir()
 	p := startProcess(t, addr, dir)
 	s := &testServer{url: "http://" + addr, results: dir}
-	post := func(vus []int, duration string) string {
-		t.Helper()
-		var r struct{ ID string }
-		if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": vus, "rampup": "0s",
-			"duration": duration}, &r); code != 202 {
-			t.Fatalf("POST: %d %s", code, body)
-		}
-		return r.ID
-	}
-	first := post([]int{1, 1}, "2s")
-	second := post([]int{1}, "1s")
+	first := s.postTPCC(t, dsn, []int{1, 1}, "2s")
+	second := s.postTPCC(t, dsn, []int{1}, "1s")
 	s.follow(t, first, "", func(e sseEvent) bool { return e.Name == "result" }) // its first step is stored
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -128,10 +119,8 @@ func TestServeTerminated(t *testing.T) {
 	addr, dir := freeAddr(t), t.TempDir()
 	p := startProcess(t, addr, dir)
 	s := &testServer{url: "http://" + addr, results: dir}
-	var r, q struct{ ID string }
-	s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": []int{1, 1}, "rampup": "0s", "duration": "3s"}, &r)
-	s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": []int{1}, "duration": "1s"}, &q)
-	s.follow(t, r.ID, "", func(e sseEvent) bool { return e.Name == "result" })
+	r, q := s.postTPCC(t, dsn, []int{1, 1}, "3s"), s.postTPCC(t, dsn, []int{1}, "1s")
+	s.follow(t, r, "", func(e sseEvent) bool { return e.Name == "result" })
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -143,12 +132,12 @@ func TestServeTerminated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	run, err := store.Show(t.Context(), r.ID)
+	run, err := store.Show(t.Context(), r)
 	if err != nil || run.Run.Status != results.StatusInterrupted || len(run.Steps) != 1 {
 		t.Errorf("the run SIGTERM stopped: %+v %v; want interrupted with 1 step", run.Run, err)
 	}
 	data, _ := os.ReadFile(dir + "/serve-queue.json")
-	if !strings.Contains(string(data), q.ID) || strings.Contains(string(data), r.ID) {
-		t.Errorf("the queue file after SIGTERM:\n%s\nwant %s queued and %s gone", data, q.ID, r.ID)
+	if !strings.Contains(string(data), q) || strings.Contains(string(data), r) {
+		t.Errorf("the queue file after SIGTERM:\n%s\nwant %s queued and %s gone", data, q, r)
 	}
 }

@@ -155,6 +155,17 @@ func (s *testServer) do(t *testing.T, method, path string, body any, out any) (i
 	return resp.StatusCode, string(b)
 }
 
+// postTPCC posts a TPC-C run without ramp-up and returns its id.
+func (s *testServer) postTPCC(t *testing.T, dsn string, vus []int, duration string) string {
+	t.Helper()
+	var p struct{ ID string }
+	if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": vus, "rampup": "0s",
+		"duration": duration}, &p); code != 202 {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	return p.ID
+}
+
 // sseEvent is one event of a stream.
 type sseEvent struct {
 	ID   string
