@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/version"
 )
 
@@ -36,6 +37,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/scenarios/{id}/events", s.streamEvents)
 	m.HandleFunc("POST /api/v1/scenarios/{id}/cancel", s.cancel)
 	m.HandleFunc("GET /api/v1/queue", s.showQueue)
+	m.HandleFunc("GET /api/v1/servers", s.listServers)
 	m.HandleFunc("GET /api/v1/report", s.report)
 	m.HandleFunc("GET /api/v1/compare", s.compare)
 	m.HandleFunc("GET /api/v1/version", func(w http.ResponseWriter, _ *http.Request) {
@@ -301,6 +303,21 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		state = "interrupting"
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": id, "state": state})
+}
+
+// listServers is `server status --json` without a data directory: the
+// managed servers running on this host, without their DSNs ({"servers":
+// […]}), which a TPC-C run names by their datadir.
+func (s *Server) listServers(w http.ResponseWriter, r *http.Request) {
+	list, err := server.Running(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
+		return
+	}
+	if list == nil {
+		list = []server.RunningServer{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"servers": list})
 }
 
 // showQueue lists the queue: the running entry first, then the queued

@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/live"
 	"github.com/tierbench/tierbench/internal/options"
+	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
@@ -73,6 +74,31 @@ func (r request) str(key string) (string, error) {
 		return "", options.Badf(key, "--%s: give a string", key)
 	}
 	return s, nil
+}
+
+// dsn is the request's dsn, or the DSN of the managed server on this host
+// whose data directory server names: the console starts a run on one by
+// name, and no password travels.
+func (r request) dsn() (string, error) {
+	dsn, err := r.str("dsn")
+	if err != nil {
+		return "", err
+	}
+	dir, err := r.str("server")
+	if err != nil || dir == "" {
+		return dsn, err
+	}
+	if dsn != "" {
+		return "", options.Badf("server", "dsn and server both name the database; give one")
+	}
+	st, err := server.Status(context.Background(), dir)
+	switch {
+	case err != nil:
+		return "", options.Badf("server", "server %s: %v", experiment.Quote(dir), err)
+	case !st.Running || st.DSN == "":
+		return "", options.Badf("server", "server %s is not running; start it with: tierbench server start --datadir %s", experiment.Quote(dir), dir)
+	}
+	return st.DSN, nil
 }
 
 // keys that serve sets itself, not the request.
@@ -246,13 +272,14 @@ func configure[C any](o kindOptions[C], fs *pflag.FlagSet, req request, own ...s
 	return o.Config()
 }
 
-// buildTPCC is `tpcc run`'s options and the request's dsn.
+// buildTPCC is `tpcc run`'s options and the request's dsn, or the managed
+// server whose data directory its server names.
 func buildTPCC(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
-	cfg, err := configure[experiment.TPCCConfig](&options.TPCCRun{}, fs, req, "dsn")
+	cfg, err := configure[experiment.TPCCConfig](&options.TPCCRun{}, fs, req, "dsn", "server")
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DSN, err = req.str("dsn"); err != nil {
+	if cfg.DSN, err = req.dsn(); err != nil {
 		return nil, err
 	}
 	record(&cfg.Record, rec)

@@ -1,15 +1,19 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/serve"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
 // The other kinds run from the same options as their commands: a disk
@@ -69,4 +73,40 @@ func eventData(evs []sseEvent, name string) []string {
 		}
 	}
 	return out
+}
+
+// A TPC-C run on a managed server named by its data directory: the API
+// lists the servers running here without their DSNs, and the run gets the
+// DSN from the server itself; a directory with no server running is
+// refused by name.
+func TestAPIRunOnManagedServer(t *testing.T) {
+	ctx := context.Background()
+	info := pgtest.StartManaged(t, ctx)
+	db, err := experiment.Open(ctx, info.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = experiment.Build(ctx, db, engine.BuildOptions{Warehouses: 1, Workers: 2}, experiment.Nop{})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, serve.Options{})
+	code, body := s.do(t, "GET", "/api/v1/servers", nil, nil)
+	if code != 200 || !strings.Contains(body, `"datadir": "`+info.DataDir+`"`) || strings.Contains(body, "postgres://") {
+		t.Errorf("GET /api/v1/servers: %d %s; want %s listed, without a DSN", code, body, info.DataDir)
+	}
+	var p struct{ ID string }
+	if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "server": info.DataDir, "vus": []int{1},
+		"rampup": "0s", "duration": "2s"}, &p); code != 202 {
+		t.Fatalf("POST on a managed server: %d %s", code, body)
+	}
+	if d := doneOf(t, s.follow(t, p.ID, "", nil)); d["status"] != results.StatusComplete {
+		t.Errorf("the run on the managed server: %v", d)
+	}
+	var e struct{ Error, Field string }
+	code, body = s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "server": t.TempDir(), "vus": []int{1}}, nil)
+	if json.Unmarshal([]byte(body), &e); code != 400 || e.Field != "server" {
+		t.Errorf("a directory without a server: %d %s", code, body)
+	}
 }
