@@ -473,8 +473,17 @@ function showScenarioErrors(r) {
   const b = r.body && typeof r.body === "object" ? r.body : null;
   const problems = b && b.problems && b.problems.length ? b.problems : [b || { error: errorText(r) }];
   $("scenario-status").textContent = "Not valid";
-  $("scenario-errors").replaceChildren(...problems.map((p) =>
-    el("li", {}, (p.line ? p.line + ":" + (p.col || 0) + ": " : p.field ? p.field + ": " : "") + p.error)));
+  $("scenario-errors").replaceChildren(...problems.map((p) => el("li", {}, wherePrefix(p) + p.error)));
+}
+
+// wherePrefix is "line:col: " (or "field: ") before a problem, unless its
+// message names the place already.
+function wherePrefix(p) {
+  if (p.line) {
+    const at = p.line + ":" + (p.col || 0);
+    return p.error.includes(":" + at + ":") ? "" : at + ": ";
+  }
+  return p.field ? p.field + ": " : "";
 }
 
 async function runScenario(ev) {
