@@ -572,7 +572,8 @@ function runRow(run) {
     b.addEventListener("click", () => openReport([id]));
     actions.append(b);
   }
-  const headline = run.kind === "tpcc" && run.best_nopm !== undefined && run.best_nopm !== null ? fmt(run.best_nopm) : "";
+  const headline = run.kind === "tpcc" && run.best_nopm !== undefined && run.best_nopm !== null
+    ? "best NOPM " + fmt(run.best_nopm) : run.steps ? run.steps + (run.steps === 1 ? " step" : " steps") : "";
   return el("tr", { "data-id": id, "data-status": run.status },
     el("td", {}, box), el("td", { className: "status " + run.status }, run.status), el("td", {}, run.kind),
     el("td", {}, fmtTime(run.started_at)), el("td", {}, fmtDuration(run.started_at, run.finished_at)),
