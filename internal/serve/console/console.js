@@ -1,1 +1,674 @@
-// tierbench console
+// tierbench console: the runs, a running experiment live, a quick TPC-C
+// run, the bundled scenarios and the queue, from serve's /api/v1. Plain
+// DOM, no framework, no network loads. Every string from the API reaches
+// the page as text (textContent, createTextNode), never as HTML.
+"use strict";
+
+// ---- helpers ---------------------------------------------------------
+
+const $ = (id) => document.getElementById(id);
+
+// el makes an element: attrs are properties (className, type, …) or, for
+// names with a dash, attributes; children are nodes or strings (as text).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.includes("-")) e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function fmt(v, digits) {
+  if (v === null || v === undefined || Number.isNaN(v)) return "–";
+  return Number(v).toLocaleString("en-US", { maximumFractionDigits: digits || 0, minimumFractionDigits: digits || 0 });
+}
+
+function fmtTime(s) {
+  if (!s) return "";
+  const d = new Date(s);
+  return Number.isNaN(d.getTime()) || d.getFullYear() < 2000 ? "" : d.toLocaleString();
+}
+
+function fmtDuration(from, to) {
+  const a = Date.parse(from), b = Date.parse(to);
+  if (Number.isNaN(a) || Number.isNaN(b) || b < a || new Date(b).getFullYear() < 2000) return "";
+  let s = Math.round((b - a) / 1000);
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  s %= 60;
+  return (h ? h + "h" : "") + (h || m ? m + "m" : "") + s + "s";
+}
+
+function banner(msg) { $("banner").textContent = msg || ""; }
+
+// ---- the API and its token ----------------------------------------------
+
+const tokenKey = "tierbench-token";
+let tokenAsked = null; // the pending question, shared by every 401
+
+function authHeaders() {
+  const t = sessionStorage.getItem(tokenKey);
+  return t ? { Authorization: "Bearer " + t } : {};
+}
+
+// askToken shows the token dialog once, however many requests were refused.
+function askToken(refused) {
+  if (!tokenAsked) {
+    tokenAsked = new Promise((resolve) => {
+      const d = $("token-dialog");
+      $("token-why").textContent = refused
+        ? "The token was refused; give this serve's token (serve --token-file)."
+        : "This serve needs its token (serve --token-file).";
+      $("token-input").value = "";
+      const done = () => {
+        const t = $("token-input").value.trim();
+        if (!t) return;
+        sessionStorage.setItem(tokenKey, t);
+        d.close();
+        tokenAsked = null;
+        resolve();
+      };
+      $("token-form").onsubmit = (ev) => { ev.preventDefault(); done(); };
+      d.oncancel = (ev) => ev.preventDefault(); // nothing works without it
+      d.showModal();
+      $("token-input").focus();
+    });
+  }
+  return tokenAsked;
+}
+
+// api fetches path with the token, asking for it on a 401, and returns
+// {status, body}: body is the parsed JSON, or the text when not JSON.
+async function api(path, opts) {
+  opts = opts || {};
+  for (;;) {
+    const headers = Object.assign({}, opts.headers, authHeaders());
+    const init = { method: opts.method || "GET", headers };
+    if (opts.json !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(opts.json);
+    }
+    const res = await fetch(path, init);
+    if (res.status === 401) {
+      await askToken(Boolean(sessionStorage.getItem(tokenKey)));
+      continue;
+    }
+    const text = await res.text();
+    let body = text;
+    if ((res.headers.get("Content-Type") || "").includes("json")) {
+      try { body = JSON.parse(text); } catch (e) { /* keep the text */ }
+    }
+    return { status: res.status, body };
+  }
+}
+
+function errorText(r) {
+  if (r.body && typeof r.body === "object" && r.body.error) return r.body.error;
+  return "HTTP " + r.status + (typeof r.body === "string" && r.body ? ": " + r.body.trim() : "");
+}
+
+// ---- Server-Sent Events over fetch (EventSource sends no header) -------
+
+// follow reads an event stream, calling onEvent(name, data) for each event
+// until done; it reconnects after an error from the last id it saw.
+async function follow(path, onEvent, stop) {
+  let last = 0;
+  for (let attempt = 0; !stop.stopped; attempt++) {
+    try {
+      const url = path + (last ? "?last_event_id=" + last : "");
+      const res = await fetch(url, { headers: authHeaders(), signal: stop.signal });
+      if (res.status === 401) { await askToken(true); continue; }
+      if (!res.ok) { onEvent("note", { msg: "event stream: HTTP " + res.status }); return; }
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+        let cut;
+        while ((cut = buf.indexOf("\n\n")) >= 0) {
+          const ev = parseEvent(buf.slice(0, cut));
+          buf = buf.slice(cut + 2);
+          if (!ev) continue;
+          if (ev.id) last = ev.id;
+          onEvent(ev.name, ev.data);
+          if (ev.name === "done") return;
+        }
+      }
+    } catch (e) {
+      if (stop.stopped) return;
+    }
+    await new Promise((r) => setTimeout(r, Math.min(1000 * (attempt + 1), 5000)));
+  }
+}
+
+// parseEvent reads one SSE block; comments (keep-alives) give null.
+function parseEvent(block) {
+  let name = "message", data = "", id = 0, any = false;
+  for (const line of block.split("\n")) {
+    if (line === "" || line.startsWith(":")) continue;
+    const i = line.indexOf(":");
+    const field = i < 0 ? line : line.slice(0, i);
+    const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+    if (field === "event") name = value;
+    else if (field === "data") { data += (any ? "\n" : "") + value; any = true; }
+    else if (field === "id") id = Number(value) || 0;
+  }
+  if (!any) return null;
+  try { return { name, id, data: JSON.parse(data) }; } catch (e) { return { name, id, data: {} }; }
+}
+
+// ---- charts: inline SVG polylines ------------------------------------
+
+const svgNS = "http://www.w3.org/2000/svg";
+const chartW = 460, chartH = 150, pad = { l: 48, r: 8, t: 8, b: 20 };
+
+function svg(tag, attrs) {
+  const e = document.createElementNS(svgNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+// A chart is a figure with a title, a legend and an svg redrawn from its
+// series: {label: [[t, v], …]} on a time axis shared by all charts.
+class Chart {
+  constructor(id, title, unit, empty) {
+    this.id = id;
+    this.empty = empty || "no data yet";
+    this.series = new Map();
+    this.svg = svg("svg", { viewBox: `0 0 ${chartW} ${chartH}`, role: "img", "aria-label": title });
+    this.legend = el("span", { className: "legend" });
+    this.fig = el("figure", { className: "chart", id: "chart-" + id },
+      el("figcaption", {}, title + (unit ? " (" + unit + ")" : ""), " ", this.legend), this.svg);
+  }
+
+  add(label, t, v) {
+    if (v === null || v === undefined || Number.isNaN(v)) return;
+    if (!this.series.has(label)) this.series.set(label, []);
+    this.series.get(label).push([t, v]);
+  }
+
+  draw(t0, t1) {
+    const s = this.svg;
+    s.replaceChildren();
+    let max = 0;
+    for (const pts of this.series.values()) for (const p of pts) max = Math.max(max, p[1]);
+    max = niceMax(max);
+    const w = chartW - pad.l - pad.r, h = chartH - pad.t - pad.b;
+    const x = (t) => pad.l + (t1 > t0 ? ((t - t0) / (t1 - t0)) * w : w);
+    const y = (v) => pad.t + h - (v / max) * h;
+    for (const f of [0, 0.5, 1]) {
+      const yy = y(max * f);
+      s.append(svg("line", { x1: pad.l, x2: pad.l + w, y1: yy, y2: yy, class: "grid" }));
+      const lab = svg("text", { x: pad.l - 4, y: yy + 4, "text-anchor": "end" });
+      lab.textContent = fmt(max * f, max < 10 ? 1 : 0);
+      s.append(lab);
+    }
+    const span = svg("text", { x: pad.l + w, y: chartH - 4, "text-anchor": "end" });
+    span.textContent = Math.round(t1 - t0) + " s";
+    s.append(span);
+    this.legend.replaceChildren();
+    if (this.series.size === 0) {
+      const none = svg("text", { x: pad.l + w / 2, y: pad.t + h / 2, "text-anchor": "middle", class: "none" });
+      none.textContent = this.empty;
+      s.append(none);
+    }
+    let i = 0;
+    for (const [label, pts] of this.series) {
+      const cls = "s" + (i++ % 6);
+      s.append(svg("polyline", { class: cls, points: pts.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" ") }));
+      this.legend.append(el("span", { className: "key " + cls }, label));
+    }
+  }
+}
+
+function niceMax(v) {
+  if (!(v > 0)) return 1;
+  const p = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (v <= m * p) return m * p;
+  return 10 * p;
+}
+
+// ---- live: one run or scenario followed ------------------------------
+
+const live = { stop: null, charts: null, t0: null, t1: null, id: "", path: "", runID: "", drawPending: false };
+
+function liveCharts() {
+  const c = {
+    tpm: new Chart("tpm", "TPM and NOPM", "per minute"),
+    lat: new Chart("latency", "New-Order latency", "ms"),
+    iops: new Chart("iops", "Target device IOPS", "r+w per s"),
+    await: new Chart("await", "Target device await", "ms"),
+    cpu: new Chart("cpu", "CPU split", "%"),
+    hosts: new Chart("hosts", "Hosts' CPU busy", "%", "no node_exporter hosts"),
+  };
+  $("live-charts").replaceChildren(...Object.values(c).map((ch) => ch.fig));
+  return c;
+}
+
+// watch follows a run's (kind "run") or a scenario's event stream.
+function watch(kind, id) {
+  if (live.stop) { live.stop.stopped = true; live.stop.ctl.abort(); }
+  const ctl = new AbortController();
+  const stop = { stopped: false, ctl, signal: ctl.signal };
+  Object.assign(live, { stop, charts: liveCharts(), t0: null, t1: null, id, runID: kind === "run" ? id : "",
+    path: (kind === "run" ? "/api/v1/runs/" : "/api/v1/scenarios/") + encodeURIComponent(id) });
+  for (const f of ["step", "phase", "vus", "tpm", "nopm", "p95", "p99", "iops", "await", "cpu", "hosts"]) $("live-" + f).textContent = "–";
+  $("live-what").textContent = (kind === "run" ? "Run " : "Scenario ") + id;
+  $("live-status").textContent = "waiting";
+  $("live-notes").replaceChildren();
+  $("live-cancel").hidden = false;
+  $("live-report").hidden = true;
+  location.hash = "#live";
+  follow(live.path + "/events", (name, data) => onLiveEvent(stop, name, data), stop);
+}
+
+function onLiveEvent(stop, name, d) {
+  if (stop.stopped) return;
+  switch (name) {
+    case "tick": return onTick(d);
+    case "progress":
+      if (d.started) {
+        if (d.started.run_id) live.runID = d.started.run_id;
+        note("started " + (d.started.kind || "") + " run " + (d.started.run_id || ""));
+      } else if (d.point) note("step " + d.point.index + " of " + d.point.count + ": " + (d.point.name || ""));
+      else if (d.scenario_step) note("scenario step " + d.scenario_step.step + " of " + d.scenario_step.steps + ": " + d.scenario_step.kind);
+      $("live-status").textContent = "running";
+      return;
+    case "result":
+      if (d.tpcc) note("step result: NOPM " + fmt(d.tpcc.nopm) + ", TPM " + fmt(d.tpcc.tpm));
+      return;
+    case "note": return note(d.msg || "");
+    case "done": return onDone(d);
+  }
+}
+
+function note(msg) {
+  const list = $("live-notes");
+  list.append(el("li", {}, msg));
+  while (list.children.length > 50) list.firstChild.remove();
+}
+
+function onTick(d) {
+  $("live-status").textContent = "running";
+  const t = Date.parse(d.t) / 1000;
+  if (Number.isNaN(t)) return;
+  if (live.t0 === null) live.t0 = t;
+  live.t1 = Math.max(live.t1 || t, t);
+  const c = live.charts, x = d.tpcc, tel = d.telemetry;
+  if (x) {
+    $("live-step").textContent = x.step + " / " + x.steps;
+    $("live-phase").textContent = x.phase;
+    $("live-vus").textContent = String(x.vus);
+    $("live-tpm").textContent = fmt(x.tpm);
+    $("live-nopm").textContent = fmt(x.nopm);
+    $("live-p95").textContent = fmt(x.new_order_p95_ms, 1);
+    $("live-p99").textContent = fmt(x.new_order_p99_ms, 1);
+    c.tpm.add("TPM", t, x.tpm);
+    c.tpm.add("NOPM", t, x.nopm);
+    c.lat.add("p95", t, x.new_order_p95_ms);
+    c.lat.add("p99", t, x.new_order_p99_ms);
+  }
+  if (tel) tickTelemetry(t, tel);
+  if (!live.drawPending) {
+    live.drawPending = true;
+    requestAnimationFrame(() => {
+      live.drawPending = false;
+      for (const ch of Object.values(live.charts)) ch.draw(live.t0, live.t1);
+    });
+  }
+}
+
+function tickTelemetry(t, tel) {
+  const c = live.charts;
+  if (tel.device) {
+    const dv = tel.device, iops = (dv.r_iops || 0) + (dv.w_iops || 0);
+    $("live-iops").textContent = fmt(iops);
+    $("live-await").textContent = fmt(dv.r_await_ms, 2) + " / " + fmt(dv.w_await_ms, 2);
+    c.iops.add("IOPS", t, iops);
+    c.await.add("read", t, dv.r_await_ms);
+    c.await.add("write", t, dv.w_await_ms);
+  }
+  if (tel.cpu_split) {
+    const s = tel.cpu_split;
+    $("live-cpu").textContent = fmt(s.workload_pct, 1) + " / " + fmt(s.kernel_pct, 1) + " / " + fmt(s.other_pct, 1);
+    c.cpu.add("workload", t, s.workload_pct);
+    c.cpu.add("kernel", t, s.kernel_pct);
+    c.cpu.add("other", t, s.other_pct);
+  } else if (tel.cpu) {
+    const busy = 100 - (tel.cpu.cpu_idle_pct || 0);
+    $("live-cpu").textContent = "busy " + fmt(busy, 1);
+    c.cpu.add("busy", t, busy);
+  }
+  if (tel.hosts && tel.hosts.length) {
+    const parts = [];
+    for (const h of tel.hosts) {
+      if (!h.up || !h.cpu) { parts.push(h.host + ": down"); continue; }
+      const busy = 100 - (h.cpu.cpu_idle_pct || 0);
+      parts.push(h.host + ": " + fmt(busy, 1));
+      c.hosts.add(h.host, t, busy);
+    }
+    $("live-hosts").textContent = parts.join(", ");
+  }
+}
+
+function onDone(d) {
+  $("live-status").textContent = (d.status || "done") + (d.outcome && d.outcome !== d.status ? " (" + d.outcome + ")" : "");
+  if (d.error) note("error: " + d.error);
+  $("live-cancel").hidden = true;
+  const runs = d.runs && d.runs.length ? d.runs : live.runID ? [live.runID] : [];
+  if (runs.length && d.status !== "removed") {
+    const b = $("live-report");
+    b.hidden = false;
+    b.onclick = () => openReport(runs);
+  }
+  loadRuns();
+  loadQueue();
+}
+
+// ---- quick TPC-C run -------------------------------------------------
+
+async function startRun(ev) {
+  ev.preventDefault();
+  clearErrors($("start-form"));
+  const body = { kind: "tpcc" };
+  for (const name of ["dsn", "vus", "rampup", "duration"]) {
+    const v = $("start-" + name).value.trim();
+    if (v !== "") body[name] = v;
+  }
+  $("start-submit").disabled = true;
+  try {
+    const r = await api("/api/v1/runs", { method: "POST", json: body });
+    if (r.status === 202) {
+      banner("Queued run " + r.body.id);
+      loadQueue();
+      watch("run", r.body.id);
+      return;
+    }
+    showFieldErrors($("start-form"), r, $("start-error"));
+  } catch (e) {
+    $("start-error").textContent = String(e);
+  } finally {
+    $("start-submit").disabled = false;
+  }
+}
+
+function clearErrors(form) {
+  for (const e of form.querySelectorAll(".error")) e.textContent = "";
+  for (const e of form.querySelectorAll("[aria-invalid]")) e.removeAttribute("aria-invalid");
+}
+
+// showFieldErrors puts each problem next to the field it names, the rest
+// in general.
+function showFieldErrors(form, r, general) {
+  const b = r.body && typeof r.body === "object" ? r.body : null;
+  const problems = b && b.problems && b.problems.length ? b.problems : b ? [b] : [{ error: errorText(r) }];
+  const rest = [];
+  for (const p of problems) {
+    const slot = p.field && form.querySelector('.error[data-field="' + CSS.escape(p.field) + '"]');
+    if (slot) {
+      slot.textContent = (slot.textContent ? slot.textContent + " " : "") + p.error;
+      const input = form.querySelector('[name="' + CSS.escape(p.field) + '"]');
+      if (input) input.setAttribute("aria-invalid", "true");
+    } else rest.push(p.error);
+  }
+  general.textContent = rest.join("\n");
+}
+
+// ---- scenarios -------------------------------------------------------
+
+const scen = { base: {}, edited: {} };
+
+async function loadScenarios() {
+  const r = await api("/api/v1/scenarios");
+  if (r.status !== 200) { $("scenario-status").textContent = errorText(r); return; }
+  const sel = $("scenario-name");
+  sel.replaceChildren(...(r.body.scenarios || []).map((s) => el("option", { value: s.name }, s.name + (s.title ? " – " + s.title : ""))));
+  if (sel.options.length) validateScenario(true);
+}
+
+function scenarioRequest() {
+  const set = {};
+  for (const [k, v] of Object.entries(scen.edited)) if (v !== scen.base[k]) set[k] = v;
+  return { name: $("scenario-name").value, scale: $("scenario-scale").value, set };
+}
+
+// validateScenario asks serve for the scenario at the chosen scale (or
+// the file's defaults when fresh) and shows its variables.
+async function validateScenario(fresh) {
+  $("scenario-errors").replaceChildren();
+  if (fresh) { scen.edited = {}; $("scenario-scale").replaceChildren(); }
+  const req = scenarioRequest();
+  const r = await api("/api/v1/scenarios?validate=1", { method: "POST", json: req });
+  if (r.status !== 200) { showScenarioErrors(r); return false; }
+  const sc = r.body.scenario;
+  const scale = $("scenario-scale");
+  if (fresh || scale.options.length === 0) {
+    scale.replaceChildren(el("option", { value: "" }, "(defaults)"), ...(sc.scales || []).map((s) => el("option", { value: s }, s)));
+    scale.value = sc.scale || "";
+  }
+  if (Object.keys(scen.edited).length === 0) scen.base = Object.assign({}, sc.vars);
+  renderVars(sc.vars || {});
+  $("scenario-status").textContent = "Valid: " + (sc.title || sc.name) + ", " + (sc.steps || []).length + " steps" +
+    (sc.scale ? " at scale " + sc.scale : "");
+  return true;
+}
+
+function renderVars(vars) {
+  const rows = Object.keys(vars).sort().map((k) => {
+    const id = "var-" + k.replace(/[^A-Za-z0-9_-]/g, "_");
+    const input = el("input", { id, type: "text", value: vars[k], size: 40, "data-var": k });
+    input.addEventListener("input", () => { scen.edited[k] = input.value; });
+    return el("tr", {}, el("th", { scope: "row" }, el("label", { htmlFor: id }, k)), el("td", {}, input));
+  });
+  $("scenario-vars").tBodies[0].replaceChildren(...rows);
+}
+
+function showScenarioErrors(r) {
+  const b = r.body && typeof r.body === "object" ? r.body : null;
+  const problems = b && b.problems && b.problems.length ? b.problems : [b || { error: errorText(r) }];
+  $("scenario-status").textContent = "Not valid";
+  $("scenario-errors").replaceChildren(...problems.map((p) => el("li", {}, wherePrefix(p) + p.error)));
+}
+
+// wherePrefix is "line:col: " (or "field: ") before a problem, unless its
+// message names the place already.
+function wherePrefix(p) {
+  if (p.line) {
+    const at = p.line + ":" + (p.col || 0);
+    return p.error.includes(":" + at + ":") ? "" : at + ": ";
+  }
+  return p.field ? p.field + ": " : "";
+}
+
+async function runScenario(ev) {
+  ev.preventDefault();
+  if (!(await validateScenario(false))) return;
+  const r = await api("/api/v1/scenarios", { method: "POST", json: scenarioRequest() });
+  if (r.status !== 202) { showScenarioErrors(r); return; }
+  banner("Queued scenario " + r.body.id);
+  loadQueue();
+  watch("scenario", r.body.id);
+}
+
+// ---- queue -----------------------------------------------------------
+
+async function loadQueue() {
+  let r;
+  try { r = await api("/api/v1/queue"); } catch (e) { return; }
+  if (r.status !== 200) return;
+  const entries = r.body.entries || [];
+  $("queue-empty").hidden = entries.length > 0;
+  $("queue-table").tBodies[0].replaceChildren(...entries.map((e) => {
+    const cancel = el("button", { type: "button", className: "cancel", "aria-label": "Cancel " + e.id }, "Cancel");
+    cancel.addEventListener("click", () => cancelEntry(e));
+    const watchB = el("button", { type: "button", "aria-label": "Watch " + e.id }, "Watch");
+    watchB.addEventListener("click", () => watch(e.kind === "scenario" ? "scenario" : "run", e.id));
+    return el("tr", { "data-id": e.id }, el("td", {}, e.id), el("td", {}, e.kind), el("td", {}, e.state),
+      el("td", {}, fmtTime(e.submitted)), el("td", {}, fmtTime(e.started)), el("td", {}, watchB, " ", cancel));
+  }));
+  if (!live.stop) {
+    const running = entries.find((e) => e.state === "running");
+    if (running) watch(running.kind === "scenario" ? "scenario" : "run", running.id);
+  }
+}
+
+async function cancelEntry(e) {
+  const path = (e.kind === "scenario" ? "/api/v1/scenarios/" : "/api/v1/runs/") + encodeURIComponent(e.id) + "/cancel";
+  const r = await api(path, { method: "POST" });
+  banner(r.status === 202 ? e.id + ": " + r.body.state : e.id + ": " + errorText(r));
+  loadQueue();
+}
+
+// ---- runs, comparison, reports ---------------------------------------
+
+const runsView = { offset: 0, limit: 50, total: 0, selected: new Set() };
+
+async function loadRuns() {
+  const q = new URLSearchParams({ offset: runsView.offset, limit: runsView.limit });
+  if ($("runs-group").value.trim()) q.set("group", $("runs-group").value.trim());
+  if ($("runs-kind").value) q.set("kind", $("runs-kind").value);
+  let r;
+  try { r = await api("/api/v1/runs?" + q); } catch (e) { banner(String(e)); return; }
+  if (r.status !== 200) { banner(errorText(r)); return; }
+  runsView.total = r.body.total;
+  const runs = r.body.runs || [];
+  $("runs-table").tBodies[0].replaceChildren(...runs.map(runRow));
+  $("runs-page").textContent = runs.length
+    ? (runsView.offset + 1) + "–" + (runsView.offset + runs.length) + " of " + runsView.total : "no runs";
+  $("runs-prev").disabled = runsView.offset === 0;
+  $("runs-next").disabled = runsView.offset + runs.length >= runsView.total;
+  addOptions($("runs-groups"), runs.map((x) => x.group).filter(Boolean), true);
+  addOptions($("runs-kind"), runs.map((x) => x.kind), false);
+  updateCompareButton();
+}
+
+// addOptions adds the values a list or select lacks.
+function addOptions(list, values, replace) {
+  const have = new Set(replace ? [] : Array.from(list.options, (o) => o.value));
+  if (replace) list.replaceChildren();
+  for (const v of values) if (!have.has(v)) { have.add(v); list.append(el("option", { value: v }, v)); }
+}
+
+function runRow(run) {
+  const id = run.id;
+  const box = el("input", { type: "checkbox", checked: runsView.selected.has(id), "aria-label": "Select run " + id });
+  box.addEventListener("change", () => {
+    if (box.checked) runsView.selected.add(id); else runsView.selected.delete(id);
+    updateCompareButton();
+  });
+  const actions = el("td", {});
+  if (run.status === "running" || run.status === "queued") {
+    const b = el("button", { type: "button", "aria-label": "Watch run " + id }, "Watch");
+    b.addEventListener("click", () => watch("run", id));
+    actions.append(b);
+  } else {
+    const b = el("button", { type: "button", className: "report", "aria-label": "Report of run " + id }, "Report");
+    b.addEventListener("click", () => openReport([id]));
+    actions.append(b);
+  }
+  const headline = run.kind === "tpcc" && run.best_nopm !== undefined && run.best_nopm !== null
+    ? "best NOPM " + fmt(run.best_nopm) : run.steps ? run.steps + (run.steps === 1 ? " step" : " steps") : "";
+  return el("tr", { "data-id": id, "data-status": run.status },
+    el("td", {}, box), el("td", { className: "status " + run.status }, run.status), el("td", {}, run.kind),
+    el("td", {}, fmtTime(run.started_at)), el("td", {}, fmtDuration(run.started_at, run.finished_at)),
+    el("td", { className: "num" }, headline), el("td", {}, run.group || ""), el("td", { className: "id" }, id), actions);
+}
+
+function updateCompareButton() {
+  const n = runsView.selected.size;
+  const b = $("runs-compare");
+  b.disabled = n < 2;
+  b.textContent = n ? "Compare selected (" + n + ")" : "Compare selected";
+}
+
+// compare shows the comparison of the selected runs (the first selected
+// is the base) and their report.
+async function compare() {
+  const ids = Array.from(runsView.selected);
+  if (ids.length < 2) return;
+  const box = $("compare");
+  box.hidden = false;
+  const table = $("compare-table");
+  table.hidden = true;
+  $("compare-note").textContent = "Comparing " + ids.join(", ") + "…";
+  openReport(ids);
+  const q = new URLSearchParams();
+  for (const id of ids) q.append("run", id);
+  let r;
+  try { r = await api("/api/v1/compare?" + q); } catch (e) { $("compare-note").textContent = String(e); return; }
+  if (r.status === 404 && typeof r.body === "string") {
+    $("compare-note").textContent = "This serve has no comparison (/api/v1/compare); see the report below.";
+    return;
+  }
+  if (r.status !== 200) { $("compare-note").textContent = errorText(r); return; }
+  const rows = (r.body.comparisons || []).map((c) => el("tr", {},
+    el("td", {}, c.figure), el("td", {}, c.step === undefined ? "" : c.step), el("td", { className: "id" }, c.base),
+    el("td", { className: "id" }, c.run), el("td", { className: "num" }, fmt(c.ratio, 3)),
+    el("td", { className: "num" }, c.low === undefined || c.low === null ? "" : "[" + fmt(c.low, 3) + ", " + fmt(c.high, 3) + "]"),
+    el("td", { className: "verdict" }, c.verdict), el("td", { className: "num" }, c.n === undefined ? "" : c.n)));
+  table.tBodies[0].replaceChildren(...rows);
+  table.hidden = rows.length === 0;
+  $("compare-note").textContent = rows.length ? "Base: " + ids[0] : "Nothing to compare in these runs.";
+}
+
+// openReport fetches the report (with the token, which an iframe cannot
+// send) and shows it in the frame; the link opens the same document.
+let reportSeq = 0; // the newest report asked for; older answers are dropped
+
+async function openReport(ids) {
+  const seq = ++reportSeq;
+  const box = $("report");
+  box.hidden = false;
+  $("report-title").textContent = "Report of " + ids.join(", ");
+  $("report-error").textContent = "Loading…";
+  const frame = $("report-frame");
+  frame.removeAttribute("srcdoc");
+  const path = "/api/v1/report?run=" + ids.map(encodeURIComponent).join(",");
+  const r = await api(path);
+  if (seq !== reportSeq) return;
+  if (r.status !== 200) { $("report-error").textContent = errorText(r); return; }
+  $("report-error").textContent = "";
+  frame.srcdoc = r.body;
+  const link = $("report-open");
+  if (link.dataset.blob) URL.revokeObjectURL(link.dataset.blob);
+  if (sessionStorage.getItem(tokenKey)) {
+    link.href = URL.createObjectURL(new Blob([r.body], { type: "text/html" }));
+    link.dataset.blob = link.href;
+  } else {
+    link.href = path;
+    delete link.dataset.blob;
+  }
+  box.scrollIntoView({ block: "start" });
+}
+
+// ---- start -----------------------------------------------------------
+
+function init() {
+  $("start-form").addEventListener("submit", startRun);
+  $("start-dsn-show").addEventListener("change", (ev) => { $("start-dsn").type = ev.target.checked ? "text" : "password"; });
+  $("scenario-name").addEventListener("change", () => validateScenario(true));
+  $("scenario-scale").addEventListener("change", () => validateScenario(false));
+  $("scenario-validate").addEventListener("click", () => validateScenario(false));
+  $("scenario-form").addEventListener("submit", runScenario);
+  $("runs-filter").addEventListener("submit", (ev) => { ev.preventDefault(); runsView.offset = 0; loadRuns(); });
+  $("runs-refresh").addEventListener("click", loadRuns);
+  $("runs-prev").addEventListener("click", () => { runsView.offset = Math.max(0, runsView.offset - runsView.limit); loadRuns(); });
+  $("runs-next").addEventListener("click", () => { runsView.offset += runsView.limit; loadRuns(); });
+  $("runs-compare").addEventListener("click", compare);
+  $("report-close").addEventListener("click", () => { $("report").hidden = true; $("report-frame").removeAttribute("srcdoc"); });
+  $("live-cancel").addEventListener("click", () => {
+    if (live.id) cancelEntry({ id: live.id, kind: live.path.includes("/scenarios/") ? "scenario" : "run" });
+  });
+  loadQueue();
+  loadRuns();
+  loadScenarios();
+  setInterval(loadQueue, 3000);
+}
+
+init();

@@ -1,0 +1,367 @@
+package serve_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/tierbench/tierbench/internal/report/reporttest"
+	"github.com/tierbench/tierbench/internal/serve"
+)
+
+const consoleToken = "console-test-token"
+
+// The console, driven end to end in a real Chromium against a real serve
+// and a real PostgreSQL: it asks for the token on the first 401, shows a
+// 400 next to its field, starts a quick TPC-C run and follows it live (the
+// TPM text changes as the seconds come), shows it done, opens its report,
+// and compares two finished runs.
+func TestConsole(t *testing.T) {
+	bin := chromium(t)
+	dsn := tpccDSN(t)
+	srv := startServe(t, serve.Options{Token: consoleToken})
+	base := srv.url
+	art := reporttest.ArtifactDir(t)
+
+	bctx, problems := openBrowser(t, bin)
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/")); err != nil {
+		t.Fatalf("opening the console: %v", err)
+	}
+
+	// The first API call is refused: the console asks for the token once.
+	waitJS(t, bctx, 20*time.Second, "the token dialog", `document.getElementById("token-dialog").open`)
+	js(t, bctx, fmt.Sprintf(`document.getElementById("token-input").value = %q;
+		document.getElementById("token-submit").click(); true`, consoleToken))
+	waitJS(t, bctx, 20*time.Second, "the scenarios listed with the token",
+		`!document.getElementById("token-dialog").open && document.getElementById("scenario-name").options.length > 0`)
+
+	// A bad duration is refused next to its field.
+	fillStart(t, bctx, dsn, "1", "1s", "soon")
+	waitJS(t, bctx, 20*time.Second, "the duration's error next to it", `document.getElementById("err-duration").textContent.length > 0`)
+	if text := jsString(t, bctx, `document.getElementById("err-dsn").textContent`); text != "" {
+		t.Errorf("the DSN shows an error for a bad duration: %q", text)
+	}
+
+	// A bundled scenario at a scale shows its variables there; a bad value
+	// is refused with its line and column.
+	js(t, bctx, `(() => {
+		const name = document.getElementById("scenario-name");
+		name.value = "quick";
+		name.dispatchEvent(new Event("change"));
+		return true;
+	})()`)
+	waitJS(t, bctx, 20*time.Second, "the quick scenario's scales",
+		`Array.from(document.getElementById("scenario-scale").options, o => o.value).includes("paper")`)
+	js(t, bctx, `(() => {
+		const scale = document.getElementById("scenario-scale");
+		scale.value = "paper";
+		scale.dispatchEvent(new Event("change"));
+		return true;
+	})()`)
+	waitJS(t, bctx, 20*time.Second, "the paper scale's warehouses", `document.getElementById("var-warehouses")?.value === "100"`)
+	js(t, bctx, `(() => {
+		const d = document.getElementById("var-duration");
+		d.value = "soon";
+		d.dispatchEvent(new Event("input"));
+		document.getElementById("scenario-validate").click();
+		return true;
+	})()`)
+	waitJS(t, bctx, 20*time.Second, "the scenario's error at its line and column",
+		`/(^|:)\d+:\d+: /.test(document.getElementById("scenario-errors").textContent)`)
+	t.Logf("scenario error: %s", jsString(t, bctx, `document.getElementById("scenario-errors").textContent`))
+	shot(t, bctx, filepath.Join(art, "console-scenario.png"))
+
+	// A quick run, followed live.
+	fillStart(t, bctx, dsn, "1", "1s", "8s")
+	waitJS(t, bctx, 20*time.Second, "the run followed", `document.getElementById("live-what").textContent.startsWith("Run ")`)
+	first := strings.TrimPrefix(jsString(t, bctx, `document.getElementById("live-what").textContent`), "Run ")
+	seen := watchTPM(t, bctx, 40*time.Second)
+	t.Logf("live TPM texts: %q", seen)
+	shot(t, bctx, filepath.Join(art, "console-live.png"))
+	waitDone(t, bctx, 60*time.Second)
+	for _, id := range []string{"live-nopm", "live-p95", "live-p99"} {
+		if text := jsString(t, bctx, `document.getElementById("`+id+`").textContent`); text == "–" || text == "" {
+			t.Errorf("#%s shows %q after the run; want a figure", id, text)
+		}
+	}
+	if n := jsInt(t, bctx, `document.querySelectorAll("#chart-tpm polyline").length`); n != 2 {
+		t.Errorf("the TPM chart has %d lines; want TPM and NOPM", n)
+	}
+	shot(t, bctx, filepath.Join(art, "console-done.png"))
+
+	// The finished run's report, in the page.
+	js(t, bctx, `document.getElementById("live-report").click(); true`)
+	waitReport(t, bctx, first)
+	shot(t, bctx, filepath.Join(art, "console-report.png"))
+
+	// A second short run, then both compared.
+	fillStart(t, bctx, dsn, "1", "1s", "3s")
+	waitJS(t, bctx, 20*time.Second, "the second run followed",
+		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, first))
+	second := strings.TrimPrefix(jsString(t, bctx, `document.getElementById("live-what").textContent`), "Run ")
+	waitDone(t, bctx, 60*time.Second)
+	waitJS(t, bctx, 20*time.Second, "both runs listed complete",
+		`document.querySelectorAll('#runs-table tbody tr[data-status="complete"]').length >= 2`)
+	js(t, bctx, fmt.Sprintf(`for (const id of [%q, %q]) {
+		document.querySelector('#runs-table tbody tr[data-id="' + id + '"] input[type=checkbox]').click();
+	}
+	document.getElementById("runs-compare").click(); true`, first, second))
+	waitJS(t, bctx, 60*time.Second, "a verdict",
+		`Array.from(document.querySelectorAll("#compare-table td.verdict")).some(td => td.textContent.trim() !== "")`)
+	t.Logf("verdicts: %s", jsString(t, bctx, `Array.from(document.querySelectorAll("#compare-table tbody tr"), tr => tr.cells[0].textContent + " " + tr.cells[4].textContent + " " + tr.cells[6].textContent).join("; ")`))
+	waitReport(t, bctx, first+","+second)
+	shot(t, bctx, filepath.Join(art, "console-compare.png"))
+
+	// The queue: a run queued behind a running one is removed with its
+	// Cancel button, and the running one interrupted with its own.
+	var running, waiting struct{ ID string }
+	for _, r := range []*struct{ ID string }{&running, &waiting} {
+		if code, body := srv.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": "1", "rampup": "1s", "duration": "1m"}, r); code != 202 {
+			t.Fatalf("queueing a run: %d %s", code, body)
+		}
+	}
+	queueRow := func(id string) string { return `document.querySelector('#queue-table tbody tr[data-id="` + id + `"]')` }
+	waitJS(t, bctx, 20*time.Second, "both runs in the queue", queueRow(running.ID)+` && `+queueRow(waiting.ID))
+	shot(t, bctx, filepath.Join(art, "console-queue.png"))
+	js(t, bctx, queueRow(waiting.ID)+`.querySelector("button.cancel").click(); true`)
+	waitJS(t, bctx, 20*time.Second, "the queued run removed", `!`+queueRow(waiting.ID))
+	waitJS(t, bctx, 20*time.Second, "the first run running", queueRow(running.ID)+`?.cells[2].textContent === "running"`)
+	js(t, bctx, queueRow(running.ID)+`.querySelector("button.cancel").click(); true`)
+	waitJS(t, bctx, 60*time.Second, "the queue empty", `!document.getElementById("queue-empty").hidden`)
+	var shown struct{ Run struct{ Status string } }
+	if code, body := srv.do(t, "GET", "/api/v1/runs/"+running.ID, nil, &shown); code != 200 || shown.Run.Status != "interrupted" {
+		t.Errorf("the cancelled run: %d, status %q; want interrupted\n%s", code, shown.Run.Status, body)
+	}
+
+	for _, p := range problems() {
+		t.Errorf("the console: %s", p)
+	}
+}
+
+// chromium finds the browser; CI may not skip without it.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no Chromium on PATH; install it with `apt-get install chromium`"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: the console test may not skip)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// openBrowser starts a headless Chromium for the test; problems returns
+// what the page logged as errors, threw, or failed to load.
+func openBrowser(t *testing.T, bin string) (context.Context, func() []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	var mu sync.Mutex
+	var problems []string
+	record := func(ev any) {
+		var p string
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				p = "console.error"
+				for _, a := range ev.Args {
+					p += " " + string(a.Value) + a.Description
+				}
+			}
+		case *runtime.EventExceptionThrown:
+			p = "uncaught exception: " + ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				p += " " + ev.ExceptionDetails.Exception.Description
+			}
+		case *log.EventEntryAdded:
+			// A 401 is the console's cue to ask for the token, a 400 a
+			// bad duration the test gives on purpose: neither is a fault
+			// of the console.
+			if ev.Entry != nil && ev.Entry.Level == log.EntryLevelError && !expectedRefusal(ev.Entry) {
+				p = fmt.Sprintf("browser %s error: %s", ev.Entry.Source, ev.Entry.Text)
+			}
+		case *network.EventLoadingFailed:
+			if !ev.Canceled { // a followed stream is aborted when the next run is followed
+				p = fmt.Sprintf("%s failed to load: %s %s", ev.Type, ev.ErrorText, ev.BlockedReason)
+			}
+		}
+		if p != "" {
+			mu.Lock()
+			problems = append(problems, p)
+			mu.Unlock()
+		}
+	}
+	if err := chromedp.Listen(bctx, record); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	return bctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), problems...)
+	}
+}
+
+// expectedRefusal reports whether a logged failed request is one the test
+// causes on purpose.
+func expectedRefusal(e *log.Entry) bool {
+	switch {
+	case strings.Contains(e.Text, "status of 401"), strings.Contains(e.Text, "status of 400") && strings.HasSuffix(e.URL, "/api/v1/runs"):
+		return true
+	case strings.Contains(e.Text, "status of 400"):
+		return strings.Contains(e.URL, "/api/v1/scenarios?validate=1")
+	}
+	return false
+}
+
+// js runs an expression in the page.
+func js(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr)); err != nil {
+		t.Fatalf("in the page: %v\n%s", err, expr)
+	}
+}
+
+func jsString(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("in the page: %v\n%s", err, expr)
+	}
+	return v
+}
+
+func jsInt(t *testing.T, ctx context.Context, expr string) int {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
+	if err != nil {
+		t.Fatalf("in the page: %v\n%s", err, expr)
+	}
+	return v
+}
+
+// waitJS waits until expr is true in the page.
+func waitJS(t *testing.T, ctx context.Context, timeout time.Duration, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			shot(t, ctx, filepath.Join(reporttest.ArtifactDir(t), "console-timeout.png"))
+			t.Fatalf("no %s within %s; the page says:\n%s", what, timeout,
+				jsString(t, ctx, `document.getElementById("live").innerText + "\n" + document.getElementById("start").innerText + "\n" + document.getElementById("banner").innerText`))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// fillStart fills the quick TPC-C form and submits it.
+func fillStart(t *testing.T, ctx context.Context, dsn, vus, rampup, duration string) {
+	t.Helper()
+	js(t, ctx, fmt.Sprintf(`(() => {
+		const set = (id, v) => { document.getElementById(id).value = v; };
+		set("start-dsn", %q); set("start-vus", %q); set("start-rampup", %q); set("start-duration", %q);
+		document.getElementById("start-submit").click();
+		return true;
+	})()`, dsn, vus, rampup, duration))
+}
+
+// watchTPM reads the live TPM text until it has changed at least twice
+// after its first figure, and returns the texts seen.
+func watchTPM(t *testing.T, ctx context.Context, timeout time.Duration) []string {
+	t.Helper()
+	var seen []string
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		text := jsString(t, ctx, `document.getElementById("live-tpm").textContent`)
+		if text != "–" && (len(seen) == 0 || seen[len(seen)-1] != text) {
+			seen = append(seen, text)
+			if len(seen) >= 3 {
+				return seen
+			}
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	t.Fatalf("the live TPM text changed %d times in %s (%q); want at least twice", max(len(seen)-1, 0), timeout, seen)
+	return nil
+}
+
+// waitDone waits for the followed run to end and wants it complete.
+func waitDone(t *testing.T, ctx context.Context, timeout time.Duration) {
+	t.Helper()
+	waitJS(t, ctx, timeout, "the run's end", `document.getElementById("live-cancel").hidden`)
+	if status := jsString(t, ctx, `document.getElementById("live-status").textContent`); !strings.HasPrefix(status, "complete") {
+		t.Fatalf("the run ended %q; want complete; notes:\n%s", status, jsString(t, ctx, `document.getElementById("live-notes").innerText`))
+	}
+}
+
+// waitReport waits for the report of runs to be shown in the page's frame.
+func waitReport(t *testing.T, ctx context.Context, runs string) {
+	t.Helper()
+	waitJS(t, ctx, 60*time.Second, "the report of "+runs, fmt.Sprintf(`(() => {
+		if (document.getElementById("report-title").textContent !== "Report of " + %q.split(",").join(", ")) return false;
+		const d = document.getElementById("report-frame").contentDocument;
+		return d && d.readyState === "complete" && d.querySelectorAll("h1, h2").length > 0 && d.querySelectorAll("svg").length > 0 &&
+			%q.split(",").every(id => d.body.textContent.includes(id));
+	})()`, runs, runs))
+}
+
+// shot saves a full-page PNG screenshot.
+func shot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	if err := screenshot(ctx, path); err != nil {
+		t.Errorf("screenshot %s: %v", path, err)
+		return
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+func screenshot(ctx context.Context, path string) error {
+	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return err
+	}
+	clip := page.Viewport{Width: 1200, Height: 900, Scale: 1}
+	if s := m.CSSContentSize; s != nil && s.Width > 0 && s.Height > 0 {
+		clip.Width, clip.Height = s.Width, s.Height
+	}
+	beyond := true
+	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+		Format: page.CaptureScreenshotFormatPng, Clip: &clip, CaptureBeyondViewport: &beyond})
+	if err != nil {
+		return err
+	}
+	if len(res.Data) == 0 {
+		return errors.New("an empty screenshot")
+	}
+	return os.WriteFile(path, res.Data, 0o644)
+}
