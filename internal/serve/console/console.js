@@ -373,11 +373,25 @@ function onDone(d) {
 
 // ---- quick TPC-C run -------------------------------------------------
 
+// loadServers offers the managed servers running on serve's host (again
+// whenever the list gets focus): a run on one is posted by its data
+// directory, and serve takes its DSN.
+async function loadServers() {
+  let r;
+  try { r = await api("/api/v1/servers"); } catch (e) { return; }
+  if (r.status !== 200) return;
+  const sel = $("start-server");
+  const keep = sel.value;
+  sel.replaceChildren(el("option", { value: "" }, "none: use the DSN below"),
+    ...(r.body.servers || []).map((s) => el("option", { value: s.datadir }, s.engine + " " + s.version + " on port " + s.port + ": " + s.datadir)));
+  sel.value = keep;
+}
+
 async function startRun(ev) {
   ev.preventDefault();
   clearErrors($("start-form"));
   const body = { kind: "tpcc" };
-  for (const name of ["dsn", "vus", "rampup", "duration"]) {
+  for (const name of ["server", "dsn", "vus", "rampup", "duration"]) {
     const v = $("start-" + name).value.trim();
     if (v !== "") body[name] = v;
   }
@@ -665,9 +679,11 @@ function init() {
   $("live-cancel").addEventListener("click", () => {
     if (live.id) cancelEntry({ id: live.id, kind: live.path.includes("/scenarios/") ? "scenario" : "run" });
   });
+  $("start-server").addEventListener("focus", loadServers);
   loadQueue();
   loadRuns();
   loadScenarios();
+  loadServers();
   setInterval(loadQueue, 3000);
 }
 
