@@ -20,6 +20,7 @@ import (
 // client that reconnects gets what it missed, and its document is what
 // `results show --json` prints for it.
 func TestAPIRunTPCC(t *testing.T) {
+	t.Parallel()
 	dsn := tpccDSN(t)
 	s := startServe(t, serve.Options{})
 	var posted struct{ ID, Events string }
@@ -100,6 +101,7 @@ func TestAPIRunTPCC(t *testing.T) {
 // Bad input is refused with 400 naming the key, in the command line's
 // words without the dashes, and nothing is stored or queued.
 func TestAPIBadInput(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, serve.Options{})
 	for _, c := range []struct {
 		req   map[string]any
@@ -136,6 +138,7 @@ func TestAPIBadInput(t *testing.T) {
 // With a token every API request needs it; a page of another origin or
 // site is refused whatever it sends; the console's page loads without.
 func TestAPIGuard(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef0123"
 	s := startServe(t, serve.Options{Token: token})
 	get := func(path string, header ...string) int {
@@ -182,6 +185,7 @@ func TestAPIGuard(t *testing.T) {
 // A non-loopback address needs a token: the command refuses it with exit
 // 2 and one line, before it listens.
 func TestServeListenNeedsToken(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	code := cli.Execute(context.Background(), []string{"serve", "--listen", "0.0.0.0:0", "--results", t.TempDir()}, &out, &errOut)
 	msg := errOut.String()
@@ -201,6 +205,7 @@ func TestServeListenNeedsToken(t *testing.T) {
 // keeps the steps it finished. Two entries never overlap: the second
 // starts after the first is stored as finished.
 func TestAPICancelAndQueue(t *testing.T) {
+	t.Parallel()
 	dsn := tpccDSN(t)
 	s := startServe(t, serve.Options{})
 	first := s.postTPCC(t, dsn, []int{1, 1, 1}, "2s")
@@ -265,6 +270,7 @@ func TestAPICancelAndQueue(t *testing.T) {
 // A scenario posted inline with a mistake gets its line and column; a
 // bundled one validates and shows its variables at the scale.
 func TestAPIScenarioErrors(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, serve.Options{})
 	doc := "name: inline\ntitle: t\nsteps:\n  - tpcc-run: {server: nowhere, vus: \"1\"}\n"
 	var e struct {

@@ -31,6 +31,7 @@ const consoleToken = "console-test-token"
 // TPM text changes as the seconds come), shows it done, opens its report,
 // and compares two finished runs.
 func TestConsole(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	dsn := tpccDSN(t)
 	srv := startServe(t, serve.Options{Token: consoleToken})

@@ -9,6 +9,7 @@ import (
 // after(id) is what a client that saw id missed; a done event is the last;
 // a follower's channel is closed at the next event.
 func TestEventLog(t *testing.T) {
+	t.Parallel()
 	l := newEventLog()
 	l.limit = 3
 	_, _, wake := l.after(0)
@@ -46,6 +47,7 @@ func TestEventLog(t *testing.T) {
 // apiWords names every flag of a command-line message by its JSON key,
 // and leaves dashes that name no flag alone.
 func TestAPIWords(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"--vus 0 is out of range":                            "vus 0 is out of range",
 		"--all-warehouses: bad value; see --keying-thinking": "all_warehouses: bad value; see keying_thinking",

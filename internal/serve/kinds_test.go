@@ -21,6 +21,7 @@ import (
 // its command stores; what would overwrite a file tierbench did not create
 // is refused unless serve allows it, and nothing is queued.
 func TestAPIOtherKinds(t *testing.T) {
+	t.Parallel()
 	fiotest.Require(t)
 	s := startServe(t, serve.Options{})
 	target := t.TempDir()
@@ -80,6 +81,7 @@ func eventData(evs []sseEvent, name string) []string {
 // DSN from the server itself; a directory with no server running is
 // refused by name.
 func TestAPIRunOnManagedServer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	info := pgtest.StartManaged(t, ctx)
 	db, err := experiment.Open(ctx, info.DSN)

@@ -83,6 +83,7 @@ func freeAddr(t *testing.T) string {
 // second. SIGTERM then interrupts the running one, which keeps what it
 // measured, and serve exits 0.
 func TestServeKilledAndRestarted(t *testing.T) {
+	t.Parallel()
 	dsn := tpccDSN(t)
 	addr, dir := freeAddr(t), t.TempDir()
 	p := startProcess(t, addr, dir)
@@ -115,6 +116,7 @@ func TestServeKilledAndRestarted(t *testing.T) {
 // SIGTERM interrupts the running run, which keeps its finished steps, and
 // serve exits 0, leaving the queued run queued for the next serve.
 func TestServeTerminated(t *testing.T) {
+	t.Parallel()
 	dsn := tpccDSN(t)
 	addr, dir := freeAddr(t), t.TempDir()
 	p := startProcess(t, addr, dir)
