@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 
 	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/serve"
 )
@@ -299,5 +301,16 @@ func TestAPIScenarioErrors(t *testing.T) {
 	var q struct{ Entries []any }
 	if s.do(t, "GET", "/api/v1/queue", nil, &q); len(q.Entries) != 0 {
 		t.Errorf("the queue holds %v", q.Entries)
+	}
+}
+
+// One results directory has one serve: a second one on it is refused, as
+// it would run the same queue beside the first.
+func TestServeOnePerResults(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, serve.Options{})
+	_, err := serve.New(serve.Options{Listen: "127.0.0.1:0", Results: s.results})
+	if err == nil || !strings.Contains(err.Error(), "is another serve's") || !errors.Is(err, experiment.ErrInvalid) {
+		t.Errorf("a second serve on %s: %v", s.results, err)
 	}
 }

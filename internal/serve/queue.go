@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
@@ -41,8 +42,9 @@ type entry struct {
 // queue runs its entries one at a time, first in first out, so that
 // measurements on one controller never overlap.
 type queue struct {
-	s    *Server
-	path string
+	s        *Server
+	path     string
+	lockFile *os.File
 
 	mu      sync.Mutex
 	entries []*entry
@@ -58,6 +60,9 @@ func openQueue(dir string, s *Server) (*queue, error) {
 	q := &queue{s: s, path: filepath.Join(dir, QueueFile), wake: make(chan struct{}, 1)}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the results directory: %w", err)
+	}
+	if err := q.lock(); err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(q.path)
 	switch {
@@ -79,6 +84,23 @@ func openQueue(dir string, s *Server) (*queue, error) {
 	}
 	q.entries = kept
 	return q, q.save()
+}
+
+// lock makes the queue this process's alone: two serves on one results
+// directory would run its entries side by side. The kernel releases the
+// lock when the process ends, however it ends.
+func (q *queue) lock() error {
+	f, err := os.OpenFile(q.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("locking the queue: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return &experiment.Problem{Field: "results", Value: experiment.Quote(filepath.Dir(q.path)),
+			Msg: "is another serve's, which runs its queue; stop that serve, or give this one its own results directory"}
+	}
+	q.lockFile = f // held open, and locked, for the process's life
+	return nil
 }
 
 // interrupted records an entry that was running when its serve stopped:
