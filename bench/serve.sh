@@ -4,6 +4,7 @@
 #
 #   bench/serve.sh                                   # 1000 runs listed 200 times; 3 rounds of 30 s runs
 #   RUNS=5000 REQUESTS=500 ROUNDS=5 DURATION=60s FOLLOWERS=20 bench/serve.sh
+#   PARTS=list bench/serve.sh                        # only the listing (PARTS=runs: only the runs)
 #
 # 1. Listing. A results store filled with $RUNS finished TPC-C runs of three
 #    steps each (bench/servefill) is listed $REQUESTS times through
@@ -26,6 +27,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-30s}
 VUS=${VUS:-2}
 FOLLOWERS=${FOLLOWERS:-20}
+PARTS=${PARTS:-"list runs"}
 cd "$(dirname "$0")/.."
 make -s build >/dev/null
 TB=$PWD/bin/tierbench
@@ -55,6 +57,7 @@ start_serve() {
 	echo "serve did not start:"; cat "$work/serve.log"; exit 1
 }
 
+listing() {
 echo "== listing $RUNS stored runs"
 go run ./bench/servefill -dir "$work/list" -runs "$RUNS"
 start_serve "$work/list"
@@ -76,6 +79,9 @@ for _ in $(seq 20); do
 done
 printf 'tierbench results list --json (a process)  p50 %6.1f ms  p95 %6.1f ms  (20 runs)\n' \
 	"$(awk '{ print $1 / 1000 }' "$work/times" | pct 50)" "$(awk '{ print $1 / 1000 }' "$work/times" | pct 95)"
+}
+case " $PARTS " in *" list "*) listing ;; esac
+case " $PARTS " in *" runs "*) ;; *) exit 0 ;; esac
 
 echo "== TPC-C runs: $VUS VUs, $DURATION measured, $ROUNDS rounds"
 TIERBENCH_DSN=$("$TB" server start --json --datadir "$work/data" --memory 4GiB | sed -n 's/^ *"dsn": "\(.*\)",$/\1/p')

@@ -103,7 +103,7 @@ func runResultsList(ctx context.Context, g *Globals, opts ResultsListOptions) er
 		return err
 	}
 	defer store.Close()
-	list, err := store.List(ctx)
+	list, _, err := store.List(ctx, results.ListQuery{})
 	if err != nil {
 		return err
 	}

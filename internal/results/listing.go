@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/tierbench/tierbench/internal/stored"
 )
@@ -16,49 +17,77 @@ type Listed struct {
 	BestNOPM *float64 `json:"best_nopm,omitempty"`
 }
 
-// List returns every run, newest first, each with its step count and best
-// NOPM, in two queries whatever the number of runs.
-func (s *Store) List(ctx context.Context) ([]Listed, error) {
-	runs, err := s.Runs(ctx)
-	if err != nil {
-		return nil, err
+// ListQuery chooses the runs List returns: of a kind and a group ("":
+// any), newest first, Limit of them from Offset (Limit 0: all).
+type ListQuery struct {
+	Kind, Group   string
+	Offset, Limit int
+}
+
+// List returns the runs q chooses, each with its step count and best
+// NOPM, and how many runs q matches in all. Two queries, whatever the
+// number of runs; only the steps of the runs returned are read.
+func (s *Store) List(ctx context.Context, q ListQuery) ([]Listed, int, error) {
+	where, args := " WHERE (? = '' OR kind = ?) AND (? = '' OR grp = ?)", []any{q.Kind, q.Kind, q.Group, q.Group}
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("results: listing runs: %w", err)
 	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	page := `SELECT rid FROM runs` + where + ` ORDER BY started_us DESC, id DESC LIMIT ? OFFSET ?`
+	pageArgs := append(slices.Clone(args), limit, max(q.Offset, 0))
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE rid IN (`+page+`) ORDER BY started_us DESC, id DESC`, pageArgs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("results: listing runs: %w", err)
+	}
+	var list []Listed
+	for rows.Next() {
+		r, err := s.scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("results: listing runs: %w", err)
+		}
+		list = append(list, Listed{Run: r})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("results: listing runs: %w", err)
+	}
+	// A TPC-C step's document holds its NOPM at the top ("nopm"); other
+	// kinds' steps have none, and only TPC-C runs show a best.
+	rows, err = s.db.QueryContext(ctx, `SELECT r.id, COUNT(*), MAX(CASE WHEN r.kind = ? THEN json_extract(st.metrics, '$.nopm') END)
+		FROM steps st JOIN runs r ON r.rid = st.rid WHERE st.rid IN (`+page+`) GROUP BY st.rid`, append([]any{stored.KindTPCC}, pageArgs...)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("results: listing runs' steps: %w", err)
+	}
+	defer rows.Close()
 	type agg struct {
 		steps int
 		best  sql.NullFloat64
 	}
-	// A TPC-C step's document holds its NOPM at the top ("nopm"); other
-	// kinds' steps have none, and only TPC-C runs show a best.
-	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.kind, COUNT(*), MAX(json_extract(st.metrics, '$.nopm'))
-		FROM steps st JOIN runs r ON r.rid = st.rid GROUP BY st.rid`)
-	if err != nil {
-		return nil, fmt.Errorf("results: listing runs' steps: %w", err)
-	}
-	defer rows.Close()
 	by := map[string]agg{}
 	for rows.Next() {
-		var id, kind string
+		var id string
 		var a agg
-		if err := rows.Scan(&id, &kind, &a.steps, &a.best); err != nil {
-			return nil, fmt.Errorf("results: listing runs' steps: %w", err)
-		}
-		if kind != stored.KindTPCC {
-			a.best.Valid = false
+		if err := rows.Scan(&id, &a.steps, &a.best); err != nil {
+			return nil, 0, fmt.Errorf("results: listing runs' steps: %w", err)
 		}
 		by[id] = a
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("results: listing runs' steps: %w", err)
+		return nil, 0, fmt.Errorf("results: listing runs' steps: %w", err)
 	}
-	list := make([]Listed, len(runs))
-	for i, r := range runs {
-		a := by[r.ID]
-		list[i] = Listed{Run: r, Steps: a.steps}
+	for i := range list {
+		a := by[list[i].ID]
+		list[i].Steps = a.steps
 		if a.best.Valid {
 			list[i].BestNOPM = &a.best.Float64
 		}
 	}
-	return list, nil
+	return list, total, nil
 }
 
 // Shown is one run as `results show --json` and the HTTP API show it: the

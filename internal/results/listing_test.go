@@ -30,9 +30,9 @@ func TestStoreList(t *testing.T) {
 	tpcc := add("tpcc", `{"nopm":120}`, `{"nopm":340}`, `{"nopm":200}`)
 	disk := add("disk", `{"nopm":999}`)
 	empty := add("tpcc")
-	list, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
+	list, total, err := s.List(ctx, ListQuery{})
+	if err != nil || total != 3 {
+		t.Fatal(total, err)
 	}
 	got := map[string]Listed{}
 	for _, l := range list {
@@ -46,6 +46,12 @@ func TestStoreList(t *testing.T) {
 	}
 	if l := got[empty]; len(list) != 3 || l.Steps != 0 || l.BestNOPM != nil {
 		t.Errorf("%d runs; the run without steps: %+v", len(list), l)
+	}
+	// A page: newest first, filtered by kind, the total counting the
+	// filtered runs; the steps of the page's runs only.
+	page, total, err := s.List(ctx, ListQuery{Kind: "tpcc", Offset: 1, Limit: 1})
+	if err != nil || total != 2 || len(page) != 1 || page[0].ID != tpcc || page[0].Steps != 3 || *page[0].BestNOPM != 340 {
+		t.Errorf("the second tpcc run: %+v of %d, %v; want %s of 2", page, total, err, tpcc)
 	}
 	shown, err := s.Show(ctx, tpcc)
 	if err != nil || shown.Run.ID != tpcc || len(shown.Steps) != 3 {

@@ -126,25 +126,14 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, &apiError{Error: "offset and limit are counts: give e.g. ?offset=100&limit=100", Field: "limit"})
 		return
 	}
-	store, ok := s.openStore(w)
-	if !ok {
-		return
-	}
-	defer store.Close()
-	list, err := store.List(r.Context())
+	runs, total, err := s.store.List(r.Context(), results.ListQuery{Kind: q.Get("kind"), Group: q.Get("group"), Offset: offset, Limit: limit})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
 		return
 	}
-	kind, group := q.Get("kind"), q.Get("group")
-	runs := list[:0]
-	for _, l := range list {
-		if (kind == "" || l.Kind == kind) && (group == "" || l.Group == group) {
-			runs = append(runs, l)
-		}
+	if runs == nil {
+		runs = []results.Listed{}
 	}
-	total := len(runs)
-	runs = runs[min(offset, total):min(offset+limit, total)]
 	writeJSON(w, http.StatusOK, struct {
 		Runs   []results.Listed `json:"runs"`
 		Total  int              `json:"total"`
@@ -160,17 +149,6 @@ func intParam(s string, def int) (int, error) {
 	return strconv.Atoi(s)
 }
 
-// openStore opens the results store (creating an empty one when there is
-// none yet: serve's directory is its own).
-func (s *Server) openStore(w http.ResponseWriter) (*results.Store, bool) {
-	store, err := results.Open(s.opts.Results)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
-		return nil, false
-	}
-	return store, true
-}
-
 // showRun is `results show --json`; a run still queued shows as such,
 // with no steps.
 func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
@@ -180,12 +158,7 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 			Steps: []results.Step{}, Series: []string{}})
 		return
 	}
-	store, ok := s.openStore(w)
-	if !ok {
-		return
-	}
-	defer store.Close()
-	out, err := store.Show(r.Context(), id)
+	out, err := s.store.Show(r.Context(), id)
 	if !s.found(w, id, err) {
 		return
 	}
@@ -262,12 +235,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 
 // storedLog is the one-event log of a stored run: done, with its status.
 func (s *Server) storedLog(w http.ResponseWriter, ctx context.Context, id string) (*eventLog, bool) {
-	store, ok := s.openStore(w)
-	if !ok {
-		return nil, false
-	}
-	defer store.Close()
-	run, err := store.Run(ctx, id)
+	run, err := s.store.Run(ctx, id)
 	if !s.found(w, id, err) {
 		return nil, false
 	}
@@ -349,12 +317,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, &apiError{Error: "name two runs or more: ?run=A&run=B (the first is the baseline), or a results ?group=", Field: "run"})
 		return
 	}
-	store, ok := s.openStore(w)
-	if !ok {
-		return
-	}
-	defer store.Close()
-	out, err := report.Compare(r.Context(), store, report.Options{Runs: runs, Group: group})
+	out, err := report.Compare(r.Context(), s.store, report.Options{Runs: runs, Group: group})
 	if !s.found(w, strings.Join(runs, ","), err) {
 		return
 	}
@@ -370,11 +333,6 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, &apiError{Error: "name the runs: ?run=A,B, or a results ?group=", Field: "run"})
 		return
 	}
-	store, ok := s.openStore(w)
-	if !ok {
-		return
-	}
-	defer store.Close()
 	dir, err := os.MkdirTemp("", "tierbench-serve-report-")
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
@@ -382,7 +340,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "report.html")
-	_, err = report.Write(r.Context(), store, report.Options{Runs: runs, Group: group, Out: out, Version: version.Version})
+	_, err = report.Write(r.Context(), s.store, report.Options{Runs: runs, Group: group, Out: out, Version: version.Version})
 	if !s.found(w, strings.Join(runs, ","), err) {
 		return
 	}

@@ -41,12 +41,7 @@ func (s *Server) execute(ctx context.Context, e *entry, raw json.RawMessage) {
 // storedStatus is a run's status in the store: failed when it was never
 // recorded.
 func (s *Server) storedStatus(id string) string {
-	store, err := results.OpenReadOnly(s.opts.Results)
-	if err != nil {
-		return results.StatusFailed
-	}
-	defer store.Close()
-	run, err := store.Run(context.Background(), id)
+	run, err := s.store.Run(context.Background(), id)
 	if err != nil {
 		return results.StatusFailed
 	}

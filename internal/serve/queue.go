@@ -106,13 +106,7 @@ func (q *queue) lock() error {
 // interrupted records an entry that was running when its serve stopped:
 // its runs still marked running are interrupted, with what they stored.
 func (q *queue) interrupted(e *entry) {
-	store, err := results.Open(q.s.opts.Results)
-	if err != nil {
-		q.s.logf("queue: %s was running when serve stopped, and the store cannot be opened: %v", e.ID, err)
-		return
-	}
-	defer store.Close()
-	ctx := context.Background()
+	store, ctx := q.s.store, context.Background()
 	runs, _ := store.Runs(ctx)
 	var ids []string
 	for _, r := range runs {

@@ -147,12 +147,7 @@ func (s *Server) showScenario(w http.ResponseWriter, r *http.Request) {
 	if e, ok := s.queue.find(id); ok {
 		doc.Status = e.State
 	}
-	store, ok := s.openStore(w)
-	if !ok {
-		return
-	}
-	defer store.Close()
-	list, err := store.Runs(r.Context())
+	list, err := s.store.Runs(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
 		return

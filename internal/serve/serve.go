@@ -25,6 +25,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/live"
+	"github.com/tierbench/tierbench/internal/results"
 )
 
 // DefaultListen is where serve listens unless told otherwise: this host
@@ -75,6 +76,7 @@ func loopback(host string) bool {
 // handler.
 type Server struct {
 	opts    Options
+	store   *results.Store // the results store the API reads (the runs write through their own)
 	queue   *queue
 	metrics *live.Exporter
 	mux     *http.ServeMux
@@ -95,8 +97,13 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, metrics: live.New(), logs: map[string]*eventLog{}}
+	var err error
+	if s.store, err = results.Open(opts.Results); err != nil { // an empty one when there is none yet
+		return nil, fmt.Errorf("opening the results store: %w", err)
+	}
 	q, err := openQueue(opts.Results, s)
 	if err != nil {
+		s.store.Close()
 		return nil, err
 	}
 	s.queue = q
@@ -131,6 +138,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shut) // event streams end with the context; others finish
+	s.store.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
