@@ -71,8 +71,7 @@ func TestBackupRunJSON(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	base := pgtest.TempDir(t)
 	res := filepath.Join(base, "results")
-	t.Setenv("TIERBENCH_DSN", dsn)
-	code, out, errOut := runTierbench(t, "backup", "run", "--json", "--target", filepath.Join(base, "backups"), "--logical",
+	code, out, errOut := runTierbenchWith(t, map[string]string{"TIERBENCH_DSN": dsn}, strings.NewReader(""), "backup", "run", "--json", "--target", filepath.Join(base, "backups"), "--logical",
 		"--verify=false", "--cycles", "1", "--repeat", "2", "--sample-interval", "200ms", "--results", res)
 	if code != 0 {
 		t.Fatalf("backup run: exit %d: %s", code, errOut)

@@ -248,7 +248,7 @@ func TestDiskRunInterrupted(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := cli.Execute(ctx, []string{"disk", "run", "--target", target, "--bs", "4k", "--iodepth", "1,2,4",
 		"--rw", "randread", "--jobs", "1", "--duration", "3s", "--ramp", "0s", "--size", "16MiB", "--results", res},
-		&stdout, &stderr)
+		envOf(nil), strings.NewReader(""), &stdout, &stderr)
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("exit %d, stderr %s", code, stderr.String())
 	}

@@ -56,13 +56,13 @@ func (o *DurabilityOptions) AddFlags(fs *pflag.FlagSet) {
 
 // validate turns the flags into a run's config (its DSN, when given, not yet
 // checked).
-func (o *DurabilityOptions) validate() (experiment.DurabilityConfig, error) {
+func (o *DurabilityOptions) validate(g *Globals) (experiment.DurabilityConfig, error) {
 	c := experiment.DurabilityConfig{Results: o.Results, Managed: o.Managed, Engine: o.Engine, Cycles: o.Cycles, VUs: o.VUs, Fault: o.Fault,
 		FaultCommand: o.FaultCommand, RecoverCommand: o.RecoverCommand, Warehouses: o.Warehouses, Rebuild: o.WarehousesSet,
 		Mode: o.Mode, Seed: o.Seed}
 	var err error
 	if o.Managed == "" {
-		if c.DSN, err = o.check(); err != nil {
+		if c.DSN, err = o.check(g); err != nil {
 			return c, usagef("no server to test: give --managed DIR (a server tierbench manages) or --dsn postgres://user:password@host:port/dbname")
 		}
 	} else if o.DSN != "" {
@@ -93,7 +93,7 @@ func newDurabilityCommand(g *Globals) *cobra.Command {
 }
 
 func runDurability(ctx context.Context, g *Globals, opts DurabilityOptions) error {
-	cfg, err := opts.validate()
+	cfg, err := opts.validate(g)
 	if err != nil {
 		return err
 	}

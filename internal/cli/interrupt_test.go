@@ -49,7 +49,7 @@ func TestRunJSONInterrupted(t *testing.T) {
 	go cancelOnceStored(ctx, cancel, res, 1)
 	var stdout, stderr bytes.Buffer
 	code := cli.Execute(ctx, []string{"run", "--json", "--datadir", dataDir, "--results", res, "--warehouses", "1",
-		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "3s"}, &stdout, &stderr)
+		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "3s"}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
 	if code != cli.ExitInterrupted || !strings.Contains(stderr.String(), "tierbench: interrupted; 1 finished steps kept in run ") {
 		t.Fatalf("exit %d, want 130 and the line naming what was kept; stderr:\n%s", code, stderr.String())
 	}
@@ -106,7 +106,7 @@ func TestMonitorInterrupted(t *testing.T) {
 			time.AfterFunc(2500*time.Millisecond, cancel)
 			var stdout, stderr bytes.Buffer
 			code := cli.Execute(ctx, []string{"monitor", "--json", "--target", t.TempDir(), "--duration", tc.duration,
-				"--interval", "500ms", "--block-trace=false", "--results", res}, &stdout, &stderr)
+				"--interval", "500ms", "--block-trace=false", "--results", res}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
 			interrupted := strings.Contains(stderr.String(), "tierbench: interrupted; ")
 			if code != tc.code || interrupted != (tc.code == cli.ExitInterrupted) {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr.String())

@@ -134,7 +134,6 @@ func TestMariaDBConnectErrors(t *testing.T) {
 // and log, nor any process's command line while the commands run.
 func TestSecretsMariaDB(t *testing.T) {
 	ctx := context.Background()
-	t.Setenv("TIERBENCH_DSN", "")
 	base := mariatest.TempDir(t)
 	dataDir := filepath.Join(base, "data", "db")
 	started := startMariaDB(t, dataDir)

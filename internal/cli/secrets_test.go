@@ -45,11 +45,9 @@ func TestSecrets(t *testing.T) {
 	pgtest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	// Connections without a password must not find one elsewhere.
-	t.Setenv("PGPASSWORD", "")
-	t.Setenv("TIERBENCH_DSN", "")
+	// Connections without a password must not find one elsewhere: TestMain
+	// clears $PGPASSWORD and $PGPASSFILE.
 	base := pgtest.TempDir(t)
-	t.Setenv("PGPASSFILE", filepath.Join(base, "no-pgpass"))
 
 	// A managed server of the test's own, so its files and log are ours to
 	// read. It lives in DATA/db: the scenario at the end, with --data DATA,
@@ -202,7 +200,7 @@ func TestSecrets(t *testing.T) {
 	}
 	for _, c := range calls {
 		name := redactArgs(c.args)
-		os.Setenv("TIERBENCH_DSN", c.env)
+		env := map[string]string{"TIERBENCH_DSN": c.env}
 		if c.env != "" {
 			name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
 		}
@@ -211,11 +209,10 @@ func TestSecrets(t *testing.T) {
 		var out, errOut string
 		if c.stdin != "" {
 			name += " (stdin " + engine.Redact(strings.TrimSpace(c.stdin)) + ")"
-			code, out, errOut = runTierbenchStdin(t, c.stdin, c.args...)
+			code, out, errOut = runTierbenchStdin(t, env, c.stdin, c.args...)
 		} else {
-			code, out, errOut = runTierbench(t, c.args...)
+			code, out, errOut = runTierbenchWith(t, env, strings.NewReader(""), c.args...)
 		}
-		os.Setenv("TIERBENCH_DSN", "")
 		t.Logf("exit %d in %v: %s", code, time.Since(start).Round(time.Millisecond), name)
 		switch {
 		case c.ok && code != 0:
@@ -483,12 +480,10 @@ func runShortCalls(t *testing.T, scan *leakScan, calls []shortCall) {
 	t.Helper()
 	for _, c := range calls {
 		name := redactArgs(c.args)
-		os.Setenv("TIERBENCH_DSN", c.env)
 		if c.env != "" {
 			name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
 		}
-		code, out, errOut := runTierbench(t, c.args...)
-		os.Setenv("TIERBENCH_DSN", "")
+		code, out, errOut := runTierbenchWith(t, map[string]string{"TIERBENCH_DSN": c.env}, strings.NewReader(""), c.args...)
 		t.Logf("exit %d: %s: %s", code, name, strings.TrimSpace(errOut))
 		switch {
 		case c.ok && code != 0:
@@ -975,7 +970,6 @@ func jsonStrings(raw []byte) string {
 func TestSecretsShortPasswordsMariaDB(t *testing.T) {
 	mariatest.RequireBinaries(t)
 	ctx := context.Background()
-	t.Setenv("TIERBENCH_DSN", "")
 	dbDSN := mariatest.NewDatabase(t)
 	u, err := url.Parse(dbDSN)
 	if err != nil {

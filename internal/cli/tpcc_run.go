@@ -114,7 +114,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DSN, err = opts.check(); err != nil {
+	if cfg.DSN, err = opts.check(g); err != nil {
 		return nil, err
 	}
 	if cfg.Thresholds, err = opts.thresholdOptions.parse(g, stored.KindTPCC); err != nil {

@@ -83,7 +83,7 @@ func TestTPCCRunInterrupted(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	time.AfterFunc(5*time.Second, cancel) // step 1 takes 3 s; step 2 is cut off
 	code := cli.Execute(ctx, []string{"tpcc", "run", "--dsn", dsn, "--vus", "1,2", "--rampup", "1s", "--duration", "2s",
-		"--results", dir}, &stdout, &stderr)
+		"--results", dir}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted run: exit %d, stderr %s", code, stderr.String())
 	}

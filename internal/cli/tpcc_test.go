@@ -118,7 +118,6 @@ func TestTPCCBadInput(t *testing.T) {
 		{"unknown flag", []string{"tpcc", "build", "--wharehouses", "2"}, 2, "unknown flag"},
 		{"generate into a file", []string{"tpcc", "generate", "--warehouses", "1", "--out", "/etc/hostname"}, 2, "is a file"},
 	}
-	t.Setenv("TIERBENCH_DSN", "")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runTierbench(t, tc.args...)
