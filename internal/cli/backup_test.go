@@ -12,6 +12,7 @@ import (
 
 // Bad input is refused before anything is written: exit 2, one line.
 func TestBackupRunRefuses(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	base := pgtest.TempDir(t)
 	foreign := filepath.Join(base, "foreign")
@@ -68,6 +69,7 @@ func TestBackupRunRefuses(t *testing.T) {
 // unverified: what a backup and a restore measure and leave behind is
 // tested where they run (internal/experiment, backup_test.go).
 func TestBackupRunJSON(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	base := pgtest.TempDir(t)
 	res := filepath.Join(base, "results")

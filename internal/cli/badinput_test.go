@@ -270,6 +270,7 @@ func TestBadInputEnvironment(t *testing.T) {
 // A wrong password is one line saying the server refused it and what to
 // check. It needs a server: the shared test server (integration test).
 func TestConnectWrongPassword(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	u, pw, ok := strings.Cut(dsn, "@")
 	if i := strings.LastIndex(u, ":"); !ok || i < 0 || pw == "" {

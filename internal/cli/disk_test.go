@@ -156,6 +156,7 @@ func TestDiskRunRepeat(t *testing.T) {
 // What fio may not touch is refused before anything runs: one line, exit 2,
 // naming the flag that would allow it; the foreign file is left as it was.
 func TestDiskRunRefusals(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "data.bin")
@@ -226,6 +227,7 @@ func TestDiskRunRefusals(t *testing.T) {
 // Ctrl-C during the second point: exit 130; the store keeps the finished
 // point in a run marked interrupted.
 func TestDiskRunInterrupted(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	res := t.TempDir()
 	target := t.TempDir()

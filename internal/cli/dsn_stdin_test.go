@@ -46,6 +46,7 @@ func runTierbenchPipe(t *testing.T, env map[string]string, stdin string, closeIt
 // so; an empty input, or an empty first line, is bad input, and the DSN
 // is redacted in what is printed.
 func TestDsnStdin(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	env := map[string]string{"TIERBENCH_DSN": "postgres://nobody:never@127.0.0.1:1/none"} // --dsn - wins over it
 	u, err := url.Parse(dsn)

@@ -40,6 +40,7 @@ func cancelOnceStored(ctx context.Context, cancel context.CancelFunc, res string
 // run's status interrupted, no check and no report, and the exit code is
 // 130, as `tpcc run --json` does.
 func TestRunJSONInterrupted(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
@@ -91,6 +92,7 @@ func TestRunJSONInterrupted(t *testing.T) {
 // the document of what was sampled, the run stored as interrupted. Without
 // --duration, Ctrl-C is how a monitor ends: exit 0, the run complete.
 func TestMonitorInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		duration string
 		code     int

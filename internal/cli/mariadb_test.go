@@ -59,6 +59,7 @@ type serverStartDoc struct {
 // sized from it and, where cgroups allow, the cap read back), status, a
 // second start, stop, and a refusal to start PostgreSQL in its directory.
 func TestMariaDBServerCommands(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(mariatest.TempDir(t), "maria")
 	doc := startMariaDB(t, dataDir, "--memory", "512MiB", "--set", "innodb_io_capacity=777")
 	if doc.Engine != "mariadb" || !strings.HasPrefix(doc.DSN, "mariadb://tierbench:") || doc.PID == 0 {
@@ -102,6 +103,7 @@ func TestMariaDBServerCommands(t *testing.T) {
 // user and what to check, never the password; a closed port asks whether
 // the server runs.
 func TestMariaDBConnectErrors(t *testing.T) {
+	t.Parallel()
 	dsn := mariatest.NewDatabase(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -133,6 +135,7 @@ func TestMariaDBConnectErrors(t *testing.T) {
 // not in any command's output, the store, the report, the server's files
 // and log, nor any process's command line while the commands run.
 func TestSecretsMariaDB(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := mariatest.TempDir(t)
 	dataDir := filepath.Join(base, "data", "db")
@@ -173,7 +176,7 @@ func TestSecretsMariaDB(t *testing.T) {
 	// in any process's command line (mariadbd's, mariadb-backup's, ours).
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var cmdlines []string
+	cmdlines := map[string]bool{} // each command line once: the samples repeat most of them
 	var mu sync.Mutex
 	wg.Add(1)
 	go func() {
@@ -188,7 +191,7 @@ func TestSecretsMariaDB(t *testing.T) {
 			for _, p := range paths {
 				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
 					mu.Lock()
-					cmdlines = append(cmdlines, strings.ReplaceAll(string(b), "\x00", " "))
+					cmdlines[strings.ReplaceAll(string(b), "\x00", " ")] = true
 					mu.Unlock()
 				}
 			}
@@ -233,7 +236,7 @@ func TestSecretsMariaDB(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	for _, c := range cmdlines {
+	for c := range cmdlines {
 		scan.check("a process's command line", c)
 	}
 	if len(cmdlines) == 0 {

@@ -199,6 +199,7 @@ func scrapeWhile(t *testing.T, port int, until string, args ...string) (code int
 // metric the Grafana dashboard queries is in what a TPC-C run and a disk
 // run expose.
 func TestLiveMetricsPrometheus(t *testing.T) {
+	t.Parallel()
 	requirePrometheus(t)
 	requireFio(t)
 	dsn := pgtest.NewDatabase(t)
@@ -356,6 +357,7 @@ func TestMetricsListenBadInput(t *testing.T) {
 // that breaches one exits 3 naming it (and stores the verdicts), and
 // malformed ones exit 2 with every problem on its own line.
 func TestThresholdsExitCodes(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	buildSchema(t, dsn, 1)
 	res := t.TempDir()

@@ -42,6 +42,7 @@ import (
 // copy of the data directory. The password of the DSN the user gives has no
 // exception at all.
 func TestSecrets(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -968,6 +969,7 @@ func jsonStrings(raw []byte) string {
 // refuses the wrong ones. No DSN, parameter or argument that tierbench
 // prints or stores carries the password, and the messages read whole.
 func TestSecretsShortPasswordsMariaDB(t *testing.T) {
+	t.Parallel()
 	mariatest.RequireBinaries(t)
 	ctx := context.Background()
 	dbDSN := mariatest.NewDatabase(t)

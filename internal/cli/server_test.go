@@ -59,6 +59,7 @@ func jsonKeys(t *testing.T, doc string) (map[string]any, []string) {
 }
 
 func TestServerCommands(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { runTierbench(t, "server", "stop", "--datadir", dataDir, "--mode", "immediate") })
@@ -224,6 +225,7 @@ func TestServerBadInput(t *testing.T) {
 // with --no-cgroup. What applies where is experiment.StartServer's, tested
 // beside it.
 func TestServerStartLimits(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { runTierbench(t, "server", "stop", "--datadir", dataDir, "--mode", "immediate") })

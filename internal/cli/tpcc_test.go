@@ -23,6 +23,7 @@ func oneErrorLine(t *testing.T, code int, stderr string, wantCode int, want stri
 }
 
 func TestTPCCBuildAndCheckCommands(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	code, out, errOut := runTierbench(t, "tpcc", "build", "--json", "--dsn", dsn, "--warehouses", "1", "--build-vus", "2")
 	if code != 0 {

@@ -10,9 +10,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,6 +232,7 @@ func (h *Harness) NewDatabase(t testing.TB) string {
 // Main runs the tests, then stops the shared servers that were started and
 // removes their directories. pgtest.Main and mariatest.Main are this.
 func Main(m *testing.M) {
+	DefaultParallel()
 	code := m.Run()
 	started.Lock()
 	for _, h := range started.list {
@@ -242,4 +245,18 @@ func Main(m *testing.M) {
 	}
 	started.Unlock()
 	os.Exit(code)
+}
+
+// DefaultParallel makes -parallel, when the command line does not set it,
+// twice GOMAXPROCS rather than GOMAXPROCS: the parallel tests of servers,
+// timed runs and other processes spend much of their time waiting for
+// them, which on a small host (CI's has 2 cores) leaves the CPU idle with
+// only GOMAXPROCS of them at a time. A TestMain calls it before m.Run.
+func DefaultParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 }
