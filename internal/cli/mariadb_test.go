@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/tierbench/tierbench/internal/clustertest"
 	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
@@ -174,29 +174,7 @@ func TestSecretsMariaDB(t *testing.T) {
 
 	// The process list, sampled while the commands run: no secret may show
 	// in any process's command line (mariadbd's, mariadb-backup's, ours).
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	cmdlines := map[string]bool{} // each command line once: the samples repeat most of them
-	var mu sync.Mutex
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-			for _, p := range paths {
-				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
-					mu.Lock()
-					cmdlines[strings.ReplaceAll(string(b), "\x00", " ")] = true
-					mu.Unlock()
-				}
-			}
-		}
-	}()
+	cmdlines := clustertest.WatchCmdlines(t)
 
 	calls := []struct {
 		args []string
@@ -234,12 +212,11 @@ func TestSecretsMariaDB(t *testing.T) {
 		scan.check(name+": stdout", out)
 		scan.check(name+": stderr", errOut)
 	}
-	close(stop)
-	wg.Wait()
-	for c := range cmdlines {
+	lines := cmdlines.Lines()
+	for _, c := range lines {
 		scan.check("a process's command line", c)
 	}
-	if len(cmdlines) == 0 {
+	if len(lines) == 0 {
 		t.Error("the process list was never read")
 	}
 	reportOut := filepath.Join(base, "report", "all.html")

@@ -170,6 +170,7 @@ type summaryDoc struct {
 // telemetry's figures beside seconds and MB/s. Logical, on the shared
 // server: no server of its own to start, and the cheapest cycle there is.
 func TestRunBackupRepeat(t *testing.T) {
+	t.Parallel()
 	dsn := tpccDatabase(t, 1)
 	base := pgtest.TempDir(t)
 	res := filepath.Join(base, "results")

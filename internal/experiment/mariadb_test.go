@@ -41,6 +41,7 @@ func checkTPCC(t *testing.T, ctx context.Context, dsn string, all bool) {
 // mode has every transaction type and the database's and the driver's
 // New-Order counts agreeing, and the checks pass afterwards.
 func TestRunTPCCMariaDB(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := mariatest.NewDatabase(t)
 	buildWarehouses(t, ctx, dsn, 2)
@@ -123,6 +124,7 @@ func stderrTo(t *testing.T) func() string {
 // acknowledged New-Order found; the driver's own log, which its connections
 // broken by the kills would write, reaches no standard error.
 func TestRunDurabilityMariaDBKill(t *testing.T) {
+	t.Parallel()
 	mariatest.RequireBinaries(t)
 	base := mariatest.TempDir(t)
 	dataDir := filepath.Join(base, "data")
