@@ -25,8 +25,9 @@ import (
 // remote), checks their effects row by row, how the server counts them,
 // then runs a concurrent burst and the consistency conditions.
 func TestTransactions(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{engine.ModeRoutines, engine.ModeStatements} {
-		t.Run(mode, func(t *testing.T) { testTransactions(t, mode) })
+		t.Run(mode, func(t *testing.T) { t.Parallel(); testTransactions(t, mode) })
 	}
 }
 
@@ -1113,6 +1114,7 @@ func testRoutinesMissing(e *txnEnv) {
 }
 
 func TestNewWorkerErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openTest(t, mariatest.NewDatabase(t))
 	if _, err := db.NewWorker(ctx, "procedures"); !errors.Is(err, engine.ErrBadInput) {
