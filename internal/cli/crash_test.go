@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/clustertest"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -33,8 +34,7 @@ func TestCrash(t *testing.T) {
 	bin := clustertest.Tierbench(t)
 
 	t.Run("tpcc", func(t *testing.T) {
-		dsn := pgtest.NewDatabase(t)
-		buildSchema(t, dsn, 1)
+		dsn := tpcctest.Database(t, 1)
 		res := t.TempDir()
 		k := startTierbench(t, bin, nil, "tpcc", "run", "--dsn", dsn, "--vus", "1,1,1,1,1,1,1,1", "--rampup", "0s",
 			"--duration", "2s", "--results", res)

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 )
 
 // requirePrometheus fails under CI=true and skips elsewhere when Debian's
@@ -202,8 +202,7 @@ func TestLiveMetricsPrometheus(t *testing.T) {
 	t.Parallel()
 	requirePrometheus(t)
 	requireFio(t)
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	dsn := tpcctest.Database(t, 1)
 	port := freePort(t)
 	prom := startPrometheus(t, port)
 	res := t.TempDir()
@@ -358,8 +357,7 @@ func TestMetricsListenBadInput(t *testing.T) {
 // malformed ones exit 2 with every problem on its own line.
 func TestThresholdsExitCodes(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
 	run := func(ts ...string) (int, string, string) {
 		args := []string{"tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--rampup", "1s", "--duration", "2s", "--results", res, "--interval", "0"}

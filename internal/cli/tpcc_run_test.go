@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
@@ -63,21 +64,13 @@ func parseRun(t *testing.T, out string) runDoc {
 	return d
 }
 
-func buildSchema(t *testing.T, dsn string, warehouses int) {
-	t.Helper()
-	if code, _, errOut := runTierbench(t, "tpcc", "build", "--dsn", dsn, "--warehouses", itoa(warehouses)); code != 0 {
-		t.Fatalf("build: exit %d: %s", code, errOut)
-	}
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // Ctrl-C in the middle of a run: exit 130, and the store holds the run,
 // marked interrupted, with the step that finished.
 func TestTPCCRunInterrupted(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	dsn := tpcctest.Database(t, 1)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -149,8 +142,7 @@ func TestTPCCRunBadInput(t *testing.T) {
 // tested where the run is measured (internal/experiment, tpcc_test.go).
 func TestTPCCRunJSON(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
 	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--repeat", "2",
 		"--rampup", "0s", "--duration", "2s", "--results", res)

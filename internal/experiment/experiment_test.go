@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -153,7 +154,7 @@ func TestRunTPCC(t *testing.T) {
 // what was kept, and the store keeps the finished step.
 func TestRunTPCCInterrupted(t *testing.T) {
 	t.Parallel()
-	dsn := tpccDatabase(t, 1)
+	dsn := tpcctest.Database(t, 1)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

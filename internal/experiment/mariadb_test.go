@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -44,7 +45,7 @@ func TestRunTPCCMariaDB(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn := mariatest.NewDatabase(t)
-	buildWarehouses(t, ctx, dsn, 2)
+	tpcctest.Build(t, ctx, dsn, 2)
 	checkTPCC(t, ctx, dsn, false)
 	resultsDir := t.TempDir()
 	for _, mode := range []string{engine.ModeRoutines, engine.ModeStatements} {
@@ -175,7 +176,7 @@ func TestRunDurabilityKillDSN(t *testing.T) {
 func testDurabilityKillDSN(t *testing.T, info server.Info) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	buildWarehouses(t, ctx, info.DSN, 1)
+	tpcctest.Build(t, ctx, info.DSN, 1)
 	var restarts sync.WaitGroup
 	restarts.Add(1)
 	started := 0

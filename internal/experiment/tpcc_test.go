@@ -25,6 +25,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/proctest"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
@@ -94,7 +95,7 @@ func runTPCC(t *testing.T, ctx context.Context, dir string, cfg experiment.TPCCC
 func TestRunTPCCModes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := tpccDatabase(t, 2)
+	dsn := tpcctest.Database(t, 2)
 	// The database's commit counter also counts autovacuum's transactions,
 	// which the driver never sees: a freshly loaded table is due for an
 	// insert-triggered vacuum, and a worker that came in a measured
@@ -239,7 +240,7 @@ func checkSecondSeries(t *testing.T, dir, runID string, clientTPM float64) {
 // second: the run is then made longer until it has its 10,000.
 func TestRunTPCCAudit(t *testing.T) {
 	t.Parallel()
-	dsn := tpccDatabase(t, 2)
+	dsn := tpcctest.Database(t, 2)
 	var d tpccDoc
 	var total int64
 	for duration := 15 * time.Second; total < 10000; duration *= 2 {
@@ -296,7 +297,7 @@ func TestRunTPCCSurvivesServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { server.Stop(context.Background(), dir, "immediate") })
-	buildWarehouses(t, ctx, info.DSN, 1)
+	tpcctest.Build(t, ctx, info.DSN, 1)
 
 	done := make(chan struct{})
 	var res *experiment.TPCCResult
@@ -344,7 +345,7 @@ type stat struct {
 func TestRunTPCCRepeat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := tpccDatabase(t, 1)
+	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
 	repeated := func(backToBack bool) *experiment.TPCCResult {
 		t.Helper()
@@ -504,7 +505,7 @@ func storedVUs(t *testing.T, dir, runID string) string {
 // them all out (nothing else measured the step), so it keeps them and says
 // none was discarded.
 func TestRunTPCCNoisy(t *testing.T) {
-	dsn := tpccDatabase(t, 1)
+	dsn := tpcctest.Database(t, 1)
 	proctest.Spinner(t)
 	res, err := runTPCC(t, context.Background(), t.TempDir(), experiment.TPCCConfig{DSN: dsn, VUs: []int{1}, Repeat: 2,
 		Record: experiment.Record{Noisy: discardNoisy()}, RampUp: time.Second, Duration: 2 * time.Second})
