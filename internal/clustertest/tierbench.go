@@ -50,7 +50,7 @@ func Tierbench(t testing.TB) string {
 //
 //	func TestMain(m *testing.M) { clustertest.Main(m) }
 func Main(m *testing.M) {
-	servertest.DefaultParallel()
+	servertest.DefaultParallel(2)
 	code := m.Run()
 	if built.path != "" {
 		os.RemoveAll(filepath.Dir(built.path))

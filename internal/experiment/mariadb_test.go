@@ -163,6 +163,7 @@ func TestRunDurabilityMariaDBKill(t *testing.T) {
 // acknowledged New-Order is lost. Each engine's server is its own, so the
 // two run side by side.
 func TestRunDurabilityKillDSN(t *testing.T) {
+	t.Parallel()
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
 		testDurabilityKillDSN(t, pgtest.StartManaged(t, context.Background()))

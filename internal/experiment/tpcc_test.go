@@ -343,7 +343,8 @@ type stat struct {
 // each count's repetitions together, and the report of two such runs
 // finds them not distinguishable.
 func TestRunTPCCRepeat(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it compares two runs of the same workload, which the
+	// load of other tests beside one of them tells apart.
 	ctx := context.Background()
 	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
