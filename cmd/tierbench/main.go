@@ -40,5 +40,5 @@ func run(ctx context.Context) int {
 			}
 		}
 	}
-	return cli.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	return cli.Execute(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 }

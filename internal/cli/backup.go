@@ -76,7 +76,7 @@ func runBackupRun(ctx context.Context, g *Globals, opts BackupRunOptions) (*expe
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DSN, err = opts.check(); err != nil {
+	if cfg.DSN, err = opts.check(g); err != nil {
 		return nil, err
 	}
 	// With the DSN known, the rules that read it too (--pg-bin's).

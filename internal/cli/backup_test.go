@@ -12,6 +12,7 @@ import (
 
 // Bad input is refused before anything is written: exit 2, one line.
 func TestBackupRunRefuses(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	base := pgtest.TempDir(t)
 	foreign := filepath.Join(base, "foreign")
@@ -68,11 +69,11 @@ func TestBackupRunRefuses(t *testing.T) {
 // unverified: what a backup and a restore measure and leave behind is
 // tested where they run (internal/experiment, backup_test.go).
 func TestBackupRunJSON(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	base := pgtest.TempDir(t)
 	res := filepath.Join(base, "results")
-	t.Setenv("TIERBENCH_DSN", dsn)
-	code, out, errOut := runTierbench(t, "backup", "run", "--json", "--target", filepath.Join(base, "backups"), "--logical",
+	code, out, errOut := runTierbenchWith(t, map[string]string{"TIERBENCH_DSN": dsn}, strings.NewReader(""), "backup", "run", "--json", "--target", filepath.Join(base, "backups"), "--logical",
 		"--verify=false", "--cycles", "1", "--repeat", "2", "--sample-interval", "200ms", "--results", res)
 	if code != 0 {
 		t.Fatalf("backup run: exit %d: %s", code, errOut)

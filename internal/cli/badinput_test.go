@@ -33,7 +33,6 @@ func badInputLine(t *testing.T, args []string, code int, stdout, stderr string, 
 // the --results and --datadir given do not exist afterwards. No PostgreSQL
 // or fio is needed.
 func TestBadInput(t *testing.T) {
-	t.Setenv("TIERBENCH_DSN", "")
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")     // must still not exist at the end
 	data := filepath.Join(dir, "data")       // ditto
@@ -225,7 +224,6 @@ func TestBadInput(t *testing.T) {
 // --pg-bin without pg_basebackup (bad input, exit 2). None needs PostgreSQL
 // or fio.
 func TestBadInputEnvironment(t *testing.T) {
-	t.Setenv("TIERBENCH_DSN", "")
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	const closed = "postgres://u:hunter22@127.0.0.1:1/db"
@@ -272,6 +270,7 @@ func TestBadInputEnvironment(t *testing.T) {
 // A wrong password is one line saying the server refused it and what to
 // check. It needs a server: the shared test server (integration test).
 func TestConnectWrongPassword(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	u, pw, ok := strings.Cut(dsn, "@")
 	if i := strings.LastIndex(u, ":"); !ok || i < 0 || pw == "" {

@@ -20,6 +20,7 @@ import (
 // series; the second exporter is killed mid-run, which is a warning with
 // its time and a gap, and the run goes on to the end.
 func TestMonitorNodeExporters(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, 2, clustertest.Options{NodeExporter: true})
 	res := t.TempDir()
 	killed := make(chan time.Time, 1)
@@ -111,6 +112,7 @@ func TestMonitorNodeExporters(t *testing.T) {
 // afterwards. The hosts share this machine's file system, as hosts on NFS
 // do, so their files sit side by side in one directory.
 func TestDiskRunFioServers(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, 2, clustertest.Options{Fio: true, NodeExporter: true})
 	res, dir := t.TempDir(), t.TempDir()
 	// The first host by a name its node_exporter shares, so that its CPU

@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/clustertest"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -28,12 +29,12 @@ import (
 // that says so. The scenario's managed server outlives it: `server status`
 // lists it as orphaned until `server stop` stops it.
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
-	bin := buildTierbench(t)
+	bin := clustertest.Tierbench(t)
 
 	t.Run("tpcc", func(t *testing.T) {
-		dsn := pgtest.NewDatabase(t)
-		buildSchema(t, dsn, 1)
+		dsn := tpcctest.Database(t, 1)
 		res := t.TempDir()
 		k := startTierbench(t, bin, nil, "tpcc", "run", "--dsn", dsn, "--vus", "1,1,1,1,1,1,1,1", "--rampup", "0s",
 			"--duration", "2s", "--results", res)
@@ -152,6 +153,7 @@ steps:
 // servers running here, with who started them; `server start` leaves its
 // server running on purpose, so it is not an orphan.
 func TestServerStatusList(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
@@ -206,21 +208,6 @@ func listedServer(t *testing.T, dataDir string) (server.RunningServer, bool) {
 		}
 	}
 	return server.RunningServer{}, false
-}
-
-// buildTierbench builds cmd/tierbench into the test's temporary directory.
-func buildTierbench(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "tierbench")
-	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/tierbench/tierbench/cmd/tierbench")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // killable is a tierbench process to kill.

@@ -156,6 +156,7 @@ func TestDiskRunRepeat(t *testing.T) {
 // What fio may not touch is refused before anything runs: one line, exit 2,
 // naming the flag that would allow it; the foreign file is left as it was.
 func TestDiskRunRefusals(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "data.bin")
@@ -226,6 +227,7 @@ func TestDiskRunRefusals(t *testing.T) {
 // Ctrl-C during the second point: exit 130; the store keeps the finished
 // point in a run marked interrupted.
 func TestDiskRunInterrupted(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	res := t.TempDir()
 	target := t.TempDir()
@@ -248,7 +250,7 @@ func TestDiskRunInterrupted(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := cli.Execute(ctx, []string{"disk", "run", "--target", target, "--bs", "4k", "--iodepth", "1,2,4",
 		"--rw", "randread", "--jobs", "1", "--duration", "3s", "--ramp", "0s", "--size", "16MiB", "--results", res},
-		&stdout, &stderr)
+		envOf(nil), strings.NewReader(""), &stdout, &stderr)
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("exit %d, stderr %s", code, stderr.String())
 	}

@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -15,25 +13,23 @@ import (
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
-// runTierbenchStdin is runTierbench with stdin as tierbench's standard
-// input (os.Stdin, a pipe): written, then closed.
-func runTierbenchStdin(t *testing.T, stdin string, args ...string) (int, string, string) {
+// runTierbenchStdin is runTierbenchWith with stdin as tierbench's standard
+// input (a pipe): written, then closed.
+func runTierbenchStdin(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	return runTierbenchPipe(t, stdin, true, args...)
+	return runTierbenchPipe(t, env, stdin, true, args...)
 }
 
-// runTierbenchPipe runs tierbench with a pipe as standard input, stdin
-// written into it; with closeIt false the pipe stays open until tierbench
-// has returned, as an ssh session's may.
-func runTierbenchPipe(t *testing.T, stdin string, closeIt bool, args ...string) (int, string, string) {
+// runTierbenchPipe runs tierbench with env as its environment and a pipe as
+// standard input, stdin written into it; with closeIt false the pipe stays
+// open until tierbench has returned, as an ssh session's may.
+func runTierbenchPipe(t *testing.T, env map[string]string, stdin string, closeIt bool, args ...string) (int, string, string) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := os.Stdin
-	os.Stdin = r
-	defer func() { os.Stdin = saved; r.Close() }()
+	defer r.Close()
 	go func() {
 		io.WriteString(w, stdin)
 		if closeIt {
@@ -41,11 +37,7 @@ func runTierbenchPipe(t *testing.T, stdin string, closeIt bool, args ...string) 
 		}
 	}()
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	code := cli.Execute(ctx, args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
+	return runTierbenchWith(t, env, r, args...)
 }
 
 // --dsn - reads the DSN from the first line of standard input, for a
@@ -54,8 +46,9 @@ func runTierbenchPipe(t *testing.T, stdin string, closeIt bool, args ...string) 
 // so; an empty input, or an empty first line, is bad input, and the DSN
 // is redacted in what is printed.
 func TestDsnStdin(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
-	t.Setenv("TIERBENCH_DSN", "postgres://nobody:never@127.0.0.1:1/none") // --dsn - wins over it
+	env := map[string]string{"TIERBENCH_DSN": "postgres://nobody:never@127.0.0.1:1/none"} // --dsn - wins over it
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +56,7 @@ func TestDsnStdin(t *testing.T) {
 	pw, _ := u.User.Password()
 
 	start := time.Now()
-	code, out, errOut := runTierbenchStdin(t, dsn+"\n", "tpcc", "build", "--dsn", "-", "--warehouses", "1", "--build-vus", "2", "--json")
+	code, out, errOut := runTierbenchStdin(t, env, dsn+"\n", "tpcc", "build", "--dsn", "-", "--warehouses", "1", "--build-vus", "2", "--json")
 	if code != 0 {
 		t.Fatalf("tpcc build --dsn -: exit %d: %s", code, errOut)
 	}
@@ -76,12 +69,12 @@ func TestDsnStdin(t *testing.T) {
 	t.Logf("tpcc build --dsn - in %v", time.Since(start).Round(time.Millisecond))
 
 	// The pipe stays open after the line: the command reads the line only.
-	code, out, errOut = runTierbenchPipe(t, dsn+"\r\nmore that is never read", false, "tpcc", "check", "--dsn", "-", "--json")
+	code, out, errOut = runTierbenchPipe(t, env, dsn+"\r\nmore that is never read", false, "tpcc", "check", "--dsn", "-", "--json")
 	if code != 0 || !strings.Contains(out, `"ok": true`) {
 		t.Errorf("tpcc check --dsn - (stdin left open): exit %d\n%s%s", code, out, errOut)
 	}
 	// No line end: the end of input ends the line.
-	code, _, errOut = runTierbenchStdin(t, "  "+dsn, "tpcc", "run", "--dsn", "-", "--vus", "1", "--rampup", "0s", "--duration", "1s",
+	code, _, errOut = runTierbenchStdin(t, env, "  "+dsn, "tpcc", "run", "--dsn", "-", "--vus", "1", "--rampup", "0s", "--duration", "1s",
 		"--results", t.TempDir())
 	if code != 0 {
 		t.Errorf("tpcc run --dsn -: exit %d: %s", code, errOut)
@@ -105,7 +98,7 @@ func TestDsnStdin(t *testing.T) {
 		{"a wrong password", wrong + "\n", []string{"tpcc", "check", "--dsn", "-"}, cli.ExitFailure, "password authentication failed"},
 		{"backup run", "\n", []string{"backup", "run", "--dsn", "-", "--target", t.TempDir()}, cli.ExitUsage, "the first line of standard input is empty"},
 	} {
-		code, out, errOut := runTierbenchStdin(t, c.stdin, c.args...)
+		code, out, errOut := runTierbenchStdin(t, env, c.stdin, c.args...)
 		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
 		if code != c.code || out != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "tierbench: ") || !strings.Contains(lines[0], c.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d and one line saying %q", c.name, code, out, errOut, c.code, c.want)

@@ -29,11 +29,11 @@ func (o *DurabilityOptions) AddFlags(fs *pflag.FlagSet) {
 
 // config turns the flags into a test's config: the DSN is read (from
 // standard input or $TIERBENCH_DSN too) unless --managed names the server.
-func (o *DurabilityOptions) config() (experiment.DurabilityConfig, error) {
+func (o *DurabilityOptions) config(g *Globals) (experiment.DurabilityConfig, error) {
 	var dsn string
 	if o.Managed == "" {
 		var err error
-		if dsn, err = o.check(); err != nil {
+		if dsn, err = o.check(g); err != nil {
 			return experiment.DurabilityConfig{}, usagef("no server to test: give --managed DIR (a server tierbench manages) or --dsn postgres://user:password@host:port/dbname")
 		}
 	} else if o.DSN != "" {
@@ -58,7 +58,7 @@ func newDurabilityCommand(g *Globals) *cobra.Command {
 }
 
 func runDurability(ctx context.Context, g *Globals, opts DurabilityOptions) error {
-	cfg, err := opts.config()
+	cfg, err := opts.config(g)
 	if err != nil {
 		return err
 	}

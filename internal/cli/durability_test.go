@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 )
 
 // Bad durability flags are refused before anything starts.
@@ -45,8 +45,7 @@ func TestDurabilityBadInput(t *testing.T) {
 // durability_test.go and mariadb_test.go).
 func TestDurabilityJSON(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
 	code, out, errOut := runTierbench(t, "durability", "--json", "--dsn", dsn, "--cycles", "1", "--vus", "1", "--run-before-fault", "2s",
 		"--fault", "command", "--fault-command", "true", "--recover-timeout", "30s", "--results", res)

@@ -26,7 +26,7 @@ func runArgs(t *testing.T, args []string) (int, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := Execute(ctx, args, &stdout, &stderr)
+	code := Execute(ctx, args, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
 	line := strings.TrimSuffix(stderr.String(), "\n")
 	if (code != ExitFailure && code != ExitUsage) || stdout.Len() > 0 || !strings.HasPrefix(line, "tierbench: ") ||
 		strings.Contains(line, "\n") || strings.Contains(line, "goroutine") {

@@ -40,6 +40,7 @@ func cancelOnceStored(ctx context.Context, cancel context.CancelFunc, res string
 // run's status interrupted, no check and no report, and the exit code is
 // 130, as `tpcc run --json` does.
 func TestRunJSONInterrupted(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
@@ -49,7 +50,7 @@ func TestRunJSONInterrupted(t *testing.T) {
 	go cancelOnceStored(ctx, cancel, res, 1)
 	var stdout, stderr bytes.Buffer
 	code := cli.Execute(ctx, []string{"run", "--json", "--datadir", dataDir, "--results", res, "--warehouses", "1",
-		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "3s"}, &stdout, &stderr)
+		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "3s"}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
 	if code != cli.ExitInterrupted || !strings.Contains(stderr.String(), "tierbench: interrupted; 1 finished steps kept in run ") {
 		t.Fatalf("exit %d, want 130 and the line naming what was kept; stderr:\n%s", code, stderr.String())
 	}
@@ -91,6 +92,7 @@ func TestRunJSONInterrupted(t *testing.T) {
 // the document of what was sampled, the run stored as interrupted. Without
 // --duration, Ctrl-C is how a monitor ends: exit 0, the run complete.
 func TestMonitorInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		duration string
 		code     int
@@ -106,7 +108,7 @@ func TestMonitorInterrupted(t *testing.T) {
 			time.AfterFunc(2500*time.Millisecond, cancel)
 			var stdout, stderr bytes.Buffer
 			code := cli.Execute(ctx, []string{"monitor", "--json", "--target", t.TempDir(), "--duration", tc.duration,
-				"--interval", "500ms", "--block-trace=false", "--results", res}, &stdout, &stderr)
+				"--interval", "500ms", "--block-trace=false", "--results", res}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
 			interrupted := strings.Contains(stderr.String(), "tierbench: interrupted; ")
 			if code != tc.code || interrupted != (tc.code == cli.ExitInterrupted) {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr.String())

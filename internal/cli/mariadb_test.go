@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/tierbench/tierbench/internal/clustertest"
 	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
@@ -59,6 +59,7 @@ type serverStartDoc struct {
 // sized from it and, where cgroups allow, the cap read back), status, a
 // second start, stop, and a refusal to start PostgreSQL in its directory.
 func TestMariaDBServerCommands(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(mariatest.TempDir(t), "maria")
 	doc := startMariaDB(t, dataDir, "--memory", "512MiB", "--set", "innodb_io_capacity=777")
 	if doc.Engine != "mariadb" || !strings.HasPrefix(doc.DSN, "mariadb://tierbench:") || doc.PID == 0 {
@@ -102,6 +103,7 @@ func TestMariaDBServerCommands(t *testing.T) {
 // user and what to check, never the password; a closed port asks whether
 // the server runs.
 func TestMariaDBConnectErrors(t *testing.T) {
+	t.Parallel()
 	dsn := mariatest.NewDatabase(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -133,8 +135,8 @@ func TestMariaDBConnectErrors(t *testing.T) {
 // not in any command's output, the store, the report, the server's files
 // and log, nor any process's command line while the commands run.
 func TestSecretsMariaDB(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	t.Setenv("TIERBENCH_DSN", "")
 	base := mariatest.TempDir(t)
 	dataDir := filepath.Join(base, "data", "db")
 	started := startMariaDB(t, dataDir)
@@ -172,29 +174,7 @@ func TestSecretsMariaDB(t *testing.T) {
 
 	// The process list, sampled while the commands run: no secret may show
 	// in any process's command line (mariadbd's, mariadb-backup's, ours).
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var cmdlines []string
-	var mu sync.Mutex
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-			for _, p := range paths {
-				if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
-					mu.Lock()
-					cmdlines = append(cmdlines, strings.ReplaceAll(string(b), "\x00", " "))
-					mu.Unlock()
-				}
-			}
-		}
-	}()
+	cmdlines := clustertest.WatchCmdlines(t)
 
 	calls := []struct {
 		args []string
@@ -232,12 +212,11 @@ func TestSecretsMariaDB(t *testing.T) {
 		scan.check(name+": stdout", out)
 		scan.check(name+": stderr", errOut)
 	}
-	close(stop)
-	wg.Wait()
-	for _, c := range cmdlines {
+	lines := cmdlines.Lines()
+	for _, c := range lines {
 		scan.check("a process's command line", c)
 	}
-	if len(cmdlines) == 0 {
+	if len(lines) == 0 {
 		t.Error("the process list was never read")
 	}
 	reportOut := filepath.Join(base, "report", "all.html")

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 )
 
 // requirePrometheus fails under CI=true and skips elsewhere when Debian's
@@ -199,10 +199,10 @@ func scrapeWhile(t *testing.T, port int, until string, args ...string) (code int
 // metric the Grafana dashboard queries is in what a TPC-C run and a disk
 // run expose.
 func TestLiveMetricsPrometheus(t *testing.T) {
+	t.Parallel()
 	requirePrometheus(t)
 	requireFio(t)
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	dsn := tpcctest.Database(t, 1)
 	port := freePort(t)
 	prom := startPrometheus(t, port)
 	res := t.TempDir()
@@ -356,8 +356,8 @@ func TestMetricsListenBadInput(t *testing.T) {
 // that breaches one exits 3 naming it (and stores the verdicts), and
 // malformed ones exit 2 with every problem on its own line.
 func TestThresholdsExitCodes(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	t.Parallel()
+	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
 	run := func(ts ...string) (int, string, string) {
 		args := []string{"tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--rampup", "1s", "--duration", "2s", "--results", res, "--interval", "0"}

@@ -61,11 +61,15 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Msg }
 
-// Globals are the settings every command shares.
+// Globals are the settings every command shares, and what it reads and
+// writes of its process: its standard streams and its environment.
 type Globals struct {
 	JSON   bool
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Getenv reads an environment variable, as os.Getenv does.
+	Getenv func(key string) string
 }
 
 // printJSON writes v as the single JSON document of a --json command.
@@ -81,9 +85,12 @@ func (g *Globals) progressf(format string, args ...any) {
 }
 
 // Execute runs tierbench with args and returns the process exit code. Errors
-// are printed as one line starting "tierbench: ".
-func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := &Globals{Stdout: stdout, Stderr: stderr}
+// are printed as one line starting "tierbench: ". getenv and stdin are the
+// environment and standard input the commands read: the process's
+// (os.Getenv, os.Stdin) in the binary, a test's own in tests, which can
+// then run in parallel.
+func Execute(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv}
 	root := newRootCommand(g)
 	started := false
 	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
@@ -107,21 +114,21 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		code = exitCodes[experiment.OutcomeOf(err)]
 	}
-	if msg := oneLine(scrubPasswords(err.Error(), args)); msg != "" {
+	if msg := oneLine(scrubPasswords(err.Error(), getenv("TIERBENCH_DSN"), args)); msg != "" {
 		fmt.Fprintf(stderr, "tierbench: %s\n", msg)
 	}
 	return code
 }
 
 // scrubPasswords redacts in an error message every DSN among the arguments
-// (also as --dsn=DSN) or in $TIERBENCH_DSN, wherever the message quotes it
+// (also as --dsn=DSN) or in envDSN ($TIERBENCH_DSN), wherever the message quotes it
 // or a part of it that holds the password (engine.RedactIn). The engines
 // redact their own errors; this catches the rest, e.g. cobra quoting a DSN
 // given without --dsn ("unknown command \"postgres://…\""). It never looks
 // for a bare password: a short or common one ("p", "postgres") is inside
 // ordinary words, which masking it would garble.
-func scrubPasswords(msg string, args []string) string {
-	for _, a := range append([]string{os.Getenv("TIERBENCH_DSN")}, args...) {
+func scrubPasswords(msg, envDSN string, args []string) string {
+	for _, a := range append([]string{envDSN}, args...) {
 		if i := strings.IndexByte(a, '='); strings.HasPrefix(a, "-") && i > 0 {
 			a = a[i+1:] // --dsn=DSN
 		}

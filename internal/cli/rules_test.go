@@ -13,7 +13,6 @@ import (
 // in the same words after the name each front end gives the field. Nothing
 // connects (the DSN's port is closed) and nothing is recorded.
 func TestRulesAgreeAcrossFrontEnds(t *testing.T) {
-	t.Setenv("TIERBENCH_DSN", "")
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	target := filepath.Join(dir, "target")

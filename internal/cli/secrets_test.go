@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,14 +43,13 @@ import (
 // copy of the data directory. The password of the DSN the user gives has no
 // exception at all.
 func TestSecrets(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	// Connections without a password must not find one elsewhere.
-	t.Setenv("PGPASSWORD", "")
-	t.Setenv("TIERBENCH_DSN", "")
+	// Connections without a password must not find one elsewhere: TestMain
+	// clears $PGPASSWORD and $PGPASSFILE.
 	base := pgtest.TempDir(t)
-	t.Setenv("PGPASSFILE", filepath.Join(base, "no-pgpass"))
 
 	// A managed server of the test's own, so its files and log are ours to
 	// read. It lives in DATA/db: the scenario at the end, with --data DATA,
@@ -104,7 +104,7 @@ func TestSecrets(t *testing.T) {
 
 	checkManagedServer(ctx, t, dataDir, started.DSN, started.Port)
 
-	const role, dbName = "tb_secret_user", "tb_secrets"
+	const role, dbName, shortDB = "tb_secret_user", "tb_secrets", "tb_secrets_short"
 	admin(ctx, t, started.DSN,
 		fmt.Sprintf("CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s'", role, strings.ReplaceAll(pw, "'", "''")),
 		fmt.Sprintf("CREATE DATABASE %s OWNER %s", dbName, role))
@@ -200,33 +200,6 @@ func TestSecrets(t *testing.T) {
 		{args: durability("--dsn", "-"), stdin: wrongDSN + "\n"},
 		{args: []string{"backup", "run", "--dsn", "-", "--target", filepath.Join(base, "backup-x"), "--results", res}, stdin: wrongDSN + "\n"},
 	}
-	for _, c := range calls {
-		name := redactArgs(c.args)
-		os.Setenv("TIERBENCH_DSN", c.env)
-		if c.env != "" {
-			name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
-		}
-		start := time.Now()
-		var code int
-		var out, errOut string
-		if c.stdin != "" {
-			name += " (stdin " + engine.Redact(strings.TrimSpace(c.stdin)) + ")"
-			code, out, errOut = runTierbenchStdin(t, c.stdin, c.args...)
-		} else {
-			code, out, errOut = runTierbench(t, c.args...)
-		}
-		os.Setenv("TIERBENCH_DSN", "")
-		t.Logf("exit %d in %v: %s", code, time.Since(start).Round(time.Millisecond), name)
-		switch {
-		case c.ok && code != 0:
-			t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
-		case !c.ok && code == 0:
-			t.Errorf("%s: exit 0, want a failure", name)
-		}
-		scan.check(name+": stdout", out)
-		scan.check(name+": stderr", errOut)
-	}
-
 	// Short and common passwords: "p" is a letter of "supported", "postgres"
 	// the start of "postgres://", so no message is searched for them (that
 	// garbled "not supported yet; use a postgres:// DSN"). Every DSN,
@@ -237,7 +210,8 @@ func TestSecrets(t *testing.T) {
 	admin(ctx, t, started.DSN,
 		"CREATE ROLE tb_pw_p LOGIN SUPERUSER PASSWORD 'p'",
 		`DO $$BEGIN CREATE ROLE postgres; EXCEPTION WHEN duplicate_object THEN NULL; END$$`,
-		"ALTER ROLE postgres LOGIN SUPERUSER PASSWORD 'postgres'")
+		"ALTER ROLE postgres LOGIN SUPERUSER PASSWORD 'postgres'",
+		"CREATE DATABASE "+shortDB+" OWNER tb_pw_p")
 	for _, pw := range []string{"p", "postgres", "mysql", "s3cr"} {
 		scan.addShort(fmt.Sprintf("the short password %q", pw), pw, "u", "tb_pw_p", "postgres", "mysql", role)
 	}
@@ -246,9 +220,9 @@ func TestSecrets(t *testing.T) {
 		return "postgres://" + user + ":" + password + "@" + host + "/" + db + "?sslmode=disable" + query
 	}
 	var (
-		pDSN        = pgDSN("tb_pw_p", "p", host, dbName, "")
-		postgresDSN = pgDSN("postgres", "postgres", host, dbName, "")
-		pQueryDSN   = "postgres://tb_pw_p@" + host + "/" + dbName + "?sslmode=disable&password=p"
+		pDSN        = pgDSN("tb_pw_p", "p", host, shortDB, "")
+		postgresDSN = pgDSN("postgres", "postgres", host, shortDB, "")
+		pQueryDSN   = "postgres://tb_pw_p@" + host + "/" + shortDB + "?sslmode=disable&password=p"
 		wrongP      = pgDSN("postgres", "p", host, "postgres", "")       // role postgres, password p: refused
 		wrongPG     = pgDSN("tb_pw_p", "postgres", host, "postgres", "") // role tb_pw_p, password postgres: refused
 		wrongMySQL  = pgDSN("postgres", "mysql", host, "postgres", "")   // refused
@@ -268,6 +242,7 @@ func TestSecrets(t *testing.T) {
 	shortCalls := []shortCall{
 		// They log in: with the password in the userinfo, as a parameter,
 		// in $TIERBENCH_DSN; the runs are stored with the DSN redacted.
+		{args: []string{"tpcc", "build", "--dsn", pDSN, "--warehouses", "1", "--build-vus", "2"}, ok: true},
 		{args: []string{"tpcc", "check", "--dsn", pDSN}, ok: true, want: []string{"all consistency conditions hold"}},
 		{args: []string{"tpcc", "check", "--json"}, env: postgresDSN, ok: true},
 		{args: tpccRun("--json", "--dsn", postgresDSN, "--results", shortRes), ok: true},
@@ -284,7 +259,7 @@ func TestSecrets(t *testing.T) {
 			want: []string{authFailed("tb_pw_p")}},
 		{args: []string{"backup", "run", "--dsn", wrongP, "--target", filepath.Join(base, "backup-x"), "--results", shortRes},
 			want: []string{authFailed("postgres")}},
-		{args: durability("--dsn", wrongPG), want: []string{authFailed("tb_pw_p")}},
+		{args: durability("--dsn", wrongPG, "--results", shortRes), want: []string{authFailed("tb_pw_p")}},
 		{args: tpccRun("--json", "--dsn", downS3cr), want: []string{"cannot connect to PostgreSQL at 127.0.0.1:1 (database db, user u)", isRunning}},
 		// DSNs that do not parse or name no engine: the message shows the
 		// DSN redacted, and its words whole.
@@ -324,19 +299,54 @@ func TestSecrets(t *testing.T) {
 			want: []string{`unknown command "mysql://mysql:xxxxx@localhost/mysql" for "tierbench tpcc check"`}},
 		{args: []string{"durability", "--dsn", mysqlDown, "--fault", "bogus"}, want: []string{`--fault "bogus" is unknown`}},
 	}
-	runShortCalls(t, scan, shortCalls)
-	// The runs are stored with their DSN redacted, the password's place
-	// marked.
-	for want, found := range map[string]bool{"postgres://postgres:xxxxx@": false, "password=xxxxx": false, "postgres://tb_pw_p:xxxxx@": false} {
-		for _, r := range storedRuns(ctx, t, shortRes) {
-			found = found || strings.Contains(string(r.Params), want)
-		}
-		if !found {
-			t.Errorf("no run in %s is stored with a DSN holding %s", shortRes, want)
-		}
-	}
-	scan.tree(shortRes)
-	scan.store(ctx, shortRes)
+	// The commands with the user's DSN, and those with short passwords (in a
+	// database of their own), side by side: they share only the server.
+	t.Run("commands", func(t *testing.T) {
+		t.Run("dsn", func(t *testing.T) {
+			t.Parallel()
+			for _, c := range calls {
+				name := redactArgs(c.args)
+				env := map[string]string{"TIERBENCH_DSN": c.env}
+				if c.env != "" {
+					name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
+				}
+				start := time.Now()
+				var code int
+				var out, errOut string
+				if c.stdin != "" {
+					name += " (stdin " + engine.Redact(strings.TrimSpace(c.stdin)) + ")"
+					code, out, errOut = runTierbenchStdin(t, env, c.stdin, c.args...)
+				} else {
+					code, out, errOut = runTierbenchWith(t, env, strings.NewReader(""), c.args...)
+				}
+				t.Logf("exit %d in %v: %s", code, time.Since(start).Round(time.Millisecond), name)
+				switch {
+				case c.ok && code != 0:
+					t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
+				case !c.ok && code == 0:
+					t.Errorf("%s: exit 0, want a failure", name)
+				}
+				scan.check(name+": stdout", out)
+				scan.check(name+": stderr", errOut)
+			}
+		})
+		t.Run("short passwords", func(t *testing.T) {
+			t.Parallel()
+			runShortCalls(t, scan, shortCalls)
+			// The runs are stored with their DSN redacted, the password's place
+			// marked.
+			for want, found := range map[string]bool{"postgres://postgres:xxxxx@": false, "password=xxxxx": false, "postgres://tb_pw_p:xxxxx@": false} {
+				for _, r := range storedRuns(ctx, t, shortRes) {
+					found = found || strings.Contains(string(r.Params), want)
+				}
+				if !found {
+					t.Errorf("no run in %s is stored with a DSN holding %s", shortRes, want)
+				}
+			}
+			scan.tree(shortRes)
+			scan.store(ctx, shortRes)
+		})
+	})
 
 	// The commands that hold the managed server's DSN without taking one:
 	// the main job, on the running server, and a scenario (last: it stops
@@ -483,12 +493,10 @@ func runShortCalls(t *testing.T, scan *leakScan, calls []shortCall) {
 	t.Helper()
 	for _, c := range calls {
 		name := redactArgs(c.args)
-		os.Setenv("TIERBENCH_DSN", c.env)
 		if c.env != "" {
 			name += " (TIERBENCH_DSN " + engine.Redact(c.env) + ")"
 		}
-		code, out, errOut := runTierbench(t, c.args...)
-		os.Setenv("TIERBENCH_DSN", "")
+		code, out, errOut := runTierbenchWith(t, map[string]string{"TIERBENCH_DSN": c.env}, strings.NewReader(""), c.args...)
 		t.Logf("exit %d: %s: %s", code, name, strings.TrimSpace(errOut))
 		switch {
 		case c.ok && code != 0:
@@ -693,9 +701,20 @@ func storedRuns(ctx context.Context, t *testing.T, dir string) []results.Run {
 // leakScan looks for secrets, in every form they could be written in,
 // in outputs and files.
 type leakScan struct {
-	t                     *testing.T
-	secrets               []secret
+	t       *testing.T
+	secrets []secret // added to before the scans, which may run side by side
+	mu      sync.Mutex
+	// What was scanned, for the log.
 	outputs, files, bytes int
+}
+
+// count adds to what was scanned.
+func (s *leakScan) count(outputs, files, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outputs += outputs
+	s.files += files
+	s.bytes += bytes
 }
 
 type secret struct {
@@ -752,7 +771,7 @@ func (s *leakScan) addShort(name, pw string, users ...string) {
 // check reports every secret, but the allowed ones, found in data.
 func (s *leakScan) check(where, data string, allowed ...string) {
 	s.t.Helper()
-	s.outputs++
+	s.count(1, 0, 0)
 	s.find(where, []byte(data), allowed)
 }
 
@@ -841,8 +860,7 @@ func (s *leakScan) tree(dir string) {
 		if err != nil {
 			return err
 		}
-		s.files++
-		s.bytes += len(b)
+		s.count(0, 1, len(b))
 		var allowed []string
 		if d.Name() == server.StateFile {
 			allowed = []string{managedSecret}
@@ -973,9 +991,9 @@ func jsonStrings(raw []byte) string {
 // refuses the wrong ones. No DSN, parameter or argument that tierbench
 // prints or stores carries the password, and the messages read whole.
 func TestSecretsShortPasswordsMariaDB(t *testing.T) {
+	t.Parallel()
 	mariatest.RequireBinaries(t)
 	ctx := context.Background()
-	t.Setenv("TIERBENCH_DSN", "")
 	dbDSN := mariatest.NewDatabase(t)
 	u, err := url.Parse(dbDSN)
 	if err != nil {

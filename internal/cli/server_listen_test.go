@@ -32,8 +32,7 @@ func TestServerListenRemote(t *testing.T) {
 	pgtest.RequireBinaries(t)
 	c := clustertest.New(t, 1, clustertest.Options{SSH: true})
 	t.Setenv(remote.EnvSSHCommand, c.SSHCommand)
-	t.Setenv("TIERBENCH_DSN", "")
-	h := remote.Host{Name: "h1", SSH: c.Hosts[0].SSH, Tierbench: buildTierbench(t)}
+	h := remote.Host{Name: "h1", SSH: c.Hosts[0].SSH, Tierbench: clustertest.Tierbench(t)}
 	addr := c.Hosts[0].Addr
 	base := pgtest.TempDir(t)
 	src, dst := filepath.Join(base, "db-1"), filepath.Join(base, "db-2")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,14 +19,29 @@ import (
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
-// run executes tierbench with args and returns the exit code, stdout and stderr.
+// runTierbench executes tierbench with args, an empty environment and an
+// empty standard input, and returns the exit code, stdout and stderr.
 func runTierbench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return runTierbenchWith(t, nil, strings.NewReader(""), args...)
+}
+
+// runTierbenchWith executes tierbench with args, env as its whole
+// environment and stdin as its standard input. Tests give tierbench no
+// variable of the process's (a developer's $TIERBENCH_DSN never reaches
+// it) and set none, so they can run in parallel.
+func runTierbenchWith(t *testing.T, env map[string]string, stdin io.Reader, args ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := cli.Execute(ctx, args, &stdout, &stderr)
+	code := cli.Execute(ctx, args, envOf(env), stdin, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
+}
+
+// envOf is the getenv of an environment holding env only.
+func envOf(env map[string]string) func(string) string {
+	return func(key string) string { return env[key] }
 }
 
 func jsonKeys(t *testing.T, doc string) (map[string]any, []string) {
@@ -43,6 +59,7 @@ func jsonKeys(t *testing.T, doc string) (map[string]any, []string) {
 }
 
 func TestServerCommands(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { runTierbench(t, "server", "stop", "--datadir", dataDir, "--mode", "immediate") })
@@ -208,6 +225,7 @@ func TestServerBadInput(t *testing.T) {
 // with --no-cgroup. What applies where is experiment.StartServer's, tested
 // beside it.
 func TestServerStartLimits(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dataDir := filepath.Join(pgtest.TempDir(t), "data")
 	t.Cleanup(func() { runTierbench(t, "server", "stop", "--datadir", dataDir, "--mode", "immediate") })

@@ -15,6 +15,7 @@ import (
 // ratios, the capacity table), with zstd exact at --zstd-sample 1 and
 // estimated with an interval at 2; the text view says which.
 func TestSpaceCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	data := filepath.Join(dir, "data")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -49,11 +48,11 @@ const maxStdinDSN = 64 << 10
 // (up to a newline or the end of input: a caller that keeps stdin open
 // need not close it). Both keep the password out of the process list, and
 // stdin out of every command line, such as one run over ssh.
-func (o *dsnOption) check() (string, error) {
+func (o *dsnOption) check(g *Globals) (string, error) {
 	dsn := o.DSN
 	if dsn == "-" {
 		if o.stdinDSN == "" {
-			line, err := readDSNLine(os.Stdin)
+			line, err := readDSNLine(g.Stdin)
 			if err != nil {
 				return "", err
 			}
@@ -62,7 +61,7 @@ func (o *dsnOption) check() (string, error) {
 		dsn = o.stdinDSN
 	}
 	if dsn == "" {
-		dsn = os.Getenv("TIERBENCH_DSN")
+		dsn = g.Getenv("TIERBENCH_DSN")
 	}
 	if dsn == "" {
 		return "", usagef("no database given; pass --dsn postgres://user:password@host:port/dbname, --dsn - with the DSN on standard input, or set TIERBENCH_DSN")
@@ -106,8 +105,8 @@ func (o *dsnOption) flag() string {
 }
 
 // open checks the DSN and opens its database (see openDSN).
-func (o *dsnOption) open(ctx context.Context) (engine.DB, error) {
-	dsn, err := o.check()
+func (o *dsnOption) open(ctx context.Context, g *Globals) (engine.DB, error) {
+	dsn, err := o.check(g)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +167,7 @@ func newTPCCBuildCommand(g *Globals) *cobra.Command {
 }
 
 func runTPCCBuild(ctx context.Context, g *Globals, opts TPCCBuildOptions) error {
-	dsn, err := opts.check()
+	dsn, err := opts.check(g)
 	if err != nil {
 		return err
 	}
@@ -276,7 +275,7 @@ func newTPCCCheckCommand(g *Globals) *cobra.Command {
 }
 
 func runTPCCCheck(ctx context.Context, g *Globals, opts TPCCCheckOptions) error {
-	db, err := opts.open(ctx)
+	db, err := opts.open(ctx, g)
 	if err != nil {
 		return err
 	}

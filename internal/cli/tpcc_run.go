@@ -54,7 +54,7 @@ func runTPCCRun(ctx context.Context, g *Globals, opts TPCCRunOptions) (*experime
 	if err = thresholds(g, err); err != nil {
 		return nil, err
 	}
-	if cfg.DSN, err = opts.check(); err != nil {
+	if cfg.DSN, err = opts.check(g); err != nil {
 		return nil, err
 	}
 	v := newView(g)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
@@ -63,27 +64,20 @@ func parseRun(t *testing.T, out string) runDoc {
 	return d
 }
 
-func buildSchema(t *testing.T, dsn string, warehouses int) {
-	t.Helper()
-	if code, _, errOut := runTierbench(t, "tpcc", "build", "--dsn", dsn, "--warehouses", itoa(warehouses)); code != 0 {
-		t.Fatalf("build: exit %d: %s", code, errOut)
-	}
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // Ctrl-C in the middle of a run: exit 130, and the store holds the run,
 // marked interrupted, with the step that finished.
 func TestTPCCRunInterrupted(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	t.Parallel()
+	dsn := tpcctest.Database(t, 1)
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	time.AfterFunc(5*time.Second, cancel) // step 1 takes 3 s; step 2 is cut off
+	go cancelOnceStored(ctx, cancel, dir, 1) // step 2 is cut off, however long step 1 took on a busy host
 	code := cli.Execute(ctx, []string{"tpcc", "run", "--dsn", dsn, "--vus", "1,2", "--rampup", "1s", "--duration", "2s",
-		"--results", dir}, &stdout, &stderr)
+		"--results", dir}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted run: exit %d, stderr %s", code, stderr.String())
 	}
@@ -117,6 +111,7 @@ func interruptedRun(t *testing.T, dir string) (results.Run, []results.Step) {
 }
 
 func TestTPCCRunBadInput(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t) // no schema in it
 	cases := []struct {
 		args []string
@@ -147,8 +142,7 @@ func TestTPCCRunBadInput(t *testing.T) {
 // tested where the run is measured (internal/experiment, tpcc_test.go).
 func TestTPCCRunJSON(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
-	buildSchema(t, dsn, 1)
+	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
 	code, out, errOut := runTierbench(t, "tpcc", "run", "--json", "--dsn", dsn, "--vus", "1", "--repeat", "2",
 		"--rampup", "0s", "--duration", "2s", "--results", res)

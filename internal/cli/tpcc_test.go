@@ -23,6 +23,7 @@ func oneErrorLine(t *testing.T, code int, stderr string, wantCode int, want stri
 }
 
 func TestTPCCBuildAndCheckCommands(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	code, out, errOut := runTierbench(t, "tpcc", "build", "--json", "--dsn", dsn, "--warehouses", "1", "--build-vus", "2")
 	if code != 0 {
@@ -118,7 +119,6 @@ func TestTPCCBadInput(t *testing.T) {
 		{"unknown flag", []string{"tpcc", "build", "--wharehouses", "2"}, 2, "unknown flag"},
 		{"generate into a file", []string{"tpcc", "generate", "--warehouses", "1", "--out", "/etc/hostname"}, 2, "is a file"},
 	}
-	t.Setenv("TIERBENCH_DSN", "")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runTierbench(t, tc.args...)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/server/servertest"
 )
 
 var built struct {
@@ -43,10 +45,12 @@ func Tierbench(t testing.TB) string {
 	return built.path
 }
 
-// Main runs the tests and then removes Tierbench's build:
+// Main runs the tests (with servertest.DefaultParallel) and then removes
+// Tierbench's build:
 //
 //	func TestMain(m *testing.M) { clustertest.Main(m) }
 func Main(m *testing.M) {
+	servertest.DefaultParallel(2)
 	code := m.Run()
 	if built.path != "" {
 		os.RemoveAll(filepath.Dir(built.path))

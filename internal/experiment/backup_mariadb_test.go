@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 )
@@ -35,7 +36,7 @@ func TestRunBackupMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buildWarehouses(t, ctx, info.DSN, 1)
+	tpcctest.Build(t, ctx, info.DSN, 1)
 	password := strings.Split(strings.TrimPrefix(info.DSN, "mariadb://tierbench:"), "@")[0]
 	res := filepath.Join(base, "results")
 

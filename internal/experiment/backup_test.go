@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -59,7 +60,7 @@ func TestRunBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buildWarehouses(t, ctx, info.DSN, 1)
+	tpcctest.Build(t, ctx, info.DSN, 1)
 	res := filepath.Join(base, "results")
 	password := strings.Split(strings.TrimPrefix(info.DSN, "postgres://tierbench:"), "@")[0]
 
@@ -170,7 +171,8 @@ type summaryDoc struct {
 // telemetry's figures beside seconds and MB/s. Logical, on the shared
 // server: no server of its own to start, and the cheapest cycle there is.
 func TestRunBackupRepeat(t *testing.T) {
-	dsn := tpccDatabase(t, 1)
+	t.Parallel()
+	dsn := tpcctest.Database(t, 1)
 	base := pgtest.TempDir(t)
 	res := filepath.Join(base, "results")
 	start := time.Now()

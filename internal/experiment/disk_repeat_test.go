@@ -37,6 +37,7 @@ func TestRunDiskRepeatInvalid(t *testing.T) {
 // each is judged as a point of its own, and the document has the point
 // once with n = 2.
 func TestRunDiskRepeat(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	ts, err := threshold.Parse(stored.KindDisk, []string{"read.iops>=1"})
 	if err != nil {

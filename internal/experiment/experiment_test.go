@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -92,6 +93,7 @@ func buildTPCC(t *testing.T, ctx context.Context, dsn string) {
 // reaches the observer as a result and the store, ticks carry the driver's
 // seconds, and the stored run is complete with the placement it was given.
 func TestRunTPCC(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
 	buildTPCC(t, ctx, dsn)
@@ -151,8 +153,8 @@ func TestRunTPCC(t *testing.T) {
 // Cancelling the context ends a run as interrupted: the error says so and
 // what was kept, and the store keeps the finished step.
 func TestRunTPCCInterrupted(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	buildTPCC(t, context.Background(), dsn)
+	t.Parallel()
+	dsn := tpcctest.Database(t, 1)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -200,6 +202,7 @@ func TestInvalid(t *testing.T) {
 // directory, told to the observer as it starts and ends, stored with fio's
 // I/O engine under the key ioengine, and its test file removed.
 func TestRunDisk(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	target, dir := t.TempDir(), t.TempDir()
 	spec := fio.Spec{Name: "4k-randread-qd1", BS: 4096, RW: fio.RandRead, IODepth: 1, Jobs: 1}

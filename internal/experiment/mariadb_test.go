@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -41,9 +42,10 @@ func checkTPCC(t *testing.T, ctx context.Context, dsn string, all bool) {
 // mode has every transaction type and the database's and the driver's
 // New-Order counts agreeing, and the checks pass afterwards.
 func TestRunTPCCMariaDB(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := mariatest.NewDatabase(t)
-	buildWarehouses(t, ctx, dsn, 2)
+	tpcctest.Build(t, ctx, dsn, 2)
 	checkTPCC(t, ctx, dsn, false)
 	resultsDir := t.TempDir()
 	for _, mode := range []string{engine.ModeRoutines, engine.ModeStatements} {
@@ -123,6 +125,7 @@ func stderrTo(t *testing.T) func() string {
 // acknowledged New-Order found; the driver's own log, which its connections
 // broken by the kills would write, reaches no standard error.
 func TestRunDurabilityMariaDBKill(t *testing.T) {
+	t.Parallel()
 	mariatest.RequireBinaries(t)
 	base := mariatest.TempDir(t)
 	dataDir := filepath.Join(base, "data")
@@ -160,6 +163,7 @@ func TestRunDurabilityMariaDBKill(t *testing.T) {
 // acknowledged New-Order is lost. Each engine's server is its own, so the
 // two run side by side.
 func TestRunDurabilityKillDSN(t *testing.T) {
+	t.Parallel()
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
 		testDurabilityKillDSN(t, pgtest.StartManaged(t, context.Background()))
@@ -173,7 +177,7 @@ func TestRunDurabilityKillDSN(t *testing.T) {
 func testDurabilityKillDSN(t *testing.T, info server.Info) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	buildWarehouses(t, ctx, info.DSN, 1)
+	tpcctest.Build(t, ctx, info.DSN, 1)
 	var restarts sync.WaitGroup
 	restarts.Add(1)
 	started := 0

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/proctest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -29,7 +30,7 @@ type noisyRep struct {
 // repetition is checked in internal/cli (TestViewNoisy).
 func TestDiskAndBackupNoisy(t *testing.T) {
 	requireFio(t)
-	dsn := tpccDatabase(t, 1)
+	dsn := tpcctest.Database(t, 1)
 	proctest.Spinner(t)
 	res := t.TempDir()
 	target := t.TempDir()

@@ -92,6 +92,7 @@ func cgroupsUsable(t *testing.T) bool {
 // own; a server already running is left as it runs; StopServer stops it
 // and removes the group; NoCgroup only sizes the buffers.
 func TestStartStopServerLimits(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -196,6 +197,7 @@ func TestStartStopServerLimits(t *testing.T) {
 // around its source, and an existing copy unless Replace (and the copy is
 // stopped).
 func TestCloneServer(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

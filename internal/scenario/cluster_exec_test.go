@@ -140,7 +140,10 @@ func TestExecuteClusterScenario(t *testing.T) {
 	// two hosts, started their step within 100 ms of each other; the
 	// backup on h2 started its first cycle when their ramp-up ended (its
 	// times moved into the controller's clock), ssh and its set-up done
-	// during the ramp-up.
+	// during the ramp-up: not before its end, and within the measured
+	// interval's first second, the resolution of the per-second series the
+	// backup's overlap is read from (a busy host wakes its sleep late by
+	// more than 100 ms).
 	var firstStart, lastStart, backupStart time.Time
 	for _, r := range runs {
 		if r.Kind == "backup" {
@@ -191,8 +194,8 @@ func TestExecuteClusterScenario(t *testing.T) {
 	if spread > 100*time.Millisecond {
 		t.Errorf("the instances' steps started %v apart; want within 100 ms", spread)
 	}
-	if late < -100*time.Millisecond || late > 100*time.Millisecond {
-		t.Errorf("the backup on h2 started %v from the ramp-up's end; want within 100 ms", late)
+	if late < -100*time.Millisecond || late >= time.Second {
+		t.Errorf("the backup on h2 started %v from the ramp-up's end; want at its end, within the first measured second", late)
 	}
 
 	// The report shows the cluster: its IOPS over all hosts, each host's

@@ -160,6 +160,7 @@ func (r *scenarioRecorder) Result(x experiment.Result) {
 // build, a TPC-C step on both, their checks and the report, every step told
 // to the observer and every run in the scenario's group.
 func TestExecute(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dir := pgtest.TempDir(t)
 	src := []byte(`name: tiny

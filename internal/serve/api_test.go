@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ func TestAPIRunTPCC(t *testing.T) {
 		t.Fatalf("GET run: %d %s", code, body)
 	}
 	var out, errOut bytes.Buffer
-	if c := cli.Execute(context.Background(), []string{"results", "show", posted.ID, "--results", s.results, "--json"}, &out, &errOut); c != 0 {
+	if c := cli.Execute(context.Background(), []string{"results", "show", posted.ID, "--results", s.results, "--json"}, os.Getenv, strings.NewReader(""), &out, &errOut); c != 0 {
 		t.Fatalf("results show: exit %d: %s", c, errOut.String())
 	}
 	var cliShown map[string]any
@@ -189,7 +190,7 @@ func TestAPIGuard(t *testing.T) {
 func TestServeListenNeedsToken(t *testing.T) {
 	t.Parallel()
 	var out, errOut bytes.Buffer
-	code := cli.Execute(context.Background(), []string{"serve", "--listen", "0.0.0.0:0", "--results", t.TempDir()}, &out, &errOut)
+	code := cli.Execute(context.Background(), []string{"serve", "--listen", "0.0.0.0:0", "--results", t.TempDir()}, os.Getenv, strings.NewReader(""), &out, &errOut)
 	msg := errOut.String()
 	if code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "--listen 0.0.0.0:0 is reachable from other hosts") ||
 		!strings.Contains(msg, "--token-file") {

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TIERBENCH_SERVE_HELPER") == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		args := os.Args[slices.Index(os.Args, "--")+1:]
-		code := cli.Execute(ctx, args, os.Stdout, os.Stderr)
+		code := cli.Execute(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}

@@ -15,6 +15,7 @@ import (
 // the DSN's timeout with a message that says so, rather than when the peer
 // hangs up (PostgreSQL: after a minute; this one: after the test).
 func TestOpenWithoutGreeting(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

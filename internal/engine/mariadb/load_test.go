@@ -61,6 +61,7 @@ func asText(t *testing.T, conn *sql.DB, table, orderBy string) string {
 // second, NULLs as NULL), also when the session's sql_mode takes
 // backslashes literally in SQL strings.
 func TestLoadDataExact(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"", "NO_BACKSLASH_ESCAPES"} {
 		name := "server's sql_mode"
 		if mode != "" {
@@ -123,6 +124,7 @@ func testLoadDataExact(t *testing.T, sqlMode string) {
 // LOAD DATA LOCAL keeps going past a bad row with a warning; the loader
 // makes each warning an error, so a load is exact or fails.
 func TestLoadDataWarningsFail(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, conn := openTest(t, mariatest.NewDatabase(t))
 	createTables(t, conn)

@@ -106,6 +106,7 @@ func existing(t *testing.T, conn *sql.DB) []string {
 }
 
 func TestBuildCheckAndCorruption(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, conn := openTest(t, mariatest.NewDatabase(t))
 	var progress []tpcc.BuildProgress
@@ -297,6 +298,7 @@ func TestConditionQuery(t *testing.T) {
 }
 
 func TestInterruptedBuildLeavesNothingValid(t *testing.T) {
+	t.Parallel()
 	db, conn := openTest(t, mariatest.NewDatabase(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	var once bool
@@ -320,6 +322,7 @@ func TestInterruptedBuildLeavesNothingValid(t *testing.T) {
 }
 
 func TestCheckWithoutSchema(t *testing.T) {
+	t.Parallel()
 	db, _ := openTest(t, mariatest.NewDatabase(t))
 	_, err := db.CheckTPCC(context.Background(), engine.CheckOptions{})
 	if !errors.Is(err, engine.ErrNoSchema) || !errors.Is(err, engine.ErrBadInput) {
@@ -334,6 +337,7 @@ func TestCheckWithoutSchema(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := mariadb.Open(ctx, "mysql://u:s3cret@127.0.0.1:notaport/db")
@@ -365,6 +369,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestVerifyOrders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, conn := openTest(t, mariatest.NewDatabase(t))
 	if _, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 2}); err != nil {
@@ -422,6 +427,7 @@ func TestVerifyOrders(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	db, _ := openTest(t, mariatest.NewDatabase(t))
 	version, settings, err := db.Settings(context.Background())
 	if err != nil {
@@ -462,6 +468,7 @@ func TestSettings(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, conn := openTest(t, mariatest.NewDatabase(t))
 	exec(t, conn, "CREATE TABLE t (id int PRIMARY KEY, v varchar(100)) ENGINE=InnoDB")
@@ -552,6 +559,7 @@ func TestStats(t *testing.T) {
 // performance_schema read must not touch rows it did not get (a lost
 // connection's error has no server error number).
 func TestReadFileIOOnClosedConn(t *testing.T) {
+	t.Parallel()
 	_, raw := openTest(t, mariatest.NewDatabase(t))
 	conn, err := raw.Conn(context.Background())
 	if err != nil {

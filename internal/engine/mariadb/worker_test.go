@@ -24,6 +24,9 @@ import (
 // fresh two-warehouse schema per mode (two, so lines and payments can be
 // remote), checks their effects row by row, how the server counts them,
 // then runs a concurrent burst and the consistency conditions.
+//
+// Not parallel: the counting subtest reads the server's global commit
+// counters, which any other test's transactions would move.
 func TestTransactions(t *testing.T) {
 	for _, mode := range []string{engine.ModeRoutines, engine.ModeStatements} {
 		t.Run(mode, func(t *testing.T) { testTransactions(t, mode) })
@@ -1113,6 +1116,7 @@ func testRoutinesMissing(e *txnEnv) {
 }
 
 func TestNewWorkerErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openTest(t, mariatest.NewDatabase(t))
 	if _, err := db.NewWorker(ctx, "procedures"); !errors.Is(err, engine.ErrBadInput) {

@@ -10,9 +10,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,6 +232,7 @@ func (h *Harness) NewDatabase(t testing.TB) string {
 // Main runs the tests, then stops the shared servers that were started and
 // removes their directories. pgtest.Main and mariatest.Main are this.
 func Main(m *testing.M) {
+	DefaultParallel(2)
 	code := m.Run()
 	started.Lock()
 	for _, h := range started.list {
@@ -242,4 +245,20 @@ func Main(m *testing.M) {
 	}
 	started.Unlock()
 	os.Exit(code)
+}
+
+// DefaultParallel makes -parallel, when the command line does not set it,
+// perCPU times GOMAXPROCS rather than GOMAXPROCS: the parallel tests of
+// servers, timed runs and other processes spend much of their time waiting
+// for them, which on a small host (CI's has 2 cores) leaves the CPU idle
+// with only GOMAXPROCS of them at a time. Main uses 2; a package whose
+// tests measure little and wait much can ask for more first (the first
+// call wins). A TestMain calls it before m.Run.
+func DefaultParallel(perCPU int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(perCPU*runtime.GOMAXPROCS(0)))
+	}
 }

@@ -1,4 +1,6 @@
-package experiment_test
+// Package tpcctest gives tests a TPC-C schema of their own: a copy of one
+// built once per test process on pgtest's shared server, or a build.
+package tpcctest
 
 import (
 	"context"
@@ -28,15 +30,15 @@ var templates struct {
 	names map[int]string
 }
 
-// tpccDatabase returns the DSN of a new database of the test's own,
+// Database returns the DSN of a new database of the test's own,
 // dropped when it ends, holding a freshly built TPC-C schema of the given
 // warehouses. Against TIERBENCH_TEST_DSN, which is not ours to leave
 // templates on, it builds the schema in the test's database instead.
-func tpccDatabase(t *testing.T, warehouses int) string {
+func Database(t *testing.T, warehouses int) string {
 	t.Helper()
 	if os.Getenv(pgtest.EnvDSN) != "" {
 		dsn := pgtest.NewDatabase(t)
-		buildWarehouses(t, context.Background(), dsn, warehouses)
+		Build(t, context.Background(), dsn, warehouses)
 		return dsn
 	}
 	admin := pgtest.DSN(t)
@@ -48,7 +50,7 @@ func tpccDatabase(t *testing.T, warehouses int) string {
 	if !ok {
 		tmpl = fmt.Sprintf("tb_tpcc%d_%s", warehouses, randomName(t))
 		adminExec(t, ctx, admin, "CREATE DATABASE "+pgx.Identifier{tmpl}.Sanitize())
-		buildWarehouses(t, ctx, databaseDSN(t, admin, tmpl), warehouses)
+		Build(t, ctx, databaseDSN(t, admin, tmpl), warehouses)
 		if templates.names == nil {
 			templates.names = map[int]string{}
 		}
@@ -100,8 +102,8 @@ func databaseDSN(t *testing.T, dsn, name string) string {
 	return u.String()
 }
 
-// buildWarehouses builds a TPC-C schema of the given warehouses at dsn.
-func buildWarehouses(t *testing.T, ctx context.Context, dsn string, warehouses int) {
+// Build builds a TPC-C schema of the given warehouses at dsn.
+func Build(t testing.TB, ctx context.Context, dsn string, warehouses int) {
 	t.Helper()
 	db, err := experiment.Open(ctx, dsn)
 	if err != nil {
