@@ -16,6 +16,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/clustertest"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -59,7 +60,7 @@ func TestCrash(t *testing.T) {
 	})
 
 	t.Run("disk", func(t *testing.T) {
-		requireFio(t)
+		fiotest.Require(t)
 		res, target := t.TempDir(), t.TempDir()
 		// fio's work directory goes under TMPDIR: one the test removes.
 		env := []string{"TMPDIR=" + t.TempDir()}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,21 +13,11 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
-
-// requireFio fails under CI=true and skips elsewhere when fio is missing.
-func requireFio(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("fio is not installed, and CI=true: integration tests must run (make setup installs it)")
-		}
-		t.Skip("fio is not installed (make setup installs it)")
-	}
-}
 
 type diskDir struct {
 	IOPS   float64 `json:"iops"`
@@ -70,7 +59,7 @@ func parseDisk(t *testing.T, out string) diskDoc {
 // size outermost.
 func TestDiskRunSweep(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	res := t.TempDir()
 	code, out, errOut := runTierbench(t, "disk", "run", "--target", t.TempDir(), "--bs", "4k,8k", "--iodepth", "1,4",
 		"--rw", "randread", "--jobs", "1", "--duration", "1s", "--ramp", "0s", "--size", "16MiB",
@@ -122,7 +111,7 @@ func TestDiskRunSweep(t *testing.T) {
 // TestRunDiskRepeatSweep).
 func TestDiskRunRepeat(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	res := t.TempDir()
 	code, out, errOut := runTierbench(t, "disk", "run", "--target", t.TempDir(), "--bs", "4k", "--iodepth", "1", "--rw", "randread",
 		"--jobs", "1", "--duration", "1s", "--ramp", "0s", "--size", "16MiB", "--results", res, "--repeat", "2", "--json")
@@ -157,7 +146,7 @@ func TestDiskRunRepeat(t *testing.T) {
 // naming the flag that would allow it; the foreign file is left as it was.
 func TestDiskRunRefusals(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "data.bin")
 	if err := os.WriteFile(foreign, []byte("precious"), 0o644); err != nil {
@@ -228,7 +217,7 @@ func TestDiskRunRefusals(t *testing.T) {
 // point in a run marked interrupted.
 func TestDiskRunInterrupted(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	res := t.TempDir()
 	target := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 )
 
 // requirePrometheus fails under CI=true and skips elsewhere when Debian's
@@ -201,7 +202,7 @@ func scrapeWhile(t *testing.T, port int, until string, args ...string) (code int
 func TestLiveMetricsPrometheus(t *testing.T) {
 	t.Parallel()
 	requirePrometheus(t)
-	requireFio(t)
+	fiotest.Require(t)
 	dsn := tpcctest.Database(t, 1)
 	port := freePort(t)
 	prom := startPrometheus(t, port)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 )
 
@@ -45,7 +46,7 @@ func groupRuns(t *testing.T, res string) []results.Run {
 // (internal/scenario, bundled_exec_test.go).
 func TestScenarioRunJSON(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	file := filepath.Join(dir, "brief.yaml")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 )
@@ -38,7 +39,7 @@ func TestRunDiskRepeatInvalid(t *testing.T) {
 // once with n = 2.
 func TestRunDiskRepeat(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	ts, err := threshold.Parse(stored.KindDisk, []string{"read.iops>=1"})
 	if err != nil {
 		t.Fatal(err)

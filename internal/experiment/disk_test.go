@@ -6,26 +6,15 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 )
-
-// requireFio fails under CI=true and skips elsewhere when fio is missing.
-func requireFio(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("fio is not installed, and CI=true: integration tests must run (make setup installs it)")
-		}
-		t.Skip("fio is not installed (make setup installs it)")
-	}
-}
 
 type diskDir struct {
 	IOPS   float64 `json:"iops"`
@@ -56,7 +45,7 @@ type diskStat struct {
 // the CLI's TestDiskRunRepeat; the text view of a repeated run stays there.
 func TestRunDiskRepeatSweep(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	res, target := t.TempDir(), t.TempDir()
 	sweep := func(repeat int, backToBack bool) *experiment.DiskResult {
 		t.Helper()
@@ -187,7 +176,7 @@ type diskDoc struct {
 // TestDiskRunQuick.
 func TestRunDiskQuickProfile(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	target, res := t.TempDir(), t.TempDir()
 	cfg, err := experiment.ProfileConfig("quick", 3*time.Second, time.Second, 64<<20)
 	if err != nil {

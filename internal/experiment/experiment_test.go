@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -203,7 +204,7 @@ func TestInvalid(t *testing.T) {
 // I/O engine under the key ioengine, and its test file removed.
 func TestRunDisk(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	fiotest.Require(t)
 	target, dir := t.TempDir(), t.TempDir()
 	spec := fio.Spec{Name: "4k-randread-qd1", BS: 4096, RW: fio.RandRead, IODepth: 1, Jobs: 1}
 	rec := &recorder{}

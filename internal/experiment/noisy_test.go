@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/proctest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -29,7 +30,7 @@ type noisyRep struct {
 // TestDiskAndBackupNoisy; the text view's line under each noisy
 // repetition is checked in internal/cli (TestViewNoisy).
 func TestDiskAndBackupNoisy(t *testing.T) {
-	requireFio(t)
+	fiotest.Require(t)
 	dsn := tpcctest.Database(t, 1)
 	proctest.Spinner(t)
 	res := t.TempDir()

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/serve"
@@ -84,15 +83,7 @@ func TestAPIRunOnManagedServer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	info := pgtest.StartManaged(t, ctx)
-	db, err := experiment.Open(ctx, info.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = experiment.Build(ctx, db, engine.BuildOptions{Warehouses: 1, Workers: 2}, experiment.Nop{})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpcctest.Build(t, ctx, info.DSN, 1)
 	s := startServe(t, serve.Options{})
 	code, body := s.do(t, "GET", "/api/v1/servers", nil, nil)
 	if code != 200 || !strings.Contains(body, `"datadir": "`+info.DataDir+`"`) || strings.Contains(body, "postgres://") {

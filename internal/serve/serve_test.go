@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -19,11 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tierbench/tierbench/internal/cli"
-	"github.com/tierbench/tierbench/internal/engine"
-	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/serve"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
@@ -42,49 +37,9 @@ func TestMain(m *testing.M) {
 	pgtest.Main(m)
 }
 
-// shared is one TPC-C database for every test here: runs only add orders
-// to it, which no test's assertion depends on.
-var shared struct {
-	sync.Mutex
-	dsn string
-}
-
-// tpccDSN is the DSN of a 1-warehouse TPC-C database on the test server.
-func tpccDSN(t *testing.T) string {
-	t.Helper()
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.dsn != "" {
-		return shared.dsn
-	}
-	ctx := context.Background()
-	admin := pgtest.DSN(t)
-	name := fmt.Sprintf("tb_serve_%d", time.Now().UnixNano())
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
-	conn.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatalf("the test server's DSN is not a URL: %v", err)
-	}
-	u.Path = "/" + name
-	db, err := experiment.Open(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := experiment.Build(ctx, db, engine.BuildOptions{Warehouses: 1, Workers: 2}, experiment.Nop{}); err != nil {
-		t.Fatal(err)
-	}
-	shared.dsn = u.String()
-	return shared.dsn
-}
+// tpccDSN is the DSN of a 1-warehouse TPC-C database of the test's own
+// (a copy of a template built once).
+func tpccDSN(t *testing.T) string { t.Helper(); return tpcctest.Database(t, 1) }
 
 // testServer is a serve running in this process on a free port.
 type testServer struct {
