@@ -41,7 +41,7 @@ func main() {
 				txn[k] = map[string]any{"count": 1000 * vus, "p50_ms": 1.2, "p95_ms": 3.4, "p99_ms": 5.6, "p999_ms": 9.1, "max_ms": 20.5}
 			}
 			m, _ := json.Marshal(map[string]any{"vus": vus, "nopm": 5000*vus + i, "tpm": 11000 * vus, "txn": txn,
-				"host": map[string]float64{"cpu_idle_pct": 40, "cpu_user_pct": 40, "cpu_system_pct": 15, "cpu_iowait_pct": 5},
+				"host":   map[string]float64{"cpu_idle_pct": 40, "cpu_user_pct": 40, "cpu_system_pct": 15, "cpu_iowait_pct": 5},
 				"device": map[string]float64{"r_iops": 100, "w_iops": 900, "r_await_ms": 0.2, "w_await_ms": 0.8}})
 			if err := store.AddStep(ctx, results.Step{RunID: r.ID, Index: j, Name: fmt.Sprintf("vus=%d", vus),
 				StartedAt: now, MeasureStart: now, MeasureEnd: now.Add(time.Minute), Metrics: m}); err != nil {
