@@ -89,17 +89,7 @@ func (s *testServer) do(t *testing.T, method, path string, body any, out any) (i
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, s.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.send(t, context.Background(), method, path, rd, nil)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if out != nil && resp.StatusCode < 300 {
@@ -121,6 +111,27 @@ func (s *testServer) postTPCC(t *testing.T, dsn string, vus []int, duration stri
 	return p.ID
 }
 
+// send sends a request with the server's token (if any) and the header's
+// name/value pairs.
+func (s *testServer) send(t *testing.T, ctx context.Context, method, path string, body io.Reader, header []string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, s.url+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // sseEvent is one event of a stream.
 type sseEvent struct {
 	ID   string
@@ -134,17 +145,11 @@ func (s *testServer) follow(t *testing.T, id, lastID string, stop func(sseEvent)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/api/v1/runs/"+id+"/events", nil)
+	var header []string
 	if lastID != "" {
-		req.Header.Set("Last-Event-ID", lastID)
+		header = []string{"Last-Event-ID", lastID}
 	}
-	if s.token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.send(t, ctx, http.MethodGet, "/api/v1/runs/"+id+"/events", nil, header)
 	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		t.Fatalf("events of %s: %d %s", id, resp.StatusCode, ct)
