@@ -43,7 +43,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Listed, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("results: listing runs: %w", err)
 	}
-	var list []Listed
+	list := []Listed{} // [] in JSON when there are none
 	for rows.Next() {
 		r, err := s.scanRun(rows)
 		if err != nil {

@@ -131,9 +131,6 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
 		return
 	}
-	if runs == nil {
-		runs = []results.Listed{}
-	}
 	writeJSON(w, http.StatusOK, struct {
 		Runs   []results.Listed `json:"runs"`
 		Total  int              `json:"total"`

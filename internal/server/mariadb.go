@@ -458,7 +458,7 @@ func mariaInitialize(ctx context.Context, dir string, kind dirKind, acct account
 	cmd := acct.command(ctx, bins.InstallDB, "--no-defaults", "--datadir="+dir, "--skip-test-db",
 		"--auth-root-authentication-method=socket", "--auth-root-socket-user="+acct.name, "--skip-name-resolve")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return st, fmt.Errorf("mariadb-install-db %s: %v: %s", dir, err, lastLines(string(out), 5))
+		return st, fmt.Errorf("mariadb-install-db %s: %v: %s", dir, err, errorLines(string(out), 5))
 	}
 	// install-db made a user named after the account, authenticated by
 	// its Unix socket; tierbench's is a password user.
@@ -566,4 +566,20 @@ func mariaStop(ctx context.Context, dir string, st state, mode string) (bool, er
 		os.Remove(st.SocketDir)
 	}
 	return true, nil
+}
+
+// errorLines is what a failed tool's output says about why: its lines that
+// name an error (mariadb-install-db ends any failure with the same advice
+// on where to report bugs, which says nothing), or else its last n lines.
+func errorLines(out string, n int) string {
+	var errs []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(strings.ToLower(l), "error") {
+			errs = append(errs, strings.TrimSpace(l))
+		}
+	}
+	if len(errs) == 0 {
+		return lastLines(out, n)
+	}
+	return lastLines(strings.Join(errs, "\n"), n)
 }
