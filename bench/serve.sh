@@ -133,5 +133,5 @@ for r in $(seq "$ROUNDS"); do
 done
 for c in cli serve0 "serve$FOLLOWERS"; do
 	printf 'median %-14s %8s %12s %16s\n' "$c" "$(cut -d' ' -f1 "$work/case-$c" | median)" \
-		"$(cut -d' ' -f2 "$work/case-$c" | median)" "$(cut -d' ' -f3 "$work/case-$c" | grep -v - | median || echo -)"
+		"$(cut -d' ' -f2 "$work/case-$c" | median)" "$(case $c in cli) echo - ;; *) cut -d' ' -f3 "$work/case-$c" | median ;; esac)"
 done
