@@ -103,3 +103,43 @@ func TestAPIRunOnManagedServer(t *testing.T) {
 		t.Errorf("a directory without a server: %d %s", code, body)
 	}
 }
+
+// A scenario posted inline runs in the queue: its runs, a space scan and
+// a disk profile, are stored in its results group, listed under its id as
+// they start, and its event stream ends done and complete.
+func TestAPIScenarioRuns(t *testing.T) {
+	t.Parallel()
+	fiotest.Require(t)
+	s := startServe(t, serve.Options{})
+	dir := t.TempDir()
+	doc := "name: tiny\ntitle: a space scan and a disk profile\n" +
+		"targets:\n  - {name: here, path: " + dir + "}\n" +
+		"steps:\n  - space: {target: here}\n  - disk: {target: here, profile: quick, duration: 1s, size: 8MiB}\n"
+	var p struct{ ID string }
+	if code, body := s.do(t, "POST", "/api/v1/scenarios", map[string]any{"document": doc}, &p); code != 202 || !strings.HasPrefix(p.ID, "tiny-") {
+		t.Fatalf("POST /api/v1/scenarios: %d %s", code, body)
+	}
+	evs := s.follow(t, p.ID, "", nil) // a scenario's stream, under the runs' route too
+	if d := doneOf(t, evs); d["status"] != results.StatusComplete {
+		t.Fatalf("the scenario ended %v", d)
+	}
+	var sc struct {
+		Status string
+		Runs   []string
+	}
+	if code, body := s.do(t, "GET", "/api/v1/scenarios/"+p.ID, nil, &sc); code != 200 || sc.Status != results.StatusComplete || len(sc.Runs) != 2 {
+		t.Fatalf("GET the scenario: %d %s; want complete with 2 runs", code, body)
+	}
+	var list struct {
+		Runs []struct{ ID, Kind, Group string }
+	}
+	s.do(t, "GET", "/api/v1/runs?group="+p.ID, nil, &list)
+	if len(list.Runs) != 2 || list.Runs[0].Kind != "disk" || list.Runs[1].Kind != "space" {
+		t.Errorf("the group's runs: %+v; want the disk run and the space scan", list.Runs)
+	}
+	for _, id := range sc.Runs {
+		if d := doneOf(t, s.follow(t, id, "", nil)); d["status"] != results.StatusComplete {
+			t.Errorf("run %s of the scenario: %v", id, d)
+		}
+	}
+}
