@@ -320,14 +320,7 @@ func TestSecrets(t *testing.T) {
 					code, out, errOut = runTierbenchWith(t, env, strings.NewReader(""), c.args...)
 				}
 				t.Logf("exit %d in %v: %s", code, time.Since(start).Round(time.Millisecond), name)
-				switch {
-				case c.ok && code != 0:
-					t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
-				case !c.ok && code == 0:
-					t.Errorf("%s: exit 0, want a failure", name)
-				}
-				scan.check(name+": stdout", out)
-				scan.check(name+": stderr", errOut)
+				scan.run(name, c.ok, code, out, errOut)
 			}
 		})
 		t.Run("short passwords", func(t *testing.T) {
@@ -498,12 +491,7 @@ func runShortCalls(t *testing.T, scan *leakScan, calls []shortCall) {
 		}
 		code, out, errOut := runTierbenchWith(t, map[string]string{"TIERBENCH_DSN": c.env}, strings.NewReader(""), c.args...)
 		t.Logf("exit %d: %s: %s", code, name, strings.TrimSpace(errOut))
-		switch {
-		case c.ok && code != 0:
-			t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
-		case !c.ok && code == 0:
-			t.Errorf("%s: exit 0, want a failure", name)
-		}
+		scan.exit(name, c.ok, code, errOut)
 		for _, w := range c.want {
 			if !strings.Contains(out+errOut, w) {
 				t.Errorf("%s: the output does not say %q:\n%s%s", name, w, out, errOut)
@@ -769,6 +757,25 @@ func (s *leakScan) addShort(name, pw string, users ...string) {
 }
 
 // check reports every secret, but the allowed ones, found in data.
+// exit checks that a command succeeded or failed as expected.
+func (s *leakScan) exit(name string, ok bool, code int, errOut string) {
+	s.t.Helper()
+	switch {
+	case ok && code != 0:
+		s.t.Errorf("%s: exit %d, want 0\n%s", name, code, errOut)
+	case !ok && code == 0:
+		s.t.Errorf("%s: exit 0, want a failure", name)
+	}
+}
+
+// run checks a command's exit as exit does, and scans its output.
+func (s *leakScan) run(name string, ok bool, code int, out, errOut string) {
+	s.t.Helper()
+	s.exit(name, ok, code, errOut)
+	s.check(name+": stdout", out)
+	s.check(name+": stderr", errOut)
+}
+
 func (s *leakScan) check(where, data string, allowed ...string) {
 	s.t.Helper()
 	s.count(1, 0, 0)
