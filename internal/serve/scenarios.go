@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -147,15 +148,13 @@ func (s *Server) showScenario(w http.ResponseWriter, r *http.Request) {
 	if e, ok := s.queue.find(id); ok {
 		doc.Status = e.State
 	}
-	list, err := s.store.Runs(r.Context())
+	list, _, err := s.store.List(r.Context(), results.ListQuery{Group: id})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
 		return
 	}
-	for i := len(list) - 1; i >= 0; i-- {
-		if list[i].Group == id {
-			doc.Runs = append(doc.Runs, list[i].ID)
-		}
+	for _, run := range slices.Backward(list) { // oldest first
+		doc.Runs = append(doc.Runs, run.ID)
 	}
 	if doc.Status == "" {
 		l, ok := s.existingLog(id)
