@@ -122,9 +122,13 @@ if [ -n "$for_tests" ]; then
 fi
 
 # Chromium: the report tests (internal/report/reporttest) check the HTML
-# report in a headless browser.
+# report in a headless browser, and serve's console test drives it.
 if [ -n "$for_tests" ] && ! have chromium && ! have chromium-browser && ! have google-chrome; then
 	need chromium chromium
+fi
+# Firefox: serve's console test drives it too, over WebDriver BiDi.
+if [ -n "$for_tests" ] && ! have firefox-esr && ! have firefox; then
+	need firefox-esr firefox-esr
 fi
 
 # Install what is missing, saying what and why; without root or sudo, say

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,107 +26,130 @@ import (
 
 const consoleToken = "console-test-token"
 
-// The console, driven end to end in a real Chromium against a real serve
-// and a real PostgreSQL: it asks for the token on the first 401, shows a
-// 400 next to its field, starts a quick TPC-C run and follows it live (the
-// TPM text changes as the seconds come), shows it done, opens its report,
-// and compares two finished runs.
-func TestConsole(t *testing.T) {
+// browserPage is the console open in a browser the test drives: Chromium
+// over its DevTools protocol, Firefox over WebDriver BiDi.
+type browserPage interface {
+	navigate(url string) error
+	// eval gives the JSON of the value of a script (an expression, or
+	// statements whose last is one) run in the page.
+	eval(expr string) (json.RawMessage, error)
+	screenshot(path string) error
+	// problems gives what the page logged as errors, threw, or failed to
+	// load, besides the refusals the test causes.
+	problems() []string
+}
+
+// The console, driven end to end in a real Chromium and a real Firefox,
+// each against its own serve and a real PostgreSQL: it asks for the token
+// on the first 401, shows a 400 next to its field, validates a scenario,
+// starts a quick TPC-C run and follows it live (the TPM text changes as
+// the seconds come), shows it done, opens its report, compares two
+// finished runs, and cancels a queued and a running run.
+func TestConsoleChromium(t *testing.T) {
 	t.Parallel()
 	bin := chromium(t)
+	consoleFlow(t, "chromium", openBrowser(t, bin))
+}
+
+func TestConsoleFirefox(t *testing.T) {
+	t.Parallel()
+	bin := firefox(t)
+	consoleFlow(t, "firefox", openFirefox(t, bin))
+}
+
+// consoleFlow drives the console in p; its screenshots are NAME-*.png.
+func consoleFlow(t *testing.T, name string, p browserPage) {
 	dsn := tpccDSN(t)
 	srv := startServe(t, serve.Options{Token: consoleToken})
 	base := srv.url
 	art := reporttest.ArtifactDir(t)
-
-	bctx, problems := openBrowser(t, bin)
-	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/")); err != nil {
+	if err := p.navigate(base + "/"); err != nil {
 		t.Fatalf("opening the console: %v", err)
 	}
 
 	// The first API call is refused: the console asks for the token once.
-	waitJS(t, bctx, 20*time.Second, "the token dialog", `document.getElementById("token-dialog").open`)
-	js(t, bctx, fmt.Sprintf(`document.getElementById("token-input").value = %q;
+	waitJS(t, p, 20*time.Second, "the token dialog", `document.getElementById("token-dialog").open`)
+	js(t, p, fmt.Sprintf(`document.getElementById("token-input").value = %q;
 		document.getElementById("token-submit").click(); true`, consoleToken))
-	waitJS(t, bctx, 20*time.Second, "the scenarios listed with the token",
+	waitJS(t, p, 20*time.Second, "the scenarios listed with the token",
 		`!document.getElementById("token-dialog").open && document.getElementById("scenario-name").options.length > 0`)
 
 	// A bad duration is refused next to its field.
-	fillStart(t, bctx, dsn, "1", "1s", "soon")
-	waitJS(t, bctx, 20*time.Second, "the duration's error next to it", `document.getElementById("err-duration").textContent.length > 0`)
-	if text := jsString(t, bctx, `document.getElementById("err-dsn").textContent`); text != "" {
+	fillStart(t, p, dsn, "1", "1s", "soon")
+	waitJS(t, p, 20*time.Second, "the duration's error next to it", `document.getElementById("err-duration").textContent.length > 0`)
+	if text := jsString(t, p, `document.getElementById("err-dsn").textContent`); text != "" {
 		t.Errorf("the DSN shows an error for a bad duration: %q", text)
 	}
 
 	// A bundled scenario at a scale shows its variables there; a bad value
 	// is refused with its line and column.
-	js(t, bctx, `(() => {
+	js(t, p, `(() => {
 		const name = document.getElementById("scenario-name");
 		name.value = "quick";
 		name.dispatchEvent(new Event("change"));
 		return true;
 	})()`)
-	waitJS(t, bctx, 20*time.Second, "the quick scenario's scales",
+	waitJS(t, p, 20*time.Second, "the quick scenario's scales",
 		`Array.from(document.getElementById("scenario-scale").options, o => o.value).includes("paper")`)
-	js(t, bctx, `(() => {
+	js(t, p, `(() => {
 		const scale = document.getElementById("scenario-scale");
 		scale.value = "paper";
 		scale.dispatchEvent(new Event("change"));
 		return true;
 	})()`)
-	waitJS(t, bctx, 20*time.Second, "the paper scale's warehouses", `document.getElementById("var-warehouses")?.value === "100"`)
-	js(t, bctx, `(() => {
+	waitJS(t, p, 20*time.Second, "the paper scale's warehouses", `document.getElementById("var-warehouses")?.value === "100"`)
+	js(t, p, `(() => {
 		const d = document.getElementById("var-duration");
 		d.value = "soon";
 		d.dispatchEvent(new Event("input"));
 		document.getElementById("scenario-validate").click();
 		return true;
 	})()`)
-	waitJS(t, bctx, 20*time.Second, "the scenario's error at its line and column",
+	waitJS(t, p, 20*time.Second, "the scenario's error at its line and column",
 		`/(^|:)\d+:\d+: /.test(document.getElementById("scenario-errors").textContent)`)
-	t.Logf("scenario error: %s", jsString(t, bctx, `document.getElementById("scenario-errors").textContent`))
-	shot(t, bctx, filepath.Join(art, "console-scenario.png"))
+	t.Logf("scenario error: %s", jsString(t, p, `document.getElementById("scenario-errors").textContent`))
+	shot(t, p, filepath.Join(art, name+"-scenario.png"))
 
 	// A quick run, followed live.
-	fillStart(t, bctx, dsn, "1", "1s", "8s")
-	waitJS(t, bctx, 20*time.Second, "the run followed", `document.getElementById("live-what").textContent.startsWith("Run ")`)
-	first := strings.TrimPrefix(jsString(t, bctx, `document.getElementById("live-what").textContent`), "Run ")
-	seen := watchTPM(t, bctx, 40*time.Second)
+	fillStart(t, p, dsn, "1", "1s", "8s")
+	waitJS(t, p, 20*time.Second, "the run followed", `document.getElementById("live-what").textContent.startsWith("Run ")`)
+	first := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
+	seen := watchTPM(t, p, 40*time.Second)
 	t.Logf("live TPM texts: %q", seen)
-	shot(t, bctx, filepath.Join(art, "console-live.png"))
-	waitDone(t, bctx, 60*time.Second)
+	shot(t, p, filepath.Join(art, name+"-live.png"))
+	waitDone(t, p, 60*time.Second)
 	for _, id := range []string{"live-nopm", "live-p95", "live-p99"} {
-		if text := jsString(t, bctx, `document.getElementById("`+id+`").textContent`); text == "–" || text == "" {
+		if text := jsString(t, p, `document.getElementById("`+id+`").textContent`); text == "–" || text == "" {
 			t.Errorf("#%s shows %q after the run; want a figure", id, text)
 		}
 	}
-	if n := jsInt(t, bctx, `document.querySelectorAll("#chart-tpm polyline").length`); n != 2 {
+	if n := jsInt(t, p, `document.querySelectorAll("#chart-tpm polyline").length`); n != 2 {
 		t.Errorf("the TPM chart has %d lines; want TPM and NOPM", n)
 	}
-	shot(t, bctx, filepath.Join(art, "console-done.png"))
+	shot(t, p, filepath.Join(art, name+"-done.png"))
 
 	// The finished run's report, in the page.
-	js(t, bctx, `document.getElementById("live-report").click(); true`)
-	waitReport(t, bctx, first)
-	shot(t, bctx, filepath.Join(art, "console-report.png"))
+	js(t, p, `document.getElementById("live-report").click(); true`)
+	waitReport(t, p, first)
+	shot(t, p, filepath.Join(art, name+"-report.png"))
 
 	// A second short run, then both compared.
-	fillStart(t, bctx, dsn, "1", "1s", "3s")
-	waitJS(t, bctx, 20*time.Second, "the second run followed",
+	fillStart(t, p, dsn, "1", "1s", "3s")
+	waitJS(t, p, 20*time.Second, "the second run followed",
 		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, first))
-	second := strings.TrimPrefix(jsString(t, bctx, `document.getElementById("live-what").textContent`), "Run ")
-	waitDone(t, bctx, 60*time.Second)
-	waitJS(t, bctx, 20*time.Second, "both runs listed complete",
+	second := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
+	waitDone(t, p, 60*time.Second)
+	waitJS(t, p, 20*time.Second, "both runs listed complete",
 		`document.querySelectorAll('#runs-table tbody tr[data-status="complete"]').length >= 2`)
-	js(t, bctx, fmt.Sprintf(`for (const id of [%q, %q]) {
+	js(t, p, fmt.Sprintf(`for (const id of [%q, %q]) {
 		document.querySelector('#runs-table tbody tr[data-id="' + id + '"] input[type=checkbox]').click();
 	}
 	document.getElementById("runs-compare").click(); true`, first, second))
-	waitJS(t, bctx, 60*time.Second, "a verdict",
+	waitJS(t, p, 60*time.Second, "a verdict",
 		`Array.from(document.querySelectorAll("#compare-table td.verdict")).some(td => td.textContent.trim() !== "")`)
-	t.Logf("verdicts: %s", jsString(t, bctx, `Array.from(document.querySelectorAll("#compare-table tbody tr"), tr => tr.cells[0].textContent + " " + tr.cells[4].textContent + " " + tr.cells[6].textContent).join("; ")`))
-	waitReport(t, bctx, first+","+second)
-	shot(t, bctx, filepath.Join(art, "console-compare.png"))
+	t.Logf("verdicts: %s", jsString(t, p, `Array.from(document.querySelectorAll("#compare-table tbody tr"), tr => tr.cells[0].textContent + " " + tr.cells[4].textContent + " " + tr.cells[6].textContent).join("; ")`))
+	waitReport(t, p, first+","+second)
+	shot(t, p, filepath.Join(art, name+"-compare.png"))
 
 	// The queue: a run queued behind a running one is removed with its
 	// Cancel button, and the running one interrupted with its own.
@@ -136,20 +160,20 @@ func TestConsole(t *testing.T) {
 		}
 	}
 	queueRow := func(id string) string { return `document.querySelector('#queue-table tbody tr[data-id="` + id + `"]')` }
-	waitJS(t, bctx, 20*time.Second, "both runs in the queue", queueRow(running.ID)+` && `+queueRow(waiting.ID))
-	shot(t, bctx, filepath.Join(art, "console-queue.png"))
-	js(t, bctx, queueRow(waiting.ID)+`.querySelector("button.cancel").click(); true`)
-	waitJS(t, bctx, 20*time.Second, "the queued run removed", `!`+queueRow(waiting.ID))
-	waitJS(t, bctx, 20*time.Second, "the first run running", queueRow(running.ID)+`?.cells[2].textContent === "running"`)
-	js(t, bctx, queueRow(running.ID)+`.querySelector("button.cancel").click(); true`)
-	waitJS(t, bctx, 60*time.Second, "the queue empty", `!document.getElementById("queue-empty").hidden`)
+	waitJS(t, p, 20*time.Second, "both runs in the queue", queueRow(running.ID)+` && `+queueRow(waiting.ID))
+	shot(t, p, filepath.Join(art, name+"-queue.png"))
+	js(t, p, queueRow(waiting.ID)+`.querySelector("button.cancel").click(); true`)
+	waitJS(t, p, 20*time.Second, "the queued run removed", `!`+queueRow(waiting.ID))
+	waitJS(t, p, 20*time.Second, "the first run running", queueRow(running.ID)+`?.cells[2].textContent === "running"`)
+	js(t, p, queueRow(running.ID)+`.querySelector("button.cancel").click(); true`)
+	waitJS(t, p, 60*time.Second, "the queue empty", `!document.getElementById("queue-empty").hidden`)
 	var shown struct{ Run struct{ Status string } }
 	if code, body := srv.do(t, "GET", "/api/v1/runs/"+running.ID, nil, &shown); code != 200 || shown.Run.Status != "interrupted" {
 		t.Errorf("the cancelled run: %d, status %q; want interrupted\n%s", code, shown.Run.Status, body)
 	}
 
-	for _, p := range problems() {
-		t.Errorf("the console: %s", p)
+	for _, problem := range p.problems() {
+		t.Errorf("the console in %s: %s", name, problem)
 	}
 }
 
@@ -168,9 +192,28 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// openBrowser starts a headless Chromium for the test; problems returns
-// what the page logged as errors, threw, or failed to load.
-func openBrowser(t *testing.T, bin string) (context.Context, func() []string) {
+// chromePage is a headless Chromium driven by chromedp.
+type chromePage struct {
+	ctx    context.Context
+	mu     sync.Mutex
+	logged []string
+}
+
+func (c *chromePage) navigate(url string) error { return chromedp.Do(c.ctx, chromedp.Navigate(url)) }
+
+func (c *chromePage) eval(expr string) (json.RawMessage, error) {
+	s, err := chromedp.Run(c.ctx, chromedp.Evaluate[string]("JSON.stringify(("+expr+"))"))
+	return json.RawMessage(s), err
+}
+
+func (c *chromePage) problems() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.logged...)
+}
+
+// openBrowser starts a headless Chromium for the test.
+func openBrowser(t *testing.T, bin string) *chromePage {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	t.Cleanup(cancel)
@@ -181,8 +224,7 @@ func openBrowser(t *testing.T, bin string) (context.Context, func() []string) {
 	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(cancelBrowser)
-	var mu sync.Mutex
-	var problems []string
+	c := &chromePage{ctx: bctx}
 	record := func(ev any) {
 		var p string
 		switch ev := ev.(type) {
@@ -211,19 +253,15 @@ func openBrowser(t *testing.T, bin string) (context.Context, func() []string) {
 			}
 		}
 		if p != "" {
-			mu.Lock()
-			problems = append(problems, p)
-			mu.Unlock()
+			c.mu.Lock()
+			c.logged = append(c.logged, p)
+			c.mu.Unlock()
 		}
 	}
 	if err := chromedp.Listen(bctx, record); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
-	return bctx, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), problems...)
-	}
+	return c
 }
 
 // expectedRefusal reports whether a logged failed request is one the test
@@ -239,56 +277,62 @@ func expectedRefusal(e *log.Entry) bool {
 }
 
 // js runs an expression in the page.
-func js(t *testing.T, ctx context.Context, expr string) {
+func js(t *testing.T, p browserPage, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr)); err != nil {
+	if _, err := p.eval(expr); err != nil {
 		t.Fatalf("in the page: %v\n%s", err, expr)
 	}
 }
 
-func jsString(t *testing.T, ctx context.Context, expr string) string {
+// jsValue evaluates expr in the page into v.
+func jsValue[V any](t *testing.T, p browserPage, expr string) V {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	var v V
+	raw, err := p.eval(expr)
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
 	if err != nil {
 		t.Fatalf("in the page: %v\n%s", err, expr)
 	}
 	return v
 }
 
-func jsInt(t *testing.T, ctx context.Context, expr string) int {
+func jsString(t *testing.T, p browserPage, expr string) string {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
-	if err != nil {
-		t.Fatalf("in the page: %v\n%s", err, expr)
-	}
-	return v
+	return jsValue[string](t, p, expr)
+}
+
+func jsInt(t *testing.T, p browserPage, expr string) int {
+	t.Helper()
+	return jsValue[int](t, p, expr)
 }
 
 // waitJS waits until expr is true in the page.
-func waitJS(t *testing.T, ctx context.Context, timeout time.Duration, what, expr string) {
+func waitJS(t *testing.T, p browserPage, timeout time.Duration, what, expr string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		raw, err := p.eval("!!(" + expr + ")")
 		if err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
-		if ok {
+		if string(raw) == "true" {
 			return
 		}
 		if time.Now().After(deadline) {
-			shot(t, ctx, filepath.Join(reporttest.ArtifactDir(t), "console-timeout.png"))
+			shot(t, p, filepath.Join(reporttest.ArtifactDir(t), "console-timeout-"+strings.ReplaceAll(t.Name(), "/", "-")+".png"))
 			t.Fatalf("no %s within %s; the page says:\n%s", what, timeout,
-				jsString(t, ctx, `document.getElementById("live").innerText + "\n" + document.getElementById("start").innerText + "\n" + document.getElementById("banner").innerText`))
+				jsString(t, p, `document.getElementById("live").innerText + "\n" + document.getElementById("start").innerText + "\n" + document.getElementById("banner").innerText`))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
 // fillStart fills the quick TPC-C form and submits it.
-func fillStart(t *testing.T, ctx context.Context, dsn, vus, rampup, duration string) {
+func fillStart(t *testing.T, p browserPage, dsn, vus, rampup, duration string) {
 	t.Helper()
-	js(t, ctx, fmt.Sprintf(`(() => {
+	js(t, p, fmt.Sprintf(`(() => {
 		const set = (id, v) => { document.getElementById(id).value = v; };
 		set("start-dsn", %q); set("start-vus", %q); set("start-rampup", %q); set("start-duration", %q);
 		document.getElementById("start-submit").click();
@@ -298,12 +342,12 @@ func fillStart(t *testing.T, ctx context.Context, dsn, vus, rampup, duration str
 
 // watchTPM reads the live TPM text until it has changed at least twice
 // after its first figure, and returns the texts seen.
-func watchTPM(t *testing.T, ctx context.Context, timeout time.Duration) []string {
+func watchTPM(t *testing.T, p browserPage, timeout time.Duration) []string {
 	t.Helper()
 	var seen []string
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		text := jsString(t, ctx, `document.getElementById("live-tpm").textContent`)
+		text := jsString(t, p, `document.getElementById("live-tpm").textContent`)
 		if text != "–" && (len(seen) == 0 || seen[len(seen)-1] != text) {
 			seen = append(seen, text)
 			if len(seen) >= 3 {
@@ -317,18 +361,18 @@ func watchTPM(t *testing.T, ctx context.Context, timeout time.Duration) []string
 }
 
 // waitDone waits for the followed run to end and wants it complete.
-func waitDone(t *testing.T, ctx context.Context, timeout time.Duration) {
+func waitDone(t *testing.T, p browserPage, timeout time.Duration) {
 	t.Helper()
-	waitJS(t, ctx, timeout, "the run's end", `document.getElementById("live-cancel").hidden`)
-	if status := jsString(t, ctx, `document.getElementById("live-status").textContent`); !strings.HasPrefix(status, "complete") {
-		t.Fatalf("the run ended %q; want complete; notes:\n%s", status, jsString(t, ctx, `document.getElementById("live-notes").innerText`))
+	waitJS(t, p, timeout, "the run's end", `document.getElementById("live-cancel").hidden`)
+	if status := jsString(t, p, `document.getElementById("live-status").textContent`); !strings.HasPrefix(status, "complete") {
+		t.Fatalf("the run ended %q; want complete; notes:\n%s", status, jsString(t, p, `document.getElementById("live-notes").innerText`))
 	}
 }
 
 // waitReport waits for the report of runs to be shown in the page's frame.
-func waitReport(t *testing.T, ctx context.Context, runs string) {
+func waitReport(t *testing.T, p browserPage, runs string) {
 	t.Helper()
-	waitJS(t, ctx, 60*time.Second, "the report of "+runs, fmt.Sprintf(`(() => {
+	waitJS(t, p, 60*time.Second, "the report of "+runs, fmt.Sprintf(`(() => {
 		if (document.getElementById("report-title").textContent !== "Report of " + %q.split(",").join(", ")) return false;
 		const d = document.getElementById("report-frame").contentDocument;
 		return d && d.readyState === "complete" && d.querySelectorAll("h1, h2").length > 0 && d.querySelectorAll("svg").length > 0 &&
@@ -337,17 +381,17 @@ func waitReport(t *testing.T, ctx context.Context, runs string) {
 }
 
 // shot saves a full-page PNG screenshot.
-func shot(t *testing.T, ctx context.Context, path string) {
+func shot(t *testing.T, p browserPage, path string) {
 	t.Helper()
-	if err := screenshot(ctx, path); err != nil {
+	if err := p.screenshot(path); err != nil {
 		t.Errorf("screenshot %s: %v", path, err)
 		return
 	}
 	t.Logf("screenshot: %s", path)
 }
 
-func screenshot(ctx context.Context, path string) error {
-	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
+func (c *chromePage) screenshot(path string) error {
+	m, err := chromedp.Call(c.ctx, page.GetLayoutMetrics, cdp.Empty{})
 	if err != nil {
 		return err
 	}
@@ -356,7 +400,7 @@ func screenshot(ctx context.Context, path string) error {
 		clip.Width, clip.Height = s.Width, s.Height
 	}
 	beyond := true
-	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+	res, err := chromedp.Call(c.ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
 		Format: page.CaptureScreenshotFormatPng, Clip: &clip, CaptureBeyondViewport: &beyond})
 	if err != nil {
 		return err
