@@ -202,8 +202,7 @@ type chromePage struct {
 func (c *chromePage) navigate(url string) error { return chromedp.Do(c.ctx, chromedp.Navigate(url)) }
 
 func (c *chromePage) eval(expr string) (json.RawMessage, error) {
-	s, err := chromedp.Run(c.ctx, chromedp.Evaluate[string]("JSON.stringify(("+expr+"))"))
-	return json.RawMessage(s), err
+	return chromedp.Run(c.ctx, chromedp.Evaluate[json.RawMessage](expr))
 }
 
 func (c *chromePage) problems() []string {
