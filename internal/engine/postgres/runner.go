@@ -98,7 +98,11 @@ func checkRoutines(ctx context.Context, conn *pgx.Conn) error {
 // sample can miss up to about a second of transactions of busy workers, and
 // more of ones that just stopped; over a measured interval of minutes, with
 // samples taken while workers run, the error is in the first and last
-// second only. This query's own transaction is counted too (one per call).
+// second only. This query's own transaction is counted too (one per call),
+// as is each Stats reading's: the count returned leaves out every such
+// transaction committed before this reading (db.own), give or take the
+// one or two of the last second that the server may not have published
+// yet.
 //
 // The query runs on one connection kept for the purpose (reopened after a
 // failure): the driver reads the counters at the edges of each measured
@@ -111,6 +115,7 @@ func (db *DB) Counters(ctx context.Context) (engine.Counters, error) {
 		return engine.Counters{}, err
 	}
 	var c engine.Counters
+	own := db.own.Load()
 	err := db.countersConn.QueryRow(ctx, `SELECT
 		(SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database WHERE datname = current_database()),
 		(SELECT coalesce(sum(d_next_o_id), 0)::bigint FROM district)`).Scan(&c.Transactions, &c.SumNextOID)
@@ -123,6 +128,8 @@ func (db *DB) Counters(ctx context.Context) (engine.Counters, error) {
 	if err != nil {
 		return engine.Counters{}, fmt.Errorf("reading the transaction counters: %w", err)
 	}
+	db.own.Add(1)
+	c.Transactions -= own
 	return c, nil
 }
 

@@ -67,6 +67,9 @@ func (db *DB) Stats(ctx context.Context) (engine.Stats, error) {
 		return engine.Stats{}, err
 	}
 	st, err := readStats(ctx, db.statsConn)
+	if err == nil {
+		db.own.Add(1) // Counters leaves it out of the database's count
+	}
 	if err != nil {
 		closeKept(&db.statsConn)
 		return engine.Stats{}, fmt.Errorf("reading PostgreSQL statistics: %s", db.redact(err))
