@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/units"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -75,11 +76,24 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 	}
 	fmt.Fprintf(w, "step %d: %d VUs%s, %.0f s measured: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
 		s.Index+1, s.VUs, rep, s.Seconds, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
+	if o := s.OpenLoop; o != nil {
+		fmt.Fprintf(w, "offered %s TPM (%s arrivals, %d in the interval): %d late, %d unserved, at most %d waiting; schedule jitter p99 %.3f ms\n",
+			units.Thousands(int64(o.OfferedTPM)), o.Arrival, o.Arrivals, o.Late, o.Unserved, o.MaxQueue, o.ScheduleJitter.P99Ms)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "transaction\tcount\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t")
+	head := "transaction\tcount\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"
+	if s.OpenLoop != nil { // latency from the intended start, then service time
+		head += "service p50\tservice p99\t"
+	}
+	fmt.Fprintln(tw, head)
 	for k := range tpcc.NumKinds {
 		t := s.Txn[k.String()]
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", k, t.Count, t.P50Ms, t.P95Ms, t.P99Ms, t.P999Ms, t.MaxMs)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", k, t.Count, t.P50Ms, t.P95Ms, t.P99Ms, t.P999Ms, t.MaxMs)
+		if s.OpenLoop != nil {
+			svc := s.TxnService[k.String()]
+			fmt.Fprintf(tw, "%.2f\t%.2f\t", svc.P50Ms, svc.P99Ms)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	if line := telemetryLine(s.Host, s.Device, s.DB, s.Hosts...); line != "" {
@@ -95,14 +109,26 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "VUs\tTPM\tNOPM\tclient TPM\tclient NOPM\tTPM/VU\tNO p95 ms\terrors\treconnects\tNOPM check\t")
+	open := out.Steps[0].OpenLoop != nil
+	head := "VUs\tTPM\tNOPM\tclient TPM\tclient NOPM\tTPM/VU\tNO p95 ms\terrors\treconnects\tNOPM check\t"
+	if open {
+		head = "offered TPM\t" + head + "NO p99 ms\tservice p99\tlate\tunserved\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, s := range out.Steps {
 		check := "ok"
 		if !s.NOPMCheck.OK {
 			check = fmt.Sprintf("OFF by %d", s.NOPMCheck.Database-s.NOPMCheck.Client)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%d\t%d\t%s\t\n", s.VUs, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM,
+		if open {
+			fmt.Fprintf(tw, "%.0f\t", s.OfferedTPM)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%d\t%d\t%s\t", s.VUs, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM,
 			s.TPM/int64(s.VUs), s.Txn["new_order"].P95Ms, s.Errors, s.Reconnects, check)
+		if o := s.OpenLoop; o != nil {
+			fmt.Fprintf(tw, "%.2f\t%.2f\t%d\t%d\t", s.Txn["new_order"].P99Ms, o.TxnService["new_order"].P99Ms, o.Late, o.Unserved)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	if out.Repeat > 1 {

@@ -28,6 +28,16 @@ type Config struct {
 	Runner engine.Runner
 	Mode   string // engine.ModeRoutines or engine.ModeStatements
 	Steps  []int  // virtual users per step, e.g. 1,2,4
+	// Rates, when set, makes the steps open-loop: step i offers Rates[i]
+	// transactions a minute (all types, in the mix's proportions), which
+	// its Steps[i] virtual users serve as a pool. A transaction's latency
+	// is then measured from its intended start. Same length as Steps.
+	Rates []float64
+	// Arrival is ArrivalPoisson ("" too) or ArrivalConstant.
+	Arrival string
+	// LateAfter is how long an arrival may wait for a VU before it counts
+	// as late (0: 1 s).
+	LateAfter time.Duration
 	// Repeat runs each step that many times (0 means 1), each repetition a
 	// whole ramp-up and measured interval; interleaved (1,2,4,1,2,4) unless
 	// BackToBack (1,1,2,2,4,4). See internal/repeat.
@@ -105,6 +115,7 @@ type step struct {
 	holding      atomic.Bool  // VUs wait before their next transaction
 	inTxn        atomic.Int64 // VUs inside a transaction
 	released     chan struct{}
+	open         *openLoop // nil in a closed loop
 }
 
 func (s *step) inInterval(t time.Time) bool {
@@ -202,6 +213,12 @@ func Run(ctx context.Context, cfg Config) ([]*stored.TPCCStep, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
+	if cfg.LateAfter <= 0 {
+		cfg.LateAfter = time.Second
+	}
+	if len(cfg.Rates) > 0 && len(cfg.Rates) != len(cfg.Steps) {
+		return nil, fmt.Errorf("driver: %d rates for %d steps", len(cfg.Rates), len(cfg.Steps))
+	}
 	schema, err := cfg.Runner.Schema(ctx)
 	if err != nil {
 		return nil, err
@@ -222,7 +239,11 @@ func Run(ctx context.Context, cfg Config) ([]*stored.TPCCStep, error) {
 	plan := repeat.Plan(len(cfg.Steps), reps, cfg.BackToBack)
 	_, err = repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
 		n := cfg.Steps[sl.Step]
-		res, err := runStep(ctx, &cfg, procs, sl, len(plan), n, schema.Warehouses, crun, r.Uint64())
+		var rate float64
+		if len(cfg.Rates) > 0 {
+			rate = cfg.Rates[sl.Step]
+		}
+		res, err := runStep(ctx, &cfg, procs, sl, len(plan), n, rate, schema.Warehouses, crun, r.Uint64())
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%w during step %d of %d (%d VUs)", ErrInterrupted, sl.Index+1, len(plan), n)
@@ -311,7 +332,7 @@ func moreProcs(n, max int, cpu, wall time.Duration) int {
 	return n
 }
 
-func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot, slots, nvu, warehouses int, crun tpcc.CValues, seed uint64) (*stored.TPCCStep, error) {
+func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot, slots, nvu int, rate float64, warehouses int, crun tpcc.CValues, seed uint64) (*stored.TPCCStep, error) {
 	index := sl.Index
 	place := Tick{Step: index + 1, Steps: slots, Rep: sl.Rep, Repeat: max(cfg.Repeat, 1), VUs: nvu}
 	st := &step{warehouses: warehouses, released: make(chan struct{})}
@@ -330,6 +351,10 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	// New-Order keeps per-second percentiles (the live line's and the
 	// series').
 	hist := metrics.NewRecorder(int(tpcc.NumKinds), int(tpcc.NewOrder)).WithBuckets(cfg.LatencyBuckets)
+	if rate > 0 {
+		// Service times beside the latencies, and the wake-ups' lateness.
+		st.open = &openLoop{service: metrics.NewRecorder(int(tpcc.NumKinds)), jitter: metrics.NewRecorder(1), lateAfter: cfg.LateAfter}
+	}
 	for i := range vus {
 		w, err := cfg.Runner.NewWorker(ctx, cfg.Mode)
 		if err != nil {
@@ -340,6 +365,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			cfg: cfg, st: st, worker: w, r: r,
 			// A VU per warehouse first, as terminals are (10 per warehouse),
 			// each with its own district for Stock-Level.
+			id:   i,
 			w:    i%warehouses + 1,
 			d:    (i/warehouses)%tpcc.DistrictsPerWarehouse + 1,
 			gen:  tpcc.NewInputGen(r, crun, warehouses),
@@ -362,12 +388,19 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	defer stopVUs()
 	var wg sync.WaitGroup
 	started := time.Now()
+	if st.open != nil {
+		st.open.sched = newSchedule(started, rate, cfg.Arrival != ArrivalConstant, seeds.Uint64(), nvu)
+	}
 	procs.mark()
 	for _, v := range vus {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v.run(vuCtx)
+			if st.open != nil {
+				v.runOpen(vuCtx)
+			} else {
+				v.run(vuCtx)
+			}
 		}()
 	}
 
@@ -419,8 +452,18 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				if startCounters, err = edgeCounters(ctx, cfg.Runner, vus, false); err != nil {
 					return nil, err
 				}
-				now = time.Now()
+				// An open loop's interval starts when the VUs were held:
+				// the arrivals due while the counters were read are its
+				// own, served once the VUs are released, and counted by
+				// the database after its reading. Were it to start at the
+				// release, they would add to its count what the hold took.
+				if st.open == nil {
+					now = time.Now()
+				}
 				st.measureStart.Store(now.UnixNano())
+				if st.open != nil {
+					st.open.before = st.open.sched.by(now.Add(-time.Nanosecond))
+				}
 				st.holding.Store(false)
 				close(st.released)
 				cpuStart = cpuTime()
@@ -438,6 +481,9 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				stopVUs()
 				wg.Wait()
 				finishStep(res, vus, hist, startCounters, endCounters, warehouses)
+				if st.open != nil {
+					st.open.finish(res, rate, cfg.Arrival)
+				}
 				if n := completed(res); n > 0 {
 					res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
 				}

@@ -45,6 +45,7 @@ func errIndex(k engine.ErrorKind) int {
 // vu is one virtual user: a terminal with a home warehouse and district,
 // one connection, and its own generators and histograms.
 type vu struct {
+	id      int // from 0, in its step
 	w, d    int // home warehouse; district for Stock-Level (2.8.1.1)
 	cfg     *Config
 	st      *step
@@ -89,33 +90,14 @@ func (v *vu) run(ctx context.Context) {
 		rolledBack, err := v.execute(txnCtx, kind)
 		end := time.Now()
 		v.st.leave()
-		if ctx.Err() != nil {
-			return // a transaction cut off by the end of the step is not recorded
+		ok, goOn := v.settle(ctx, kind, start, end, rolledBack, err)
+		if !goOn {
+			return
 		}
-		measured := v.st.inInterval(start) && v.st.beforeEnd(end)
-		if err != nil {
-			ek := engine.ErrOther
-			var te *engine.TxnError
-			if errors.As(err, &te) {
-				ek = te.Kind
-			}
-			if measured {
-				v.counts.errors[errIndex(ek)].Add(1)
-			}
-			v.hist.Fail(int(kind))
-			if ek == engine.ErrConnection && !v.reconnect(ctx) {
-				return
-			}
+		if !ok {
 			continue
 		}
-		if measured {
-			v.counts.done[kind].Add(1)
-			if rolledBack {
-				v.counts.rollbacks.Add(1)
-			}
-			v.auditAt[1] = v.gen.Audit
-		}
-		v.hist.Record(int(kind), end.Sub(start), measured, rolledBack)
+		v.hist.Record(int(kind), end.Sub(start), v.measured(start, end), rolledBack)
 		if v.cfg.KeyingThinking {
 			// Think time: -ln(r) x mean, truncated at 10 x mean (5.2.5.4).
 			think := min(-math.Log(1-v.r.Float64()), 10) * thinkMean[kind]
@@ -124,6 +106,42 @@ func (v *vu) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// measured says whether a transaction that started and ended then counts
+// in the measured interval.
+func (v *vu) measured(start, end time.Time) bool {
+	return v.st.inInterval(start) && v.st.beforeEnd(end)
+}
+
+// settle counts a transaction that ran from start to end: ok when it
+// succeeded (its latencies are the caller's to record), goOn false when the
+// VU is to stop (the step ended, or its connection is lost for good).
+func (v *vu) settle(ctx context.Context, kind tpcc.Kind, start, end time.Time, rolledBack bool, err error) (ok, goOn bool) {
+	if ctx.Err() != nil {
+		return false, false // a transaction cut off by the end of the step is not recorded
+	}
+	measured := v.measured(start, end)
+	if err != nil {
+		ek := engine.ErrOther
+		var te *engine.TxnError
+		if errors.As(err, &te) {
+			ek = te.Kind
+		}
+		if measured {
+			v.counts.errors[errIndex(ek)].Add(1)
+		}
+		v.hist.Fail(int(kind))
+		return false, ek != engine.ErrConnection || v.reconnect(ctx)
+	}
+	if measured {
+		v.counts.done[kind].Add(1)
+		if rolledBack {
+			v.counts.rollbacks.Add(1)
+		}
+		v.auditAt[1] = v.gen.Audit
+	}
+	return true, true
 }
 
 // home returns the warehouse a transaction runs for: the VU's own, or any

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
@@ -93,6 +94,17 @@ func TestRunTPCCMariaDB(t *testing.T) {
 			}
 		})
 	}
+	// A rate well below capacity is held, here in statements mode
+	// (PostgreSQL's, in routines mode, is TestRunTPCCRate).
+	t.Run("rate", func(t *testing.T) {
+		const rate = 3000
+		res, err := runTPCC(t, ctx, resultsDir, experiment.TPCCConfig{DSN: dsn, Mode: engine.ModeStatements, VUs: []int{4},
+			Rates: []float64{rate}, Arrival: driver.ArrivalConstant, LateAfter: time.Second, RampUp: time.Second, Duration: 6 * time.Second})
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		checkHeldRate(t, res, rate)
+	})
 }
 
 // stderrTo points this process's standard error (the file descriptor, so

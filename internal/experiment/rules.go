@@ -17,6 +17,14 @@ const (
 	MaxVUs = 10000
 	// MinTPCCDuration is the shortest measured interval of a TPC-C step.
 	MinTPCCDuration = time.Second
+	// MaxRate bounds an open-loop step's offered transactions a minute:
+	// 10 million, some 170,000 a second, beyond what one client schedules.
+	MaxRate = 10_000_000
+	// MinServiceTime is the least time a TPC-C transaction is taken to
+	// need, for the check that a pool of VUs can serve a rate at all: a
+	// round trip and a commit. Above VUs x 60 s / MinServiceTime a minute,
+	// arrivals can only queue.
+	MinServiceTime = 500 * time.Microsecond
 	// MaxRetry bounds the retries of a transaction that hit a
 	// serialization failure, deadlock or lock-wait timeout.
 	MaxRetry = 100

@@ -171,3 +171,22 @@ func TestOutcomeOf(t *testing.T) {
 		}
 	}
 }
+
+// A rate its pool of VUs could never serve is valid but warned about, with
+// the arithmetic; one within the pool's reach is not.
+func TestRateBeyondPoolWarns(t *testing.T) {
+	c := experiment.NewTPCCConfig()
+	c.DSN, c.VUs, c.Rates = "postgres://u@127.0.0.1:1/db", []int{2}, []float64{60000, 900000}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a rate beyond the pool is refused: %v", err)
+	}
+	w := c.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "900,000 transactions a minute is more than 2 VUs can serve: 7,500 a second each, one every 133µs") ||
+		!strings.Contains(w[0], "at most 2 x 60 s / 500µs = 240,000 a minute") {
+		t.Errorf("warnings %q", w)
+	}
+	c.Rates = []float64{60000, 240000}
+	if w := c.Warnings(); len(w) != 0 {
+		t.Errorf("a rate the pool can reach warns: %q", w)
+	}
+}

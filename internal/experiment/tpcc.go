@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
 	"github.com/tierbench/tierbench/internal/version"
 )
 
@@ -24,10 +25,18 @@ import (
 // measured interval, on the database at DSN.
 type TPCCConfig struct {
 	Record
-	DSN      string
-	VUs      []int // virtual users per step
-	RampUp   time.Duration
-	Duration time.Duration
+	DSN string
+	VUs []int // virtual users per step
+	// Rates, when set, makes the run open-loop: one step per rate, in
+	// transactions a minute, each served by a pool of VUs[0] virtual users
+	// (driver.Config.Rates). Arrival is driver.ArrivalPoisson ("" too) or
+	// driver.ArrivalConstant; an arrival that waits for a VU longer than
+	// LateAfter is late.
+	Rates     []float64
+	Arrival   string
+	LateAfter time.Duration
+	RampUp    time.Duration
+	Duration  time.Duration
 	// Repeat runs each VU count that many times (1 to
 	// repeat.MaxRepeat), interleaved with the others unless BackToBack.
 	Repeat         int
@@ -71,7 +80,7 @@ type TPCCResult struct {
 // DefaultRecord. Its DSN is to be given.
 func NewTPCCConfig() TPCCConfig {
 	return TPCCConfig{Record: DefaultRecord(), VUs: []int{1}, RampUp: 2 * time.Minute, Duration: 5 * time.Minute, Repeat: 1,
-		Mode: engine.ModeRoutines, Mix: tpcc.DefaultMix}
+		Mode: engine.ModeRoutines, Mix: tpcc.DefaultMix, Arrival: driver.ArrivalPoisson, LateAfter: time.Second}
 }
 
 // Validate reports every problem of the config at once, each a *Problem
@@ -90,6 +99,7 @@ func (c TPCCConfig) Validate() error {
 			break
 		}
 	}
+	c.validateRates(&ps)
 	if c.RampUp < 0 {
 		ps.add("rampup", c.RampUp, "is negative; give 0s or more")
 	}
@@ -104,6 +114,51 @@ func (c TPCCConfig) Validate() error {
 	}
 	repetitions(&ps, c.Repeat)
 	return ps.err()
+}
+
+// validateRates checks an open loop's rates, arrivals and pool.
+func (c TPCCConfig) validateRates(ps *problems) {
+	if c.Arrival != "" && c.Arrival != driver.ArrivalPoisson && c.Arrival != driver.ArrivalConstant {
+		ps.add("arrival", c.Arrival, "is unknown; use %s or %s", driver.ArrivalPoisson, driver.ArrivalConstant)
+	}
+	if c.LateAfter <= 0 && (len(c.Rates) > 0 || c.LateAfter < 0) {
+		ps.add("late_after", c.LateAfter, "is not above 0; give how long an arrival may wait for a VU, e.g. 1s")
+	}
+	if len(c.Rates) == 0 {
+		return
+	}
+	for _, r := range c.Rates {
+		if !(r > 0 && r <= MaxRate) {
+			ps.add("rate", r, "is out of range; give above 0 to %s transactions a minute", units.Thousands(MaxRate))
+			break
+		}
+	}
+	if len(c.VUs) > 1 {
+		ps.add("vus", units.FormatCountList(c.VUs), "is a list; with a rate the VUs are one pool that serves the arrivals, so give one count, e.g. 8")
+	}
+	if c.KeyingThinking {
+		ps.missing("keying_thinking", "paces each VU itself and cannot be combined with a rate, which paces the arrivals; leave one of them out")
+	}
+}
+
+// Warnings are what a valid config may still get wrong, for the front end
+// to say before the run: a rate that its pool of VUs cannot serve even at
+// MinServiceTime a transaction.
+func (c TPCCConfig) Warnings() []string {
+	if len(c.Rates) == 0 || len(c.VUs) != 1 {
+		return nil
+	}
+	vus := c.VUs[0]
+	most := float64(vus) * float64(time.Minute/MinServiceTime)
+	for _, r := range c.Rates {
+		if r > most {
+			return []string{fmt.Sprintf("a rate of %s transactions a minute is more than %d VUs can serve: %s a second each, one every %s, "+
+				"and a TPC-C transaction takes at least %s, so the pool serves at most %d x 60 s / %s = %s a minute; arrivals beyond that only queue; give more VUs",
+				units.Thousands(int64(r)), vus, units.Thousands(int64(r/60/float64(vus))), (time.Duration(60 * float64(time.Second) * float64(vus) / r)).Round(time.Microsecond),
+				MinServiceTime, vus, MinServiceTime, units.Thousands(int64(most)))}
+		}
+	}
+	return nil
 }
 
 // RunTPCC runs TPC-C and records it. The result is returned whenever the
@@ -122,6 +177,16 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())
+	}
+	for _, w := range cfg.Warnings() {
+		obs.Note("warning: " + w)
+	}
+	steps := cfg.VUs
+	if len(cfg.Rates) > 0 {
+		steps = make([]int, len(cfg.Rates))
+		for i := range steps {
+			steps[i] = cfg.VUs[0]
+		}
 	}
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
@@ -143,12 +208,13 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
 			Noisy: cfg.Noisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
 			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
-			Placement: cfg.Placement,
+			Placement: cfg.Placement, Rates: cfg.Rates, Arrival: openOnly(cfg.Rates, cfg.Arrival), LateAfter: openOnly(cfg.Rates, cfg.LateAfter.String()),
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
-	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: cfg.VUs, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
+	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: steps, Rates: cfg.Rates, Arrival: cfg.Arrival, LateAfter: cfg.LateAfter,
+		Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
 		RampUp: cfg.RampUp, Duration: cfg.Duration,
 		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed,
 		LatencyBuckets: cfg.LatencyBuckets}
@@ -182,13 +248,20 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		obs.Result(Result{TPCC: s})
 		j.step(s.Index, repName(s), s)
 	}
-	steps, runErr := driver.Run(ctx, dc)
+	ran, runErr := driver.Run(ctx, dc)
+	keys := make([]stored.StepKey, len(steps))
+	for i, n := range steps {
+		keys[i].VUs = n
+		if len(cfg.Rates) > 0 {
+			keys[i].OfferedTPM = cfg.Rates[i]
+		}
+	}
 	out := &TPCCResult{RunID: rec.run.ID, Status: results.StatusComplete, Mode: cfg.Mode, Mix: cfg.Mix.String(), NOPMAgree: true,
-		Repeat: cfg.Repeat, Steps: stored.GroupTPCCDiscarding(steps, cfg.VUs, cfg.Noisy.Discard)}
+		Repeat: cfg.Repeat, Steps: stored.GroupTPCCDiscarding(ran, keys, cfg.Noisy.Discard)}
 	if out.Steps == nil {
 		out.Steps = []*stored.TPCCStep{}
 	}
-	for _, s := range steps {
+	for _, s := range ran {
 		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK
 	}
 	switch {
@@ -199,16 +272,31 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	out.Thresholds = j.finish(ctx, rec, out.Status)
 	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
-		kept: fmt.Sprintf("%d finished steps", len(steps)), done: fmt.Sprintf("%d steps", len(steps))})
+		kept: fmt.Sprintf("%d finished steps", len(ran)), done: fmt.Sprintf("%d steps", len(ran))})
 	return out, gate(out.RunID, err, out.Thresholds)
 }
 
-// repName is how a step is named in verdicts: "4 VUs", or "4 VUs, repetition 2".
+// repName is how a step is named in verdicts: "4 VUs", "12,000 TPM
+// offered", or either with ", repetition 2".
 func repName(s *stored.TPCCStep) string {
-	if s.Repetition == 0 {
-		return vusName(s.VUs)
+	name := vusName(s.VUs)
+	if s.OpenLoop != nil {
+		name = units.Thousands(int64(s.OfferedTPM)) + " TPM offered"
 	}
-	return fmt.Sprintf("%s, repetition %d", vusName(s.VUs), s.Repetition)
+	if s.Repetition == 0 {
+		return name
+	}
+	return fmt.Sprintf("%s, repetition %d", name, s.Repetition)
+}
+
+// openOnly is v in an open loop's parameters, and nothing in a closed
+// loop's.
+func openOnly[V any](rates []float64, v V) V {
+	var zero V
+	if len(rates) == 0 {
+		return zero
+	}
+	return v
 }
 
 // vusName is how a step is named in verdicts: "1 VU", "4 VUs".
@@ -233,7 +321,11 @@ func tpccStep(s *stored.TPCCStep) (results.Step, error) {
 		}
 		hists[tpcc.Kind(k).String()] = data
 	}
-	return results.Step{Index: s.Index, Name: fmt.Sprintf("vus=%d", s.VUs),
+	name := fmt.Sprintf("vus=%d", s.VUs)
+	if s.OpenLoop != nil {
+		name = fmt.Sprintf("rate=%g", s.OfferedTPM)
+	}
+	return results.Step{Index: s.Index, Name: name,
 		StartedAt: s.StartedAt, MeasureStart: s.MeasureStart, MeasureEnd: s.MeasureEnd, Metrics: doc, Histograms: hists}, nil
 }
 

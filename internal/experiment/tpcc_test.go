@@ -101,18 +101,7 @@ func TestRunTPCCModes(t *testing.T) {
 	// insert-triggered vacuum, and a worker that came in a measured
 	// interval added about 40 (CI). Autovacuum stays off on these tables, so
 	// the counts below compare the driver with the database alone.
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `DO $$ DECLARE r record; BEGIN
-		FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		         WHERE c.relkind = 'r' AND n.nspname = current_schema() LOOP
-		  EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off)', r.t);
-		END LOOP; END $$`); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
+	noAutovacuum(t, ctx, dsn)
 	resultsDir := t.TempDir()
 	for _, mode := range []string{engine.ModeRoutines, engine.ModeStatements} {
 		t.Run(mode, func(t *testing.T) {
@@ -324,6 +313,24 @@ func TestRunTPCCSurvivesServerRestart(t *testing.T) {
 	if s.Reconnects < 2 || s.Txn["new_order"].Count == 0 {
 		t.Fatalf("reconnects %d, new orders %d: %s", s.Reconnects, s.Txn["new_order"].Count, out)
 	}
+}
+
+// noAutovacuum turns autovacuum off on the TPC-C tables at dsn, so that
+// the database's commit counter counts the driver's transactions alone.
+func noAutovacuum(t *testing.T, ctx context.Context, dsn string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `DO $$ DECLARE r record; BEGIN
+		FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		         WHERE c.relkind = 'r' AND n.nspname = current_schema() LOOP
+		  EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off)', r.t);
+		END LOOP; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
 }
 
 // stat is a figure's {"mean","stddev","n","ci95_low","ci95_high"}.

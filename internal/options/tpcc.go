@@ -13,6 +13,9 @@ import (
 // each front end says where the DSN comes from.
 type TPCCRun struct {
 	VUs            string
+	Rate           string
+	Arrival        string
+	LateAfter      string
 	RampUp         string
 	Duration       string
 	Results        string
@@ -34,6 +37,9 @@ type TPCCRun struct {
 func (o *TPCCRun) AddFlags(fs *pflag.FlagSet) {
 	d := experiment.NewTPCCConfig()
 	fs.StringVar(&o.VUs, "vus", units.FormatCountList(d.VUs), "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
+	fs.StringVar(&o.Rate, "rate", "", "offer transactions at a fixed rate, in transactions a minute (all types, in the mix's proportions), one step per rate, e.g. 20000,40000; --vus is then the one pool of VUs that serves the arrivals, and latency is measured from each transaction's intended start")
+	fs.StringVar(&o.Arrival, "arrival", d.Arrival, "with --rate: how arrivals are spaced, poisson (random, exponential gaps) or constant")
+	fs.StringVar(&o.LateAfter, "late-after", units.FormatDuration(d.LateAfter), "with --rate: an arrival that waits longer than this for a free VU counts as late")
 	fs.StringVar(&o.RampUp, "rampup", units.FormatDuration(d.RampUp), "ramp-up before each step's measured interval (not measured)")
 	fs.StringVar(&o.Duration, "duration", units.FormatDuration(d.Duration), "measured interval of each step")
 	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
@@ -59,6 +65,15 @@ func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 	if err != nil {
 		return cfg, Badf("vus", "--vus: %v", err)
 	}
+	if o.Rate != "" {
+		if cfg.Rates, err = units.ParseRateList(o.Rate); err != nil {
+			return cfg, Badf("rate", "--rate: %v", err)
+		}
+	}
+	if cfg.LateAfter, err = units.ParseDuration(o.LateAfter); err != nil {
+		return cfg, Badf("late_after", "--late-after: %v", err)
+	}
+	cfg.Arrival = o.Arrival
 	if cfg.RampUp, err = units.ParseDuration(o.RampUp); err != nil {
 		return cfg, Badf("rampup", "--rampup: %v", err)
 	}

@@ -288,7 +288,7 @@ func poolRepetitions(group []*runData, overlap map[*runData]float64) []*runData 
 		}
 		merged := *rs[0]
 		merged.TPCC = nil
-		for _, g := range stored.GroupTPCC(reps, []int{reps[0].VUs}) {
+		for _, g := range stored.GroupTPCC(reps, []stored.StepKey{reps[0].Key()}) {
 			merged.TPCC = append(merged.TPCC, tpccStep{*g})
 		}
 		overlap[&merged] = mean(ov)

@@ -251,7 +251,7 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 	if rd.Params.Noisy.Discard {
 		rd.discardNoisy = true
 	}
-	for _, g := range stored.GroupTPCCDiscarding(reps, firstSeen(reps), rd.discardNoisy) {
+	for _, g := range stored.GroupTPCCDiscarding(reps, stored.KeysOf(reps), rd.discardNoisy) {
 		rd.TPCC = append(rd.TPCC, tpccStep{*g})
 	}
 	// One point per name: a repeated run's repetitions become their means,
@@ -279,17 +279,6 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 		rd.series[name] = pts
 	}
 	return nil
-}
-
-// firstSeen is the steps' VU counts in the order they first ran.
-func firstSeen(steps []*stored.TPCCStep) []int {
-	var vus []int
-	for _, s := range steps {
-		if !slices.Contains(vus, s.VUs) {
-			vus = append(vus, s.VUs)
-		}
-	}
-	return vus
 }
 
 // groupPoints gathers a repeated disk run's stored points into one per

@@ -13,9 +13,16 @@ import (
 
 // tpccConfig is a TPC-C run of a tpcc-run or neighbours step on one
 // instance.
-func tpccConfig(vus []int, rampup, duration time.Duration, rep Repetitions, mode string) experiment.TPCCConfig {
+func tpccConfig(vus []int, rampup, duration time.Duration, rep Repetitions, mode string, rate Rate) experiment.TPCCConfig {
 	c := experiment.NewTPCCConfig()
 	c.VUs, c.RampUp, c.Duration, c.Repeat, c.BackToBack, c.Mode = vus, rampup, duration, rep.Repeat, rep.BackToBack, mode
+	c.Rates = rate.Rates
+	if rate.Arrival != "" {
+		c.Arrival = rate.Arrival
+	}
+	if rate.LateAfter != nil {
+		c.LateAfter = *rate.LateAfter
+	}
 	return c
 }
 

@@ -676,12 +676,12 @@ func (e *executor) stopped(in *instance) {
 
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
-	rep Repetitions, mode, role, phase string, exprs []string, together *experiment.Barrier) error {
+	rep Repetitions, rate Rate, mode, role, phase string, exprs []string, together *experiment.Barrier) error {
 	ts, err := thresholds(stored.KindTPCC, exprs)
 	if err != nil {
 		return err
 	}
-	cfg := tpccConfig(vus, rampup, duration, rep, mode)
+	cfg := tpccConfig(vus, rampup, duration, rep, mode, rate)
 	cfg.Record = e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
 		Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host})
 	cfg.DSN, cfg.Thresholds, cfg.Together = in.dsn, ts, together
@@ -705,7 +705,7 @@ func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 		role, together = stored.KindTPCC, experiment.NewBarrier(len(st.Instances))
 	}
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
-		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, role, "", st.Thresholds, together)
+		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Rate, st.Mode, role, "", st.Thresholds, together)
 	})
 }
 
@@ -826,7 +826,7 @@ func (e *executor) neighboursOnce(ctx context.Context, st *NeighboursStep, phase
 	for _, in := range tpccIns {
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, Rate{}, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
 		})
 	}
 	for _, in := range backupIns {

@@ -202,6 +202,16 @@ type TPCCRunStep struct {
 	// Thresholds are judged on each step of each instance.
 	Thresholds []string `json:"thresholds,omitempty"`
 	Repetitions
+	Rate
+}
+
+// Rate makes a tpcc-run step open-loop (tpcc run --rate): one step per
+// rate, in transactions a minute, which its VUs serve as one pool.
+// Arrival and LateAfter are the run's defaults when not given.
+type Rate struct {
+	Rates     []float64      `json:"rate,omitempty"`
+	Arrival   string         `json:"arrival,omitempty"`
+	LateAfter *time.Duration `json:"late_after,omitempty"` // nil: the run's default
 }
 
 // BackupStep runs backup cycles on each instance of a server: a cycle is a
@@ -302,6 +312,9 @@ func (s Step) String() string {
 		return fmt.Sprintf("disk %s on %s", s.Disk.Profile, s.Disk.Target)
 	case s.TPCCBuild != nil:
 		return fmt.Sprintf("tpcc-build %d warehouses on %s", s.TPCCBuild.Warehouses, s.TPCCBuild.Server)
+	case s.TPCCRun != nil && len(s.TPCCRun.Rates) > 0:
+		return fmt.Sprintf("tpcc-run on %s, %s VUs serving %s TPM, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
+			units.FormatRateList(s.TPCCRun.Rates), s.TPCCRun.RampUp, s.TPCCRun.Duration)
 	case s.TPCCRun != nil:
 		return fmt.Sprintf("tpcc-run on %s, VUs %s, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
 			s.TPCCRun.RampUp, s.TPCCRun.Duration)

@@ -664,23 +664,9 @@ func (p *parser) boolean(n *yaml.Node, what string) (bool, bool) {
 
 // countList reads counts such as "1,2,4" or "1-3,5", or a YAML list of them.
 func (p *parser) countList(n *yaml.Node, what string) ([]int, bool) {
-	var s string
-	if n.Kind == yaml.SequenceNode {
-		var parts []string
-		for _, c := range n.Content {
-			t, ok := p.text(deref(c), what)
-			if !ok {
-				return nil, false
-			}
-			parts = append(parts, t)
-		}
-		s = strings.Join(parts, ",")
-	} else {
-		t, ok := p.text(n, what)
-		if !ok {
-			return nil, false
-		}
-		s = t
+	s, ok := p.joined(n, what)
+	if !ok {
+		return nil, false
 	}
 	v, err := units.ParseCountList(s)
 	if err != nil {
@@ -688,6 +674,44 @@ func (p *parser) countList(n *yaml.Node, what string) ([]int, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// rateList reads rates such as "20000,40000", or a YAML list of them.
+func (p *parser) rateList(n *yaml.Node, what string) ([]float64, bool) {
+	s, ok := p.joined(n, what)
+	if !ok {
+		return nil, false
+	}
+	v, err := units.ParseRateList(s)
+	if err != nil {
+		p.bad(n, "%s: %v", what, err)
+		return nil, false
+	}
+	return v, true
+}
+
+// joined reads a comma-separated value, or a YAML list of values joined by
+// commas.
+func (p *parser) joined(n *yaml.Node, what string) (string, bool) {
+	var s string
+	if n.Kind == yaml.SequenceNode {
+		var parts []string
+		for _, c := range n.Content {
+			t, ok := p.text(deref(c), what)
+			if !ok {
+				return "", false
+			}
+			parts = append(parts, t)
+		}
+		s = strings.Join(parts, ",")
+	} else {
+		t, ok := p.text(n, what)
+		if !ok {
+			return "", false
+		}
+		s = t
+	}
+	return s, true
 }
 
 // entry is one item of a list of names, with the node to blame.

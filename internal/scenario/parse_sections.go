@@ -572,7 +572,8 @@ func (p *parser) repetitions(fs map[string]field, what string, ordered bool) Rep
 
 func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	const what = KindTPCCRun
-	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds", "repeat", "back_to_back"})
+	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds", "repeat", "back_to_back",
+		"rate", "arrival", "late_after"})
 	p.required(at, fs, what, "server", "vus", "rampup", "duration")
 	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["server"]; ok {
@@ -589,7 +590,18 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	if f, ok := fs["duration"]; ok {
 		st.Duration, _ = p.duration(f.val, what+": duration", false)
 	}
-	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode)
+	if f, ok := fs["rate"]; ok {
+		st.Rates, _ = p.rateList(f.val, what+": rate")
+	}
+	if f, ok := fs["arrival"]; ok {
+		st.Arrival, _ = p.text(f.val, what+": arrival")
+	}
+	if f, ok := fs["late_after"]; ok {
+		if d, ok := p.duration(f.val, what+": late_after", false); ok {
+			st.LateAfter = &d
+		}
+	}
+	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, st.Rate)
 	p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
 	return st
 }
@@ -659,7 +671,7 @@ func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 		st.Duration, durOK = p.duration(f.val, what+": duration", false)
 	}
 	if _, ok := fs["vus"]; ok {
-		cfg := tpccConfig([]int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: st.Repeat}, st.Mode)
+		cfg := tpccConfig([]int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: st.Repeat}, st.Mode, Rate{})
 		p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
 	}
 	if f, ok := fs["target"]; ok {

@@ -117,6 +117,9 @@ func TestAPIBadInput(t *testing.T) {
 		{map[string]any{"kind": "tpcc", "dsn": "postgres://u@127.0.0.1:1/x", "vu": 1}, "vu", `"vu" is not an option here; give one of: `},
 		{map[string]any{"kind": "tpcc", "dsn": "postgres://u@127.0.0.1:1/x", "results": "/tmp"}, "results", "results: serve stores every run"},
 		{map[string]any{"kind": "tpcc", "vus": []int{1}}, "dsn", "dsn"},
+		{map[string]any{"kind": "tpcc", "dsn": "postgres://u@127.0.0.1:1/x", "rate": []int{6000, 0}}, "rate", "rate 0 is out of range; give above 0"},
+		{map[string]any{"kind": "tpcc", "dsn": "postgres://u@127.0.0.1:1/x", "rate": 6000, "arrival": "uniform"}, "arrival",
+			`arrival "uniform" is unknown; use poisson or constant`},
 		{map[string]any{"kind": "fio"}, "kind", `kind "fio" is not an experiment serve runs`},
 	} {
 		var e struct{ Error, Field string }

@@ -52,6 +52,11 @@ type TPCCParams struct {
 	KeyingThinking bool   `json:"keying_thinking"`
 	Retry          int    `json:"retry"`
 	Seed           uint64 `json:"seed"`
+	// An open loop's offered rates (transactions a minute, one step each),
+	// arrival process and lateness bound; none in a closed loop's.
+	Rates     []float64 `json:"rates,omitempty"`
+	Arrival   string    `json:"arrival,omitempty"`
+	LateAfter string    `json:"late_after,omitempty"`
 	Placement
 }
 

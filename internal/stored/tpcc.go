@@ -42,6 +42,9 @@ type TPCCStep struct {
 	Rollbacks    int64                      `json:"new_order_rollbacks"`
 	Skipped      int64                      `json:"delivery_skipped_districts"`
 	Txn          map[string]metrics.Summary `json:"txn"` // by transaction type, over the measured interval
+	// OpenLoop holds an open-loop step's figures (tpcc run --rate), none
+	// in a closed loop's.
+	*OpenLoop
 	NOPMCheck    NOPMCheck                  `json:"nopm_check"`
 	Audit        []tpcc.AuditItem           `json:"audit"`
 	StartedAt    time.Time                  `json:"started_at"`
@@ -81,6 +84,25 @@ type TPCCStep struct {
 	Histograms [tpcc.NumKinds]*hdr.Histogram `json:"-"`
 }
 
+// OpenLoop is what an open-loop step adds: the offered transactions a
+// minute and how they arrived; the arrivals intended in the measured
+// interval; of those begun in it, how many waited for a VU longer than
+// --late-after; the arrivals due by its end that never began; the most
+// that waited at once. The step's Txn latencies are then measured from each
+// transaction's intended start, and TxnService holds the time from when it
+// was sent. ScheduleJitter is how late a waiting VU woke for its arrival:
+// the pacing's own error.
+type OpenLoop struct {
+	OfferedTPM     float64                    `json:"offered_tpm"`
+	Arrival        string                     `json:"arrival"`
+	Arrivals       int64                      `json:"arrivals"`
+	Late           int64                      `json:"late"`
+	Unserved       int64                      `json:"unserved"`
+	MaxQueue       int64                      `json:"max_queue"`
+	TxnService     map[string]metrics.Summary `json:"txn_service"`
+	ScheduleJitter metrics.Summary            `json:"schedule_jitter"`
+}
+
 // GroupTPCC gathers a run's steps, as they ran (repetitions interleaved or back
 // to back), into one step per VU count, in the order of vus (counts with
 // no step left out). A count run once is its step as it ran, given Stats
@@ -89,22 +111,51 @@ type TPCCStep struct {
 // summed), whose Stats give each figure's mean, standard deviation and 95%
 // interval, whose TxnPooled are the percentiles of the repetitions' merged
 // histograms, and whose Repetitions are the steps as they ran.
-func GroupTPCC(steps []*TPCCStep, vus []int) []*TPCCStep {
-	return GroupTPCCDiscarding(steps, vus, false)
+func GroupTPCC(steps []*TPCCStep, keys []StepKey) []*TPCCStep {
+	return GroupTPCCDiscarding(steps, keys, false)
+}
+
+// StepKey is what the repetitions of one step share: its VU count, and in
+// an open loop the offered rate (transactions a minute) the VUs serve.
+type StepKey struct {
+	VUs        int
+	OfferedTPM float64
+}
+
+// Key is s's step key.
+func (s *TPCCStep) Key() StepKey {
+	k := StepKey{VUs: s.VUs}
+	if s.OpenLoop != nil {
+		k.OfferedTPM = s.OfferedTPM
+	}
+	return k
+}
+
+// KeysOf are the keys of steps in their first appearance's order.
+func KeysOf(steps []*TPCCStep) []StepKey {
+	seen := map[StepKey]bool{}
+	var out []StepKey
+	for _, s := range steps {
+		if k := s.Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // GroupTPCCDiscarding is GroupTPCC, leaving the noisy repetitions (Noisy set) out
 // of a VU count's figures when discard is set: they stay in Repetitions,
 // and Discarded counts them. A count whose every repetition was noisy
 // keeps them all, since nothing else measured it.
-func GroupTPCCDiscarding(steps []*TPCCStep, vus []int, discard bool) []*TPCCStep {
-	by := map[int][]*TPCCStep{}
+func GroupTPCCDiscarding(steps []*TPCCStep, keys []StepKey, discard bool) []*TPCCStep {
+	by := map[StepKey][]*TPCCStep{}
 	for _, s := range steps {
-		by[s.VUs] = append(by[s.VUs], s)
+		by[s.Key()] = append(by[s.Key()], s)
 	}
 	var out []*TPCCStep
-	for i, n := range vus {
-		reps := by[n]
+	for i, k := range keys {
+		reps := by[k]
 		if len(reps) == 0 {
 			continue
 		}
@@ -129,6 +180,15 @@ func tpccFigures(s *TPCCStep) map[string]float64 {
 		for name, v := range map[string]float64{"mean_ms": t.MeanMs, "p50_ms": t.P50Ms, "p95_ms": t.P95Ms, "p99_ms": t.P99Ms,
 			"p999_ms": t.P999Ms, "max_ms": t.MaxMs} {
 			f[k+"."+name] = v
+		}
+	}
+	if o := s.OpenLoop; o != nil {
+		f["late"], f["unserved"], f["max_queue"] = float64(o.Late), float64(o.Unserved), float64(o.MaxQueue)
+		for k, t := range o.TxnService {
+			for name, v := range map[string]float64{"mean_ms": t.MeanMs, "p50_ms": t.P50Ms, "p95_ms": t.P95Ms, "p99_ms": t.P99Ms,
+				"p999_ms": t.P999Ms, "max_ms": t.MaxMs} {
+				f["service."+k+"."+name] = v
+			}
 		}
 	}
 	for prefix, m := range map[string]map[string]float64{"host.": s.Host, "device.": s.Device, "db.": s.DB} {
@@ -208,6 +268,9 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 			P999Ms: mean(k + ".p999_ms"), MaxMs: mean(k + ".max_ms")}
 	}
 	g.Host, g.Device, g.DB = stats.Means(st, "host."), stats.Means(st, "device."), stats.Means(st, "db.")
+	if first.OpenLoop != nil {
+		g.OpenLoop = aggregateOpen(reps, mean)
+	}
 	audits := make([][]tpcc.AuditItem, len(reps))
 	for i, r := range reps {
 		audits[i] = r.Audit
@@ -229,6 +292,35 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 			g.Histograms[k] = merged
 			g.TxnPooled[tpcc.Kind(k).String()] = metrics.Summarize(merged)
 		}
+	}
+	return g
+}
+
+// aggregateOpen gives repetitions' open-loop figures: their arrivals, late
+// and unserved counts summed, their largest queue, their service times'
+// means (each figure's mean is in Stats) and their jitters' largest.
+func aggregateOpen(reps []*TPCCStep, mean func(string) float64) *OpenLoop {
+	first := reps[0].OpenLoop
+	g := &OpenLoop{OfferedTPM: first.OfferedTPM, Arrival: first.Arrival, TxnService: map[string]metrics.Summary{}}
+	for _, r := range reps {
+		o := r.OpenLoop
+		if o == nil {
+			continue
+		}
+		g.Arrivals += o.Arrivals
+		g.Late += o.Late
+		g.Unserved += o.Unserved
+		g.MaxQueue = max(g.MaxQueue, o.MaxQueue)
+		j := &g.ScheduleJitter
+		j.Count += o.ScheduleJitter.Count
+		j.P50Ms, j.P95Ms, j.P99Ms = max(j.P50Ms, o.ScheduleJitter.P50Ms), max(j.P95Ms, o.ScheduleJitter.P95Ms), max(j.P99Ms, o.ScheduleJitter.P99Ms)
+		j.P999Ms, j.MaxMs, j.MeanMs = max(j.P999Ms, o.ScheduleJitter.P999Ms), max(j.MaxMs, o.ScheduleJitter.MaxMs), max(j.MeanMs, o.ScheduleJitter.MeanMs)
+	}
+	for k := range first.TxnService {
+		p := "service." + k + "."
+		g.TxnService[k] = metrics.Summary{Count: round(meanOfSteps(reps, func(r *TPCCStep) float64 { return float64(r.TxnService[k].Count) })),
+			MeanMs: mean(p + "mean_ms"), P50Ms: mean(p + "p50_ms"), P95Ms: mean(p + "p95_ms"), P99Ms: mean(p + "p99_ms"),
+			P999Ms: mean(p + "p999_ms"), MaxMs: mean(p + "max_ms")}
 	}
 	return g
 }

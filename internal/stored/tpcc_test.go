@@ -1,7 +1,9 @@
 package stored
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,7 @@ func TestGroupTPCC(t *testing.T) {
 		tpccRep(0, 1, 100, 1*ms, 2*ms), tpccRep(1, 4, 300, 10*ms), tpccRep(2, 1, 110, 3*ms),
 		tpccRep(3, 4, 330, 20*ms, 30*ms), tpccRep(4, 1, 120, 4*ms), tpccRep(5, 4, 360, 40*ms), tpccRep(6, 2, 200, 5*ms),
 	}
-	g := GroupTPCC(steps, []int{1, 2, 4, 8})
+	g := GroupTPCC(steps, []StepKey{{VUs: 1}, {VUs: 2}, {VUs: 4}, {VUs: 8}})
 	if len(g) != 3 || g[0].VUs != 1 || g[1].VUs != 2 || g[2].VUs != 4 || g[0].Index != 0 || g[1].Index != 1 || g[2].Index != 2 {
 		t.Fatalf("groups %+v", g)
 	}
@@ -65,5 +67,53 @@ func TestGroupTPCC(t *testing.T) {
 	}
 	if g[2].NOPM != 330 || g[2].MeasureStart != steps[1].MeasureStart || g[2].MeasureEnd != steps[5].MeasureEnd {
 		t.Errorf("4 VUs: %+v", g[2])
+	}
+}
+
+// Open-loop steps group by their offered rate, the pool of VUs being the
+// same: each rate's repetitions sum their arrivals, late and unserved
+// counts, keep their largest queue, and average their service times, whose
+// figures Stats covers as service.TYPE.
+func TestGroupTPCCOpenLoop(t *testing.T) {
+	ms := time.Millisecond
+	open := func(s *TPCCStep, rate float64, late, unserved, queue int64, serviceP99 float64) *TPCCStep {
+		s.OpenLoop = &OpenLoop{OfferedTPM: rate, Arrival: "poisson", Arrivals: 100, Late: late, Unserved: unserved, MaxQueue: queue,
+			TxnService: map[string]metrics.Summary{"new_order": {Count: 40, P99Ms: serviceP99}}}
+		return s
+	}
+	steps := []*TPCCStep{
+		open(tpccRep(0, 8, 100, 5*ms), 6000, 1, 0, 3, 2), open(tpccRep(1, 8, 200, 9*ms), 12000, 5, 2, 9, 4),
+		open(tpccRep(2, 8, 110, 6*ms), 6000, 2, 1, 4, 3), open(tpccRep(3, 8, 190, 8*ms), 12000, 7, 0, 12, 6),
+	}
+	keys := KeysOf(steps)
+	if len(keys) != 2 || keys[0] != (StepKey{VUs: 8, OfferedTPM: 6000}) || keys[1] != (StepKey{VUs: 8, OfferedTPM: 12000}) {
+		t.Fatalf("keys %+v", keys)
+	}
+	g := GroupTPCC(steps, keys)
+	if len(g) != 2 || g[0].OfferedTPM != 6000 || g[1].OfferedTPM != 12000 || len(g[0].Repetitions) != 2 {
+		t.Fatalf("groups %+v", g)
+	}
+	hi := g[1]
+	if hi.Arrivals != 200 || hi.Late != 12 || hi.Unserved != 2 || hi.MaxQueue != 12 {
+		t.Errorf("12000 TPM: arrivals %d late %d unserved %d max queue %d; want 200, 12, 2, 12", hi.Arrivals, hi.Late, hi.Unserved, hi.MaxQueue)
+	}
+	if p := hi.TxnService["new_order"].P99Ms; p != 5 {
+		t.Errorf("12000 TPM: New-Order service p99 %g; want the mean 5", p)
+	}
+	if st := hi.Stats["service.new_order.p99_ms"]; st.N != 2 || st.Mean != 5 {
+		t.Errorf("12000 TPM: service p99 stats %+v; want n 2, mean 5", st)
+	}
+	if st := hi.Stats["late"]; st.Mean != 6 {
+		t.Errorf("12000 TPM: late stats %+v; want mean 6", st)
+	}
+	// A closed-loop step's document has none of the open loop's keys.
+	doc, err := json.Marshal(tpccRep(0, 1, 100, ms))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"offered_tpm", "late", "unserved", "max_queue", "txn_service"} {
+		if strings.Contains(string(doc), `"`+k+`"`) {
+			t.Errorf("a closed-loop step's JSON has %q: %s", k, doc)
+		}
 	}
 }

@@ -5,6 +5,7 @@ package units
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,42 @@ func ParseCountList(s string) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// ParseRateList reads a comma-separated list of rates such as
+// "20000,40000" (transactions a minute; "_" may group digits: 20_000). It
+// checks the syntax only: whether a rate is in range is the run's rule.
+// A fraction such as "20%" is refused: a rate is given in transactions a
+// minute.
+func ParseRateList(s string) ([]float64, error) {
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("list %q has an empty entry; give rates such as 20000,40000", s)
+		}
+		if strings.HasSuffix(part, "%") {
+			return nil, fmt.Errorf("%q is a fraction; fractions of a measured maximum are not taken yet, give transactions a minute such as 20000", part)
+		}
+		v, err := strconv.ParseFloat(strings.ReplaceAll(part, "_", ""), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("list entry %q is not a rate; give transactions a minute such as 20000,40000", part)
+		}
+		if len(out) >= maxCountList {
+			return nil, fmt.Errorf("list %q has more than %d entries", s, maxCountList)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// FormatRateList is ParseRateList's inverse: "20000,40000".
+func FormatRateList(v []float64) string {
+	parts := make([]string, len(v))
+	for i, r := range v {
+		parts[i] = strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }
 
 // Thousands formats n with commas: 1234567 -> 1,234,567.

@@ -1,0 +1,95 @@
+package driver
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Poisson arrivals: the gaps of a 10-second schedule at 60,000 a minute
+// (10,000 arrivals) pass a two-sample Kolmogorov–Smirnov test against
+// exponential draws of the same mean (gonum's statistic; the critical value
+// at the 1% level is 1.628 x sqrt(2/n)), and their count is the rate's
+// within 4 standard deviations. Constant arrivals are exactly 1/rate apart.
+func TestScheduleArrivals(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	const rate = 60000.0 // a minute: 1,000 a second
+	end := t0.Add(10 * time.Second)
+	gaps := func(poisson bool) []float64 {
+		s := newSchedule(t0, rate, poisson, 42, 1)
+		var out []float64
+		prev := t0
+		for {
+			at, _ := s.claim(0, t0) // every arrival still to come
+			s.started(0)
+			if at.After(end) {
+				return out
+			}
+			out = append(out, float64(at.Sub(prev))/1e6) // ms
+			prev = at
+		}
+	}
+	got := gaps(true)
+	n := float64(len(got))
+	if math.Abs(n-10000) > 4*math.Sqrt(10000) {
+		t.Errorf("%g Poisson arrivals in 10 s at 1,000 a second", n)
+	}
+	exp := distuv.Exponential{Rate: 1, Src: rand.NewPCG(7, 11)} // mean 1 ms
+	want := make([]float64, len(got))
+	for i := range want {
+		want[i] = exp.Rand()
+	}
+	sort.Float64s(got)
+	sort.Float64s(want)
+	d := stat.KolmogorovSmirnov(got, nil, want, nil)
+	if crit := 1.628 * math.Sqrt(2/n); d > crit {
+		t.Errorf("Kolmogorov–Smirnov D = %.4f against exponential gaps; the 1%% critical value is %.4f", d, crit)
+	}
+	t.Logf("%d Poisson arrivals, KS D = %.4f", len(got), d)
+
+	constant := gaps(false)
+	if len(constant) != 10001 { // 0 s to 10 s inclusive
+		t.Errorf("%d constant arrivals in 10 s at 1,000 a second; want 10,001", len(constant))
+	}
+	for i, g := range constant[1:] {
+		if math.Abs(g-1) > 1e-6 {
+			t.Fatalf("constant gap %d is %g ms; want 1", i+1, g)
+		}
+	}
+}
+
+// The queue a claim reports and the arrivals due by a time: a VU that
+// claims 2.5 s into a 60-a-minute constant schedule finds three arrivals
+// due (0, 1 and 2 s); arrivals claimed for a later time by waiting VUs
+// are not due yet.
+func TestScheduleQueue(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	s := newSchedule(t0, 60, false, 1, 3)
+	at, queued := s.claim(0, t0.Add(2500*time.Millisecond))
+	if !at.Equal(t0) || queued != 3 {
+		t.Errorf("first claim at 2.5 s: arrival at %v, %d queued; want t0 and 3", at.Sub(t0), queued)
+	}
+	if n := s.by(t0.Add(2500 * time.Millisecond)); n != 3 {
+		t.Errorf("%d arrivals due by 2.5 s; want 3", n)
+	}
+	s.started(0)
+	for vu := range 3 { // claim 1 s, 2 s and 3 s: the last is to come
+		if at, q := s.claim(vu, t0.Add(2500*time.Millisecond)); !at.Equal(t0.Add(time.Duration(vu+1)*time.Second)) || q != max(2-vu, 0) {
+			t.Errorf("claim %d: arrival at %v, %d queued", vu+2, at.Sub(t0), q)
+		}
+	}
+	if n := s.by(t0.Add(2500 * time.Millisecond)); n != 3 {
+		t.Errorf("%d arrivals due by 2.5 s with one claimed for 3 s; want 3", n)
+	}
+	if n := s.by(t0.Add(3 * time.Second)); n != 4 {
+		t.Errorf("%d arrivals due by 3 s; want 4", n)
+	}
+	if n := s.by(t0.Add(-time.Second)); n != 0 {
+		t.Errorf("%d arrivals due before the start; want 0", n)
+	}
+}

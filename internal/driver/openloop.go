@@ -1,0 +1,104 @@
+package driver
+
+import (
+	"context"
+	"time"
+
+	"sync/atomic"
+
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// openLoop is what the VUs of an open-loop step (Config.Rates) share
+// besides the step: the arrivals, the service times beside the latencies,
+// and the counts of what waited.
+type openLoop struct {
+	sched     *schedule
+	service   *metrics.Recorder // by kind: from the transaction's start to its end
+	jitter    *metrics.Recorder // how late a waiting VU woke for its arrival
+	lateAfter time.Duration
+	before    int64        // arrivals intended before the measured interval
+	started   atomic.Int64 // arrivals begun (before the interval's end)
+	late      atomic.Int64 // of those begun in the interval, how many waited over lateAfter
+	maxQueue  atomic.Int64 // the most arrivals due and waiting for a VU, in the interval
+}
+
+// runOpen serves arrivals until ctx ends: it claims the next, waits for its
+// intended start if that is to come, and runs it. Its latency is measured
+// from the intended start, so a transaction that queued behind a stalled
+// server carries the stall (no coordinated omission); its service time,
+// from when it was sent, is recorded beside it.
+func (v *vu) runOpen(ctx context.Context) {
+	stop := context.AfterFunc(ctx, v.interrupt)
+	defer stop()
+	txnCtx := context.WithoutCancel(ctx)
+	o := v.st.open
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for ctx.Err() == nil {
+		at, queued := o.sched.claim(v.id, time.Now())
+		if wait := time.Until(at); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+			if v.st.inInterval(at) && v.st.beforeEnd(at) {
+				o.jitter.Record(0, time.Since(at), true, false)
+			}
+		}
+		kind := v.deck.Draw(v.r)
+		if !v.inMI && v.st.inInterval(time.Now()) {
+			v.inMI = true
+			v.auditAt[0] = v.gen.Audit // inputs sent before the interval
+		}
+		v.prepare(kind)
+		if !v.st.enter(ctx) {
+			return
+		}
+		start := time.Now()
+		o.sched.started(v.id)
+		o.started.Add(1)
+		if v.st.inInterval(start) {
+			if start.Sub(at) > o.lateAfter {
+				o.late.Add(1)
+			}
+			for q := int64(queued); ; {
+				m := o.maxQueue.Load()
+				if q <= m || o.maxQueue.CompareAndSwap(m, q) {
+					break
+				}
+			}
+		}
+		rolledBack, err := v.execute(txnCtx, kind)
+		end := time.Now()
+		v.st.leave()
+		ok, goOn := v.settle(ctx, kind, start, end, rolledBack, err)
+		if !goOn {
+			return
+		}
+		if ok {
+			measured := v.measured(start, end)
+			v.hist.Record(int(kind), end.Sub(at), measured, rolledBack)
+			o.service.Record(int(kind), end.Sub(start), measured, false)
+		}
+	}
+}
+
+// finish adds the open loop's figures to the step, once its VUs stopped.
+func (o *openLoop) finish(res *stored.TPCCStep, rate float64, arrival string) {
+	if arrival == "" {
+		arrival = ArrivalPoisson
+	}
+	due := o.sched.by(res.MeasureEnd)
+	ol := &stored.OpenLoop{OfferedTPM: rate, Arrival: arrival, Arrivals: due - o.before, Late: o.late.Load(),
+		Unserved: max(due-o.started.Load(), 0), MaxQueue: o.maxQueue.Load(), TxnService: map[string]metrics.Summary{},
+		ScheduleJitter: metrics.Summarize(o.jitter.Step(0))}
+	for k := range tpcc.NumKinds {
+		ol.TxnService[k.String()] = metrics.Summarize(o.service.Step(int(k)))
+	}
+	res.OpenLoop = ol
+}

@@ -1,0 +1,185 @@
+package experiment_test
+
+// Open-loop TPC-C (tpcc run --rate): the pacer holds its rate, and a
+// stalled server shows in the latency measured from each transaction's
+// intended start, where a closed loop hides it.
+
+import (
+	"context"
+	"math"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
+	"github.com/tierbench/tierbench/internal/metrics"
+)
+
+// rateDoc is an open-loop run's document as `tpcc run --json` prints it.
+type rateDoc struct {
+	Status    string `json:"status"`
+	NOPMAgree bool   `json:"nopm_agree"`
+	Steps     []struct {
+		VUs            int                        `json:"vus"`
+		TPM            int64                      `json:"tpm"`
+		ClientTPM      int64                      `json:"client_tpm"`
+		Seconds        float64                    `json:"measured_seconds"`
+		OfferedTPM     float64                    `json:"offered_tpm"`
+		Arrival        string                     `json:"arrival"`
+		Arrivals       int64                      `json:"arrivals"`
+		Late           int64                      `json:"late"`
+		Unserved       int64                      `json:"unserved"`
+		MaxQueue       int64                      `json:"max_queue"`
+		Txn            map[string]metrics.Summary `json:"txn"`
+		TxnService     map[string]metrics.Summary `json:"txn_service"`
+		ScheduleJitter metrics.Summary            `json:"schedule_jitter"`
+	} `json:"steps"`
+}
+
+// checkHeldRate wants an open-loop run at rate (constant arrivals, a
+// server with capacity to spare) to have measured it: the database's TPM
+// and the client's within 2% of the rate, the interval's arrivals those of
+// the rate, nothing late or unserved, and every transaction's latency from
+// its intended start at least its service time.
+func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
+	t.Helper()
+	var d rateDoc
+	out := asDoc(t, res, &d)
+	if d.Status != "complete" || len(d.Steps) != 1 || !d.NOPMAgree {
+		t.Fatalf("run: %s", out)
+	}
+	s := d.Steps[0]
+	if s.OfferedTPM != rate || s.Arrival != driver.ArrivalConstant {
+		t.Errorf("offered %g TPM, arrival %q; want %g, constant", s.OfferedTPM, s.Arrival, rate)
+	}
+	for name, got := range map[string]int64{"tpm": s.TPM, "client_tpm": s.ClientTPM} {
+		if math.Abs(float64(got)-rate) > 0.02*rate {
+			t.Errorf("%s %d is not within 2%% of the offered %g", name, got, rate)
+		}
+	}
+	if want := rate * s.Seconds / 60; math.Abs(float64(s.Arrivals)-want) > 1.5 {
+		t.Errorf("%d arrivals in %.3f s at %g a minute; want %.1f", s.Arrivals, s.Seconds, rate, want)
+	}
+	if s.Late != 0 || s.Unserved != 0 {
+		t.Errorf("late %d, unserved %d below capacity; want none", s.Late, s.Unserved)
+	}
+	for k, lat := range s.Txn {
+		svc := s.TxnService[k]
+		if lat.Count == 0 || svc.Count != lat.Count || lat.P50Ms < svc.P50Ms || lat.MaxMs < svc.MaxMs {
+			t.Errorf("%s: latency %+v against service %+v; want the same count, and latency at least service", k, lat, svc)
+		}
+	}
+	if s.ScheduleJitter.Count == 0 {
+		t.Errorf("no wake-up measured for the schedule's jitter: %+v", s.ScheduleJitter)
+	}
+	t.Logf("offered %g: tpm %d, client %d, arrivals %d, New-Order p99 %.2f ms (service %.2f), schedule jitter p99 %.3f ms",
+		rate, s.TPM, s.ClientTPM, s.Arrivals, s.Txn["new_order"].P99Ms, s.TxnService["new_order"].P99Ms, s.ScheduleJitter.P99Ms)
+}
+
+// A rate well below capacity on PostgreSQL is held (MariaDB's is in
+// TestRunTPCCMariaDB, on its database).
+func TestRunTPCCRate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := tpcctest.Database(t, 1)
+	noAutovacuum(t, ctx, dsn)
+	const rate = 3000
+	res, err := runTPCC(t, ctx, t.TempDir(), experiment.TPCCConfig{DSN: dsn, Mode: engine.ModeRoutines, VUs: []int{4},
+		Rates: []float64{rate}, Arrival: driver.ArrivalConstant, LateAfter: time.Second, RampUp: time.Second, Duration: 6 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	checkHeldRate(t, res, rate)
+}
+
+// Coordinated omission: the database's backends stopped (SIGSTOP) for 2 s
+// in a constant-rate step put the stall into the New-Order p99 measured
+// from the intended starts (at least 1.5 s) while the service time's p99
+// stays far below it, and count the stalled arrivals as late. The same
+// stall in a closed loop leaves its p99 near the service time, though its
+// longest transaction shows the stall happened.
+func TestRunTPCCRateStall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := tpcctest.Database(t, 1)
+	noAutovacuum(t, ctx, dsn)
+	const stall = 2 * time.Second
+	run := func(cfg experiment.TPCCConfig) (doc rateDoc) {
+		t.Helper()
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(cfg.RampUp + 2*time.Second)
+			stallBackends(t, ctx, dsn, stall)
+		}()
+		cfg.DSN, cfg.Mode, cfg.RampUp = dsn, engine.ModeRoutines, time.Second
+		res, err := runTPCC(t, ctx, t.TempDir(), cfg)
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		out := asDoc(t, res, &doc)
+		if doc.Status != "complete" || len(doc.Steps) != 1 {
+			t.Fatalf("run: %s", out)
+		}
+		return doc
+	}
+
+	const rate = 12000 // 200 a second
+	open := run(experiment.TPCCConfig{VUs: []int{4}, Rates: []float64{rate}, Arrival: driver.ArrivalConstant,
+		LateAfter: 100 * time.Millisecond, RampUp: time.Second, Duration: 8 * time.Second}).Steps[0]
+	no, svc := open.Txn["new_order"], open.TxnService["new_order"]
+	if no.P99Ms < 1500 {
+		t.Errorf("open loop: New-Order p99 %.1f ms from the intended starts across a %s stall; want at least 1,500", no.P99Ms, stall)
+	}
+	if svc.P99Ms > no.P99Ms/3 {
+		t.Errorf("open loop: New-Order service p99 %.1f ms; want far below the latency's %.1f", svc.P99Ms, no.P99Ms)
+	}
+	stalled := int64(rate / 60 * stall.Seconds())
+	if open.Late < stalled*3/4 || open.MaxQueue < stalled*3/4 {
+		t.Errorf("open loop: %d late, a queue of %d at most; want at least %d of the %d arrivals in the stall", open.Late, open.MaxQueue, stalled*3/4, stalled)
+	}
+	t.Logf("open loop: New-Order p99 %.1f ms, service p99 %.1f ms, %d late, queue %d, %d unserved", no.P99Ms, svc.P99Ms, open.Late, open.MaxQueue, open.Unserved)
+
+	closed := run(experiment.TPCCConfig{VUs: []int{4}, RampUp: time.Second, Duration: 6 * time.Second}).Steps[0]
+	cno := closed.Txn["new_order"]
+	if cno.MaxMs < 1500 || cno.P99Ms > 1000 {
+		t.Errorf("closed loop: New-Order p99 %.1f ms, max %.1f ms; want the stall in the max (1,500 or more) and not in the p99 (under 1,000)", cno.P99Ms, cno.MaxMs)
+	}
+	t.Logf("closed loop: New-Order p99 %.1f ms, max %.1f ms", cno.P99Ms, cno.MaxMs)
+}
+
+// stallBackends stops the backends serving the database at dsn (but the
+// connection that finds them) for d, as a stalled server would.
+func stallBackends(t *testing.T, ctx context.Context, dsn string, d time.Duration) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil || len(pids) == 0 {
+		t.Errorf("the backends to stall: %v %v", pids, err)
+		return
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(int(p), syscall.SIGSTOP)
+	}
+	time.Sleep(d)
+	for _, p := range pids {
+		_ = syscall.Kill(int(p), syscall.SIGCONT)
+	}
+}
