@@ -35,15 +35,12 @@ func (v *vu) runOpen(ctx context.Context) {
 	defer stop()
 	txnCtx := context.WithoutCancel(ctx)
 	o := v.st.open
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	wake := newWaker(ctx)
+	defer wake.close()
 	for ctx.Err() == nil {
 		at, queued := o.sched.claim(v.id, time.Now())
-		if wait := time.Until(at); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
+		if time.Until(at) > 0 {
+			if !wake.until(ctx, at) {
 				return
 			}
 			if v.st.inInterval(at) && v.st.beforeEnd(at) {
