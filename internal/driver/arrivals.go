@@ -22,16 +22,16 @@ const (
 // transaction, and a stalled server leaves a queue of arrivals behind
 // that the free VUs then serve, each measured from its intended start.
 type schedule struct {
-	mu       sync.Mutex
-	t0       time.Time
-	gap      float64 // mean nanoseconds between arrivals
-	poisson  bool
-	rng      *rand.Rand
-	drawn    int64     // arrivals drawn so far
-	last     float64   // the last drawn arrival's offset from t0 in ns
-	pending  []float64 // drawn and not claimed, ascending offsets
-	claimed  int64
-	claimAt  []float64 // each VU's claimed arrival, until it has started (NaN: none)
+	mu      sync.Mutex
+	t0      time.Time
+	gap     float64 // mean nanoseconds between arrivals
+	poisson bool
+	rng     *rand.Rand
+	drawn   int64     // arrivals drawn so far
+	last    float64   // the last drawn arrival's offset from t0 in ns
+	pending []float64 // drawn and not claimed, ascending offsets
+	claimed int64
+	claimAt []float64 // each VU's claimed arrival, until it has started (NaN: none)
 }
 
 // newSchedule starts arrivals at t0, rate per minute, for vus virtual
@@ -110,4 +110,13 @@ func (s *schedule) by(t time.Time) int64 {
 		}
 	}
 	return n
+}
+
+// waiting counts the arrivals due by now that no VU has claimed.
+func (s *schedule) waiting(now time.Time) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := float64(now.Sub(s.t0))
+	s.drawTo(ns)
+	return int64(sort.SearchFloat64s(s.pending, math.Nextafter(ns, math.Inf(1))))
 }

@@ -93,6 +93,11 @@ type Tick struct {
 	// configured buckets (ramp-up included; Latency[k].Counts nil without).
 	RolledBack, Failed [tpcc.NumKinds]int64
 	Latency            [tpcc.NumKinds]metrics.Buckets
+	// An open-loop step's: the offered transactions a minute, the arrivals
+	// that began this second after waiting longer than LateAfter (ramp-up
+	// included), and those due and waiting for a VU at the tick.
+	OfferedTPM  float64
+	Late, Queue int64
 }
 
 // ErrInterrupted is returned (wrapped) when the run's context ended before
@@ -334,7 +339,7 @@ func moreProcs(n, max int, cpu, wall time.Duration) int {
 
 func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot, slots, nvu int, rate float64, warehouses int, crun tpcc.CValues, seed uint64) (*stored.TPCCStep, error) {
 	index := sl.Index
-	place := Tick{Step: index + 1, Steps: slots, Rep: sl.Rep, Repeat: max(cfg.Repeat, 1), VUs: nvu}
+	place := Tick{Step: index + 1, Steps: slots, Rep: sl.Rep, Repeat: max(cfg.Repeat, 1), VUs: nvu, OfferedTPM: rate}
 	st := &step{warehouses: warehouses, released: make(chan struct{})}
 	vus := make([]*vu, nvu)
 	defer func() {
@@ -417,6 +422,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	tick := time.NewTicker(cfg.Tick)
 	defer tick.Stop()
 	lastTick := started
+	var lateSeen int64
 
 	for {
 		// Wake at the next tick or at the phase boundary, whichever is first.
@@ -439,6 +445,10 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			if err == nil {
 				// A tick sent while the interval's start was being read is
 				// dated before it: the live line said "-0s".
+				if st.open != nil {
+					late := st.open.lateAll.Load()
+					place.Late, place.Queue, lateSeen = late-lateSeen, st.open.sched.waiting(now), late
+				}
 				emitTick(cfg, place, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, hist)
 				prev = c
 			}

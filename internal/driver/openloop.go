@@ -22,6 +22,7 @@ type openLoop struct {
 	before    int64        // arrivals intended before the measured interval
 	started   atomic.Int64 // arrivals begun (before the interval's end)
 	late      atomic.Int64 // of those begun in the interval, how many waited over lateAfter
+	lateAll   atomic.Int64 // late, ramp-up included (the live ticks')
 	maxQueue  atomic.Int64 // the most arrivals due and waiting for a VU, in the interval
 }
 
@@ -59,8 +60,12 @@ func (v *vu) runOpen(ctx context.Context) {
 		start := time.Now()
 		o.sched.started(v.id)
 		o.started.Add(1)
+		late := start.Sub(at) > o.lateAfter
+		if late {
+			o.lateAll.Add(1)
+		}
 		if v.st.inInterval(start) {
-			if start.Sub(at) > o.lateAfter {
+			if late {
 				o.late.Add(1)
 			}
 			for q := int64(queued); ; {

@@ -32,6 +32,10 @@ var (
 	tpccDBNO      = desc("tierbench_tpcc_db_new_orders_total", "New-Orders the database committed since the run started; rate() x 60 is NOPM.")
 	tpccTxns      = desc("tierbench_tpcc_transactions_total", "Business transactions the driver finished, by type and outcome (commit, rollback: the 1% of New-Orders that roll back by design, error).", "type", "outcome")
 	tpccLatency   = desc("tierbench_tpcc_transaction_duration_seconds", "Latency of the business transactions the driver completed, ramp-up included, by type.", "type")
+	tpccOffered   = desc("tierbench_tpcc_offered_tpm", "An open-loop step's offered transactions a minute (tpcc run --rate); absent in a closed loop.")
+	tpccQueue     = desc("tierbench_tpcc_queue", "An open-loop step's arrivals due and waiting for a free VU, at the last second.")
+	tpccLate      = desc("tierbench_tpcc_late_total", "Arrivals that began after waiting for a VU longer than --late-after, since the run started (ramp-ups included).")
+	tpccStepUnsrv = desc("tierbench_tpcc_step_unserved", "A finished open-loop step's arrivals due by its end that never began (a repeated step: its latest repetition's).", "step", "vus", "offered_tpm")
 	tpccStepNOPM  = desc("tierbench_tpcc_step_nopm", "A finished step's NOPM over its measured interval (a repeated step: its latest repetition's).", "step", "vus")
 	tpccStepTPM   = desc("tierbench_tpcc_step_tpm", "A finished step's TPM over its measured interval (a repeated step: its latest repetition's).", "step", "vus")
 
@@ -140,6 +144,13 @@ func (t *tpccState) collect(m emitter) {
 		m.gauge(tpccNOPM, t.nopm)
 		m.counter(tpccDBTxns, float64(t.dbTxns))
 		m.counter(tpccDBNO, float64(t.dbNewOrders))
+		if t.offered > 0 {
+			m.gauge(tpccOffered, t.offered)
+			m.gauge(tpccQueue, float64(t.queue))
+		}
+		if t.open {
+			m.counter(tpccLate, float64(t.late))
+		}
 	}
 	for k := range tpcc.NumKinds {
 		name := k.String()
@@ -161,6 +172,9 @@ func (t *tpccState) collect(m emitter) {
 		step, vus := strconv.Itoa(i+1), strconv.Itoa(s.vus)
 		m.gauge(tpccStepNOPM, float64(s.nopm), step, vus)
 		m.gauge(tpccStepTPM, float64(s.tpm), step, vus)
+		if s.offered > 0 {
+			m.gauge(tpccStepUnsrv, float64(s.unserved), step, vus, strconv.FormatFloat(s.offered, 'f', -1, 64))
+		}
 	}
 }
 

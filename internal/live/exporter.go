@@ -87,6 +87,9 @@ type tpccState struct {
 	measuring           bool
 	tpm, nopm           float64
 	dbTxns, dbNewOrders int64
+	offered             float64              // the open-loop step's rate (0: a closed loop)
+	queue, late         int64                // waiting now; late since the run started
+	open                bool                 // an open-loop step ran
 	done                [tpcc.NumKinds]int64 // completions, rolled back included
 	rolledBack, failed  [tpcc.NumKinds]int64
 	buckets             [tpcc.NumKinds][]uint64 // cumulative counts per LatencyBuckets bound and above
@@ -100,6 +103,8 @@ type tpccState struct {
 type stepFigures struct {
 	vus       int
 	tpm, nopm int64
+	offered   float64 // an open-loop step's rate
+	unserved  int64
 	repeated  bool // a repetition of its VU count (the run repeats its steps)
 }
 
@@ -196,6 +201,9 @@ func (r *runState) tpccTick(x experiment.Tick) {
 	}
 	s.vus, s.step, s.steps, s.measuring = t.VUs, t.Step, t.Steps, t.Phase == "measure"
 	s.tpm, s.nopm = t.TPM, t.NOPM
+	s.offered, s.queue = t.OfferedTPM, t.Queue
+	s.late += t.Late
+	s.open = s.open || t.OfferedTPM > 0
 	s.dbTxns += t.Transactions
 	s.dbNewOrders += t.NewOrders
 	for k := range tpcc.NumKinds {
@@ -283,9 +291,12 @@ func (o *observer) Result(x experiment.Result) {
 // repeat is a step of its own, as it ran.
 func (t *tpccState) finish(s *stored.TPCCStep) {
 	f := stepFigures{vus: s.VUs, tpm: s.TPM, nopm: s.NOPM, repeated: s.Repetition > 0}
+	if o := s.OpenLoop; o != nil {
+		f.offered, f.unserved = o.OfferedTPM, o.Unserved
+	}
 	if f.repeated {
 		for i, g := range t.finished {
-			if g.repeated && g.vus == f.vus {
+			if g.repeated && g.vus == f.vus && g.offered == f.offered {
 				t.finished[i] = f
 				return
 			}

@@ -73,6 +73,32 @@ func TestExporterTPCC(t *testing.T) {
 	if strings.Contains(got, `run="r2",target="",type="new_order",le=`) {
 		t.Error("a run without latency buckets exported a latency histogram")
 	}
+	if strings.Contains(got, "tierbench_tpcc_offered_tpm") || strings.Contains(got, "tierbench_tpcc_late_total") {
+		t.Error("closed-loop runs exported open-loop metrics")
+	}
+}
+
+// An open-loop run's ticks give the offered rate, the queue at the last
+// second and the late arrivals so far; a finished step its unserved.
+func TestExporterTPCCOpenLoop(t *testing.T) {
+	e := New()
+	o := e.Observer()
+	o.Started(experiment.Started{RunID: "r3", Kind: stored.KindTPCC, Params: &stored.TPCCParams{Engine: "postgres"}})
+	for _, x := range []struct{ late, queue int64 }{{2, 7}, {3, 40}} {
+		o.Tick(experiment.Tick{TPCC: &driver.Tick{Step: 1, Steps: 1, VUs: 8, Phase: "measure", OfferedTPM: 12000, Late: x.late, Queue: x.queue}})
+	}
+	o.Result(experiment.Result{TPCC: &stored.TPCCStep{VUs: 8, TPM: 11900, OpenLoop: &stored.OpenLoop{OfferedTPM: 12000, Unserved: 4}}})
+	got := gatherText(t, e)
+	for _, line := range []string{
+		`tierbench_tpcc_offered_tpm{engine="postgres",instance="",run="r3",target=""} 12000`,
+		`tierbench_tpcc_queue{engine="postgres",instance="",run="r3",target=""} 40`,
+		`tierbench_tpcc_late_total{engine="postgres",instance="",run="r3",target=""} 5`,
+		`tierbench_tpcc_step_unserved{engine="postgres",instance="",offered_tpm="12000",run="r3",step="1",target="",vus="8"} 4`,
+	} {
+		if !strings.Contains(got, line+"\n") {
+			t.Errorf("the exposition lacks\n  %s\n%s", line, got)
+		}
+	}
 }
 
 // gatherText is the registry's exposition in the text format.
