@@ -7,6 +7,10 @@ package experiment_test
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,6 +23,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/report"
 )
 
 // rateDoc is an open-loop run's document as `tpcc run --json` prints it.
@@ -90,12 +95,23 @@ func TestRunTPCCRate(t *testing.T) {
 	dsn := tpcctest.Database(t, 1)
 	noAutovacuum(t, ctx, dsn)
 	const rate = 3000
-	res, err := runTPCC(t, ctx, t.TempDir(), experiment.TPCCConfig{DSN: dsn, Mode: engine.ModeRoutines, VUs: []int{4},
+	dir := t.TempDir()
+	res, err := runTPCC(t, ctx, dir, experiment.TPCCConfig{DSN: dsn, Mode: engine.ModeRoutines, VUs: []int{4},
 		Rates: []float64{rate}, Arrival: driver.ArrivalConstant, LateAfter: time.Second, RampUp: time.Second, Duration: 6 * time.Second})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	checkHeldRate(t, res, rate)
+	// The report lists the step among the open-loop ones, with its rate.
+	w := writeReport(t, dir, report.Options{Runs: []string{res.RunID}, Out: filepath.Join(dir, "report.html")})
+	html, err := os.ReadFile(w.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := regexp.MustCompile(`(?s)<table[^>]*id="tpcc-open-loop".*?</table>`).FindString(string(html))
+	if !strings.Contains(table, `<td class="num">3,000</td>`) || !strings.Contains(table, "constant") {
+		t.Errorf("the report's open-loop table lacks the step at 3,000 TPM, constant:\n%s", table)
+	}
 }
 
 // Coordinated omission: the database's backends stopped (SIGSTOP) for 2 s

@@ -121,6 +121,12 @@ func tpccSection(runs []*runData) *Section {
 	s.figure(timeline(runs, "tpcc-timeline", "TPM and NOPM per second, with step boundaries", "transactions per minute",
 		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}, results.AllSteps))
 	s.table(tpccStepsTable(runs))
+	if t := openLoopTable(runs); t != nil {
+		s.text("Open-loop steps (tpcc run --rate) offered transactions at a fixed rate to a pool of VUs. Their latency is measured " +
+			"from each transaction's intended start, so time queued behind a slow or stalled server counts; the service time, from " +
+			"when it was sent, is beside it. Late arrivals waited for a VU longer than --late-after; unserved ones were due and never began.")
+		s.table(t)
+	}
 	if t := noisyTable(runs); t != nil {
 		s.text(noisyText)
 		s.table(t)
@@ -235,6 +241,28 @@ func tpccStepsTable(runs []*runData) *Table {
 				num(deviceAwait(x.Device)), num(get(x.Device, "p99_ms")), num(get(x.DB, "read_latency_ms")), num(get(x.DB, "wal_sync_latency_ms")),
 				pct(get(x.DB, "cache_hit_pct"))})
 		}
+	}
+	return t
+}
+
+// openLoopTable lists the open-loop steps, or is nil when there are none.
+func openLoopTable(runs []*runData) *Table {
+	t := &Table{ID: "tpcc-open-loop", Caption: "Open-loop steps: offered and measured rate, New-Order latency from the intended start and service time, late and unserved arrivals",
+		Header:  []string{"run", "offered TPM", "arrival", "VUs", "TPM", "client TPM", "NO p99 ms", "NO service p99 ms", "late", "unserved", "max queue", "schedule jitter p99 ms"},
+		Numeric: []bool{false, true, false, true, true, true, true, true, true, true, true, true}}
+	for _, rd := range runs {
+		for _, x := range rd.TPCC {
+			o := x.OpenLoop
+			if o == nil {
+				continue
+			}
+			t.Rows = append(t.Rows, []string{rd.Label, num(o.OfferedTPM), o.Arrival, strconv.Itoa(x.VUs), num(x.tpm()), num(float64(x.ClientTPM)),
+				num(x.Txn["new_order"].P99Ms), num(o.TxnService["new_order"].P99Ms), thousands(o.Late), thousands(o.Unserved),
+				thousands(o.MaxQueue), num(o.ScheduleJitter.P99Ms)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
 	}
 	return t
 }
