@@ -49,12 +49,7 @@ func (v *vu) runOpen(ctx context.Context) {
 			}
 		}
 		kind := v.deck.Draw(v.r)
-		if !v.inMI && v.st.inInterval(time.Now()) {
-			v.inMI = true
-			v.auditAt[0] = v.gen.Audit // inputs sent before the interval
-		}
-		v.prepare(kind)
-		if !v.st.enter(ctx) {
+		if !v.begin(ctx, kind) {
 			return
 		}
 		start := time.Now()

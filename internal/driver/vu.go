@@ -78,12 +78,7 @@ func (v *vu) run(ctx context.Context) {
 		if v.cfg.KeyingThinking && !sleep(ctx, time.Duration(keyingTime[kind]*float64(time.Second))) {
 			return
 		}
-		if !v.inMI && v.st.inInterval(time.Now()) {
-			v.inMI = true
-			v.auditAt[0] = v.gen.Audit // inputs sent before the interval
-		}
-		v.prepare(kind)
-		if !v.st.enter(ctx) {
+		if !v.begin(ctx, kind) {
 			return
 		}
 		start := time.Now()
@@ -106,6 +101,17 @@ func (v *vu) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// begin prepares a transaction of kind and waits until the VU may start
+// it; false when the VU is to stop.
+func (v *vu) begin(ctx context.Context, kind tpcc.Kind) bool {
+	if !v.inMI && v.st.inInterval(time.Now()) {
+		v.inMI = true
+		v.auditAt[0] = v.gen.Audit // inputs sent before the interval
+	}
+	v.prepare(kind)
+	return v.st.enter(ctx)
 }
 
 // measured says whether a transaction that started and ended then counts

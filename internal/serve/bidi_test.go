@@ -27,17 +27,7 @@ import (
 
 // firefox finds the browser; CI may not skip without it.
 func firefox(t *testing.T) string {
-	for _, name := range []string{"firefox-esr", "firefox"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "no Firefox on PATH; install it with `apt-get install firefox-esr`"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + " (CI=true: the console test may not skip)")
-	}
-	t.Skip(msg)
-	return ""
+	return browserBinary(t, "Firefox", "firefox-esr", "firefox-esr", "firefox")
 }
 
 // bidiPage is one browsing context of a Firefox the test started.
@@ -232,8 +222,8 @@ func (p *bidiPage) eval(expr string) (json.RawMessage, error) {
 		return nil, err
 	}
 	var res struct {
-		Type             string
-		Result           struct {
+		Type   string
+		Result struct {
 			Type  string
 			Value json.RawMessage
 		}

@@ -179,12 +179,18 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 
 // chromium finds the browser; CI may not skip without it.
 func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+	return browserBinary(t, "Chromium", "chromium", "chromium", "chromium-browser", "google-chrome")
+}
+
+// browserBinary finds the first of names on PATH; without one it fails
+// under CI=true and skips otherwise, naming the package to install.
+func browserBinary(t *testing.T, what, pkg string, names ...string) string {
+	for _, name := range names {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	msg := "no Chromium on PATH; install it with `apt-get install chromium`"
+	msg := fmt.Sprintf("no %s on PATH; install it with `apt-get install %s`", what, pkg)
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg + " (CI=true: the console test may not skip)")
 	}
