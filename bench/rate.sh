@@ -10,9 +10,9 @@
 #    share that began within 1 ms, and the client CPU per arrival, whose
 #    inverse is what one core can schedule.
 # 2. On a managed PostgreSQL (a fresh one, $WAREHOUSES warehouses), ROUNDS
-#    pairs, alternating: a closed loop of 1 VU (its client TPM is the
-#    throughput to match), then an open loop offering that TPM (constant
-#    arrivals) to a pool of 4 VUs, which has capacity to spare. Each row
+#    pairs, alternating: a closed loop of $VUS VUs (its client TPM is the
+#    throughput to match), then an open loop offering $SHARE% of that TPM
+#    (Poisson arrivals) to a pool of as many VUs. Each row
 #    gives TPM, client CPU per transaction (tierbench's rusage over the
 #    measured interval), New-Order p99 (from the intended start in the
 #    open loop, with the service time's beside it), the schedule's jitter
@@ -20,6 +20,8 @@
 set -euo pipefail
 WAREHOUSES=${WAREHOUSES:-2}
 ROUNDS=${ROUNDS:-3}
+VUS=${VUS:-4}
+SHARE=${SHARE:-90}
 RAMPUP=${RAMPUP:-5s}
 DURATION=${DURATION:-30s}
 cd "$(dirname "$0")/.."
@@ -55,14 +57,14 @@ print("%-8s %9d %9d %10.1f %10.2f %10.2f %10.3f %6s" % (sys.argv[1], s["tpm"], s
 }
 
 echo
-echo "# closed loop (1 VU) against open loop (a pool of 4 VUs) at the closed loop's throughput, PostgreSQL, $WAREHOUSES warehouses"
+echo "# closed loop ($VUS VUs) against open loop (a pool of $VUS VUs) at $SHARE% of the closed loop's throughput, PostgreSQL, $WAREHOUSES warehouses"
 printf '%-8s %9s %9s %10s %10s %10s %10s %6s\n' loop TPM client "µs/txn" "NO p99" "svc p99" "jitter p99" late
 rows=$work/rows
 for _ in $(seq "$ROUNDS"); do
-	closed=$(row closed --vus 1)
+	closed=$(row closed --vus "$VUS")
 	echo "$closed" | tee -a "$rows"
-	rate=$(echo "$closed" | awk '{print $3}')
-	row open --vus 4 --rate "$rate" --arrival constant | tee -a "$rows"
+	rate=$(echo "$closed" | awk -v share="$SHARE" '{printf "%d", $3 * share / 100}')
+	row open --vus "$VUS" --rate "$rate" | tee -a "$rows"
 done
 for loop in closed open; do
 	awk -v loop="$loop" '$1 == loop { for (i = 2; i <= 8; i++) v[i, ++n[i]] = $i }
