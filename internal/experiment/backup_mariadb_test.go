@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/backup"
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/server"
@@ -40,13 +41,16 @@ func TestRunBackupMariaDB(t *testing.T) {
 	password := strings.Split(strings.TrimPrefix(info.DSN, "mariadb://tierbench:"), "@")[0]
 	res := filepath.Join(base, "results")
 
-	// TPC-C beside both cycles, until they are done.
+	// TPC-C beside both cycles, until they are done: open loop at 1,200
+	// transactions a minute, which changes the tables throughout the
+	// backups without two VUs saturating the host's cores.
 	tctx, stopTPCC := context.WithCancel(ctx)
 	defer stopTPCC()
 	tpccDone := make(chan error, 1)
 	go func() {
 		_, err := experiment.RunTPCC(tctx, experiment.TPCCConfig{Record: experiment.Record{Results: filepath.Join(base, "tpcc-results")},
-			DSN: info.DSN, VUs: []int{2}, Duration: 3 * time.Minute, Repeat: 1}, experiment.Nop{})
+			DSN: info.DSN, VUs: []int{2}, Rates: []float64{1200}, Arrival: driver.ArrivalConstant, LateAfter: time.Second,
+			Duration: 3 * time.Minute, Repeat: 1}, experiment.Nop{})
 		var in *experiment.Interrupted
 		if err != nil && !errors.As(err, &in) {
 			tpccDone <- err

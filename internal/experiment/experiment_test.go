@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
@@ -165,7 +166,8 @@ func TestRunTPCCInterrupted(t *testing.T) {
 		}
 	}}
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{Record: experiment.Record{Results: dir}, DSN: dsn,
-		VUs: []int{1, 1}, Duration: time.Second, Repeat: 1}, rec)
+		VUs: []int{1}, Rates: []float64{1200, 1200}, Arrival: driver.ArrivalConstant, LateAfter: time.Second, // open loop: two steps, a VU not saturating a core
+		Duration: time.Second, Repeat: 1}, rec)
 	var in *experiment.Interrupted
 	if !errors.As(err, &in) || out == nil || in.RunID != out.RunID {
 		t.Fatalf("err %v, result %v; want *Interrupted naming the run", err, out)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
@@ -114,8 +115,12 @@ func TestRunTPCCModes(t *testing.T) {
 					runDSN = strings.Replace(runDSN, "&options=", "?options=", 1)
 				}
 			}
+			// Open loop at 1,800 transactions a minute, served by 2 VUs:
+			// 120 measured transactions, each VU's 23-card deck dealt more
+			// than twice (every type), New-Orders in every second, at a
+			// few % of a core where a closed loop saturates two.
 			res, err := runTPCC(t, ctx, resultsDir, experiment.TPCCConfig{DSN: runDSN, Mode: mode,
-				VUs: []int{2}, RampUp: time.Second, Duration: 4 * time.Second})
+				VUs: []int{2}, Rates: []float64{1800}, Arrival: driver.ArrivalConstant, LateAfter: time.Second, RampUp: time.Second, Duration: 4 * time.Second})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -179,8 +184,8 @@ func TestRunTPCCModes(t *testing.T) {
 			}
 			// The run is in the store with its step.
 			run, steps := storedRun(t, resultsDir, d.RunID)
-			if run.Status != results.StatusComplete || len(steps) != 1 || steps[0].Name != "vus=2" {
-				t.Fatalf("stored run %s with steps %+v; want complete with its step vus=2", run.Status, steps)
+			if run.Status != results.StatusComplete || len(steps) != 1 || steps[0].Name != "rate=1800" {
+				t.Fatalf("stored run %s with steps %+v; want complete with its step rate=1800", run.Status, steps)
 			}
 			checkSecondSeries(t, resultsDir, d.RunID, float64(s.ClientTPM))
 		})

@@ -214,9 +214,9 @@ func TestAPICancelAndQueue(t *testing.T) {
 	t.Parallel()
 	dsn := tpccDSN(t)
 	s := startServe(t, serve.Options{})
-	first := s.postTPCC(t, dsn, []int{1, 1, 1}, "2s")
-	second := s.postTPCC(t, dsn, []int{1}, "2s")
-	third := s.postTPCC(t, dsn, []int{1}, "1s")
+	first := s.postTPCCAt(t, dsn, []float64{1200, 1200, 1200}, "2s")
+	second := s.postTPCCAt(t, dsn, []float64{1200}, "2s")
+	third := s.postTPCCAt(t, dsn, []float64{1200}, "1s")
 	var q struct {
 		Entries []struct{ ID, State string }
 	}

@@ -91,7 +91,7 @@ func TestAPIRunOnManagedServer(t *testing.T) {
 	}
 	var p struct{ ID string }
 	if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "server": info.DataDir, "vus": []int{1},
-		"rampup": "0s", "duration": "2s"}, &p); code != 202 {
+		"rate": 1200, "arrival": "constant", "late_after": "1s", "rampup": "0s", "duration": "2s"}, &p); code != 202 { // open loop: no core spent saturating
 		t.Fatalf("POST on a managed server: %d %s", code, body)
 	}
 	if d := doneOf(t, s.follow(t, p.ID, "", nil)); d["status"] != results.StatusComplete {

@@ -111,6 +111,19 @@ func (s *testServer) postTPCC(t *testing.T, dsn string, vus []int, duration stri
 	return p.ID
 }
 
+// postTPCCAt posts an open-loop TPC-C run without ramp-up, one step per
+// rate (transactions a minute, constant arrivals) served by one VU, and
+// returns its id: a run that exercises the server at a few % of a core.
+func (s *testServer) postTPCCAt(t *testing.T, dsn string, rates []float64, duration string) string {
+	t.Helper()
+	var p struct{ ID string }
+	if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": []int{1}, "rate": rates,
+		"arrival": "constant", "late_after": "1s", "rampup": "0s", "duration": duration}, &p); code != 202 {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	return p.ID
+}
+
 // send sends a request with the server's token (if any) and the header's
 // name/value pairs.
 func (s *testServer) send(t *testing.T, ctx context.Context, method, path string, body io.Reader, header []string) *http.Response {
