@@ -45,12 +45,12 @@ type TPCCStep struct {
 	// OpenLoop holds an open-loop step's figures (tpcc run --rate), none
 	// in a closed loop's.
 	*OpenLoop
-	NOPMCheck    NOPMCheck                  `json:"nopm_check"`
-	Audit        []tpcc.AuditItem           `json:"audit"`
-	StartedAt    time.Time                  `json:"started_at"`
-	MeasureStart time.Time                  `json:"measure_start"`
-	MeasureEnd   time.Time                  `json:"measure_end"`
-	Seconds      float64                    `json:"measured_seconds"`
+	NOPMCheck    NOPMCheck        `json:"nopm_check"`
+	Audit        []tpcc.AuditItem `json:"audit"`
+	StartedAt    time.Time        `json:"started_at"`
+	MeasureStart time.Time        `json:"measure_start"`
+	MeasureEnd   time.Time        `json:"measure_end"`
+	Seconds      float64          `json:"measured_seconds"`
 	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
 	// threads) over the measured interval, per completed transaction.
 	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
