@@ -70,8 +70,12 @@ func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 			return cfg, Badf("rate", "--rate: %v", err)
 		}
 	}
-	if cfg.LateAfter, err = units.ParseDuration(o.LateAfter); err != nil {
-		return cfg, Badf("late_after", "--late-after: %v", err)
+	// A front end without the open loop's flags (run) leaves them empty.
+	cfg.LateAfter = experiment.NewTPCCConfig().LateAfter
+	if o.LateAfter != "" {
+		if cfg.LateAfter, err = units.ParseDuration(o.LateAfter); err != nil {
+			return cfg, Badf("late_after", "--late-after: %v", err)
+		}
 	}
 	cfg.Arrival = o.Arrival
 	if cfg.RampUp, err = units.ParseDuration(o.RampUp); err != nil {

@@ -1,0 +1,34 @@
+package options
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/driver"
+)
+
+// The open loop's options: a rate list, its arrivals and lateness bound,
+// and their defaults; a front end that does not register them (the main
+// job builds its TPCCRun from its own flags) gets a closed loop with the
+// same defaults, not an empty duration refused.
+func TestTPCCRunRate(t *testing.T) {
+	var o TPCCRun
+	parseFlags(t, &o, "--rate", "6000,12_000", "--vus", "8", "--arrival", "constant", "--late-after", "250ms", "--results", t.TempDir())
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Rates) != 2 || cfg.Rates[0] != 6000 || cfg.Rates[1] != 12000 || cfg.Arrival != driver.ArrivalConstant || cfg.LateAfter != 250*time.Millisecond {
+		t.Errorf("rates %v, arrival %q, late after %s", cfg.Rates, cfg.Arrival, cfg.LateAfter)
+	}
+	var d TPCCRun
+	parseFlags(t, &d, "--results", t.TempDir())
+	if cfg, err := d.Config(); err != nil || len(cfg.Rates) != 0 || cfg.Arrival != driver.ArrivalPoisson || cfg.LateAfter != time.Second {
+		t.Errorf("defaults: rates %v, arrival %q, late after %s, %v", cfg.Rates, cfg.Arrival, cfg.LateAfter, err)
+	}
+	unregistered := d
+	unregistered.Rate, unregistered.Arrival, unregistered.LateAfter = "", "", ""
+	if cfg, err := unregistered.Config(); err != nil || len(cfg.Rates) != 0 || cfg.LateAfter != time.Second {
+		t.Errorf("without the open loop's flags: rates %v, late after %s, %v", cfg.Rates, cfg.LateAfter, err)
+	}
+}
