@@ -123,7 +123,8 @@ func TestSecrets(t *testing.T) {
 	res := filepath.Join(base, "results")
 	physical, logical := filepath.Join(base, "backup-physical"), filepath.Join(base, "backup-logical")
 	tpccRun := func(more ...string) []string {
-		return append([]string{"tpcc", "run", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, more...)
+		return append([]string{"tpcc", "run", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--rate", "1200", "--arrival", "constant",
+			"--results", res}, more...)
 	}
 	// The fault is a no-op command: the durability test runs through, and
 	// the server stays up for the commands after it.
@@ -1034,7 +1035,8 @@ func TestSecretsShortPasswordsMariaDB(t *testing.T) {
 				"Access denied for user '" + user + "'@", "(using password: YES)", "check the user and password in the DSN"}
 		}
 		run = func(more ...string) []string {
-			return append([]string{"tpcc", "run", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, more...)
+			return append([]string{"tpcc", "run", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--rate", "1200", "--arrival", "constant",
+				"--results", res}, more...)
 		}
 	)
 	runShortCalls(t, scan, []shortCall{
