@@ -2,9 +2,8 @@ package driver
 
 import (
 	"context"
-	"time"
-
 	"sync/atomic"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/stored"
