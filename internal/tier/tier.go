@@ -443,7 +443,15 @@ func (im *Image) teardown(ctx context.Context, markFile string) error {
 		im.Device = loopOf(im.File)
 	}
 	if im.Device != "" && mountedFrom(im.MountPoint, im.Device) {
-		if err := run(ctx, "umount", im.MountPoint); err != nil {
+		// A server just stopped may take a moment to close its last
+		// files (a CI run's umount found the target busy once): a busy
+		// target is tried again for up to 5 s.
+		err := run(ctx, "umount", im.MountPoint)
+		for deadline := time.Now().Add(5 * time.Second); err != nil && strings.Contains(err.Error(), "busy") && time.Now().Before(deadline); {
+			time.Sleep(250 * time.Millisecond)
+			err = run(ctx, "umount", im.MountPoint)
+		}
+		if err != nil {
 			// A process still has files open there: say so, keep the rest.
 			return fmt.Errorf("%w (is something still using %s?)", err, im.MountPoint)
 		}
