@@ -63,14 +63,6 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 	if s.OfferedTPM != rate || s.Arrival != driver.ArrivalConstant {
 		t.Errorf("offered %g TPM, arrival %q; want %g, constant", s.OfferedTPM, s.Arrival, rate)
 	}
-	for name, got := range map[string]int64{"tpm": s.TPM, "client_tpm": s.ClientTPM} {
-		if math.Abs(float64(got)-rate) > 0.02*rate {
-			t.Errorf("%s %d is not within 2%% of the offered %g", name, got, rate)
-		}
-	}
-	if want := rate * s.Seconds / 60; math.Abs(float64(s.Arrivals)-want) > 1.5 {
-		t.Errorf("%d arrivals in %.3f s at %g a minute; want %.1f", s.Arrivals, s.Seconds, rate, want)
-	}
 	// Nothing waits for a VU unless the server itself stalled: a shared
 	// CI host once held a step's transactions for 1.8 s, and 43 arrivals
 	// were rightly late. Then the stall is in the service times too.
@@ -82,6 +74,20 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		t.Errorf("late %d, unserved %d below capacity, the slowest service time %.1f ms; want none", s.Late, s.Unserved, slowest)
 	} else if s.Late != 0 || s.Unserved != 0 {
 		t.Logf("the server stalled (slowest service time %.1f ms): %d late, %d unserved", slowest, s.Late, s.Unserved)
+	}
+	// Where the server stalled, the arrivals it left unserved or in
+	// flight at the end are missing from the count as well.
+	tolerance := 0.02 * rate
+	if slowest >= 250 {
+		tolerance += float64(s.Unserved+int64(s.VUs)) * 60 / s.Seconds
+	}
+	for name, got := range map[string]int64{"tpm": s.TPM, "client_tpm": s.ClientTPM} {
+		if math.Abs(float64(got)-rate) > tolerance {
+			t.Errorf("%s %d is not within %.0f of the offered %g", name, got, tolerance, rate)
+		}
+	}
+	if want := rate * s.Seconds / 60; math.Abs(float64(s.Arrivals)-want) > 1.5 {
+		t.Errorf("%d arrivals in %.3f s at %g a minute; want %.1f", s.Arrivals, s.Seconds, rate, want)
 	}
 	for k, lat := range s.Txn {
 		svc := s.TxnService[k]
