@@ -63,6 +63,13 @@ func (s *schedule) drawTo(ns float64) {
 	}
 }
 
+// due draws every arrival up to offset ns and counts those drawn and not
+// claimed that are due by then.
+func (s *schedule) due(ns float64) int {
+	s.drawTo(ns)
+	return sort.SearchFloat64s(s.pending, math.Nextafter(ns, math.Inf(1)))
+}
+
 // claim gives VU vu the next arrival's intended start, and the arrivals
 // due by now that wait for a VU, this one included (0 when it is still to
 // come).
@@ -70,12 +77,8 @@ func (s *schedule) claim(vu int, now time.Time) (time.Time, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ns := float64(now.Sub(s.t0))
-	s.drawTo(ns)
+	queued := s.due(ns) // 0 when the next arrival is still to come
 	at := s.pending[0]
-	queued := 0
-	if at <= ns {
-		queued = sort.SearchFloat64s(s.pending, math.Nextafter(ns, math.Inf(1)))
-	}
 	s.pending = s.pending[1:]
 	if len(s.pending) == 0 {
 		s.pending = s.pending[:0:0] // let a long backlog's array go
@@ -102,8 +105,7 @@ func (s *schedule) by(t time.Time) int64 {
 	if ns < 0 {
 		return 0
 	}
-	s.drawTo(ns)
-	n := s.claimed + int64(sort.SearchFloat64s(s.pending, math.Nextafter(ns, math.Inf(1))))
+	n := s.claimed + int64(s.due(ns))
 	for _, c := range s.claimAt {
 		if c > ns { // NaN compares false
 			n--
@@ -116,7 +118,5 @@ func (s *schedule) by(t time.Time) int64 {
 func (s *schedule) waiting(now time.Time) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ns := float64(now.Sub(s.t0))
-	s.drawTo(ns)
-	return int64(sort.SearchFloat64s(s.pending, math.Nextafter(ns, math.Inf(1))))
+	return int64(s.due(float64(now.Sub(s.t0))))
 }
