@@ -184,11 +184,15 @@ func scrapeWhile(t *testing.T, port int, until string, args ...string) (code int
 			}
 			return r.code, r.out, r.err, text, om, names
 		case <-tick.C:
-			if body, _ := get(""); strings.Contains(body, until) {
+			body, _ := get("")
+			// Every series any scrape showed counts as exposed: a
+			// ratio such as the cache hit rate is absent in a second
+			// the server read nothing.
+			for _, m := range metricName.FindAllStringSubmatch(body, -1) {
+				names[m[1]] = true
+			}
+			if strings.Contains(body, until) {
 				text = body
-				for _, m := range metricName.FindAllStringSubmatch(body, -1) {
-					names[m[1]] = true
-				}
 				// The endpoint may close between the two requests, at the
 				// end of its grace: a failed request is tried again at the
 				// next tick, and only a wrong answer is an error.

@@ -145,9 +145,6 @@ type scenarioDoc struct {
 func (s *Server) showScenario(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	doc := scenarioDoc{ID: id, Runs: []string{}}
-	if e, ok := s.queue.find(id); ok {
-		doc.Status = e.State
-	}
 	list, _, err := s.store.List(r.Context(), results.ListQuery{Group: id})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, &apiError{Error: err.Error()})
@@ -156,20 +153,25 @@ func (s *Server) showScenario(w http.ResponseWriter, r *http.Request) {
 	for _, run := range slices.Backward(list) { // oldest first
 		doc.Runs = append(doc.Runs, run.ID)
 	}
+	// The done event is written before the queue lets the entry go: once
+	// a client has seen it, the entry's own state is stale.
+	l, logged := s.existingLog(id)
+	if logged {
+		if evs, _, _ := l.after(0); len(evs) > 0 && evs[len(evs)-1].Name == "done" {
+			var d doneDoc
+			_ = json.Unmarshal(evs[len(evs)-1].Data, &d)
+			doc.Status = d.Status
+		}
+	}
+	if e, ok := s.queue.find(id); ok && doc.Status == "" {
+		doc.Status = e.State
+	}
 	if doc.Status == "" {
-		l, ok := s.existingLog(id)
-		if !ok && len(doc.Runs) == 0 {
+		if !logged && len(doc.Runs) == 0 {
 			writeError(w, http.StatusNotFound, &apiError{Error: fmt.Sprintf("no scenario %q", id)})
 			return
 		}
 		doc.Status = "finished"
-		if ok {
-			if evs, _, _ := l.after(0); len(evs) > 0 && evs[len(evs)-1].Name == "done" {
-				var d doneDoc
-				_ = json.Unmarshal(evs[len(evs)-1].Data, &d)
-				doc.Status = d.Status
-			}
-		}
 	}
 	writeJSON(w, http.StatusOK, doc)
 }

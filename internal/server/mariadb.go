@@ -455,8 +455,19 @@ func mariaInitialize(ctx context.Context, dir string, kind dirKind, acct account
 		}
 	}()
 	logPath := filepath.Join(dir, LogFile)
+	// The bootstrap's temporary tables go to a directory of its own: in
+	// the shared /tmp, one vanished under a CI run's concurrent bootstraps.
+	tmp, err := os.MkdirTemp("", "tierbench-mariadb-boot-")
+	if err != nil {
+		return st, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := acct.chown(tmp); err != nil {
+		return st, err
+	}
 	cmd := acct.command(ctx, bins.InstallDB, "--no-defaults", "--datadir="+dir, "--skip-test-db",
-		"--auth-root-authentication-method=socket", "--auth-root-socket-user="+acct.name, "--skip-name-resolve")
+		"--auth-root-authentication-method=socket", "--auth-root-socket-user="+acct.name, "--skip-name-resolve",
+		"--tmpdir="+tmp)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return st, fmt.Errorf("mariadb-install-db %s: %v: %s", dir, err, errorLines(string(out), 5))
 	}
@@ -471,7 +482,7 @@ GRANT ALL PRIVILEGES ON *.* TO '%[1]s'@'127.0.0.1' WITH GRANT OPTION;
 CREATE DATABASE IF NOT EXISTS %[3]s;
 `, DBUser, st.Password, mariaDatabase)
 	cmd = acct.command(ctx, bins.Mariadbd, "--no-defaults", "--datadir="+dir, "--bootstrap", "--skip-networking",
-		"--log-error="+logPath, "--skip-name-resolve")
+		"--log-error="+logPath, "--skip-name-resolve", "--tmpdir="+tmp)
 	cmd.Stdin = strings.NewReader(boot)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return st, fmt.Errorf("creating the tierbench user in %s: %v: %s; last lines of %s: %s",
