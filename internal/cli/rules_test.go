@@ -46,6 +46,8 @@ func TestRulesAgreeAcrossFrontEnds(t *testing.T) {
 			"tpcc-run: rate", "0 is out of range; give above 0 to 10,000,000 transactions a minute"},
 		{"rate negative", append(tpccRun, "--rate", "6000,-5"), "--rate", `tpcc-run: {server: db, vus: 1, rampup: 0s, duration: 1s, rate: "6000,-5"}`,
 			"tpcc-run: rate", "-5 is out of range; give above 0 to 10,000,000 transactions a minute"},
+		{"rate fraction", append(tpccRun, "--rate", "50%,0%"), "--rate", `tpcc-run: {server: db, vus: 1, rampup: 0s, duration: 1s, rate: [50%, 0%]}`,
+			"tpcc-run: rate", `"0%" is out of range; give fractions above 0% and up to 1000% of the maximum`},
 		{"rate pool", append(tpccRun, "--rate", "6000", "--vus", "1,2"), "--vus", `tpcc-run: {server: db, vus: "1,2", rampup: 0s, duration: 1s, rate: 6000}`,
 			"tpcc-run: vus", `"1,2" is a list; with a rate the VUs are one pool that serves the arrivals, so give one count, e.g. 8`},
 		{"arrival", append(tpccRun, "--rate", "6000", "--arrival", "uniform"), "--arrival",

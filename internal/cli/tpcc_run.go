@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/options"
@@ -96,6 +97,17 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if line := responseTimeLine(s.ResponseTime); line != "" {
+		fmt.Fprintln(w, line)
+	}
+	if s.EfficiencyPct != nil {
+		verdict := s.EfficiencyVerdict
+		if verdict == "fail" {
+			verdict = fmt.Sprintf("FAIL: below %.0f%%", tpcc.MinEfficiencyPct)
+		}
+		fmt.Fprintf(w, "efficiency %.1f%% of the %.2f tpmC a warehouse gives at the specification's pace [%s]\n",
+			*s.EfficiencyPct, tpcc.MaxTpmCPerWarehouse, verdict)
+	}
 	if line := telemetryLine(s.Host, s.Device, s.DB, s.Hosts...); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -134,6 +146,17 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 	if out.Repeat > 1 {
 		printRepeatSummary(w, out)
 	}
+	if p := out.RateProbe; p != nil {
+		fmt.Fprintf(w, "maximum: %d VUs served %s transactions a minute in a %.0f s closed-loop step; %s of it offered %s TPM\n",
+			p.VUs, units.Thousands(p.ClientTPM), p.Seconds, units.FormatRateList(p.FractionsPct, true), units.FormatRateList(p.Rates, false))
+	}
+	if k := out.Knee; k != nil {
+		knee := "none: not even the lowest rate held"
+		if k.OfferedTPM > 0 {
+			knee = units.Thousands(int64(k.OfferedTPM)) + " TPM offered"
+		}
+		fmt.Fprintf(w, "knee: %s (served within %d%% of the arrivals, New-Order p99 within %.2f ms); %s\n", knee, stored.KneeFollowPct, k.P99BoundMs, k.Why)
+	}
 	last := out.Steps[len(out.Steps)-1]
 	var audit []string
 	for _, a := range last.Audit {
@@ -165,4 +188,17 @@ func meanCI(s stats.Summary, format string) string {
 		return fmt.Sprintf(format, s.Mean)
 	}
 	return fmt.Sprintf(format+" ± "+format, s.Mean, (s.High-s.Low)/2)
+}
+
+// responseTimeLine is a step's TPC-C response-time verdicts on one line:
+// each type's 90th percentile, its limit, and the verdict.
+func responseTimeLine(checks []tpcc.ResponseTimeCheck) string {
+	if len(checks) == 0 {
+		return ""
+	}
+	parts := make([]string, len(checks))
+	for i, c := range checks {
+		parts[i] = fmt.Sprintf("%s %.2f ms of %s [%s]", c.Type, c.P90Ms, time.Duration(c.LimitMs*float64(time.Millisecond)), c.Verdict)
+	}
+	return "90th-percentile response time against TPC-C's limit: " + strings.Join(parts, ", ")
 }

@@ -490,7 +490,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				res.MeasureEnd = now
 				stopVUs()
 				wg.Wait()
-				finishStep(res, vus, hist, startCounters, endCounters, warehouses)
+				finishStep(res, vus, hist, startCounters, endCounters, warehouses, cfg.KeyingThinking)
 				if st.open != nil {
 					st.open.finish(res, rate, cfg.Arrival)
 				}
@@ -532,7 +532,8 @@ func emitTick(cfg *Config, place Tick, phase string, now time.Time, elapsed, dt 
 var tickPercentiles = [...]float64{50, 95, 99}
 
 // finishStep computes the step's numbers once its virtual users have stopped.
-func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, c0, c1 engine.Counters, warehouses int) {
+// A step paced by keying and think times gets its efficiency.
+func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, c0, c1 engine.Counters, warehouses int, paced bool) {
 	res.Seconds = res.MeasureEnd.Sub(res.MeasureStart).Seconds()
 	minutes := res.Seconds / 60
 	var audit tpcc.Audit
@@ -579,6 +580,15 @@ func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, c0, c1 
 	diff := dbNO - clientNO
 	res.NOPMCheck = stored.NOPMCheck{Database: dbNO, Client: clientNO, Bound: bound, OK: diff <= bound && -diff <= bound}
 	res.Audit = audit.Judge(warehouses)
+	res.ResponseTime = stored.ResponseTimes(res.Histograms)
+	if paced && minutes > 0 {
+		active, _ := tpcc.PacedWarehouses(len(vus), warehouses)
+		// tpmC: the New-Orders completed in the interval, rollbacks
+		// included; not truncated here, as a whole tpmC would move a
+		// warehouse's efficiency in steps of 8%.
+		pct := tpcc.EfficiencyPct(float64(done[tpcc.NewOrder])/minutes, active)
+		res.EfficiencyPct, res.EfficiencyVerdict = &pct, tpcc.EfficiencyVerdict(pct)
+	}
 }
 
 // completed returns the transactions completed inside the measured interval.

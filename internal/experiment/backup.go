@@ -349,11 +349,12 @@ func (c *backupCycles) record(ctx context.Context, ph stored.Phase, index int) {
 	m := &stored.PhaseResult{Phase: ph}
 	every := c.cfg.Telemetry.Interval
 	a := c.rec.tele.summarize(ph.Started, ph.Ended)
-	if a != nil && a.Samples == 0 {
-		// A phase shorter than a sampling interval: the samples that
-		// overlap it, once the last of them is taken.
-		_ = SleepUntil(ctx, ph.Ended.Add(every+every/4))
-		a = c.rec.tele.summarize(ph.Started.Add(-every/2), ph.Ended.Add(every/2))
+	// A phase shorter than a sampling interval, or one during which a
+	// busy host delayed the sampler: the samples nearest to it, once
+	// taken, looking up to four intervals around it.
+	for i := time.Duration(1); a != nil && a.Samples == 0 && i <= 4 && ctx.Err() == nil; i++ {
+		_ = SleepUntil(ctx, ph.Ended.Add(i*every+every/4))
+		a = c.rec.tele.summarize(ph.Started.Add(-i*every/2), ph.Ended.Add(i*every/2))
 	}
 	if a != nil {
 		m.Host, m.Device, m.Hosts = a.Host, a.Device, a.Hosts

@@ -6,6 +6,7 @@ package experiment_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // rateDoc is an open-loop run's document as `tpcc run --json` prints it.
@@ -127,6 +129,17 @@ func TestRunTPCCRate(t *testing.T) {
 	if !strings.Contains(table, `<td class="num">3,000</td>`) || !strings.Contains(table, "constant") {
 		t.Errorf("the report's open-loop table lacks the step at 3,000 TPM, constant:\n%s", table)
 	}
+	// TPC-C's response-time rule, judged on the latency from the intended
+	// start: far below the limits at this rate.
+	rt := regexp.MustCompile(`(?s)<table[^>]*id="tpcc-response-time".*?</table>`).FindString(string(html))
+	if !strings.Contains(rt, "3,000 TPM offered") || strings.Contains(rt, "FAIL") || !strings.Contains(rt, "limit 20s") {
+		t.Errorf("the report's response-time table lacks the step, or fails it:\n%s", rt)
+	}
+	for _, c := range res.Steps[0].ResponseTime {
+		if c.Verdict != "pass" || c.P90Ms != 0 && c.P90Ms > res.Steps[0].Txn[c.Type].P99Ms+0.01 {
+			t.Errorf("%s: %+v", c.Type, c)
+		}
+	}
 }
 
 // Coordinated omission: the database's backends stopped (SIGSTOP) for 2 s
@@ -212,5 +225,77 @@ func stallBackends(t *testing.T, ctx context.Context, dsn string, d time.Duratio
 	time.Sleep(d)
 	for _, p := range pids {
 		_ = syscall.Kill(int(p), syscall.SIGCONT)
+	}
+}
+
+// A sweep given as fractions first measures the pool's maximum in a
+// closed-loop step and says so; each fraction of it is a step; and the
+// knee is the lower rate, since at twice the maximum the pool serves only
+// about half of what arrives.
+func TestRunTPCCRateFractions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := tpcctest.Database(t, 1)
+	noAutovacuum(t, ctx, dsn)
+	cfg := experiment.NewTPCCConfig()
+	cfg.DSN, cfg.VUs, cfg.RateFractions, cfg.Probe, cfg.RampUp, cfg.Duration = dsn, []int{4}, []float64{30, 200}, 3*time.Second, time.Second, 4*time.Second
+	dir := t.TempDir()
+	res, err := runTPCC(t, ctx, dir, cfg)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	p := res.RateProbe
+	if p == nil || p.VUs != 4 || p.ClientTPM <= 0 || len(p.Rates) != 2 || p.Seconds < 2.9 {
+		t.Fatalf("the probe: %+v; want 4 VUs' maximum over 3 s and two rates", p)
+	}
+	for i, f := range []float64{0.3, 2} {
+		if want := math.Round(f * float64(p.ClientTPM)); p.Rates[i] != want || res.Steps[i].OfferedTPM != want {
+			t.Errorf("step %d: rate %g, offered %g; want %g%% of %d = %g", i, p.Rates[i], res.Steps[i].OfferedTPM, f*100, p.ClientTPM, want)
+		}
+	}
+	k := res.Knee
+	if k == nil || k.OfferedTPM != p.Rates[0] || k.NextTPM != p.Rates[1] || !strings.Contains(k.Why, "were served") {
+		t.Errorf("the knee: %+v; want it at %g, with %g served short", k, p.Rates[0], p.Rates[1])
+	}
+	doc, _ := json.Marshal(res)
+	for _, key := range []string{`"rate_probe":{"vus":4`, `"knee":{"offered_tpm":`, `"fractions_pct":[30,200]`} {
+		if !strings.Contains(string(doc), key) {
+			t.Errorf("the run's document lacks %s:\n%s", key, doc)
+		}
+	}
+	// The report finds the same knee in the stored steps.
+	w := writeReport(t, dir, report.Options{Runs: []string{res.RunID}, Out: filepath.Join(dir, "report.html")})
+	html, err := os.ReadFile(w.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "the knee is at " + units.Thousands(int64(p.Rates[0])) + " TPM offered"; !strings.Contains(string(html), want) {
+		t.Errorf("the report does not say %q", want)
+	}
+}
+
+// Fractions without room to find the maximum they are of, out of range,
+// beside rates, and a negative knee bound are refused before anything
+// runs.
+func TestRateFractionRules(t *testing.T) {
+	cfg := experiment.NewTPCCConfig()
+	cfg.DSN, cfg.VUs, cfg.RateFractions = "postgres://localhost/x", []int{4}, []float64{30, 200}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a valid sweep: %v", err)
+	}
+	for _, c := range []struct {
+		mut  func(*experiment.TPCCConfig)
+		want string
+	}{
+		{func(c *experiment.TPCCConfig) { c.Probe = 0 }, "probe 0s leaves no room to find the maximum that rate 30%,200% is a fraction of"},
+		{func(c *experiment.TPCCConfig) { c.RateFractions = []float64{0} }, `rate "0%" is out of range`},
+		{func(c *experiment.TPCCConfig) { c.Rates = []float64{1000} }, "rate has both rates and fractions"},
+		{func(c *experiment.TPCCConfig) { c.KneeP99 = -time.Millisecond }, "knee_p99 -1ms is negative"},
+	} {
+		bad := cfg
+		c.mut(&bad)
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v; want %q", err, c.want)
+		}
 	}
 }

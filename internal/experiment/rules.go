@@ -20,6 +20,12 @@ const (
 	// MaxRate bounds an open-loop step's offered transactions a minute:
 	// 10 million, some 170,000 a second, beyond what one client schedules.
 	MaxRate = 10_000_000
+	// MaxRatePct bounds a rate given as a percentage of the measured
+	// maximum: beyond it a step only measures a queue.
+	MaxRatePct = 1000
+	// DefaultProbe is the closed-loop step that measures the maximum a
+	// sweep's fractions are of.
+	DefaultProbe = 10 * time.Second
 	// MinServiceTime is the least time a TPC-C transaction is taken to
 	// need, for the check that a pool of VUs can serve a rate at all: a
 	// round trip and a commit. Above VUs x 60 s / MinServiceTime a minute,

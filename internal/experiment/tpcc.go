@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,8 +37,16 @@ type TPCCConfig struct {
 	Rates     []float64
 	Arrival   string
 	LateAfter time.Duration
-	RampUp    time.Duration
-	Duration  time.Duration
+	// RateFractions, instead of Rates, are percentages of the most the
+	// pool serves: a closed-loop step of Probe (after RampUp) measures it
+	// first, and each fraction of it is a step.
+	RateFractions []float64
+	Probe         time.Duration
+	// KneeP99 bounds the New-Order p99 below the knee of a rate sweep (0:
+	// ten times the lowest rate's).
+	KneeP99  time.Duration
+	RampUp   time.Duration
+	Duration time.Duration
 	// Repeat runs each VU count that many times (1 to
 	// repeat.MaxRepeat), interleaved with the others unless BackToBack.
 	Repeat         int
@@ -72,6 +82,47 @@ type TPCCResult struct {
 	// ran (stored.GroupTPCC).
 	Steps      []*stored.TPCCStep  `json:"steps"`
 	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
+	// RateProbe is the closed-loop step that measured the maximum of a
+	// sweep given as fractions; Knee is where a sweep of several rates
+	// stopped keeping up.
+	RateProbe *RateProbe   `json:"rate_probe,omitempty"`
+	Knee      *stored.Knee `json:"knee,omitempty"`
+}
+
+// RateProbe is the closed-loop step of a sweep's pool of VUs that
+// measured the most they serve (ClientTPM, transactions completed a
+// minute), and the rates its fractions came to.
+type RateProbe struct {
+	VUs          int       `json:"vus"`
+	RampUp       string    `json:"rampup"`
+	Seconds      float64   `json:"measured_seconds"`
+	TPM          int64     `json:"tpm"`
+	ClientTPM    int64     `json:"client_tpm"`
+	FractionsPct []float64 `json:"fractions_pct"`
+	Rates        []float64 `json:"rates"`
+}
+
+// findMaxRate runs the closed-loop step that measures what cfg's pool of
+// VUs serves at most, and turns cfg's fractions into rates of it.
+func findMaxRate(ctx context.Context, runner engine.Runner, cfg TPCCConfig, obs Observer) (*RateProbe, error) {
+	vus := cfg.VUs[0]
+	obs.Note(fmt.Sprintf("finding the maximum that rates of %s are fractions of: a closed-loop step of %d VUs, %s ramp-up and %s measured",
+		units.FormatRateList(cfg.RateFractions, true), vus, cfg.RampUp, cfg.Probe))
+	ran, err := driver.Run(ctx, driver.Config{Runner: runner, Mode: cfg.Mode, Steps: []int{vus}, RampUp: cfg.RampUp, Duration: cfg.Probe,
+		AllWarehouses: cfg.AllWarehouses, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("the closed-loop step finding the maximum rate: %w", err)
+	}
+	s := ran[0]
+	if s.ClientTPM <= 0 {
+		return nil, fmt.Errorf("the closed-loop step finding the maximum rate completed no transaction in %s; give a longer probe, or rates in transactions a minute", cfg.Probe)
+	}
+	p := &RateProbe{VUs: vus, RampUp: cfg.RampUp.String(), Seconds: s.Seconds, TPM: s.TPM, ClientTPM: s.ClientTPM, FractionsPct: cfg.RateFractions}
+	for _, f := range cfg.RateFractions {
+		p.Rates = append(p.Rates, min(MaxRate, max(1, math.Round(f/100*float64(s.ClientTPM)))))
+	}
+	obs.Note(fmt.Sprintf("%d VUs served at most %s transactions a minute; offering %s", vus, units.Thousands(s.ClientTPM), units.FormatRateList(p.Rates, false)))
+	return p, nil
 }
 
 // NewTPCCConfig is a TPC-C run as a user gets it unless told otherwise:
@@ -80,7 +131,7 @@ type TPCCResult struct {
 // DefaultRecord. Its DSN is to be given.
 func NewTPCCConfig() TPCCConfig {
 	return TPCCConfig{Record: DefaultRecord(), VUs: []int{1}, RampUp: 2 * time.Minute, Duration: 5 * time.Minute, Repeat: 1,
-		Mode: engine.ModeRoutines, Mix: tpcc.DefaultMix, Arrival: driver.ArrivalPoisson, LateAfter: time.Second}
+		Mode: engine.ModeRoutines, Mix: tpcc.DefaultMix, Arrival: driver.ArrivalPoisson, LateAfter: time.Second, Probe: DefaultProbe}
 }
 
 // Validate reports every problem of the config at once, each a *Problem
@@ -121,10 +172,13 @@ func (c TPCCConfig) validateRates(ps *problems) {
 	if c.Arrival != "" && c.Arrival != driver.ArrivalPoisson && c.Arrival != driver.ArrivalConstant {
 		ps.add("arrival", c.Arrival, "is unknown; use %s or %s", driver.ArrivalPoisson, driver.ArrivalConstant)
 	}
-	if c.LateAfter <= 0 && (len(c.Rates) > 0 || c.LateAfter < 0) {
+	if c.LateAfter <= 0 && (c.open() || c.LateAfter < 0) {
 		ps.add("late_after", c.LateAfter, "is not above 0; give how long an arrival may wait for a VU, e.g. 1s")
 	}
-	if len(c.Rates) == 0 {
+	if c.KneeP99 < 0 {
+		ps.add("knee_p99", c.KneeP99, "is negative; give the New-Order p99 a rate below the knee may reach, e.g. 50ms, or 0s for ten times the lowest rate's")
+	}
+	if !c.open() {
 		return
 	}
 	for _, r := range c.Rates {
@@ -133,6 +187,19 @@ func (c TPCCConfig) validateRates(ps *problems) {
 			break
 		}
 	}
+	for _, f := range c.RateFractions {
+		if !(f > 0 && f <= MaxRatePct) {
+			ps.add("rate", units.FormatRateList([]float64{f}, true), "is out of range; give fractions above 0%% and up to %d%% of the maximum", MaxRatePct)
+			break
+		}
+	}
+	switch {
+	case len(c.Rates) > 0 && len(c.RateFractions) > 0:
+		ps.missing("rate", "has both rates and fractions; give transactions a minute or percentages of the maximum, not both")
+	case len(c.RateFractions) > 0 && c.Probe < MinTPCCDuration:
+		ps.add("probe", c.Probe, "leaves no room to find the maximum that {rate} %s is a fraction of: a closed-loop step of {probe} measures it first; "+
+			"give %s or more, or {rate} in transactions a minute", units.FormatRateList(c.RateFractions, true), DefaultProbe)
+	}
 	if len(c.VUs) > 1 {
 		ps.add("vus", units.FormatCountList(c.VUs), "is a list; with a rate the VUs are one pool that serves the arrivals, so give one count, e.g. 8")
 	}
@@ -140,6 +207,10 @@ func (c TPCCConfig) validateRates(ps *problems) {
 		ps.missing("keying_thinking", "paces each VU itself and cannot be combined with a rate, which paces the arrivals; leave one of them out")
 	}
 }
+
+// open says whether the run is open-loop: rates, or fractions of a
+// maximum.
+func (c TPCCConfig) open() bool { return len(c.Rates) > 0 || len(c.RateFractions) > 0 }
 
 // Warnings are what a valid config may still get wrong, for the front end
 // to say before the run: a rate that its pool of VUs cannot serve even at
@@ -181,13 +252,6 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	for _, w := range cfg.Warnings() {
 		obs.Note("warning: " + w)
 	}
-	steps := cfg.VUs
-	if len(cfg.Rates) > 0 {
-		steps = make([]int, len(cfg.Rates))
-		for i := range steps {
-			steps[i] = cfg.VUs[0]
-		}
-	}
 	db, err := Open(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -201,6 +265,30 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	if err != nil {
 		return nil, err
 	}
+	if cfg.KeyingThinking {
+		for _, n := range slices.Compact(slices.Sorted(slices.Values(cfg.VUs))) {
+			if _, note := tpcc.PacedWarehouses(n, schema.Warehouses); note != "" {
+				obs.Note("warning: " + note)
+			}
+		}
+	}
+	var probe *RateProbe
+	if len(cfg.RateFractions) > 0 {
+		if probe, err = findMaxRate(ctx, runner, cfg, obs); err != nil {
+			return nil, err
+		}
+		cfg.Rates = probe.Rates
+		for _, w := range cfg.Warnings() {
+			obs.Note("warning: " + w)
+		}
+	}
+	steps := cfg.VUs
+	if len(cfg.Rates) > 0 {
+		steps = make([]int, len(cfg.Rates))
+		for i := range steps {
+			steps[i] = cfg.VUs[0]
+		}
+	}
 	name, _ := all.NameOf(cfg.DSN)
 	rec, err := start(ctx, begin{Record: cfg.Record, kind: stored.KindTPCC, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name,
 		params: &stored.TPCCParams{
@@ -209,6 +297,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 			Noisy: cfg.Noisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
 			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
 			Placement: cfg.Placement, Rates: cfg.Rates, Arrival: openOnly(cfg.Rates, cfg.Arrival), LateAfter: openOnly(cfg.Rates, cfg.LateAfter.String()),
+			RateFractions: cfg.RateFractions, Probe: openOnly(cfg.RateFractions, cfg.Probe.String()), KneeP99: openOnly(cfg.Rates, cfg.KneeP99.String()),
 		}}, obs)
 	if err != nil {
 		return nil, err
@@ -260,6 +349,10 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		Repeat: cfg.Repeat, Steps: stored.GroupTPCCDiscarding(ran, keys, cfg.Noisy.Discard)}
 	if out.Steps == nil {
 		out.Steps = []*stored.TPCCStep{}
+	}
+	out.RateProbe = probe
+	if len(cfg.Rates) > 1 {
+		out.Knee = stored.FindKnee(out.Steps, cfg.KneeP99)
 	}
 	for _, s := range ran {
 		out.NOPMAgree = out.NOPMAgree && s.NOPMCheck.OK

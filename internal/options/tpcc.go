@@ -1,6 +1,8 @@
 package options
 
 import (
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
@@ -16,6 +18,8 @@ type TPCCRun struct {
 	Rate           string
 	Arrival        string
 	LateAfter      string
+	Probe          string
+	KneeP99        string
 	RampUp         string
 	Duration       string
 	Results        string
@@ -37,7 +41,9 @@ type TPCCRun struct {
 func (o *TPCCRun) AddFlags(fs *pflag.FlagSet) {
 	d := experiment.NewTPCCConfig()
 	fs.StringVar(&o.VUs, "vus", units.FormatCountList(d.VUs), "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
-	fs.StringVar(&o.Rate, "rate", "", "offer transactions at a fixed rate, in transactions a minute (all types, in the mix's proportions), one step per rate, e.g. 20000,40000; --vus is then the one pool of VUs that serves the arrivals, and latency is measured from each transaction's intended start")
+	fs.StringVar(&o.Rate, "rate", "", "offer transactions at a fixed rate, in transactions a minute (all types, in the mix's proportions), one step per rate, e.g. 20000,40000, or as fractions of the most the VUs serve, e.g. 20%,60%,100%; --vus is then the one pool of VUs that serves the arrivals, and latency is measured from each transaction's intended start")
+	fs.StringVar(&o.Probe, "probe", units.FormatDuration(d.Probe), "with --rate fractions: the measured interval of the closed-loop step that finds the maximum they are fractions of")
+	fs.StringVar(&o.KneeP99, "knee-p99", "0s", "with several rates: the New-Order p99 (from the intended start) a rate below the knee may reach (0s: ten times the lowest rate's)")
 	fs.StringVar(&o.Arrival, "arrival", d.Arrival, "with --rate: how arrivals are spaced, poisson (random, exponential gaps) or constant")
 	fs.StringVar(&o.LateAfter, "late-after", units.FormatDuration(d.LateAfter), "with --rate: an arrival that waits longer than this for a free VU counts as late")
 	fs.StringVar(&o.RampUp, "rampup", units.FormatDuration(d.RampUp), "ramp-up before each step's measured interval (not measured)")
@@ -66,15 +72,28 @@ func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 		return cfg, Badf("vus", "--vus: %v", err)
 	}
 	if o.Rate != "" {
-		if cfg.Rates, err = units.ParseRateList(o.Rate); err != nil {
+		rates, percent, err := units.ParseRateList(o.Rate)
+		if err != nil {
 			return cfg, Badf("rate", "--rate: %v", err)
+		}
+		if percent {
+			cfg.RateFractions = rates
+		} else {
+			cfg.Rates = rates
 		}
 	}
 	// A front end without the open loop's flags (run) leaves them empty.
-	cfg.LateAfter = experiment.NewTPCCConfig().LateAfter
-	if o.LateAfter != "" {
-		if cfg.LateAfter, err = units.ParseDuration(o.LateAfter); err != nil {
-			return cfg, Badf("late_after", "--late-after: %v", err)
+	d := experiment.NewTPCCConfig()
+	cfg.LateAfter, cfg.Probe = d.LateAfter, d.Probe
+	for _, f := range []struct {
+		field, flag, val string
+		to               *time.Duration
+	}{{"late_after", "--late-after", o.LateAfter, &cfg.LateAfter}, {"probe", "--probe", o.Probe, &cfg.Probe}, {"knee_p99", "--knee-p99", o.KneeP99, &cfg.KneeP99}} {
+		if f.val == "" {
+			continue
+		}
+		if *f.to, err = units.ParseDuration(f.val); err != nil {
+			return cfg, Badf(f.field, "%s: %v", f.flag, err)
 		}
 	}
 	cfg.Arrival = o.Arrival

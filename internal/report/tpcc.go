@@ -126,6 +126,11 @@ func tpccSection(runs []*runData) *Section {
 			"from each transaction's intended start, so time queued behind a slow or stalled server counts; the service time, from " +
 			"when it was sent, is beside it. Late arrivals waited for a VU longer than --late-after; unserved ones were due and never began.")
 		s.table(t)
+		for _, rd := range runs {
+			if k := runKnee(rd); k != nil {
+				s.finding(kneeSentence(rd.Label, k))
+			}
+		}
 	}
 	if t := noisyTable(runs); t != nil {
 		s.text(noisyText)
@@ -148,6 +153,9 @@ func tpccSection(runs []*runData) *Section {
 		s.Blocks = append(s.Blocks, memoryComparison(runs)...)
 	}
 	s.table(auditTable(runs))
+	if t := responseTimeTable(runs); t != nil {
+		s.table(t)
+	}
 	for _, rd := range runs {
 		if rd.Check != nil {
 			s.finding(checkSentence(rd))
@@ -265,6 +273,35 @@ func openLoopTable(runs []*runData) *Table {
 		return nil
 	}
 	return t
+}
+
+// runKnee is the knee of a run's rate sweep (its steps grouped by rate,
+// bounded as the run was), or nil when it offered fewer than two rates.
+func runKnee(rd *runData) *stored.Knee {
+	var steps []*stored.TPCCStep
+	for i := range rd.TPCC {
+		if rd.TPCC[i].OpenLoop != nil {
+			steps = append(steps, &rd.TPCC[i].TPCCStep)
+		}
+	}
+	keys := stored.KeysOf(steps)
+	if len(keys) < 2 {
+		return nil
+	}
+	var bound time.Duration
+	if p := rd.Params.TPCC; p != nil && p.KneeP99 != "" {
+		bound, _ = time.ParseDuration(p.KneeP99)
+	}
+	return stored.FindKnee(stored.GroupTPCC(steps, keys), bound)
+}
+
+// kneeSentence says where a run's sweep stopped keeping up, and why.
+func kneeSentence(label string, k *stored.Knee) string {
+	if k.OfferedTPM == 0 {
+		return fmt.Sprintf("%s: no knee, not even the lowest rate kept up; %s.", label, k.Why)
+	}
+	return fmt.Sprintf("%s: the knee is at %s TPM offered (served within %d%% of the arrivals, New-Order p99 within %s ms); %s.",
+		label, thousands(int64(k.OfferedTPM)), stored.KneeFollowPct, num(k.P99BoundMs), k.Why)
 }
 
 // lastStep is the run's step with the most virtual users.
@@ -399,6 +436,52 @@ func auditTable(runs []*runData) *Table {
 		for _, it := range tpcc.CombineAudit(steps) {
 			t.Rows = append(t.Rows, []string{rd.Label, it.Name, num(it.Value), num(it.Min) + " – " + num(it.Max), thousands(it.Samples), it.Verdict})
 		}
+	}
+	return t
+}
+
+// responseTimeTable gives each step's 90th-percentile response time per
+// type against TPC-C's limits and, for a paced step, its efficiency; nil
+// when no step was judged (a run stored before the checks).
+func responseTimeTable(runs []*runData) *Table {
+	header := []string{"run", "step"}
+	numeric := []bool{false, false}
+	for k := range tpcc.NumKinds {
+		header = append(header, fmt.Sprintf("%s p90 (limit %s)", k, tpcc.ResponseTimeLimit[k]))
+		numeric = append(numeric, true)
+	}
+	t := &Table{ID: "tpcc-response-time", Caption: "TPC-C's response-time rule (clause 5.2.5.7): each type's 90th percentile in ms against its limit, " +
+		"from the intended start in an open loop; and, with keying and think times, the efficiency against 12.86 tpmC a warehouse (at least 85%)",
+		Header: append(header, "efficiency"), Numeric: append(numeric, true)}
+	for _, rd := range runs {
+		for _, x := range rd.TPCC {
+			if len(x.ResponseTime) == 0 {
+				continue
+			}
+			step := fmt.Sprintf("%d VUs", x.VUs)
+			if x.OpenLoop != nil {
+				step = thousands(int64(x.OfferedTPM)) + " TPM offered"
+			}
+			row := []string{rd.Label, step}
+			for _, c := range x.ResponseTime {
+				cell := num(c.P90Ms)
+				if c.Verdict != "pass" {
+					cell += " " + strings.ToUpper(c.Verdict)
+				}
+				row = append(row, cell)
+			}
+			eff := ""
+			if x.EfficiencyPct != nil {
+				eff = pct(*x.EfficiencyPct)
+				if x.EfficiencyVerdict != "pass" {
+					eff += " FAIL"
+				}
+			}
+			t.Rows = append(t.Rows, append(row, eff))
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
 	}
 	return t
 }

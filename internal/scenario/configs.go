@@ -16,12 +16,14 @@ import (
 func tpccConfig(vus []int, rampup, duration time.Duration, rep Repetitions, mode string, rate Rate) experiment.TPCCConfig {
 	c := experiment.NewTPCCConfig()
 	c.VUs, c.RampUp, c.Duration, c.Repeat, c.BackToBack, c.Mode = vus, rampup, duration, rep.Repeat, rep.BackToBack, mode
-	c.Rates = rate.Rates
+	c.Rates, c.RateFractions = rate.Rates, rate.Fractions
 	if rate.Arrival != "" {
 		c.Arrival = rate.Arrival
 	}
-	if rate.LateAfter != nil {
-		c.LateAfter = *rate.LateAfter
+	for _, d := range []struct{ from, to *time.Duration }{{rate.LateAfter, &c.LateAfter}, {rate.Probe, &c.Probe}, {rate.KneeP99, &c.KneeP99}} {
+		if d.from != nil {
+			*d.to = *d.from
+		}
 	}
 	return c
 }

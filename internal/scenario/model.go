@@ -209,9 +209,14 @@ type TPCCRunStep struct {
 // rate, in transactions a minute, which its VUs serve as one pool.
 // Arrival and LateAfter are the run's defaults when not given.
 type Rate struct {
-	Rates     []float64      `json:"rate,omitempty"`
+	Rates []float64 `json:"rate,omitempty"`
+	// Fractions, given instead of Rates ("20%,60%"), are percentages of
+	// the most the VUs serve, which a closed-loop step of Probe finds.
+	Fractions []float64      `json:"rate_fractions_pct,omitempty"`
 	Arrival   string         `json:"arrival,omitempty"`
 	LateAfter *time.Duration `json:"late_after,omitempty"` // nil: the run's default
+	Probe     *time.Duration `json:"probe,omitempty"`
+	KneeP99   *time.Duration `json:"knee_p99,omitempty"`
 }
 
 // BackupStep runs backup cycles on each instance of a server: a cycle is a
@@ -314,7 +319,10 @@ func (s Step) String() string {
 		return fmt.Sprintf("tpcc-build %d warehouses on %s", s.TPCCBuild.Warehouses, s.TPCCBuild.Server)
 	case s.TPCCRun != nil && len(s.TPCCRun.Rates) > 0:
 		return fmt.Sprintf("tpcc-run on %s, %s VUs serving %s TPM, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
-			units.FormatRateList(s.TPCCRun.Rates), s.TPCCRun.RampUp, s.TPCCRun.Duration)
+			units.FormatRateList(s.TPCCRun.Rates, false), s.TPCCRun.RampUp, s.TPCCRun.Duration)
+	case s.TPCCRun != nil && len(s.TPCCRun.Fractions) > 0:
+		return fmt.Sprintf("tpcc-run on %s, %s VUs serving %s of their maximum, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
+			units.FormatRateList(s.TPCCRun.Fractions, true), s.TPCCRun.RampUp, s.TPCCRun.Duration)
 	case s.TPCCRun != nil:
 		return fmt.Sprintf("tpcc-run on %s, VUs %s, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
 			s.TPCCRun.RampUp, s.TPCCRun.Duration)

@@ -676,18 +676,22 @@ func (p *parser) countList(n *yaml.Node, what string) ([]int, bool) {
 	return v, true
 }
 
-// rateList reads rates such as "20000,40000", or a YAML list of them.
-func (p *parser) rateList(n *yaml.Node, what string) ([]float64, bool) {
+// rateList reads rates such as "20000,40000" or fractions such as
+// "20%,60%", or a YAML list of either, into r.
+func (p *parser) rateList(n *yaml.Node, what string, r *Rate) {
 	s, ok := p.joined(n, what)
 	if !ok {
-		return nil, false
+		return
 	}
-	v, err := units.ParseRateList(s)
-	if err != nil {
+	v, percent, err := units.ParseRateList(s)
+	switch {
+	case err != nil:
 		p.bad(n, "%s: %v", what, err)
-		return nil, false
+	case percent:
+		r.Fractions = v
+	default:
+		r.Rates = v
 	}
-	return v, true
 }
 
 // joined reads a comma-separated value, or a YAML list of values joined by

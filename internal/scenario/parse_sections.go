@@ -573,7 +573,7 @@ func (p *parser) repetitions(fs map[string]field, what string, ordered bool) Rep
 func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	const what = KindTPCCRun
 	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds", "repeat", "back_to_back",
-		"rate", "arrival", "late_after"})
+		"rate", "arrival", "late_after", "probe", "knee_p99"})
 	p.required(at, fs, what, "server", "vus", "rampup", "duration")
 	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["server"]; ok {
@@ -591,14 +591,19 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 		st.Duration, _ = p.duration(f.val, what+": duration", false)
 	}
 	if f, ok := fs["rate"]; ok {
-		st.Rates, _ = p.rateList(f.val, what+": rate")
+		p.rateList(f.val, what+": rate", &st.Rate)
 	}
 	if f, ok := fs["arrival"]; ok {
 		st.Arrival, _ = p.text(f.val, what+": arrival")
 	}
-	if f, ok := fs["late_after"]; ok {
-		if d, ok := p.duration(f.val, what+": late_after", false); ok {
-			st.LateAfter = &d
+	for _, o := range []struct {
+		key string
+		to  **time.Duration
+	}{{"late_after", &st.LateAfter}, {"probe", &st.Probe}, {"knee_p99", &st.KneeP99}} {
+		if f, ok := fs[o.key]; ok {
+			if d, ok := p.duration(f.val, what+": "+o.key, false); ok {
+				*o.to = &d
+			}
 		}
 	}
 	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, st.Rate)

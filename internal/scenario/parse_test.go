@@ -43,7 +43,7 @@ func TestBrokenFiles(t *testing.T) {
 			`2:1: scenario: unknown key "colour"; known keys: name, title, description, repeat, scales, hosts, targets, servers, steps`,
 			`6:5: target t: unknown key "emulated" (did you mean emulate?); known keys: name, path, emulate`,
 			`8:45: server db: unknown key "memroy" (did you mean memory?); known keys: name, engine, target, host, hosts, dsn, count, memory, settings`,
-			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds, repeat, back_to_back, rate, arrival, late_after`,
+			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds, repeat, back_to_back, rate, arrival, late_after, probe, knee_p99`,
 		},
 		"undefined-var.yaml": {
 			`5:22: target t: path: ${base} is not defined; define it under scales or pass --set base=VALUE (variables: data, warehouses)`,

@@ -57,6 +57,12 @@ type TPCCParams struct {
 	Rates     []float64 `json:"rates,omitempty"`
 	Arrival   string    `json:"arrival,omitempty"`
 	LateAfter string    `json:"late_after,omitempty"`
+	// RateFractions, when the rates were given as percentages of a
+	// maximum, are those (Rates are then what they came to), measured by
+	// a closed-loop step of Probe.
+	RateFractions []float64 `json:"rate_fractions_pct,omitempty"`
+	Probe         string    `json:"probe,omitempty"`
+	KneeP99       string    `json:"knee_p99,omitempty"`
 	Placement
 }
 

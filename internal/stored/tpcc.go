@@ -47,6 +47,16 @@ type TPCCStep struct {
 	*OpenLoop
 	NOPMCheck    NOPMCheck        `json:"nopm_check"`
 	Audit        []tpcc.AuditItem `json:"audit"`
+	// ResponseTime is each type's 90th-percentile response time against
+	// TPC-C's limit (tpcc.ResponseTimeLimit), from the latencies of Txn:
+	// in an open loop, from each transaction's intended start.
+	ResponseTime []tpcc.ResponseTimeCheck `json:"response_time,omitempty"`
+	// EfficiencyPct, in a step paced by keying and think times, is its
+	// tpmC against the specification's most for the warehouses its VUs keep
+	// busy (tpcc.EfficiencyPct), and EfficiencyVerdict fails it below
+	// tpcc.MinEfficiencyPct.
+	EfficiencyPct     *float64 `json:"efficiency_pct,omitempty"`
+	EfficiencyVerdict string   `json:"efficiency_verdict,omitempty"`
 	StartedAt    time.Time        `json:"started_at"`
 	MeasureStart time.Time        `json:"measure_start"`
 	MeasureEnd   time.Time        `json:"measure_end"`
@@ -176,6 +186,9 @@ func tpccFigures(s *TPCCStep) map[string]float64 {
 		"tpm": float64(s.TPM), "nopm": float64(s.NOPM), "client_tpm": float64(s.ClientTPM), "client_nopm": float64(s.ClientNOPM),
 		"client_cpu_us_per_txn": s.ClientCPUPerTxnUs,
 	}
+	if s.EfficiencyPct != nil {
+		f["efficiency_pct"] = *s.EfficiencyPct
+	}
 	for k, t := range s.Txn {
 		for name, v := range map[string]float64{"mean_ms": t.MeanMs, "p50_ms": t.P50Ms, "p95_ms": t.P95Ms, "p99_ms": t.P99Ms,
 			"p999_ms": t.P999Ms, "max_ms": t.MaxMs} {
@@ -276,6 +289,10 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 		audits[i] = r.Audit
 	}
 	g.Audit = tpcc.CombineAudit(audits)
+	if first.EfficiencyPct != nil {
+		pct := mean("efficiency_pct")
+		g.EfficiencyPct, g.EfficiencyVerdict = &pct, tpcc.EfficiencyVerdict(pct)
+	}
 	// The pooled percentiles: every repetition's histogram merged.
 	g.TxnPooled = map[string]metrics.Summary{}
 	for k := range tpcc.NumKinds {
@@ -293,7 +310,47 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 			g.TxnPooled[tpcc.Kind(k).String()] = metrics.Summarize(merged)
 		}
 	}
+	g.ResponseTime = combineResponseTimes(reps, g.Histograms)
 	return g
+}
+
+// ResponseTimes judges each type's 90th percentile in h (microseconds)
+// against TPC-C's limits.
+func ResponseTimes(h [tpcc.NumKinds]*hdr.Histogram) []tpcc.ResponseTimeCheck {
+	var p90 [tpcc.NumKinds]time.Duration
+	var n [tpcc.NumKinds]int64
+	for k, x := range h {
+		if x != nil {
+			p90[k], n[k] = time.Duration(x.ValueAtQuantile(90))*time.Microsecond, x.TotalCount()
+		}
+	}
+	return tpcc.JudgeResponseTimes(p90, n)
+}
+
+// combineResponseTimes judges repetitions' response times: from their
+// merged histograms when every repetition kept its own (as a run does
+// while it runs), and otherwise by the slowest repetition's 90th
+// percentile of each type (a stored run read back).
+func combineResponseTimes(reps []*TPCCStep, merged [tpcc.NumKinds]*hdr.Histogram) []tpcc.ResponseTimeCheck {
+	whole := true
+	for _, r := range reps {
+		whole = whole && r.Histograms[tpcc.NewOrder] != nil
+	}
+	if whole {
+		return ResponseTimes(merged)
+	}
+	var p90 [tpcc.NumKinds]time.Duration
+	var n [tpcc.NumKinds]int64
+	for _, r := range reps {
+		for k, c := range r.ResponseTime[:min(len(r.ResponseTime), int(tpcc.NumKinds))] { // in the order of the kinds
+			p90[k] = max(p90[k], time.Duration(c.P90Ms*float64(time.Millisecond)))
+			n[k] += c.Count
+		}
+	}
+	if n == ([tpcc.NumKinds]int64{}) {
+		return nil
+	}
+	return tpcc.JudgeResponseTimes(p90, n)
 }
 
 // aggregateOpen gives repetitions' open-loop figures: their arrivals, late

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -115,5 +116,46 @@ func TestGroupTPCCOpenLoop(t *testing.T) {
 		if strings.Contains(string(doc), `"`+k+`"`) {
 			t.Errorf("a closed-loop step's JSON has %q: %s", k, doc)
 		}
+	}
+}
+
+// Repetitions' response times are judged on their merged histograms while
+// they are at hand, and on the slowest repetition's 90th percentile once
+// read back without them; their efficiencies are averaged and judged.
+func TestGroupTPCCResponseTimeAndEfficiency(t *testing.T) {
+	ms := time.Millisecond
+	var fast, slow []time.Duration
+	for i := range 10 {
+		fast = append(fast, ms)
+		slow = append(slow, ms)
+		if i >= 5 {
+			slow[i] = 6 * time.Second
+		}
+	}
+	steps := []*TPCCStep{tpccRep(0, 10, 12, fast...), tpccRep(1, 10, 11, slow...)}
+	for i, pct := range []float64{95, 80} {
+		steps[i].ResponseTime = ResponseTimes(steps[i].Histograms)
+		steps[i].EfficiencyPct = &pct
+	}
+	if v := steps[1].ResponseTime[tpcc.NewOrder]; v.Verdict != "fail" || v.P90Ms < 5000 {
+		t.Fatalf("the slow repetition's New-Order: %+v; want a p90 over 5 s, failed", v)
+	}
+	g := GroupTPCC(steps, []StepKey{{VUs: 10}})[0]
+	if v := g.ResponseTime[tpcc.NewOrder]; v.Count != 20 || v.Verdict != "fail" || v.P90Ms < 5000 {
+		t.Errorf("merged New-Order: %+v; want 20 counted and failed (5 of the 20 took 6 s)", v)
+	}
+	if g.EfficiencyPct == nil || *g.EfficiencyPct != 87.5 || g.EfficiencyVerdict != "pass" {
+		t.Errorf("efficiency %v %q; want the mean 87.5, pass", g.EfficiencyPct, g.EfficiencyVerdict)
+	}
+	// Read back from the store: no histograms.
+	for _, s := range steps {
+		s.Histograms = [tpcc.NumKinds]*hdr.Histogram{}
+	}
+	g = GroupTPCC(steps, []StepKey{{VUs: 10}})[0]
+	if v := g.ResponseTime[tpcc.NewOrder]; v.Count != 20 || v.Verdict != "fail" || v.P90Ms != steps[1].ResponseTime[tpcc.NewOrder].P90Ms {
+		t.Errorf("New-Order from the stored repetitions: %+v; want the slow one's p90, failed", v)
+	}
+	if v := g.ResponseTime[tpcc.Payment]; v.Verdict != "not-judged" {
+		t.Errorf("Payment, which never ran: %+v", v)
 	}
 }

@@ -136,37 +136,43 @@ func ParseCountList(s string) ([]int, error) {
 }
 
 // ParseRateList reads a comma-separated list of rates such as
-// "20000,40000" (transactions a minute; "_" may group digits: 20_000). It
+// "20000,40000" (transactions a minute; "_" may group digits: 20_000), or
+// of percentages such as "20%,40%,100%" (fractions of a maximum, which the
+// run measures first): percent says which. A list holds one kind only. It
 // checks the syntax only: whether a rate is in range is the run's rule.
-// A fraction such as "20%" is refused: a rate is given in transactions a
-// minute.
-func ParseRateList(s string) ([]float64, error) {
-	var out []float64
-	for _, part := range strings.Split(s, ",") {
+func ParseRateList(s string) (v []float64, percent bool, err error) {
+	for i, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
-			return nil, fmt.Errorf("list %q has an empty entry; give rates such as 20000,40000", s)
+			return nil, false, fmt.Errorf("list %q has an empty entry; give rates such as 20000,40000 or fractions such as 20%%,60%%,100%%", s)
 		}
-		if strings.HasSuffix(part, "%") {
-			return nil, fmt.Errorf("%q is a fraction; fractions of a measured maximum are not taken yet, give transactions a minute such as 20000", part)
+		num, isPct := strings.CutSuffix(part, "%")
+		if i == 0 {
+			percent = isPct
+		} else if isPct != percent {
+			return nil, false, fmt.Errorf("list %q mixes rates and fractions; give transactions a minute (20000,40000) or percentages (20%%,40%%), not both", s)
 		}
-		v, err := strconv.ParseFloat(strings.ReplaceAll(part, "_", ""), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("list entry %q is not a rate; give transactions a minute such as 20000,40000", part)
+		x, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(num), "_", ""), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, false, fmt.Errorf("list entry %q is not a rate; give transactions a minute such as 20000,40000 or fractions such as 20%%,60%%", part)
 		}
-		if len(out) >= maxCountList {
-			return nil, fmt.Errorf("list %q has more than %d entries", s, maxCountList)
+		if len(v) >= maxCountList {
+			return nil, false, fmt.Errorf("list %q has more than %d entries", s, maxCountList)
 		}
-		out = append(out, v)
+		v = append(v, x)
 	}
-	return out, nil
+	return v, percent, nil
 }
 
-// FormatRateList is ParseRateList's inverse: "20000,40000".
-func FormatRateList(v []float64) string {
+// FormatRateList is ParseRateList's inverse: "20000,40000", or with
+// percent "20%,40%".
+func FormatRateList(v []float64, percent bool) string {
 	parts := make([]string, len(v))
 	for i, r := range v {
 		parts[i] = strconv.FormatFloat(r, 'f', -1, 64)
+		if percent {
+			parts[i] += "%"
+		}
 	}
 	return strings.Join(parts, ",")
 }

@@ -1,0 +1,111 @@
+package stored
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/tpcc"
+)
+
+// KneeFollowPct is how far below the arrivals a step's completed
+// transactions may fall, in percent, for its rate to count as held.
+const KneeFollowPct = 2
+
+// KneeP99Factor sets the default New-Order p99 bound of a sweep: this many
+// times the lowest rate's.
+const KneeP99Factor = 10
+
+// Knee is where a rate sweep stops keeping up: the highest offered rate
+// at which it, and every lower rate, still served what arrived (within
+// KneeFollowPct) with a New-Order p99, measured from the intended starts,
+// within the bound.
+type Knee struct {
+	// OfferedTPM is that rate; 0 when the lowest rate did not hold.
+	OfferedTPM float64 `json:"offered_tpm"`
+	P99BoundMs float64 `json:"p99_bound_ms"`
+	// NextTPM is the rate after the knee, which did not hold (0 when every
+	// rate held); Why says how, or that every rate held.
+	NextTPM float64 `json:"next_offered_tpm,omitempty"`
+	Why     string  `json:"why"`
+}
+
+// FindKnee finds the knee of an open-loop run's steps (as GroupTPCC gives
+// them: one per rate); bound is the p99 bound, 0 for KneeP99Factor times
+// the lowest rate's. It is nil without open-loop steps.
+func FindKnee(steps []*TPCCStep, bound time.Duration) *Knee {
+	var open []*TPCCStep
+	for _, s := range steps {
+		if s.OpenLoop != nil {
+			open = append(open, s)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(open, func(a, b *TPCCStep) int { return cmp.Compare(a.OfferedTPM, b.OfferedTPM) })
+	boundMs := float64(bound) / float64(time.Millisecond)
+	if bound <= 0 {
+		boundMs = KneeP99Factor * newOrderP99(open[0])
+	}
+	k := &Knee{P99BoundMs: boundMs}
+	for _, s := range open {
+		if why := notHeld(s, boundMs); why != "" {
+			k.NextTPM, k.Why = s.OfferedTPM, why
+			return k
+		}
+		k.OfferedTPM = s.OfferedTPM
+	}
+	k.Why = fmt.Sprintf("every rate held, up to %.0f TPM offered: the knee is there or above", k.OfferedTPM)
+	return k
+}
+
+// newOrderP99 is a step's New-Order p99 from the intended start: pooled
+// over its repetitions when it has them.
+func newOrderP99(s *TPCCStep) float64 {
+	no := tpcc.NewOrder.String()
+	if p, ok := s.TxnPooled[no]; ok {
+		return p.P99Ms
+	}
+	return s.Txn[no].P99Ms
+}
+
+// notHeld says why a step's rate did not hold, or "" when it did.
+func notHeld(s *TPCCStep, boundMs float64) string {
+	reps := s.Repetitions
+	if len(reps) == 0 {
+		reps = []*TPCCStep{s}
+	}
+	var arrivals, done int64
+	var secs float64
+	for _, r := range reps {
+		if r.OpenLoop != nil {
+			arrivals += r.Arrivals
+		}
+		done += completedIn(r)
+		secs += r.Seconds
+	}
+	if arrivals > 0 && float64(done) < float64(arrivals)*(1-KneeFollowPct/100.0) {
+		measured := 0.0
+		if secs > 0 {
+			measured = float64(done) / (secs / 60)
+		}
+		return fmt.Sprintf("at %.0f TPM offered, %.0f TPM were served: %.1f%% of the %d transactions that arrived, more than %d%% short",
+			s.OfferedTPM, measured, 100*float64(done)/float64(arrivals), arrivals, KneeFollowPct)
+	}
+	if p := newOrderP99(s); p > boundMs {
+		return fmt.Sprintf("at %.0f TPM offered, the New-Order p99 from the intended start was %.2f ms, over the %.2f ms bound", s.OfferedTPM, p, boundMs)
+	}
+	return ""
+}
+
+// completedIn is the transactions a step completed in its measured
+// interval.
+func completedIn(s *TPCCStep) int64 {
+	var n int64
+	for _, t := range s.Txn {
+		n += t.Count
+	}
+	return n
+}
