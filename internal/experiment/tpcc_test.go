@@ -352,11 +352,10 @@ type stat struct {
 // the mean NOPM, which the step's nopm key holds; its repetitions are the
 // steps as they ran; the store keeps all six, in the order 1,2,1,2,1,2.
 // Its report draws error bars and opens in a browser. BackToBack keeps
-// each count's repetitions together, and the report of two such runs
-// finds them not distinguishable.
+// each rate's repetitions together, and the report of two such runs
+// compares them rate by rate.
 func TestRunTPCCRepeat(t *testing.T) {
-	// Not parallel: it compares two runs of the same workload, which the
-	// load of other tests beside one of them tells apart.
+	t.Parallel()
 	ctx := context.Background()
 	dsn := tpcctest.Database(t, 1)
 	res := t.TempDir()
@@ -427,72 +426,70 @@ func TestRunTPCCRepeat(t *testing.T) {
 	}
 	reporttest.CheckInBrowser(t, htmlPath, 8, filepath.Join(reporttest.ArtifactDir(t), "report-repeat.png"))
 
-	// Two more runs of the same workload, their repetitions back to back
-	// (the first run warmed the server up: right after a build its
-	// checkpoint and autovacuum slow a run measurably, which a comparison
-	// with it finds). The report of the two finds their NOPM not
-	// distinguishable: the ratio's interval holds 1. A 95% interval misses
-	// the truth one time in twenty by design, so a miss is measured once
-	// more, with a new second run, before it counts (a false alarm then 1
-	// in 400). A host that was noisy meanwhile (steal, other tests' CPU)
-	// can make the same workload measure differently; the report must then
-	// say so among its findings, and a significant verdict is accepted.
-	backToBack := func() string {
+	// Two open-loop runs of the same workload, each rate's repetitions
+	// back to back. The report compares them at the same offered rate:
+	// their NOPM, which the rate sets, is not distinguishable (the
+	// ratio's interval holds 1), and it states the ratio of their
+	// New-Order p99s. (Closed-loop runs compared here measured the other
+	// tests' load beside one of them.) A 95% interval misses the truth
+	// one time in twenty by design, so a miss is measured once more, with
+	// a new second run, before it counts (a false alarm then 1 in 400).
+	openRun := func() string {
 		t.Helper()
-		id := repeated(true).RunID
-		if got := storedVUs(t, res, id); got != "1,1,1,2,2,2" {
-			t.Errorf("back to back: stored steps' VUs %s; want 1,1,1,2,2,2", got)
+		out, err := runTPCC(t, ctx, res, experiment.TPCCConfig{DSN: dsn, VUs: []int{2}, Rates: []float64{1500, 3000}, Arrival: driver.ArrivalConstant,
+			LateAfter: time.Second, Repeat: 3, BackToBack: true, RampUp: time.Second, Duration: 2 * time.Second})
+		if err != nil {
+			t.Fatalf("open-loop run: %v", err)
 		}
-		return id
+		for i, s := range out.Steps { // back to back: 1500, 1500, 1500, 3000, …
+			for r, rep := range s.Repetitions {
+				if rep.Index != 3*i+r || rep.OfferedTPM != s.OfferedTPM {
+					t.Errorf("%g TPM, repetition %d: index %d at %g TPM; want index %d", s.OfferedTPM, r+1, rep.Index, rep.OfferedTPM, 3*i+r)
+				}
+			}
+		}
+		return out.RunID
 	}
-	first := backToBack()
+	first := openRun()
 	for attempt := 1; ; attempt++ {
 		abPath := filepath.Join(dir, fmt.Sprint("ab", attempt), "report.html")
-		verdict, low, high := compareRuns(t, res, first, backToBack(), abPath)
-		if verdict != "not distinguishable at n=3" && verdict != "higher" && verdict != "lower" {
-			t.Fatalf("verdict %q", verdict)
-		}
-		holds := low <= 1 && 1 <= high
-		if holds != (verdict == "not distinguishable at n=3") {
-			t.Errorf("interval %v–%v and verdict %q disagree", low, high, verdict)
-		}
-		if holds {
-			break
-		}
-		if ab, _ := os.ReadFile(abPath); strings.Contains(string(ab), "were measured on a noisy host") {
-			t.Logf("two runs of the same workload: NOPM ratio %v–%v (%s), beside a noisy host the report names", low, high, verdict)
+		row, p99 := compareOpenRuns(t, res, first, openRun(), abPath)
+		if row == "not distinguishable at n=3" {
+			if !regexp.MustCompile(`^[0-9.]+x \(`).MatchString(p99) {
+				t.Errorf("the New-Order p99 comparison at 3,000 TPM: %q", p99)
+			}
 			break
 		}
 		if attempt == 2 {
-			t.Errorf("two runs of the same workload: NOPM ratio interval %v–%v (%s) twice without 1", low, high, verdict)
+			t.Errorf("two open-loop runs of the same workload: NOPM verdict at 3,000 TPM %q twice", row)
 			break
 		}
 	}
 }
 
-// compareRuns reports runs a and b together and returns the NOPM
-// comparison its finding states at the largest common VU count: the
-// verdict, and the interval (±Inf when there is none: unbounded).
-func compareRuns(t *testing.T, res, a, b, htmlPath string) (verdict string, low, high float64) {
+// compareOpenRuns reports open-loop runs a and b together and returns, at
+// 2 VUs and 3,000 TPM offered, the ratio table's NOPM verdict and the
+// finding's New-Order p99 comparison.
+func compareOpenRuns(t *testing.T, res, a, b, htmlPath string) (nopmVerdict, p99 string) {
 	t.Helper()
 	w := writeReport(t, res, report.Options{Runs: []string{a, b}, Labels: map[string]string{a: "first", b: "second"}, Out: htmlPath})
 	md, err := os.ReadFile(w.Markdown)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`second: [0-9.]+x \((?:95% CI ([-0-9.]+)–([-0-9.]+): )?([^)]*)\) the NOPM of first at 2 virtual users`).FindSubmatch(md)
+	row := regexp.MustCompile(`(?m)^\| second \| 2 at 3,000 TPM \| 3 \|([^\n]*)$`).FindSubmatch(md)
+	if row == nil {
+		t.Fatalf("the ratio table has no row of second at 2 VUs and 3,000 TPM, n 3:\n%s", md)
+	}
+	cells := strings.Split(string(row[1]), "|")
+	if len(cells) < 6 {
+		t.Fatalf("ratio row %q", row[0])
+	}
+	m := regexp.MustCompile(`second: at 3,000 TPM offered, (.*) the New-Order p99 of first, from the intended start`).FindSubmatch(md)
 	if m == nil {
-		t.Fatalf("the report of the two runs has no NOPM finding:\n%s", md)
+		t.Fatalf("the report of the two runs has no New-Order p99 finding:\n%s", md)
 	}
-	low, high = math.Inf(-1), math.Inf(1)
-	if len(m[1]) > 0 {
-		low, _ = strconv.ParseFloat(string(m[1]), 64)
-		high, _ = strconv.ParseFloat(string(m[2]), 64)
-	}
-	if !strings.Contains(string(md), "| second | 2 | 3 |") {
-		t.Errorf("the ratio table has no row of second at 2 VUs, n 3:\n%s", md)
-	}
-	return string(m[3]), low, high
+	return strings.TrimSpace(cells[4]), string(m[1])
 }
 
 // storedVUs lists the VUs of a run's stored steps, in their order.

@@ -275,8 +275,9 @@ func openLoopTable(runs []*runData) *Table {
 	return t
 }
 
-// runKnee is the knee of a run's rate sweep (its steps grouped by rate,
-// bounded as the run was), or nil when it offered fewer than two rates.
+// runKnee is the knee of a run's rate sweep (its steps, which load grouped
+// by rate, bounded as the run was), or nil when it offered fewer than two
+// rates.
 func runKnee(rd *runData) *stored.Knee {
 	var steps []*stored.TPCCStep
 	for i := range rd.TPCC {
@@ -284,15 +285,14 @@ func runKnee(rd *runData) *stored.Knee {
 			steps = append(steps, &rd.TPCC[i].TPCCStep)
 		}
 	}
-	keys := stored.KeysOf(steps)
-	if len(keys) < 2 {
+	if len(steps) < 2 {
 		return nil
 	}
 	var bound time.Duration
 	if p := rd.Params.TPCC; p != nil && p.KneeP99 != "" {
 		bound, _ = time.ParseDuration(p.KneeP99)
 	}
-	return stored.FindKnee(stored.GroupTPCC(steps, keys), bound)
+	return stored.FindKnee(steps, bound)
 }
 
 // kneeSentence says where a run's sweep stopped keeping up, and why.
@@ -374,45 +374,86 @@ func byVUs(rd *runData) map[int]tpccStep {
 }
 
 // tpccComparison is the ratio table of every run against the first, per
-// virtual-user count both ran, and a sentence for the largest such count.
+// step both ran (a virtual-user count, or in an open loop a pool at an
+// offered rate), and a sentence for the largest such count and for the
+// highest such rate: at a rate, what a buyer asks is the latency.
 func tpccComparison(runs []*runData) []Block {
 	base := runs[0]
 	if len(base.TPCC) == 0 {
 		return nil
 	}
 	t := &Table{ID: "tpcc-ratios", Caption: fmt.Sprintf("Ratios against the baseline %s (above 1: more throughput, or more latency), "+
-		"with their 95%% confidence intervals over the repetitions and a verdict", base.Label),
+		"with their 95%% confidence intervals over the repetitions and a verdict; an open-loop step is compared with the baseline's at the same offered rate, "+
+		"its New-Order latency from the intended start", base.Label),
 		Header: []string{"run", "VUs", "n", "TPM", "NOPM", "TPM ratio", "NOPM ratio", "NOPM verdict", "NO p95 ratio", "NO p95 verdict",
-			"CPU iowait ratio", "device await ratio", "DB read ratio", "WAL sync ratio"},
-		Numeric: []bool{false, true, false, true, true, true, true, false, true, false, true, true, true, true}}
+			"CPU iowait ratio", "device await ratio", "DB read ratio", "WAL sync ratio", "NO p99 ratio", "NO p99 verdict"},
+		Numeric: []bool{false, true, false, true, true, true, true, false, true, false, true, true, true, true, true, false}}
 	var blocks []Block
-	b := byVUs(base)
+	b := byKey(base)
 	for _, rd := range runs[1:] {
-		top := -1
+		top, rate := -1, -1.0
 		for _, x := range rd.TPCC {
-			bx, ok := b[x.VUs]
+			k := x.Key()
+			bx, ok := b[k]
 			if !ok {
 				continue
 			}
-			top = max(top, x.VUs)
+			if x.OpenLoop != nil {
+				rate = max(rate, x.OfferedTPM)
+			} else {
+				top = max(top, x.VUs)
+			}
 			f := tpccFigures(x, bx) // tpm, nopm, new_order.p95_ms, iowait, await, DB read, WAL sync
-			t.Rows = append(t.Rows, []string{rd.Label, strconv.Itoa(x.VUs), repsText(x, bx), num(x.tpm()), num(x.nopm()),
+			p99 := compareStat(x, bx, "new_order.p99_ms")
+			t.Rows = append(t.Rows, []string{rd.Label, stepName(k), repsText(x, bx), num(x.tpm()), num(x.nopm()),
 				ratioCI(f[0].c), ratioCI(f[1].c), verdict(f[1].c), ratioCI(f[2].c), verdict(f[2].c),
-				ratioCI(f[3].c), ratioCI(f[4].c), ratioCI(f[5].c), ratioCI(f[6].c)})
+				ratioCI(f[3].c), ratioCI(f[4].c), ratioCI(f[5].c), ratioCI(f[6].c), ratioCI(p99), verdict(p99)})
 		}
 		if top >= 0 {
-			x, bx := byVUs(rd)[top], b[top]
+			k := stored.StepKey{VUs: top}
+			x, bx := byKey(rd)[k], b[k]
 			blocks = append(blocks, finding(fmt.Sprintf("%s: %s the NOPM of %s at %s (%s against %s NOPM).",
 				rd.Label, ratioSentence(compareStat(x, bx, "nopm")), base.Label, plural(top, "virtual user", "virtual users"),
 				num(x.nopm()), num(bx.nopm()))))
-		} else {
-			blocks = append(blocks, text(fmt.Sprintf("%s ran no virtual-user count that %s ran; nothing to compare step by step.", rd.Label, base.Label)))
+		}
+		if rate >= 0 {
+			var x, bx tpccStep
+			for k, s := range byKey(rd) {
+				if k.OfferedTPM == rate {
+					x, bx = s, b[k]
+				}
+			}
+			no := tpcc.NewOrder.String()
+			blocks = append(blocks, finding(fmt.Sprintf("%s: at %s TPM offered, %s the New-Order p99 of %s, from the intended start (%s against %s ms).",
+				rd.Label, thousands(int64(rate)), ratioSentence(compareStat(x, bx, no+".p99_ms")), base.Label,
+				num(x.Txn[no].P99Ms), num(bx.Txn[no].P99Ms))))
+		}
+		if top < 0 && rate < 0 {
+			blocks = append(blocks, text(fmt.Sprintf("%s ran no step that %s ran; nothing to compare step by step.", rd.Label, base.Label)))
 		}
 	}
 	if len(t.Rows) > 0 {
 		blocks = append(blocks, tableBlock(t))
 	}
 	return blocks
+}
+
+// byKey is a run's steps by their key: VU count, and offered rate.
+func byKey(rd *runData) map[stored.StepKey]tpccStep {
+	m := map[stored.StepKey]tpccStep{}
+	for _, x := range rd.TPCC {
+		m[x.Key()] = x
+	}
+	return m
+}
+
+// stepName is a step key as the ratio table shows it: "4", or "4 at
+// 3,000 TPM".
+func stepName(k stored.StepKey) string {
+	if k.OfferedTPM == 0 {
+		return strconv.Itoa(k.VUs)
+	}
+	return fmt.Sprintf("%d at %s TPM", k.VUs, thousands(int64(k.OfferedTPM)))
 }
 
 // repsText is the repetitions behind a comparison: "3", or "3/2" when the
