@@ -45,8 +45,8 @@ type TPCCStep struct {
 	// OpenLoop holds an open-loop step's figures (tpcc run --rate), none
 	// in a closed loop's.
 	*OpenLoop
-	NOPMCheck    NOPMCheck        `json:"nopm_check"`
-	Audit        []tpcc.AuditItem `json:"audit"`
+	NOPMCheck NOPMCheck        `json:"nopm_check"`
+	Audit     []tpcc.AuditItem `json:"audit"`
 	// ResponseTime is each type's 90th-percentile response time against
 	// TPC-C's limit (tpcc.ResponseTimeLimit), from the latencies of Txn:
 	// in an open loop, from each transaction's intended start.
@@ -55,12 +55,12 @@ type TPCCStep struct {
 	// tpmC against the specification's most for the warehouses its VUs keep
 	// busy (tpcc.EfficiencyPct), and EfficiencyVerdict fails it below
 	// tpcc.MinEfficiencyPct.
-	EfficiencyPct     *float64 `json:"efficiency_pct,omitempty"`
-	EfficiencyVerdict string   `json:"efficiency_verdict,omitempty"`
-	StartedAt    time.Time        `json:"started_at"`
-	MeasureStart time.Time        `json:"measure_start"`
-	MeasureEnd   time.Time        `json:"measure_end"`
-	Seconds      float64          `json:"measured_seconds"`
+	EfficiencyPct     *float64  `json:"efficiency_pct,omitempty"`
+	EfficiencyVerdict string    `json:"efficiency_verdict,omitempty"`
+	StartedAt         time.Time `json:"started_at"`
+	MeasureStart      time.Time `json:"measure_start"`
+	MeasureEnd        time.Time `json:"measure_end"`
+	Seconds           float64   `json:"measured_seconds"`
 	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
 	// threads) over the measured interval, per completed transaction.
 	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
