@@ -64,6 +64,14 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	defer done()
 	out, err := experiment.RunDisk(ctx, *cfg, obs)
 	return out, printRun(v, out, err, func() {
+		for _, k := range out.Knees {
+			knee := "none: not even the lowest rate held"
+			if k.OfferedIOPS > 0 {
+				knee = units.Thousands(int64(k.OfferedIOPS)) + " IOPS offered"
+			}
+			fmt.Fprintf(g.Stdout, "knee of %s: %s (done within %d%% of the rate, p99 within %.3f ms); %s\n",
+				k.Point, knee, stored.KneeFollowPct, k.P99BoundMs, k.Why)
+		}
 		if out.Repeat > 1 && len(out.Points) > 0 {
 			printDiskRepeats(g.Stdout, out)
 			runs := 0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -25,6 +26,15 @@ type DiskConfig struct {
 	Target  string // a directory (tierbench's own test file goes there), a file or a block device
 	Profile string // the points' name: a bundled profile's, or "ad-hoc"
 	Points  []fio.Spec
+	// RatesIOPS offers each point at each of these rates in turn (each
+	// job's fio rate_iops, whole I/Os a second), one point per rate.
+	// RateFractions, instead, are percentages of what each point did
+	// uncapped: the points run as given first, then at each fraction.
+	// KneeP99 bounds the p99 completion latency below the knee of a
+	// point's rates (0: ten times the lowest rate's).
+	RatesIOPS     []float64
+	RateFractions []float64
+	KneeP99       time.Duration
 	// Repeat runs each point that many times (1 to repeat.MaxRepeat), each repetition
 	// a whole point (its ramp and measured time); interleaved with the
 	// other points (A,B,C,A,B,C) unless BackToBack (A,A,B,B,C,C).
@@ -64,12 +74,13 @@ func (c DiskConfig) Validate() error {
 	} else if err := fio.CheckPath(c.Target); err != nil {
 		ps.missing("target", "%v", err)
 	}
-	switch {
+	switch n := len(c.Points) * (max(1, len(c.RatesIOPS)) + len(c.RateFractions)); {
 	case len(c.Points) == 0:
 		ps.missing("points", "has no point; give a profile or at least one point")
-	case len(c.Points) > MaxDiskPoints:
-		ps.missing("points", "has %d points; keep it to at most %d", len(c.Points), MaxDiskPoints)
+	case n > MaxDiskPoints:
+		ps.missing("points", "has %d points; keep it to at most %d", n, MaxDiskPoints)
 	}
+	c.validateRates(&ps)
 	seen := map[string]bool{}
 	for _, pt := range c.Points {
 		for _, p := range pt.Problems() {
@@ -114,6 +125,87 @@ func (c DiskConfig) Validate() error {
 	}
 	repetitions(&ps, c.Repeat)
 	return ps.err()
+}
+
+// validateRates checks a disk run's rate list or fractions.
+func (c DiskConfig) validateRates(ps *problems) {
+	for _, r := range c.RatesIOPS {
+		if !(r >= 1 && r <= MaxRateIOPS && r == math.Trunc(r)) {
+			ps.add("rate_iops", r, "is not a rate; give whole I/Os a second per job, 1 to %s", units.Thousands(MaxRateIOPS))
+			break
+		}
+	}
+	for _, f := range c.RateFractions {
+		if !(f > 0 && f <= MaxRatePct) {
+			ps.add("rate_iops", units.FormatRateList([]float64{f}, true), "is out of range; give fractions above 0%% and up to %d%% of the maximum", MaxRatePct)
+			break
+		}
+	}
+	if c.KneeP99 < 0 {
+		ps.add("knee_p99", c.KneeP99, "is negative; give the p99 completion latency a rate below the knee may reach, e.g. 5ms, or 0s for ten times the lowest rate's")
+	}
+	if len(c.RatesIOPS) == 0 && len(c.RateFractions) == 0 {
+		return
+	}
+	switch {
+	case len(c.RatesIOPS) > 0 && len(c.RateFractions) > 0:
+		ps.missing("rate_iops", "has both rates and fractions; give I/Os a second per job or percentages of the maximum, not both")
+	case len(c.RateFractions) > 0 && len(c.Servers) > 0:
+		ps.missing("rate_iops", "fractions are not measured on several hosts at once yet; give I/Os a second per job")
+	}
+	for _, p := range c.Points {
+		if p.RateIOPS > 0 {
+			ps.add("rate_iops", p.Name, "has its own rate; give the rates as a list for every point, or on the points, not both")
+			break
+		}
+	}
+}
+
+// kneeParam is the knee bound as the parameters keep it: only for rates.
+func kneeParam(c DiskConfig) string {
+	if len(c.RatesIOPS) == 0 && len(c.RateFractions) == 0 {
+		return ""
+	}
+	return c.KneeP99.String()
+}
+
+// atRates is each point at each rate (each job's rate_iops), the rates of
+// a point together.
+func atRates(points []fio.Spec, rates []float64) []fio.Spec {
+	if len(rates) == 0 {
+		return points
+	}
+	var out []fio.Spec
+	for _, p := range points {
+		for _, r := range rates {
+			q := p
+			q.RateIOPS = int(r)
+			q.Name = fio.PointName(q)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// atFractions is each point given at each fraction of what it did
+// uncapped (measured, one per point, all its jobs together).
+func atFractions(points []fio.Spec, measured []stored.Point, fractions []float64) []fio.Spec {
+	var out []fio.Spec
+	for i, p := range points {
+		var iops float64
+		for _, d := range []*stored.DirStats{measured[i].Read, measured[i].Write} {
+			if d != nil {
+				iops += d.IOPS
+			}
+		}
+		for _, f := range fractions {
+			q := p
+			q.RateIOPS = max(1, int(math.Round(f/100*iops/float64(max(1, p.Jobs)))))
+			q.Name = fio.PointName(q)
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // ProfileConfig returns a disk run of a bundled profile, its duration, ramp
@@ -170,6 +262,13 @@ type DiskResult struct {
 	// the repetitions as they ran (stored.GroupPoints).
 	Points     []stored.Point      `json:"points"`
 	Thresholds []threshold.Verdict `json:"thresholds,omitempty"`
+	// RateFractions, when the rates were fractions, are those: the points
+	// as given ran first, uncapped, and each fraction of what each did
+	// after them. Knees are the knees of the points offered at two or
+	// more rates, bounded by kneeP99.
+	RateFractions []float64         `json:"rate_fractions_pct,omitempty"`
+	Knees         []stored.DiskKnee `json:"knees,omitempty"`
+	kneeP99       time.Duration
 }
 
 // RunDisk runs the points with fio and records them. tierbench writes only
@@ -179,6 +278,7 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Points = atRates(cfg.Points, cfg.RatesIOPS)
 	obs = serial(obs) // telemetry samples come from their own goroutine
 	runner, err := fio.Find(ctx, cfg.Fio)
 	if err != nil {
@@ -222,12 +322,14 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
 			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
 			Fio: runner.Path, FioVersion: runner.Version, Points: pointSpecs(cfg.Points),
+			RateFractions: cfg.RateFractions, KneeP99: kneeParam(cfg),
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}}
+		File: target.File, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{},
+		RateFractions: cfg.RateFractions, kneeP99: cfg.KneeP99}
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.Run(ctx, i, spec, set, work)
 	})
@@ -242,12 +344,36 @@ func RunDisk(ctx context.Context, cfg DiskConfig, obs Observer) (*DiskResult, er
 func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recording, obs Observer,
 	run func(i int, spec fio.Spec) (*fio.Point, error)) ([]stored.Ran, *judge, error) {
 	j := &judge{ts: cfg.Thresholds, obs: obs}
+	ran, err := runMorePoints(ctx, cfg, set, rec, obs, j, nil, run)
+	if err == nil && ctx.Err() == nil && len(cfg.RateFractions) > 0 {
+		// The points as given measured what each does at most: now each
+		// fraction of it.
+		rated := cfg
+		rated.Points = atFractions(cfg.Points, stored.GroupPointsDiscarding(ran, cfg.Noisy.Discard), cfg.RateFractions)
+		names := make([]string, len(rated.Points))
+		for i, p := range rated.Points {
+			names[i] = p.Name
+		}
+		obs.Note(fmt.Sprintf("%s of what each point did uncapped: %s", units.FormatRateList(cfg.RateFractions, true), strings.Join(names, ", ")))
+		ran, err = runMorePoints(ctx, rated, set, rec, obs, j, ran, run)
+	}
+	return ran, j, err
+}
+
+// runMorePoints runs cfg's points after those already ran (the steps and
+// points of a run are numbered on from them) and returns all.
+func runMorePoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recording, obs Observer, j *judge, ran []stored.Ran,
+	run func(i int, spec fio.Spec) (*fio.Point, error)) ([]stored.Ran, error) {
+	firstStep, firstPoint := len(ran), 0
+	for _, r := range ran {
+		firstPoint = max(firstPoint, r.Point+1)
+	}
 	plan := repeat.Plan(len(cfg.Points), cfg.Repeat, cfg.BackToBack)
-	var ran []stored.Ran
 	_, err := repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
 		spec := cfg.Points[sl.Step]
+		sl.Index += firstStep
 		rec.tele.setStep(sl.Index)
-		obs.Progress(Progress{Point: &PointProgress{Index: sl.Index, Count: len(plan), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
+		obs.Progress(Progress{Point: &PointProgress{Index: sl.Index, Count: firstStep + len(plan), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
 		p, err := run(sl.Index, spec)
 		if p != nil {
 			po := fio.NewPointResult(p)
@@ -259,7 +385,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 				po.Hosts = withNodeStats(po.Hosts, a)
 				po.Noisy = judgeNoisy(cfg.Noisy, a)
 			}
-			ran = append(ran, stored.Ran{Point: sl.Step, Result: po})
+			ran = append(ran, stored.Ran{Point: firstPoint + sl.Step, Result: po})
 			if st, err := diskStep(p, po); err != nil { // stored first, then told
 				rec.keep(err)
 			} else {
@@ -276,7 +402,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		err = nil // interrupted: finishDisk says so from ctx
 	}
-	return ran, j, err
+	return ran, err
 }
 
 // pointName is how a point is named in verdicts: "4k-randread-qd1x1", or
@@ -316,6 +442,7 @@ func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []stor
 		out.Status = results.StatusFailed
 	}
 	out.Points = stored.GroupPointsDiscarding(ran, discard)
+	out.Knees = stored.FindDiskKnees(out.Points, out.kneeP99)
 	what := fmt.Sprintf("%d points", len(ran))
 	if out.Repeat > 1 {
 		what = fmt.Sprintf("%d runs of %d points", len(ran), len(out.Points))
@@ -429,13 +556,13 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
 			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
 			Fio: runner.Path, FioVersion: runner.Version, Points: pointSpecs(cfg.Points),
-			Servers: fioServers(cfg.Servers),
+			Servers: fioServers(cfg.Servers), KneeP99: kneeParam(cfg),
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}}
+		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}, kneeP99: cfg.KneeP99}
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
 	})

@@ -264,3 +264,56 @@ func TestRunDiskQuickProfile(t *testing.T) {
 		}
 	}
 }
+
+// A disk run given fractions measures each point uncapped first, then
+// offers it each fraction of that with fio's Poisson-paced rate_iops, and
+// finds the knee: at a quarter of the maximum the device keeps up, at
+// four times it cannot. A rate list beside fractions, a fraction of 0 and
+// a rate that is not whole I/Os are refused before anything runs.
+func TestRunDiskRateFractions(t *testing.T) {
+	t.Parallel()
+	fiotest.Require(t)
+	target, dir := t.TempDir(), t.TempDir()
+	cfg := experiment.DiskConfig{
+		Record: experiment.Record{Results: dir, Telemetry: experiment.DefaultTelemetry},
+		Target: target, Profile: "ad-hoc", Repeat: 1, RateFractions: []float64{25, 400},
+		Points:        []fio.Spec{{Name: "4k-randread-qd1x1", BS: 4096, RW: fio.RandRead, IODepth: 1, Jobs: 1}},
+		Settings:      fio.Settings{Duration: 2 * time.Second, Direct: false},
+		TargetOptions: fio.TargetOptions{Size: 16 << 20},
+	}
+	out, err := experiment.RunDisk(context.Background(), cfg, experiment.Nop{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Points) != 3 || out.Points[0].RateIOPS != 0 || out.Points[0].Read == nil {
+		t.Fatalf("points %+v; want the uncapped one, then two rated", out.Points)
+	}
+	most := out.Points[0].Read.IOPS
+	for i, f := range []float64{0.25, 4} {
+		p := out.Points[1+i]
+		if want := int(math.Round(f * most)); p.RateIOPS != want || p.Name != fmt.Sprintf("4k-randread-qd1x1-rate%d", want) {
+			t.Errorf("point %d: %s at rate %d; want %g of %.0f IOPS = %d", i+1, p.Name, p.RateIOPS, f, most, want)
+		}
+	}
+	if low := out.Points[1]; math.Abs(low.Read.IOPS-float64(low.RateIOPS))/float64(low.RateIOPS) > 0.05 {
+		t.Errorf("a quarter of the maximum: %.0f IOPS done at a rate of %d", low.Read.IOPS, low.RateIOPS)
+	}
+	if len(out.Knees) != 1 || out.Knees[0].OfferedIOPS != float64(out.Points[1].RateIOPS) || out.Knees[0].NextIOPS != float64(out.Points[2].RateIOPS) ||
+		!strings.Contains(out.Knees[0].Why, "were done") {
+		t.Errorf("knees %+v; want one at %d IOPS, %d not held", out.Knees, out.Points[1].RateIOPS, out.Points[2].RateIOPS)
+	}
+	for _, c := range []struct {
+		mut  func(*experiment.DiskConfig)
+		want string
+	}{
+		{func(c *experiment.DiskConfig) { c.RatesIOPS = []float64{100} }, "rate_iops has both rates and fractions"},
+		{func(c *experiment.DiskConfig) { c.RateFractions = []float64{0} }, `rate_iops "0%" is out of range`},
+		{func(c *experiment.DiskConfig) { c.RateFractions, c.RatesIOPS = nil, []float64{10.5} }, "rate_iops 10.5 is not a rate"},
+	} {
+		bad := cfg
+		c.mut(&bad)
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v; want %q", err, c.want)
+		}
+	}
+}

@@ -20,6 +20,8 @@ const (
 	// MaxRate bounds an open-loop step's offered transactions a minute:
 	// 10 million, some 170,000 a second, beyond what one client schedules.
 	MaxRate = 10_000_000
+	// MaxRateIOPS bounds a disk point's rate per job.
+	MaxRateIOPS = 10_000_000
 	// MaxRatePct bounds a rate given as a percentage of the measured
 	// maximum: beyond it a step only measures a queue.
 	MaxRatePct = 1000

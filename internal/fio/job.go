@@ -76,7 +76,11 @@ func PointName(s Spec) string {
 	if s.RW == RandRW {
 		rw = fmt.Sprintf("%s%d", s.RW, s.RWMixRead)
 	}
-	return fmt.Sprintf("%s-%s-qd%dx%d", FormatBS(s.BS), rw, s.IODepth, s.Jobs)
+	name := fmt.Sprintf("%s-%s-qd%dx%d", FormatBS(s.BS), rw, s.IODepth, s.Jobs)
+	if s.RateIOPS > 0 {
+		name += fmt.Sprintf("-rate%d", s.RateIOPS) // per job
+	}
+	return name
 }
 
 // Reads and Writes report which directions a spec's pattern uses.
@@ -195,7 +199,9 @@ func JobFile(s Spec, set Settings) (string, error) {
 	}
 	fmt.Fprintf(&b, "bs=%s\niodepth=%d\nnumjobs=%d\nsize=%d\noffset_increment=%d\n", FormatBS(s.BS), s.IODepth, s.Jobs, region, region)
 	if s.RateIOPS > 0 {
-		fmt.Fprintf(&b, "rate_iops=%d\n", s.RateIOPS)
+		// Poisson arrivals, as independent requests come, rather than
+		// fio's default of evenly spaced ones.
+		fmt.Fprintf(&b, "rate_iops=%d\nrate_process=poisson\n", s.RateIOPS)
 	}
 	if s.CompressPc > 0 || s.DedupePc > 0 {
 		// Fresh buffer contents on every write, so the pattern holds for

@@ -86,6 +86,13 @@ func TestJobFile(t *testing.T) {
 			t.Errorf("job file has %s, which the point does not use:\n%s", absent, job)
 		}
 	}
+	// A rated point: Poisson arrivals at each job's rate, and its name says so.
+	rated := Spec{BS: 4096, RW: RandRead, IODepth: 1, Jobs: 2, RateIOPS: 500}
+	rated.Name = PointName(rated)
+	if job, _ := JobFile(rated, Settings{IOEngine: "psync", Duration: time.Second, File: "/f", Size: 100 << 20}); rated.Name != "4k-randread-qd1x2-rate500" ||
+		!strings.Contains(job, "rate_iops=500\nrate_process=poisson\n") {
+		t.Errorf("a rated point %s:\n%s", rated.Name, job)
+	}
 	seq := Spec{Name: "x", BS: 256 << 10, RW: SeqRead, IODepth: 1, Jobs: 3}
 	job, err = JobFile(seq, Settings{IOEngine: "psync", Duration: time.Second, File: "/f", Size: 100 << 20})
 	if err != nil {

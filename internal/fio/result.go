@@ -10,7 +10,7 @@ func NewPointResult(p *Point) stored.Point {
 	r := p.Result
 	return stored.Point{
 		Name: p.Spec.Name, BS: FormatBS(p.Spec.BS), BSBytes: p.Spec.BS, RW: p.Spec.RW, RWMixRead: p.Spec.RWMixRead,
-		IODepth: p.Spec.IODepth, Jobs: p.Spec.Jobs, Read: r.Read, Write: r.Write,
+		IODepth: p.Spec.IODepth, Jobs: p.Spec.Jobs, RateIOPS: p.Spec.RateIOPS, Read: r.Read, Write: r.Write,
 		UsrCPUPct: r.UsrCPUPct, SysCPUPct: r.SysCPUPct, Seconds: r.RuntimeS, SteadyState: r.SteadyState,
 		Interrupted: p.Interrupted, Hosts: hostPoints(p.Hosts),
 	}

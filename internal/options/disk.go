@@ -26,7 +26,8 @@ type DiskRun struct {
 	Jobs     string
 	IOEngine string // fio's ioengine: the --engine option
 	Direct   bool
-	RateIOPS int
+	RateIOPS string
+	KneeP99  string
 	Compress int
 	Dedupe   int
 	Duration string
@@ -52,7 +53,7 @@ type DiskRun struct {
 }
 
 // adHocFlags are the options that describe points; they replace a profile.
-var adHocFlags = []string{"bs", "rw", "rwmix", "iodepth", "jobs", "rate-iops", "compress-pct", "dedupe-pct"}
+var adHocFlags = []string{"bs", "rw", "rwmix", "iodepth", "jobs", "compress-pct", "dedupe-pct"}
 
 // AddFlags registers the options.
 func (o *DiskRun) AddFlags(fs *pflag.FlagSet) {
@@ -66,7 +67,9 @@ func (o *DiskRun) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Jobs, "jobs", "4", "ad hoc: fio jobs (threads), each on its own region of the test file")
 	fs.StringVar(&o.IOEngine, "engine", "", "fio ioengine: io_uring, libaio or psync (default: the best that works here)")
 	fs.BoolVar(&o.Direct, "direct", sw.Settings.Direct, "direct I/O (O_DIRECT), bypassing the page cache")
-	fs.IntVar(&o.RateIOPS, "rate-iops", 0, "ad hoc: cap each job at this many IOPS (fio's rate_iops; 0: no cap)")
+	fs.StringVar(&o.RateIOPS, "rate-iops", "", "offer each point at these rates, each job's I/Os a second (fio's rate_iops, Poisson arrivals), one point per rate, e.g. 500,1000,2000; "+
+		"or at fractions of what each point does uncapped, which it measures first, e.g. 20%,50%,100%")
+	fs.StringVar(&o.KneeP99, "knee-p99", "0s", "with several rates: the p99 completion latency a rate below the knee may reach (0s: ten times the lowest rate's)")
 	fs.IntVar(&o.Compress, "compress-pct", 0, "ad hoc: make written data this percent compressible")
 	fs.IntVar(&o.Dedupe, "dedupe-pct", 0, "ad hoc: make this percent of written blocks duplicates")
 	fs.StringVar(&o.Duration, "duration", "", "measured time per point (default: the profile's; ad hoc "+units.FormatDuration(sw.Settings.Duration)+")")
@@ -92,7 +95,7 @@ func (o *DiskRun) AddFlags(fs *pflag.FlagSet) {
 
 // diskFlags name a disk run's fields by their options where the names
 // differ.
-var diskFlags = map[string]string{"ioengine": "--engine", "points": "the sweep", "telemetry_interval": "--interval"}
+var diskFlags = map[string]string{"ioengine": "--engine", "points": "the sweep", "telemetry_interval": "--interval", "rate_iops": "--rate-iops"}
 
 // Config turns the options into a run's config; the run's rules are its
 // Validate's. fs tells the ad-hoc options given (adHocFlags), which replace a
@@ -125,6 +128,20 @@ func (o *DiskRun) Config(fs *pflag.FlagSet) (*experiment.DiskConfig, error) {
 	}
 	p.Settings.Direct, p.Settings.IOEngine = o.Direct, o.IOEngine
 	var err error
+	if o.RateIOPS != "" && o.RateIOPS != "0" { // 0: no cap, as before lists
+		rates, percent, err := units.ParseRateList(o.RateIOPS)
+		if err != nil {
+			return nil, Badf("rate_iops", "--rate-iops: %v", err)
+		}
+		if percent {
+			p.RateFractions = rates
+		} else {
+			p.RatesIOPS = rates
+		}
+	}
+	if p.KneeP99, err = durationOr(o.KneeP99, "knee-p99", 0); err != nil {
+		return nil, err
+	}
 	set := &p.Settings
 	if set.Duration, err = durationOr(o.Duration, "duration", set.Duration); err != nil {
 		return nil, err
@@ -195,7 +212,7 @@ func (o *DiskRun) sweep() ([]fio.Spec, error) {
 	if err != nil {
 		return nil, Badf("jobs", "--jobs: %v", err)
 	}
-	base := fio.Spec{RateIOPS: o.RateIOPS, CompressPc: o.Compress, DedupePc: o.Dedupe}
+	base := fio.Spec{CompressPc: o.Compress, DedupePc: o.Dedupe}
 	return fio.Sweep(base, bs, rw, mix, jobs, depth), nil
 }
 

@@ -40,6 +40,7 @@ func backupConfig(cycles, repeat int, spacing time.Duration, startAt time.Time, 
 func diskConfig(st *DiskStep) (experiment.DiskConfig, error) {
 	cfg, err := experiment.ProfileConfig(st.Profile, st.Duration, 0, st.Size)
 	cfg.Repeat, cfg.BackToBack = st.Repeat, st.BackToBack
+	cfg.RatesIOPS, cfg.RateFractions, cfg.KneeP99 = st.Rates, st.Fractions, st.KneeP99
 	return cfg, err
 }
 

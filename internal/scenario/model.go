@@ -178,6 +178,12 @@ type DiskStep struct {
 	Hosts []string `json:"hosts,omitempty"`
 	// Thresholds are judged on each point (docs/thresholds.md).
 	Thresholds []string `json:"thresholds,omitempty"`
+	// Rates offer each point at each rate (each job's I/Os a second);
+	// Fractions, instead, at percentages of what it did uncapped; KneeP99
+	// bounds their knee (disk run --rate-iops, --knee-p99).
+	Rates     []float64     `json:"rate,omitempty"`
+	Fractions []float64     `json:"rate_fractions_pct,omitempty"`
+	KneeP99   time.Duration `json:"knee_p99,omitempty"`
 	Repetitions
 }
 

@@ -463,7 +463,7 @@ func (p *parser) parseSteps(f field) {
 
 func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	const what = KindDisk
-	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "hosts", "thresholds", "repeat", "back_to_back"})
+	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "hosts", "thresholds", "repeat", "back_to_back", "rate", "knee_p99"})
 	p.required(at, fs, what, "target")
 	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, stored.KindDisk), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["hosts"]; ok {
@@ -486,11 +486,19 @@ func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	if f, ok := fs["size"]; ok {
 		st.Size, _ = p.size(f.val, what+": size")
 	}
+	if f, ok := fs["rate"]; ok {
+		var r Rate
+		p.rateList(f.val, what+": rate", &r)
+		st.Rates, st.Fractions = r.Rates, r.Fractions
+	}
+	if f, ok := fs["knee_p99"]; ok {
+		st.KneeP99, _ = p.duration(f.val, what+": knee_p99", false)
+	}
 	if cfg, err := diskConfig(st); err == nil {
 		if t, ok := p.sc.Target(st.Target); ok {
 			cfg.Target = t.Path
 		}
-		p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, map[string]string{"points": "profile"})
+		p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, map[string]string{"points": "profile", "rate_iops": "rate"})
 	}
 	return st
 }

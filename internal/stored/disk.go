@@ -19,6 +19,9 @@ type Point struct {
 	RWMixRead int    `json:"rwmix_read,omitempty"`
 	IODepth   int    `json:"iodepth"`
 	Jobs      int    `json:"jobs"`
+	// RateIOPS is each job's fio rate_iops: the point offered RateIOPS x
+	// Jobs I/Os a second (0: as many as the device took).
+	RateIOPS int `json:"rate_iops,omitempty"`
 	// Repetition is which repetition of its point this is, from 1, when
 	// the run repeats its points (0: it does not). A point of GroupPoints' has
 	// none: its repetitions are in Repetitions.
@@ -200,7 +203,7 @@ func aggregatePoints(reps []Point, discard bool) Point {
 	first := reps[0]
 	mean := func(name string) float64 { return st[name].Mean }
 	g := Point{Name: first.Name, BS: first.BS, BSBytes: first.BSBytes, RW: first.RW, RWMixRead: first.RWMixRead,
-		IODepth: first.IODepth, Jobs: first.Jobs,
+		IODepth: first.IODepth, Jobs: first.Jobs, RateIOPS: first.RateIOPS,
 		UsrCPUPct: mean("usr_cpu_pct"), SysCPUPct: mean("sys_cpu_pct"), Seconds: mean("seconds"),
 		SteadyState: steadyOver(whole), Interrupted: whole[0].Interrupted,
 		Host: stats.Means(st, "host."), Device: stats.Means(st, "device."), Hosts: meanHosts(st, whole),

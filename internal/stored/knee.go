@@ -109,3 +109,101 @@ func completedIn(s *TPCCStep) int64 {
 	}
 	return n
 }
+
+// DiskKnee is the knee of one point's rates (the points that differ only
+// in their rate_iops): as Knee, with the offered and measured rates in
+// I/Os a second (all jobs together) and fio's p99 completion latency (the
+// slower direction's).
+type DiskKnee struct {
+	Point       string  `json:"point"` // the first rated point's name
+	OfferedIOPS float64 `json:"offered_iops"`
+	P99BoundMs  float64 `json:"p99_bound_ms"`
+	NextIOPS    float64 `json:"next_offered_iops,omitempty"`
+	Why         string  `json:"why"`
+}
+
+// FindDiskKnees finds the knee of each point offered at two or more rates,
+// in the order the points come; bound is as FindKnee's.
+func FindDiskKnees(points []Point, bound time.Duration) []DiskKnee {
+	type shape struct {
+		bs            int64
+		rw            string
+		mix, qd, jobs int
+	}
+	var order []shape
+	rated := map[shape][]Point{}
+	for _, p := range points {
+		if p.RateIOPS <= 0 {
+			continue
+		}
+		k := shape{p.BSBytes, p.RW, p.RWMixRead, p.IODepth, p.Jobs}
+		if rated[k] == nil {
+			order = append(order, k)
+		}
+		rated[k] = append(rated[k], p)
+	}
+	var out []DiskKnee
+	for _, k := range order {
+		ps := rated[k]
+		if len(ps) < 2 {
+			continue
+		}
+		slices.SortStableFunc(ps, func(a, b Point) int { return cmp.Compare(a.RateIOPS, b.RateIOPS) })
+		boundMs := float64(bound) / float64(time.Millisecond)
+		if bound <= 0 {
+			boundMs = KneeP99Factor * pointP99(ps[0])
+		}
+		kn := DiskKnee{Point: ps[0].Name, P99BoundMs: boundMs}
+		for _, p := range ps {
+			offered := float64(p.RateIOPS * p.Jobs)
+			measured := pointIOPS(p)
+			if measured < offered*(1-KneeFollowPct/100.0) {
+				kn.NextIOPS = offered
+				kn.Why = fmt.Sprintf("at %.0f IOPS offered, %.0f were done: %.1f%%, more than %d%% short", offered, measured, 100*measured/offered, KneeFollowPct)
+				break
+			}
+			if p99 := pointP99(p); p99 > boundMs {
+				kn.NextIOPS = offered
+				kn.Why = fmt.Sprintf("at %.0f IOPS offered, the p99 completion latency was %.3f ms, over the %.3f ms bound", offered, p99, boundMs)
+				break
+			}
+			kn.OfferedIOPS = offered
+		}
+		if kn.Why == "" {
+			kn.Why = fmt.Sprintf("every rate held, up to %.0f IOPS offered: the knee is there or above", kn.OfferedIOPS)
+		}
+		out = append(out, kn)
+	}
+	return out
+}
+
+// pointIOPS is a point's I/Os a second, both directions.
+func pointIOPS(p Point) float64 {
+	var n float64
+	for _, d := range []*DirStats{p.Read, p.Write} {
+		if d != nil {
+			n += d.IOPS
+		}
+	}
+	return n
+}
+
+// pointP99 is the slower direction's p99 completion latency: pooled over
+// the repetitions when the point has them.
+func pointP99(p Point) float64 {
+	var ms float64
+	if p.Pooled != nil {
+		for _, d := range []*PooledDir{p.Pooled.Read, p.Pooled.Write} {
+			if d != nil {
+				ms = max(ms, d.P99Ms)
+			}
+		}
+		return ms
+	}
+	for _, d := range []*DirStats{p.Read, p.Write} {
+		if d != nil {
+			ms = max(ms, d.P99Ms)
+		}
+	}
+	return ms
+}

@@ -89,6 +89,10 @@ type DiskParams struct {
 	Fio        string      `json:"fio"`
 	FioVersion string      `json:"fio_version"`
 	Points     []PointSpec `json:"points"`
+	// RateFractions: the points ran uncapped, then at these percentages
+	// of what each did; KneeP99 bounded the knee of their rates.
+	RateFractions []float64 `json:"rate_fractions_pct,omitempty"`
+	KneeP99       string    `json:"knee_p99,omitempty"`
 	// Servers are the fio servers the points ran on at once ("": the
 	// controller's own fio on Target).
 	Servers []FioServer `json:"fio_servers,omitempty"`
