@@ -272,6 +272,11 @@ func TestRunTPCCRateFractions(t *testing.T) {
 	if want := "the knee is at " + units.Thousands(int64(p.Rates[0])) + " TPM offered"; !strings.Contains(string(html), want) {
 		t.Errorf("the report does not say %q", want)
 	}
+	// and draws latency against the rate served, the knee labelled.
+	svg, err := os.ReadFile(filepath.Join(dir, "report-data", "figure-tpcc-open-loop-latency.svg"))
+	if err != nil || !strings.Contains(string(svg), "p99 from the intended start") || !strings.Contains(string(svg), ">knee<") {
+		t.Errorf("the latency-against-rate chart: %v\n%.600s", err, svg)
+	}
 }
 
 // Fractions without room to find the maximum they are of, out of range,

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -126,6 +127,7 @@ func tpccSection(runs []*runData) *Section {
 			"from each transaction's intended start, so time queued behind a slow or stalled server counts; the service time, from " +
 			"when it was sent, is beside it. Late arrivals waited for a VU longer than --late-after; unserved ones were due and never began.")
 		s.table(t)
+		s.figure(openLoopFigure(runs))
 		for _, rd := range runs {
 			if k := runKnee(rd); k != nil {
 				s.finding(kneeSentence(rd.Label, k))
@@ -273,6 +275,47 @@ func openLoopTable(runs []*runData) *Table {
 		return nil
 	}
 	return t
+}
+
+// openLoopFigure draws each run's open-loop steps as New-Order latency
+// against the rate it served: the p99 from the intended start (solid) and
+// the service time's p99 (dashed), a knee labelled where the run had one.
+// Nil without open-loop steps.
+func openLoopFigure(runs []*runData) *Figure {
+	c := chart.Chart{Title: "New-Order p99 against the rate served (open loop)", XLabel: "transactions a minute served (client)",
+		YLabel: "New-Order p99 (ms)", Kind: chart.Line, YFromZero: true}
+	no := tpcc.NewOrder.String()
+	for _, rd := range runs {
+		var steps []tpccStep
+		for _, x := range rd.TPCC {
+			if x.OpenLoop != nil {
+				steps = append(steps, x)
+			}
+		}
+		if len(steps) == 0 {
+			continue
+		}
+		slices.SortFunc(steps, func(a, b tpccStep) int { return cmp.Compare(a.OfferedTPM, b.OfferedTPM) })
+		var knee float64
+		if k := runKnee(rd); k != nil {
+			knee = k.OfferedTPM
+		}
+		latency := chart.Series{Name: rd.legend() + " p99 from the intended start", Color: rd.Color}
+		service := chart.Series{Name: rd.legend() + " service-time p99", Color: rd.Color, Dashed: true}
+		for _, x := range steps {
+			p := chart.Point{X: float64(x.ClientTPM), Y: x.Txn[no].P99Ms}
+			if knee > 0 && x.OfferedTPM == knee {
+				p.Label = "knee"
+			}
+			latency.Points = append(latency.Points, p)
+			service.Points = append(service.Points, chart.Point{X: float64(x.ClientTPM), Y: x.TxnService[no].P99Ms})
+		}
+		c.Series = append(c.Series, latency, service)
+	}
+	if len(c.Series) == 0 {
+		return nil
+	}
+	return &Figure{ID: "tpcc-open-loop-latency", Chart: c}
 }
 
 // runKnee is the knee of a run's rate sweep (its steps, which load grouped
