@@ -16,7 +16,7 @@ func TestBundledScenariosValidateAtEveryScale(t *testing.T) {
 	for _, in := range infos {
 		names = append(names, in.Name)
 	}
-	want := []string{"cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency"}
+	want := []string{"cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("bundled: %v, want %v", names, want)
 	}
@@ -58,7 +58,11 @@ func TestBundledLaptopBudget(t *testing.T) {
 		for _, st := range sc.Steps {
 			switch {
 			case st.TPCCRun != nil:
-				timed += time.Duration(len(st.TPCCRun.VUs)*st.TPCCRun.Repeat) * (st.TPCCRun.RampUp + st.TPCCRun.Duration)
+				steps := len(st.TPCCRun.VUs)
+				if r := st.TPCCRun.Rate; len(r.Rates)+len(r.Fractions) > 0 {
+					steps = len(r.Rates) + len(r.Fractions) // a probe for fractions comes on top
+				}
+				timed += time.Duration(steps*st.TPCCRun.Repeat) * (st.TPCCRun.RampUp + st.TPCCRun.Duration)
 				if slices.Max(st.TPCCRun.VUs) > 32 {
 					t.Errorf("%s: %d VUs is a lot for 2 cores", in.Name, slices.Max(st.TPCCRun.VUs))
 				}
@@ -73,7 +77,8 @@ func TestBundledLaptopBudget(t *testing.T) {
 				if st.Disk.Duration > 0 {
 					d = st.Disk.Duration
 				}
-				timed += time.Duration(len(p.Points)*st.Disk.Repeat) * (d + p.Ramp)
+				points := len(p.Points) * (max(1, len(st.Disk.Rates)) + len(st.Disk.Fractions))
+				timed += time.Duration(points*st.Disk.Repeat) * (d + p.Ramp)
 			case st.TPCCBuild != nil:
 				if st.TPCCBuild.Warehouses > 6 {
 					t.Errorf("%s: %d warehouses take too long to build on a laptop", in.Name, st.TPCCBuild.Warehouses)
