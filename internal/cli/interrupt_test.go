@@ -122,8 +122,10 @@ func TestMonitorInterrupted(t *testing.T) {
 			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 				t.Fatalf("stdout is not monitor's document: %v\n%s", err, stdout.String())
 			}
-			if doc.Status != tc.status || doc.Seconds < 2 || doc.Seconds > 10 || len(doc.Host) == 0 {
-				t.Errorf("status %q over %.1f s, host %v: want %s over about 2.5 s with the host's averages", doc.Status, doc.Seconds, doc.Host, tc.status)
+			// The 2.5 s count from before the command set up: on a busy
+			// host its sampling may have begun a second later.
+			if doc.Status != tc.status || doc.Seconds < 0.5 || doc.Seconds > 10 || len(doc.Host) == 0 {
+				t.Errorf("status %q over %.1f s, host %v: want %s over at least one interval, at most 2.5 s, with the host's averages", doc.Status, doc.Seconds, doc.Host, tc.status)
 			}
 			store, err := results.OpenReadOnly(res)
 			if err != nil {

@@ -67,12 +67,14 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 	}
 	// Nothing waits for a VU unless the server itself stalled: a shared
 	// CI host once held a step's transactions for 1.8 s, and 43 arrivals
-	// were rightly late. Then the stall is in the service times too.
+	// were rightly late; another held MariaDB's for 210 ms, leaving 2
+	// unserved at the end. Then the stall is in the service times too.
+	const stalled = 100 // ms: TPC-C transactions here take a few
 	var slowest float64
 	for _, svc := range s.TxnService {
 		slowest = max(slowest, svc.MaxMs)
 	}
-	if (s.Late != 0 || s.Unserved != 0) && slowest < 250 {
+	if (s.Late != 0 || s.Unserved != 0) && slowest < stalled {
 		t.Errorf("late %d, unserved %d below capacity, the slowest service time %.1f ms; want none", s.Late, s.Unserved, slowest)
 	} else if s.Late != 0 || s.Unserved != 0 {
 		t.Logf("the server stalled (slowest service time %.1f ms): %d late, %d unserved", slowest, s.Late, s.Unserved)
@@ -80,7 +82,7 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 	// Where the server stalled, the arrivals it left unserved or in
 	// flight at the end are missing from the count as well.
 	tolerance := 0.02 * rate
-	if slowest >= 250 {
+	if slowest >= stalled {
 		tolerance += float64(s.Unserved+int64(s.VUs)) * 60 / s.Seconds
 	}
 	for name, got := range map[string]int64{"tpm": s.TPM, "client_tpm": s.ClientTPM} {
@@ -132,7 +134,7 @@ func TestRunTPCCRate(t *testing.T) {
 	// TPC-C's response-time rule, judged on the latency from the intended
 	// start: far below the limits at this rate.
 	rt := regexp.MustCompile(`(?s)<table[^>]*id="tpcc-response-time".*?</table>`).FindString(string(html))
-	if !strings.Contains(rt, "3,000 TPM offered") || strings.Contains(rt, "FAIL") || !strings.Contains(rt, "limit 20s") {
+	if !strings.Contains(rt, "3,000 TPM offered") || strings.Contains(rt, "FAIL") || !strings.Contains(rt, "limit 20 s") {
 		t.Errorf("the report's response-time table lacks the step, or fails it:\n%s", rt)
 	}
 	for _, c := range res.Steps[0].ResponseTime {
