@@ -30,7 +30,7 @@ func TestScenarioList(t *testing.T) {
 			t.Errorf("%s has no title", s.Name)
 		}
 	}
-	want := []string{"cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency"}
+	want := []string{"cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("names %v, want %v", names, want)
 	}

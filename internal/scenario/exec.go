@@ -555,6 +555,9 @@ func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, dev
 // on each of its hosts; the host's other instances are copies of its
 // stopped, checked data directory.
 func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
+	if st.From != "" {
+		return e.copyBuilt(ctx, st)
+	}
 	var groups [][]string // the instances on each host, in order
 	for i, name := range st.Instances {
 		if i == 0 || e.instances[name].host != e.instances[st.Instances[i-1]].host {
@@ -632,6 +635,43 @@ func (e *executor) buildOn(ctx context.Context, st *TPCCBuildStep, names []strin
 		}
 	}
 	return e.start(ctx, first, false)
+}
+
+// copyBuilt gives a server's instances the schema another server built:
+// the source's first instance is stopped, its data directory copied cold
+// (the copies' pages dropped from the page cache) into each, replacing
+// what they held, and each copy started; the source starts again if it
+// ran. Loading through a throttled tier would measure only the throttle.
+func (e *executor) copyBuilt(ctx context.Context, st *TPCCBuildStep) error {
+	src, ok := e.instances[st.FromInstance]
+	if !ok || src.dataDir == "" {
+		return fmt.Errorf("server %s: its schema is to come from %s, which has no data directory yet", st.Server, st.From)
+	}
+	wasRunning := src.started
+	if wasRunning {
+		if err := e.stopServer(ctx, src); err != nil {
+			return err
+		}
+	}
+	for _, name := range st.Instances {
+		in := e.instances[name]
+		if in == nil {
+			return fmt.Errorf("server %s: instance %s was not set up", st.Server, name)
+		}
+		if in.started {
+			if err := e.stopServer(ctx, in); err != nil {
+				return err
+			}
+		}
+		if err := e.clone(ctx, src, in); err != nil {
+			return err
+		}
+		e.note("server %s: the %d-warehouse schema built on %s copied cold into %s, not loaded through its tier", in.name, st.Warehouses, src.name, in.dataDir)
+	}
+	if wasRunning {
+		return e.start(ctx, src, false)
+	}
+	return nil
 }
 
 // clone copies the stopped first instance's data directory into in's,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,6 +131,7 @@ type scenarioRecorder struct {
 	experiment.Nop
 	mu       sync.Mutex
 	steps    []string
+	notes    []string
 	checked  map[string]bool
 	tpcc     int
 	reported report.Written
@@ -139,6 +141,11 @@ func (r *scenarioRecorder) Step(i, n int, st Step) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.steps = append(r.steps, fmt.Sprintf("%d/%d %s", i, n, st.Kind))
+}
+func (r *scenarioRecorder) Note(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, s)
 }
 func (r *scenarioRecorder) Checked(in string, c *tpcc.CheckResult) {
 	r.mu.Lock()
@@ -167,12 +174,16 @@ func TestExecute(t *testing.T) {
 title: one server, one step
 targets:
   - {name: local, path: ` + filepath.Join(dir, "data") + `}
+  - {name: other, path: ` + filepath.Join(dir, "other") + `}
 servers:
   - {name: db, engine: postgres, target: local, count: 2, memory: 128MiB}
+  - {name: copy, engine: postgres, target: other, memory: 128MiB}
 steps:
   - tpcc-build: {server: db, warehouses: 1}
   - tpcc-run: {server: db, vus: "1", rate: 1200, arrival: constant, late_after: 1s, rampup: 1s, duration: 2s}
   - check: {server: db}
+  - tpcc-build: {server: copy, from: db}
+  - check: {server: copy}
   - report: {}
 `)
 	// The run is open loop at 1,200 transactions a minute: what is checked
@@ -188,11 +199,18 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"1/4 tpcc-build", "2/4 tpcc-run", "3/4 check", "4/4 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
+	if want := []string{"1/6 tpcc-build", "2/6 tpcc-run", "3/6 check", "4/6 tpcc-build", "5/6 check", "6/6 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
 		t.Errorf("steps %v; want %v", rec.steps, want)
 	}
-	if !rec.checked["db-1"] || !rec.checked["db-2"] || rec.reported.HTML != filepath.Join(res, "report.html") {
-		t.Errorf("checks %v, report %q; want db-1 and db-2 ok, RESULTS/report.html", rec.checked, rec.reported.HTML)
+	// The other target's server got db-1's schema as a cold copy of its
+	// data directory, taken after db-1's run: it checks as db-1 does.
+	if !rec.checked["db-1"] || !rec.checked["db-2"] || !rec.checked["copy"] || rec.reported.HTML != filepath.Join(res, "report.html") {
+		t.Errorf("checks %v, report %q; want db-1, db-2 and copy ok, RESULTS/report.html", rec.checked, rec.reported.HTML)
+	}
+	if !slices.ContainsFunc(rec.notes, func(n string) bool {
+		return strings.Contains(n, "server copy: the 1-warehouse schema built on db-1 copied cold into "+filepath.Join(dir, "other", "copy"))
+	}) {
+		t.Errorf("no note says how copy got its schema: %q", rec.notes)
 	}
 	store, err := results.OpenReadOnly(res)
 	if err != nil {

@@ -194,6 +194,12 @@ type TPCCBuildStep struct {
 	Instances  []string `json:"instances"`
 	Warehouses int      `json:"warehouses"`
 	BuildVUs   int      `json:"build_vus,omitempty"` // loader connections; 0 = one per core
+	// From, when set, is a server an earlier tpcc-build step built, on the
+	// controller: its first instance's data directory, stopped, is copied
+	// cold into this server's instances instead of loading the schema
+	// through this server's tier (FromInstance is that instance).
+	From         string `json:"from,omitempty"`
+	FromInstance string `json:"from_instance,omitempty"`
 }
 
 // TPCCRunStep runs TPC-C in steps of virtual users on every instance of a

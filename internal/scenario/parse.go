@@ -75,6 +75,9 @@ type parser struct {
 	targets    map[string]int    // name -> index in sc.Targets
 	servers    map[string]int    // name -> index in sc.Servers
 	instanceOf map[string]string // instance -> server
+	// built are the servers a tpcc-build step built so far, with its
+	// warehouses: the sources a later one may copy (from).
+	built map[string]int
 	// blamed are the values already reported bad: a config's Validate
 	// adds nothing about them (refuse).
 	blamed map[*yaml.Node]bool

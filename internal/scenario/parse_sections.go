@@ -505,16 +505,30 @@ func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 
 func (p *parser) tpccBuildStep(at, body *yaml.Node) *TPCCBuildStep {
 	const what = KindTPCCBuild
-	fs := p.fields(body, what, []string{"server", "warehouses", "build_vus"})
-	p.required(at, fs, what, "server", "warehouses")
+	fs := p.fields(body, what, []string{"server", "warehouses", "build_vus", "from"})
+	if _, copied := fs["from"]; copied {
+		p.required(at, fs, what, "server")
+	} else {
+		p.required(at, fs, what, "server", "warehouses")
+	}
 	st := &TPCCBuildStep{}
+	var to Server
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
-			st.Server, st.Instances = s.Name, s.Instances()
+			st.Server, st.Instances, to = s.Name, s.Instances(), s
 		}
 	}
 	if f, ok := fs["warehouses"]; ok {
 		st.Warehouses, _ = p.integer(f.val, what+": warehouses", math.MinInt, math.MaxInt)
+	}
+	if f, ok := fs["from"]; ok {
+		p.copyFrom(f.val, st, to)
+	}
+	if st.From == "" && st.Server != "" {
+		if p.built == nil {
+			p.built = map[string]int{}
+		}
+		p.built[st.Server] = st.Warehouses
 	}
 	cfg := experiment.BuildConfig{Warehouses: st.Warehouses, BuildVUs: 1} // build_vus 0: one per core
 	if f, ok := fs["build_vus"]; ok {
@@ -523,6 +537,31 @@ func (p *parser) tpccBuildStep(at, body *yaml.Node) *TPCCBuildStep {
 	}
 	p.refuse(cfg.Validate(), fs, what, nil)
 	return st
+}
+
+// copyFrom reads a tpcc-build step's from: a server on the controller,
+// of the same engine, that an earlier tpcc-build step built with the same
+// warehouses (when the step gives them).
+func (p *parser) copyFrom(n *yaml.Node, st *TPCCBuildStep, to Server) {
+	src, ok := p.serverRef(n, KindTPCCBuild+": from")
+	if !ok {
+		return
+	}
+	w, built := p.built[src.Name]
+	switch {
+	case src.Name == st.Server:
+		p.bad(n, "%s: from %q is the server itself; name another server whose schema an earlier tpcc-build step built", KindTPCCBuild, src.Name)
+	case !built:
+		p.bad(n, "%s: from %q has no schema yet; build it with a tpcc-build step before this one", KindTPCCBuild, src.Name)
+	case to.Name != "" && src.Engine != to.Engine:
+		p.bad(n, "%s: from %q is a %s server and %s is %s; a data directory copies only to the same engine", KindTPCCBuild, src.Name, src.Engine, to.Name, to.Engine)
+	case len(src.Hosts) > 0 || len(to.Hosts) > 0:
+		p.bad(n, "%s: from %q copies a data directory on the controller; servers on other hosts build their own schema", KindTPCCBuild, src.Name)
+	case st.Warehouses != 0 && st.Warehouses != w:
+		p.bad(n, "%s: from %q has %d warehouses, not %d; leave warehouses out to copy its schema as built", KindTPCCBuild, src.Name, w, st.Warehouses)
+	default:
+		st.From, st.FromInstance, st.Warehouses = src.Name, src.Instances()[0], w
+	}
 }
 
 // thresholds reads a step's thresholds: a list of expressions (or one),

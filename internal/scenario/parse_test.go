@@ -416,3 +416,28 @@ steps:
 		}
 	}
 }
+
+// A tpcc-build step's from names a server an earlier step built, on the
+// controller and of the same engine; warehouses, when given, are the
+// source's.
+func TestBuildFromRules(t *testing.T) {
+	head := "name: f\ntitle: copies\ntargets: [{name: a, path: /a}, {name: b, path: /b}]\nservers:\n" +
+		"  - {name: x, engine: postgres, target: a}\n  - {name: y, engine: postgres, target: b}\n  - {name: m, engine: mariadb, target: b}\nsteps:\n"
+	for _, c := range []struct{ steps, want string }{
+		{"  - tpcc-build: {server: y, from: x}\n", `from "x" has no schema yet; build it with a tpcc-build step before this one`},
+		{"  - tpcc-build: {server: x, warehouses: 2}\n  - tpcc-build: {server: x, from: x}\n", `from "x" is the server itself`},
+		{"  - tpcc-build: {server: x, warehouses: 2}\n  - tpcc-build: {server: y, from: x, warehouses: 3}\n", `from "x" has 2 warehouses, not 3`},
+		{"  - tpcc-build: {server: x, warehouses: 2}\n  - tpcc-build: {server: m, from: x}\n", `from "x" is a postgres server and m is mariadb`},
+		{"  - tpcc-build: {server: x, warehouses: 2}\n  - tpcc-build: {server: y, from: x}\n", ""},
+	} {
+		sc, err := Parse("f.yaml", []byte(head+c.steps), "", nil)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.steps, err)
+		case c.want == "" && sc.Steps[1].TPCCBuild.Warehouses != 2:
+			t.Errorf("the copy's warehouses: %+v; want the source's 2", sc.Steps[1].TPCCBuild)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got %v; want %q", c.steps, err, c.want)
+		}
+	}
+}
