@@ -159,8 +159,10 @@ func TestSessionShares(t *testing.T) {
 		math.Abs(x.Shares.ForeignPct-want.ForeignPct); d > 1e-6 {
 		t.Errorf("shares %+v; want %+v", *x.Shares, want)
 	}
-	if math.Abs(x.ServerCPUPct-25) > 1 { // 25 ticks of one core's 100 in about a second
-		t.Errorf("server CPU %.2f%% of a core; want 25", x.ServerCPUPct)
+	// 25 ticks of one core's 100 a second, over the interval the reading
+	// measured: a busy host may have taken a while since p.at was set.
+	if want := 25 / x.Interval.Seconds(); math.Abs(x.ServerCPUPct-want) > 0.5 {
+		t.Errorf("server CPU %.2f%% of a core; want %.2f (25 ticks in %s)", x.ServerCPUPct, want, x.Interval)
 	}
 	v := x.Values()
 	if v["host.foreign_cpu_pct"] != x.Shares.ForeignPct || v["host.kernel_cpu_pct"] != x.Shares.KernelPct {
@@ -198,8 +200,9 @@ func TestKthreadd(t *testing.T) {
 // TestSessionForeignSpinner samples the real host while a process spins:
 // outside the workload it is other processes' CPU; once in the Workload,
 // it is the workload's. The bounds are loose (a spinning process gets at
-// least 40% of a core on a loaded 2-core machine) and one-sided, since
-// other tests may run beside it and add to either share.
+// least 20% of a core on a loaded 2-core machine: a CI host once gave it
+// 39.97%) and one-sided, since other tests may run beside it and add to
+// either share.
 func TestSessionForeignSpinner(t *testing.T) {
 	pid := proctest.Spinner(t)
 	var w Workload
@@ -209,7 +212,7 @@ func TestSessionForeignSpinner(t *testing.T) {
 	}
 	defer s.Stop()
 	cores := float64(len(mustCPUs(t)))
-	floor := 40 / cores // 40% of one core, as a share of all cores
+	floor := 20 / cores // 20% of one core, as a share of all cores
 	measure := func() stored.Aggregate {
 		from := time.Now()
 		time.Sleep(1500 * time.Millisecond)
