@@ -135,12 +135,7 @@ func (c DiskConfig) validateRates(ps *problems) {
 			break
 		}
 	}
-	for _, f := range c.RateFractions {
-		if !(f > 0 && f <= MaxRatePct) {
-			ps.add("rate_iops", units.FormatRateList([]float64{f}, true), "is out of range; give fractions above 0%% and up to %d%% of the maximum", MaxRatePct)
-			break
-		}
-	}
+	fractions(ps, "rate_iops", c.RateFractions)
 	if c.KneeP99 < 0 {
 		ps.add("knee_p99", c.KneeP99, "is negative; give the p99 completion latency a rate below the knee may reach, e.g. 5ms, or 0s for ten times the lowest rate's")
 	}

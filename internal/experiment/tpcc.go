@@ -187,12 +187,7 @@ func (c TPCCConfig) validateRates(ps *problems) {
 			break
 		}
 	}
-	for _, f := range c.RateFractions {
-		if !(f > 0 && f <= MaxRatePct) {
-			ps.add("rate", units.FormatRateList([]float64{f}, true), "is out of range; give fractions above 0%% and up to %d%% of the maximum", MaxRatePct)
-			break
-		}
-	}
+	fractions(ps, "rate", c.RateFractions)
 	switch {
 	case len(c.Rates) > 0 && len(c.RateFractions) > 0:
 		ps.missing("rate", "has both rates and fractions; give transactions a minute or percentages of the maximum, not both")
@@ -205,6 +200,16 @@ func (c TPCCConfig) validateRates(ps *problems) {
 	}
 	if c.KeyingThinking {
 		ps.missing("keying_thinking", "paces each VU itself and cannot be combined with a rate, which paces the arrivals; leave one of them out")
+	}
+}
+
+// fractions checks rates given as percentages of a measured maximum.
+func fractions(ps *problems, field string, fs []float64) {
+	for _, f := range fs {
+		if !(f > 0 && f <= MaxRatePct) {
+			ps.add(field, units.FormatRateList([]float64{f}, true), "is out of range; give fractions above 0%% and up to %d%% of the maximum", MaxRatePct)
+			return
+		}
 	}
 }
 

@@ -128,15 +128,9 @@ func (o *DiskRun) Config(fs *pflag.FlagSet) (*experiment.DiskConfig, error) {
 	}
 	p.Settings.Direct, p.Settings.IOEngine = o.Direct, o.IOEngine
 	var err error
-	if o.RateIOPS != "" && o.RateIOPS != "0" { // 0: no cap, as before lists
-		rates, percent, err := units.ParseRateList(o.RateIOPS)
-		if err != nil {
-			return nil, Badf("rate_iops", "--rate-iops: %v", err)
-		}
-		if percent {
-			p.RateFractions = rates
-		} else {
-			p.RatesIOPS = rates
+	if o.RateIOPS != "0" { // 0: no cap, as before lists
+		if p.RatesIOPS, p.RateFractions, err = rateList(o.RateIOPS, "rate_iops"); err != nil {
+			return nil, err
 		}
 	}
 	if p.KneeP99, err = durationOr(o.KneeP99, "knee-p99", 0); err != nil {

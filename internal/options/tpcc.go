@@ -1,6 +1,7 @@
 package options
 
 import (
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -71,16 +72,8 @@ func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 	if err != nil {
 		return cfg, Badf("vus", "--vus: %v", err)
 	}
-	if o.Rate != "" {
-		rates, percent, err := units.ParseRateList(o.Rate)
-		if err != nil {
-			return cfg, Badf("rate", "--rate: %v", err)
-		}
-		if percent {
-			cfg.RateFractions = rates
-		} else {
-			cfg.Rates = rates
-		}
+	if cfg.Rates, cfg.RateFractions, err = rateList(o.Rate, "rate"); err != nil {
+		return cfg, err
 	}
 	// A front end without the open loop's flags (run) leaves them empty.
 	d := experiment.NewTPCCConfig()
@@ -121,4 +114,21 @@ func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 	}
 	cfg.Thresholds, err = o.Thresholds.Parse(stored.KindTPCC)
 	return cfg, err
+}
+
+// rateList reads a rate option: rates, or percentages of a measured
+// maximum (fractions); none when s is empty. field is its name in
+// problems ("rate", "rate_iops").
+func rateList(s, field string) (rates, fractions []float64, err error) {
+	if s == "" {
+		return nil, nil, nil
+	}
+	v, percent, err := units.ParseRateList(s)
+	switch {
+	case err != nil:
+		return nil, nil, Badf(field, "--%s: %v", strings.ReplaceAll(field, "_", "-"), err)
+	case percent:
+		return nil, v, nil
+	}
+	return v, nil, nil
 }

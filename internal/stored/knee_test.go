@@ -1,6 +1,8 @@
 package stored
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -41,5 +43,31 @@ func TestFindKnee(t *testing.T) {
 	g.Repetitions = []*TPCCStep{openStep(5000, 5000, 5000, 3), openStep(5000, 5000, 4700, 3)}
 	if k := FindKnee([]*TPCCStep{openStep(1000, 1000, 1000, 1), g}, 0); k.OfferedTPM != 1000 || !strings.Contains(k.Why, "97.0% of the 10000") {
 		t.Errorf("repetitions at 5000: %+v; want 97%% of 10000 served, not held", k)
+	}
+}
+
+// A disk point's rates, fastest given first: the knee is the highest rate
+// done within 2% or chance (3 standard deviations of a Poisson count),
+// with its p99 within the bound; other shapes and uncapped points apart.
+func TestFindDiskKnees(t *testing.T) {
+	pt := func(rate, jobs int, iops, p99 float64) Point {
+		return Point{Name: fmt.Sprintf("4k-randread-qd1x%d-rate%d", jobs, rate), BSBytes: 4096, RW: "randread", IODepth: 1, Jobs: jobs,
+			RateIOPS: rate, Seconds: 10, Read: &DirStats{IOPS: iops, P99Ms: p99}}
+	}
+	points := []Point{pt(0, 2, 5000, 3), pt(2000, 2, 3100, 9), pt(250, 2, 490, 0.2), pt(1000, 2, 1985, 0.9), pt(100, 1, 100, 1)}
+	k := FindDiskKnees(points, 0)
+	if len(k) != 1 {
+		t.Fatalf("knees %+v; want one: the 2-job point has three rates, the 1-job one a single rate", k)
+	}
+	// 490 of 500 is 2% short, within chance (3 x sqrt(5000)/10 = 21 a
+	// second); 1985 of 2000 too; 3100 of 4000 is not.
+	if k[0].OfferedIOPS != 2000 || k[0].NextIOPS != 4000 || k[0].P99BoundMs != 2 || !strings.Contains(k[0].Why, "3100 were done") {
+		t.Errorf("knee %+v; want 2000 IOPS, 4000 not held", k[0])
+	}
+	if k := FindDiskKnees(points, 500*time.Microsecond); k[0].OfferedIOPS != 500 || !strings.Contains(k[0].Why, "p99 completion latency was 0.900 ms") {
+		t.Errorf("a 0.5 ms bound: %+v; want the knee at 500, 2000's p99 over it", k[0])
+	}
+	if got := diskShortfall(800, 2); math.Abs(got-3*math.Sqrt(1600)/2) > 1e-9 {
+		t.Errorf("shortfall at 800 a second over 2 s: %g; want 3 standard deviations, 60", got)
 	}
 }
