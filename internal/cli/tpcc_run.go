@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/options"
@@ -198,7 +197,7 @@ func responseTimeLine(checks []tpcc.ResponseTimeCheck) string {
 	}
 	parts := make([]string, len(checks))
 	for i, c := range checks {
-		parts[i] = fmt.Sprintf("%s %.2f ms of %s [%s]", c.Type, c.P90Ms, time.Duration(c.LimitMs*float64(time.Millisecond)), c.Verdict)
+		parts[i] = fmt.Sprintf("%s %.2f ms of %g s [%s]", c.Type, c.P90Ms, c.LimitMs/1000, c.Verdict)
 	}
 	return "90th-percentile response time against TPC-C's limit: " + strings.Join(parts, ", ")
 }
