@@ -129,13 +129,26 @@ func TestBundledPaperScale(t *testing.T) {
 	sc := load("paper-1-memory", nil)
 	large, _ := sc.Server("large")
 	small, _ := sc.Server("small")
-	run := sc.Steps[1].TPCCRun
+	var run *TPCCRunStep
+	copies := 0
+	for _, st := range sc.Steps {
+		if st.TPCCRun != nil && run == nil {
+			run = st.TPCCRun
+		}
+		if b := st.TPCCBuild; b != nil && b.From == "large" && b.Warehouses == 1200 {
+			copies++
+		}
+	}
+	// Built once, by large, and copied to the three others.
+	if copies != 3 {
+		t.Errorf("paper-1-memory copies large's schema %d times; want 3", copies)
+	}
 	if sc.Steps[0].TPCCBuild.Warehouses != 1200 || large.Memory != 128<<30 || small.Memory != large.Memory/4 ||
 		!reflect.DeepEqual(run.VUs, fib) || run.RampUp != 2*time.Minute || run.Duration != 5*time.Minute {
 		t.Errorf("paper-1-memory: %+v %+v %+v", large, small, run)
 	}
 	// The same pair on the SATA-like tier; each server stopped after its
-	// turn, so that one holds its memory at a time.
+	// copy and after its turn, so that one holds its memory at a time.
 	largeSata, _ := sc.Server("large-sata")
 	smallSata, _ := sc.Server("small-sata")
 	stops := 0
@@ -144,7 +157,7 @@ func TestBundledPaperScale(t *testing.T) {
 			stops++
 		}
 	}
-	if largeSata.Target != "sata" || largeSata.Memory != large.Memory || smallSata.Memory != small.Memory || stops != 4 {
+	if largeSata.Target != "sata" || largeSata.Memory != large.Memory || smallSata.Memory != small.Memory || stops != 8 {
 		t.Errorf("paper-1-memory on sata: %+v %+v, %d stop steps", largeSata, smallSata, stops)
 	}
 

@@ -327,6 +327,8 @@ func (s Step) String() string {
 	switch {
 	case s.Disk != nil:
 		return fmt.Sprintf("disk %s on %s", s.Disk.Profile, s.Disk.Target)
+	case s.TPCCBuild != nil && s.TPCCBuild.From != "":
+		return fmt.Sprintf("tpcc-build on %s: %s's %d warehouses copied", s.TPCCBuild.Server, s.TPCCBuild.From, s.TPCCBuild.Warehouses)
 	case s.TPCCBuild != nil:
 		return fmt.Sprintf("tpcc-build %d warehouses on %s", s.TPCCBuild.Warehouses, s.TPCCBuild.Server)
 	case s.TPCCRun != nil && len(s.TPCCRun.Rates) > 0:
