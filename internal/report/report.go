@@ -214,6 +214,7 @@ func runParams(rd *runData) string {
 		add("target", p.Space.Target)
 	}
 	add("tier", rd.Place.Tier)
+	add("schema", rd.Place.SchemaFrom)
 	// What the server's cgroup really applied (a scenario's servers).
 	if lim := rd.Place.Limits; lim != nil {
 		if lim.MemoryMax > 0 {

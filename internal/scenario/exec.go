@@ -270,6 +270,9 @@ type instance struct {
 	started bool
 	limits  *stored.Applied // what its start applied, for the runs' parameters
 	pid     int             // its server's main process, on this host (0: none known)
+	// schemaFrom says how its schema came, when copied from another
+	// server's (tpcc-build from): for the runs' parameters.
+	schemaFrom string
 }
 
 var _ Executor = (*executor)(nil)
@@ -666,6 +669,7 @@ func (e *executor) copyBuilt(ctx context.Context, st *TPCCBuildStep) error {
 		if err := e.clone(ctx, src, in); err != nil {
 			return err
 		}
+		in.schemaFrom = fmt.Sprintf("copied cold from %s (%s), not loaded through this tier", src.name, src.target.Name)
 		e.note("server %s: the %d-warehouse schema built on %s copied cold into %s, not loaded through its tier", in.name, st.Warehouses, src.name, in.dataDir)
 	}
 	if wasRunning {
@@ -723,7 +727,7 @@ func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *ins
 	}
 	cfg := tpccConfig(vus, rampup, duration, rep, mode, rate)
 	cfg.Record = e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
-		Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host})
+		Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host, SchemaFrom: in.schemaFrom})
 	cfg.DSN, cfg.Thresholds, cfg.Together = in.dsn, ts, together
 	out, err := experiment.RunTPCC(ctx, cfg, obs)
 	if out != nil {

@@ -184,6 +184,7 @@ steps:
   - check: {server: db}
   - tpcc-build: {server: copy, from: db}
   - check: {server: copy}
+  - tpcc-run: {server: copy, vus: "1", rate: 600, arrival: constant, rampup: 0s, duration: 1s}
   - report: {}
 `)
 	// The run is open loop at 1,200 transactions a minute: what is checked
@@ -199,7 +200,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"1/6 tpcc-build", "2/6 tpcc-run", "3/6 check", "4/6 tpcc-build", "5/6 check", "6/6 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
+	if want := []string{"1/7 tpcc-build", "2/7 tpcc-run", "3/7 check", "4/7 tpcc-build", "5/7 check", "6/7 tpcc-run", "7/7 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
 		t.Errorf("steps %v; want %v", rec.steps, want)
 	}
 	// The other target's server got db-1's schema as a cold copy of its
@@ -212,6 +213,9 @@ steps:
 	}) {
 		t.Errorf("no note says how copy got its schema: %q", rec.notes)
 	}
+	if md, err := os.ReadFile(rec.reported.Markdown); err != nil || !strings.Contains(string(md), "schema=copied cold from db-1 (local), not loaded through this tier") {
+		t.Errorf("the report does not say how copy's run got its schema (%v)", err)
+	}
 	store, err := results.OpenReadOnly(res)
 	if err != nil {
 		t.Fatal(err)
@@ -221,16 +225,20 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 2 {
-		t.Fatalf("runs %+v; want a tpcc run per instance", runs)
+	if len(runs) != 3 {
+		t.Fatalf("runs %+v; want a tpcc run per instance of db, and copy's", runs)
 	}
+	checked := 0
 	for _, r := range runs {
 		if r.Group != group || r.Kind != "tpcc" || r.Status != results.StatusComplete {
 			t.Errorf("run %+v; want a complete tpcc run in group %s", r, group)
 		}
-		if _, err := store.Document(context.Background(), r.ID, results.DocCheck); err != nil {
-			t.Errorf("run %s: the check was not stored with the run: %v", r.ID, err)
+		if _, err := store.Document(context.Background(), r.ID, results.DocCheck); err == nil {
+			checked++
 		}
+	}
+	if checked != 2 { // db's runs, each checked after it; copy was checked before its run
+		t.Errorf("%d runs have their check stored with them; want db-1's and db-2's", checked)
 	}
 	var ports []int
 	for _, in := range []string{"db-1", "db-2"} {

@@ -30,6 +30,9 @@ type Placement struct {
 	Tier     string   `json:"tier,omitempty"`   // an emulated tier's limits ("": a real one)
 	Limits   *Applied `json:"limits,omitempty"` // the server's memory cap and throttles, as read back
 	Memory   int64    `json:"server_memory_bytes,omitempty"`
+	// SchemaFrom says how the server got its TPC-C schema when it did not
+	// load it itself: copied cold from another server's data directory.
+	SchemaFrom string `json:"schema_from,omitempty"`
 }
 
 // TPCCParams is what the store keeps of a TPC-C run's parameters: all that
