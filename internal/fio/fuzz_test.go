@@ -173,7 +173,7 @@ func FuzzParseVersion(f *testing.F) {
 // jobKeys are the options JobFile writes.
 var jobKeys = []string{"ioengine", "direct", "filename", "time_based", "runtime", "ramp_time", "steadystate",
 	"steadystate_duration", "steadystate_ramp_time", "log_avg_msec", "write_iops_log", "write_bw_log", "write_lat_log",
-	"rw", "rwmixread", "bs", "iodepth", "numjobs", "size", "offset_increment", "rate_iops", "refill_buffers",
+	"rw", "rwmixread", "bs", "iodepth", "numjobs", "size", "offset_increment", "rate_iops", "rate_process", "refill_buffers",
 	"buffer_compress_percentage", "buffer_compress_chunk", "dedupe_percentage"}
 
 // FuzzJobFile: a job file is either refused in one line or made of
