@@ -191,10 +191,13 @@ func TestExecuteClusterScenario(t *testing.T) {
 	spread := lastStart.Sub(firstStart)
 	late := backupStart.Sub(firstStart.Add(4 * time.Second))
 	t.Logf("TPC-C steps started within %v; the backup's first cycle %v after the ramp-up's end", spread, late)
-	if spread > 100*time.Millisecond {
-		t.Errorf("the instances' steps started %v apart; want within 100 ms", spread)
+	// Side by side means within a scheduling delay of each other, not
+	// the seconds a lone instance's build or ramp-up would put between
+	// them: a busy CI host once held one start back by 128 ms.
+	if spread > 500*time.Millisecond {
+		t.Errorf("the instances' steps started %v apart; want within 500 ms", spread)
 	}
-	if late < -100*time.Millisecond || late >= time.Second {
+	if late < -500*time.Millisecond || late >= time.Second {
 		t.Errorf("the backup on h2 started %v from the ramp-up's end; want at its end, within the first measured second", late)
 	}
 
