@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -488,6 +489,22 @@ func compareOpenRuns(t *testing.T, res, a, b, htmlPath string) (nopmVerdict, p99
 	m := regexp.MustCompile(`second: at 3,000 TPM offered, (.*) the New-Order p99 of first, from the intended start`).FindSubmatch(md)
 	if m == nil {
 		t.Fatalf("the report of the two runs has no New-Order p99 finding:\n%s", md)
+	}
+	// The API's comparisons (report.Compare) match the steps as the table
+	// does: by offered rate.
+	store, err := results.OpenReadOnly(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cs, err := report.Compare(context.Background(), store, report.Options{Runs: []string{a, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(cs, func(c report.Compared) bool {
+		return c.Run == b && c.Step == "2 VUs at 3,000 TPM" && c.OfferedTPM == 3000 && c.Figure == "new_order.p99_ms" && c.N == 3 && c.BaseN == 3
+	}) {
+		t.Errorf("report.Compare has no New-Order p99 at 3,000 TPM over 3 repetitions each: %+v", cs)
 	}
 	return strings.TrimSpace(cells[4]), string(m[1])
 }

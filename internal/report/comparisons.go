@@ -18,9 +18,12 @@ type Compared struct {
 	Run    string `json:"run"`
 	Label  string `json:"label"`
 	Base   string `json:"base"`
-	Step   string `json:"step"`          // a TPC-C step's "4 VUs", or a disk point's name
+	Step   string `json:"step"`          // a TPC-C step's "4 VUs" or "4 VUs at 3,000 TPM", or a disk point's name
 	VUs    int    `json:"vus,omitempty"` // a TPC-C step's
-	Figure string `json:"figure"`        // nopm, tpm, new_order.p95_ms…; iops, mbps, mean_ms, p99_ms
+	// OfferedTPM is an open-loop TPC-C step's offered rate: it is compared
+	// with the baseline's step at the same rate.
+	OfferedTPM float64 `json:"offered_tpm,omitempty"`
+	Figure     string  `json:"figure"` // nopm, tpm, new_order.p95_ms, new_order.p99_ms…; iops, mbps, mean_ms, p99_ms
 	// Ratio, Low and High are absent when there is nothing to compare or
 	// no interval (a figure measured once).
 	Ratio   *float64 `json:"ratio,omitempty"`
@@ -59,17 +62,18 @@ func diskFigures(d, b diskStep) []figure {
 }
 
 // Compare computes every figure of the runs against their kind's
-// baseline, as the report's ratio tables do: the TPC-C runs per virtual
-// user count both ran, the disk runs per point both ran.
+// baseline, as the report's ratio tables do: the TPC-C runs per step both
+// ran (a virtual-user count, or a pool at an offered rate), the disk runs
+// per point both ran.
 func Compare(ctx context.Context, store *results.Store, o Options) ([]Compared, error) {
 	runs, err := load(ctx, store, o.Runs, o.Group, o.Labels, o.DiscardNoisy)
 	if err != nil {
 		return nil, err
 	}
 	out := []Compared{}
-	add := func(kind string, rd, base *runData, step string, vus int, fs []figure) {
+	add := func(kind string, rd, base *runData, step string, key stored.StepKey, fs []figure) {
 		for _, f := range fs {
-			c := Compared{Kind: kind, Run: rd.ID, Label: rd.Label, Base: base.ID, Step: step, VUs: vus, Figure: f.name,
+			c := Compared{Kind: kind, Run: rd.ID, Label: rd.Label, Base: base.ID, Step: step, VUs: key.VUs, OfferedTPM: key.OfferedTPM, Figure: f.name,
 				N: f.c.NA, BaseN: f.c.NB, Verdict: verdict(f.c), Ratio: finite(f.c.Ratio)}
 			if f.c.HasCI() {
 				c.Low, c.High = finite(atLeast0(f.c.Low)), finite(f.c.High)
@@ -87,11 +91,16 @@ func Compare(ctx context.Context, store *results.Store, o Options) ([]Compared, 
 		}
 	}
 	if len(tpcc) > 1 {
-		b := byVUs(tpcc[0])
+		b := byKey(tpcc[0])
 		for _, rd := range tpcc[1:] {
 			for _, x := range rd.TPCC {
-				if bx, ok := b[x.VUs]; ok {
-					add(stored.KindTPCC, rd, tpcc[0], plural(x.VUs, "VU", "VUs"), x.VUs, tpccFigures(x, bx))
+				k := x.Key()
+				if bx, ok := b[k]; ok {
+					step := plural(x.VUs, "VU", "VUs")
+					if k.OfferedTPM > 0 {
+						step += " at " + thousands(int64(k.OfferedTPM)) + " TPM"
+					}
+					add(stored.KindTPCC, rd, tpcc[0], step, k, append(tpccFigures(x, bx), figure{"new_order.p99_ms", compareStat(x, bx, "new_order.p99_ms")}))
 				}
 			}
 		}
@@ -102,7 +111,7 @@ func Compare(ctx context.Context, store *results.Store, o Options) ([]Compared, 
 				b, ok1 := disk[0].point(name)
 				d, ok2 := rd.point(name)
 				if ok1 && ok2 {
-					add(stored.KindDisk, rd, disk[0], name, 0, diskFigures(d, b))
+					add(stored.KindDisk, rd, disk[0], name, stored.StepKey{}, diskFigures(d, b))
 				}
 			}
 		}

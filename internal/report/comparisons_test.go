@@ -49,7 +49,7 @@ func TestCompareMatchesTables(t *testing.T) {
 			}
 			for _, row := range tb.Rows {
 				rows++
-				kind, step, cols := "tpcc", row[1]+" VUs", map[int]string{5: "tpm", 6: "nopm", 8: "new_order.p95_ms", 13: "db.wal_sync_latency_ms"}
+				kind, step, cols := "tpcc", row[1]+" VUs", map[int]string{5: "tpm", 6: "nopm", 8: "new_order.p95_ms", 13: "db.wal_sync_latency_ms", 14: "new_order.p99_ms"}
 				if n, _ := strconv.Atoi(row[1]); n == 1 {
 					step = "1 VU"
 				}
