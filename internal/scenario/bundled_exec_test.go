@@ -12,9 +12,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
@@ -405,6 +407,71 @@ func TestExecuteSpaceEfficiencyScenario(t *testing.T) {
 	for _, tier := range []string{"plain", "packed"} {
 		if entries, _ := os.ReadDir(filepath.Join(dir, "data", "space-efficiency", tier)); len(entries) != 0 {
 			t.Errorf("the %s tier's image is still there after the scenario: %v", tier, entries)
+		}
+	}
+}
+
+// A shortened tiers-at-load with its TPC-C rates as fractions: the schema
+// is built on the fast tier and copied cold onto the slow one (100 IOPS),
+// each tier's sweep first measures its own maximum and then finds its
+// knee, the slow tier's below the fast one's in transactions a minute; the
+// storage profile at two rates a point finds the points' knees; the
+// report draws latency against the rate served and says how the slow
+// tier got its data.
+func TestExecuteTiersAtLoadScenario(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	fiotest.Require(t)
+	dir := pgtest.TempDir(t)
+	res, group, rec := executeBundled(t, "tiers-at-load", dir, map[string]string{"warehouses": "1", "loop": "1GiB", "memory": "256MiB",
+		"slow_iops": "100", "slow_mbps": "10", "disk_rates": "20,40", "disk_duration": "1s",
+		"pool": "4", "rates": "50%,200%", "rampup": "1s", "duration": "2s"})
+	knees := map[string]float64{}
+	disks := 0
+	for _, r := range groupRuns(t, res, group) {
+		var doc struct {
+			RateProbe *struct {
+				ClientTPM int64 `json:"client_tpm"`
+			} `json:"rate_probe"`
+			Knee *struct {
+				OfferedTPM float64 `json:"offered_tpm"`
+				Why        string  `json:"why"`
+			} `json:"knee"`
+			Knees []struct{ Point string } `json:"knees"`
+		}
+		if err := json.Unmarshal(r.Summary, &doc); err != nil {
+			t.Fatalf("run %s: %v", r.ID, err)
+		}
+		switch r.Kind {
+		case "tpcc":
+			if doc.RateProbe == nil || doc.Knee == nil {
+				t.Fatalf("run %s (%s): no probe or knee: %s", r.ID, param(r, "label"), r.Summary)
+			}
+			knees[param(r, "label")] = doc.Knee.OfferedTPM
+			t.Logf("%s: maximum %d TPM, knee %.0f TPM offered: %s", param(r, "label"), doc.RateProbe.ClientTPM, doc.Knee.OfferedTPM, doc.Knee.Why)
+		case "disk":
+			if len(doc.Knees) == 0 {
+				t.Errorf("disk run %s: no knee of its points' rates: %s", r.ID, r.Summary)
+			}
+			disks++
+		}
+	}
+	fast, slow := knees["db-fast"], knees["db-slow (emulated)"]
+	if len(knees) != 2 || disks != 2 || slow >= fast {
+		t.Errorf("knees %v from %d disk runs; want the slow tier's knee below the fast one's, and two disk runs", knees, disks)
+	}
+	if !slices.ContainsFunc(rec.notes, func(n string) bool {
+		return strings.Contains(n, "server db-slow: the 1-warehouse schema built on db-fast copied cold")
+	}) {
+		t.Errorf("no note says the slow tier's schema was copied: %q", rec.notes)
+	}
+	md, err := os.ReadFile(rec.reported.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"schema=copied cold from db-fast (fast)", "the knee is at", "New-Order p99 against the rate served"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the report lacks %q", want)
 		}
 	}
 }
