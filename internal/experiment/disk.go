@@ -186,7 +186,7 @@ func atRates(points []fio.Spec, rates []float64) []fio.Spec {
 // uncapped (measured, one per point, all its jobs together).
 func atFractions(points []fio.Spec, measured []stored.Point, fractions []float64) []fio.Spec {
 	var out []fio.Spec
-	for i, p := range points {
+	for i, p := range points[:min(len(points), len(measured))] {
 		var iops float64
 		for _, d := range []*stored.DirStats{measured[i].Read, measured[i].Write} {
 			if d != nil {
