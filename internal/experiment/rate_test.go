@@ -158,15 +158,21 @@ func TestRunTPCCRateStall(t *testing.T) {
 	const stall = 2 * time.Second
 	run := func(cfg experiment.TPCCConfig) (doc rateDoc) {
 		t.Helper()
+		// The stall starts in the measured interval's second second, as
+		// the run's own ticks tell: a fixed delay from the test's start
+		// once fell into a slow set-up's ramp-up.
 		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			time.Sleep(cfg.RampUp + 2*time.Second)
-			stallBackends(t, ctx, dsn, stall)
-		}()
+		obs := &stallAt{at: time.Second, stall: func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stallBackends(t, ctx, dsn, stall)
+			}()
+		}}
 		cfg.DSN, cfg.Mode, cfg.RampUp = dsn, engine.ModeRoutines, time.Second
-		res, err := runTPCC(t, ctx, t.TempDir(), cfg)
+		cfg.Record.Results = t.TempDir()
+		cfg.Repeat, cfg.Record.Telemetry = 1, experiment.DefaultTelemetry
+		res, err := experiment.RunTPCC(ctx, cfg, obs)
 		wg.Wait()
 		if err != nil {
 			t.Fatalf("run: %v", err)
@@ -200,6 +206,21 @@ func TestRunTPCCRateStall(t *testing.T) {
 		t.Errorf("closed loop: New-Order p99 %.1f ms, max %.1f ms; want the stall in the max (1,500 or more) and not in the p99 (under 1,000)", cno.P99Ms, cno.MaxMs)
 	}
 	t.Logf("closed loop: New-Order p99 %.1f ms, max %.1f ms", cno.P99Ms, cno.MaxMs)
+}
+
+// stallAt calls stall once, at the first tick at least at into a step's
+// measured interval.
+type stallAt struct {
+	experiment.Nop
+	at    time.Duration
+	stall func()
+	once  sync.Once
+}
+
+func (s *stallAt) Tick(x experiment.Tick) {
+	if x.TPCC != nil && x.TPCC.Phase == "measure" && x.TPCC.Elapsed >= s.at {
+		s.once.Do(s.stall)
+	}
 }
 
 // stallBackends stops the backends serving the database at dsn (but the
