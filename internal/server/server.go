@@ -785,7 +785,10 @@ func pgStop(ctx context.Context, dir string, st state, mode string, w stopWaits)
 		if err := pgCtlStop(ctx, acct, bins, dir, mode, 0); err != nil {
 			return r, err
 		}
-		stopped, hung, err := awaitStop(ctx, pid, func() bool { _, _, ok := running(dir); return !ok }, w)
+		// Gone means the main process too: PostgreSQL removes its PID file
+		// just before it exits, and a copy or a restart must not start
+		// while it still runs.
+		stopped, hung, err := awaitStop(ctx, pid, func() bool { _, _, ok := running(dir); return !ok && !liveProcess(pid) }, w)
 		if err != nil {
 			return r, fmt.Errorf("waiting for PostgreSQL in %s to stop: %w", dir, err)
 		}
