@@ -80,10 +80,13 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		t.Logf("the server stalled (slowest service time %.1f ms): %d late, %d unserved", slowest, s.Late, s.Unserved)
 	}
 	// Where the server stalled, the arrivals it left unserved or in
-	// flight at the end are missing from the count as well.
+	// flight at the end are missing from the count as well, and those a
+	// stall in the ramp-up left waiting are served in the interval (a CI
+	// run's MariaDB step counted 3.6% over the rate): the most that waited
+	// at once bounds both.
 	tolerance := 0.02 * rate
 	if slowest >= stalled {
-		tolerance += float64(s.Unserved+int64(s.VUs)) * 60 / s.Seconds
+		tolerance += float64(s.Unserved+int64(s.VUs)+s.MaxQueue) * 60 / s.Seconds
 	}
 	for name, got := range map[string]int64{"tpm": s.TPM, "client_tpm": s.ClientTPM} {
 		if math.Abs(float64(got)-rate) > tolerance {
