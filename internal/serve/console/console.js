@@ -92,9 +92,12 @@ async function api(path, opts) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(opts.json);
     }
+    const sent = sessionStorage.getItem(tokenKey);
     const res = await fetch(path, init);
     if (res.status === 401) {
-      await askToken(Boolean(sessionStorage.getItem(tokenKey)));
+      // A request sent before the token was given comes back refused
+      // after it: try again with it rather than ask a second time.
+      if (sessionStorage.getItem(tokenKey) === sent) await askToken(Boolean(sent));
       continue;
     }
     const text = await res.text();
@@ -120,8 +123,12 @@ async function follow(path, onEvent, stop) {
   for (let attempt = 0; !stop.stopped; attempt++) {
     try {
       const url = path + (last ? "?last_event_id=" + last : "");
+      const sent = sessionStorage.getItem(tokenKey);
       const res = await fetch(url, { headers: authHeaders(), signal: stop.signal });
-      if (res.status === 401) { await askToken(true); continue; }
+      if (res.status === 401) {
+        if (sessionStorage.getItem(tokenKey) === sent) await askToken(true);
+        continue;
+      }
       if (!res.ok) { onEvent("note", { msg: "event stream: HTTP " + res.status }); return; }
       const reader = res.body.getReader();
       const dec = new TextDecoder();
