@@ -494,7 +494,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				if st.open != nil {
 					st.open.finish(res, rate, cfg.Arrival)
 				}
-				if n := completed(res); n > 0 {
+				if n := res.Completed(); n > 0 {
 					res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
 				}
 				return res, nil
@@ -589,13 +589,4 @@ func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, c0, c1 
 		pct := tpcc.EfficiencyPct(float64(done[tpcc.NewOrder])/minutes, active)
 		res.EfficiencyPct, res.EfficiencyVerdict = &pct, tpcc.EfficiencyVerdict(pct)
 	}
-}
-
-// completed returns the transactions completed inside the measured interval.
-func completed(r *stored.TPCCStep) int64 {
-	var n int64
-	for _, t := range r.Txn {
-		n += t.Count
-	}
-	return n
 }

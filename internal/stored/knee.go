@@ -84,7 +84,7 @@ func notHeld(s *TPCCStep, boundMs float64) string {
 		if r.OpenLoop != nil {
 			arrivals += r.Arrivals
 		}
-		done += completedIn(r)
+		done += r.Completed()
 		secs += r.Seconds
 	}
 	if arrivals > 0 && float64(done) < float64(arrivals)*(1-KneeFollowPct/100.0) {
@@ -101,9 +101,9 @@ func notHeld(s *TPCCStep, boundMs float64) string {
 	return ""
 }
 
-// completedIn is the transactions a step completed in its measured
-// interval.
-func completedIn(s *TPCCStep) int64 {
+// Completed is the transactions the step completed in its measured
+// interval, all types.
+func (s *TPCCStep) Completed() int64 {
 	var n int64
 	for _, t := range s.Txn {
 		n += t.Count
