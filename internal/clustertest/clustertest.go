@@ -288,8 +288,10 @@ func (c *Cluster) close() {
 		}
 	}
 	for i := len(c.links) - 1; i >= 0; i-- {
-		// A veth goes with its namespace; the bridge is deleted here.
-		if out, err := c.ip("link", "del", c.links[i]); err != nil && !strings.Contains(out, "Cannot find device") {
+		// A veth goes with its namespace, which the kernel may finish
+		// removing only now: either message says the link is gone. The
+		// bridge is deleted here.
+		if out, err := c.ip("link", "del", c.links[i]); err != nil && !linkGone(out) {
 			errs = append(errs, fmt.Errorf("ip link del %s: %s", c.links[i], out))
 		}
 	}
@@ -300,6 +302,11 @@ func (c *Cluster) close() {
 	if err := errors.Join(errs...); err != nil {
 		c.t.Errorf("clustertest: cleanup left something behind: %v", err)
 	}
+}
+
+// linkGone reports whether ip's output says the link does not exist.
+func linkGone(out string) bool {
+	return strings.Contains(out, "Cannot find device") || strings.Contains(out, "No such device")
 }
 
 // ip runs ip with args and returns its output, trimmed.
