@@ -169,8 +169,8 @@ func TestExecuteNeighboursScenario(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
 	dir := pgtest.TempDir(t)
-	res, group, _ := executeBundled(t, "paper-5-neighbours", dir, map[string]string{"warehouses": "1", "vus": "1", "rampup": "2s",
-		"baseline": "5s", "duration": "12s", "cycles": "1", "interval": "10s", "repeat": "2"})
+	res, group, _ := executeBundled(t, "paper-5-neighbours", dir, map[string]string{"warehouses": "1", "vus": "1", "rampup": "1s",
+		"baseline": "3s", "duration": "6s", "cycles": "1", "interval": "5s", "repeat": "2"})
 	count := map[string]int{}
 	ioPaths := map[string]bool{}
 	for _, r := range groupRuns(t, res, group) {
@@ -425,7 +425,7 @@ func TestExecuteTiersAtLoadScenario(t *testing.T) {
 	dir := pgtest.TempDir(t)
 	res, group, rec := executeBundled(t, "tiers-at-load", dir, map[string]string{"warehouses": "1", "loop": "1GiB", "memory": "256MiB",
 		"slow_iops": "100", "slow_mbps": "10", "disk_rates": "20,40", "disk_duration": "1s",
-		"pool": "4", "rates": "50%,200%", "rampup": "1s", "duration": "2s"})
+		"pool": "4", "rates": "50%,200%", "probe": "3s", "rampup": "1s", "duration": "2s"})
 	knees := map[string]float64{}
 	disks := 0
 	for _, r := range groupRuns(t, res, group) {
