@@ -188,6 +188,7 @@ func countBig(ctx context.Context, dsn string) (int64, error) {
 }
 
 func TestBackupRestore(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	dataDir, dsn := startSource(t, ctx)
 	for _, logical := range []bool{false, true} {

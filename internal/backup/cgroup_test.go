@@ -80,6 +80,7 @@ func ioBytes(t *testing.T, dir string, version int, maj, min uint32) (read, writ
 // runs in the group. The group's limits are far above what the test moves:
 // it measures who did the I/O, not how fast.
 func TestBackupCycleInGroup(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		skipUnlessCI(t, "placing processes in a cgroup needs root")
 	}

@@ -249,6 +249,7 @@ func pairWriter(t *testing.T, ctx context.Context, dsn string) (stop func() int6
 // environment while the phases run, and in no file of the backup but the
 // state file (0600) a physical backup carries.
 func TestMariaDBBackupRestore(t *testing.T) {
+	t.Parallel()
 	ctx := mariaContext(t)
 	dataDir, dsn := startMaria(t, ctx)
 	cfg, err := mariadb.ParseDSN(dsn)
@@ -397,6 +398,7 @@ func TestMariaDBBackupRestore(t *testing.T) {
 // Interrupted mid-phase: the context's error, the tools stopped, nothing
 // partial left behind, for both methods.
 func TestMariaDBInterrupted(t *testing.T) {
+	t.Parallel()
 	ctx := mariaContext(t)
 	dataDir, dsn := startMaria(t, ctx)
 	for _, logical := range []bool{false, true} {
@@ -468,6 +470,7 @@ func cancelWhenLoading(ctx context.Context, t *testing.T, dsn string) (context.C
 // Bad input is refused before anything runs, in one line that says what
 // to do.
 func TestMariaDBCheck(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -495,6 +498,7 @@ func TestMariaDBCheck(t *testing.T) {
 // wrote and what the restore read (and, physically, wrote), and the
 // restored mariadbd runs in the group.
 func TestMariaDBCycleInGroup(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		skipUnlessCI(t, "placing processes in a cgroup needs root")
 	}
