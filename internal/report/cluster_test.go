@@ -385,6 +385,7 @@ func TestPhysicalDevices(t *testing.T) {
 // The cluster report opens in a real browser, every chart drawn, the
 // hosts' folded ones too.
 func TestClusterInBrowser(t *testing.T) {
+	t.Parallel()
 	store, ids := clusterStore(t)
 	w, err := Write(context.Background(), store, Options{Runs: ids, Out: filepath.Join(t.TempDir(), "report.html"), Version: "test", Now: t0})
 	must(t, err)

@@ -403,6 +403,7 @@ func TestEngineDisplayNames(t *testing.T) {
 // The engines report renders in a real browser: every chart, the engines'
 // among them, draws something.
 func TestEnginesInBrowser(t *testing.T) {
+	t.Parallel()
 	store, group := enginesStore(t, []engineStep{
 		{vus: 1, tpm: 1380, nopm: 600, p95Ms: 18, p99Ms: 30},
 		{vus: 2, tpm: 2990, nopm: 1300, p95Ms: 21, p99Ms: 35},

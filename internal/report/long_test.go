@@ -117,6 +117,7 @@ func longStore(t *testing.T, n int, perStep time.Duration) (*results.Store, stri
 // chart draws at most a point or two per pixel column of a series however
 // long it is; and it opens in a real browser, summary first.
 func TestLongRunReport(t *testing.T) {
+	t.Parallel()
 	const steps, perStep = 10, 20 * time.Minute
 	built := time.Now()
 	store, id := longStore(t, steps, perStep)

@@ -310,6 +310,7 @@ func TestNoSpaceSection(t *testing.T) {
 // The space report is written (HTML, Markdown, a CSV per table) and opens
 // in a real browser with its chart drawn.
 func TestSpaceInBrowser(t *testing.T) {
+	t.Parallel()
 	store, ids := spaceStore(t)
 	w, err := Write(context.Background(), store, Options{Runs: ids, Out: filepath.Join(t.TempDir(), "report.html"), Version: "test", Now: t0})
 	must(t, err)
