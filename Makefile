@@ -25,13 +25,24 @@ vet:
 # then vet, every test, and a brief run of every fuzz target (FUZZTIME each,
 # 1s here: a smoke run, as the seed corpora already run with the tests; e.g.
 # `make test FUZZTIME=30s` or scripts/fuzz.sh for a longer look).
+#
+# The fuzz targets run beside the tests, one at a time and at the lowest
+# CPU priority: most tests wait on servers and clocks, and the fuzzing takes
+# what they leave. Its lines come after the tests'. Up to PARALLEL tests of
+# a package run at once (go test's default is one per core): many of them
+# wait on a server or a clock for most of their time.
 FUZZTIME ?= 1s
+PARALLEL ?= 3
 
 test:
 	@scripts/setup.sh --test
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 25m ./...
-	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+	@log=$$(mktemp); \
+	(FUZZTIME=$(FUZZTIME) JOBS=1 nice -n 19 scripts/fuzz.sh >"$$log" 2>&1; echo "$$?" >"$$log.rc") & \
+	echo "$(GO) test -count=1 -timeout 25m -parallel $(PARALLEL) ./...   (scripts/fuzz.sh beside it)"; \
+	$(GO) test -count=1 -timeout 25m -parallel $(PARALLEL) ./...; tests=$$?; \
+	wait; cat "$$log"; fuzz=$$(cat "$$log.rc"); rm -f "$$log" "$$log.rc"; \
+	test "$$tests" -eq 0 && test "$$fuzz" -eq 0
 
 run: setup build
 	./$(BIN) run
