@@ -257,7 +257,9 @@ func TestMonitor(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	res := t.TempDir()
-	code, out, errOut := runTierbench(t, "monitor", "--target", t.TempDir(), "--duration", "3s", "--dsn", dsn,
+	// Samples every half second for 3 s: about 6 points, and at least two
+	// on a host so loaded that a 1 s interval once stored one.
+	code, out, errOut := runTierbench(t, "monitor", "--target", t.TempDir(), "--duration", "3s", "--interval", "500ms", "--dsn", dsn,
 		"--results", res, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -293,7 +295,7 @@ func TestMonitor(t *testing.T) {
 	}
 	pts, err := store.Points(context.Background(), doc.RunID, "host.cpu_idle_pct", 0)
 	if err != nil || len(pts) < 2 {
-		t.Errorf("%d stored host.cpu_idle_pct points (%v), want about 3", len(pts), err)
+		t.Errorf("%d stored host.cpu_idle_pct points (%v), want about 6", len(pts), err)
 	}
 	for _, bad := range [][]string{{"--duration", "1s"}, {"--target", "/", "--interval", "10ms"}} {
 		code, _, errOut := runTierbench(t, append([]string{"monitor", "--results", res}, bad...)...)
