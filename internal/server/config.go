@@ -212,7 +212,11 @@ func socketDir(dataDir string, port int) string {
 
 // ensureSocketDir makes the short socket directory: 0700, owned by a, and
 // refuses one that someone else planted (a symlink, or another owner).
-func ensureSocketDir(dir string, a account) error {
+func ensureSocketDir(dir string, a account) error { return ensurePrivateDir(dir, "socket directory", a) }
+
+// ensurePrivateDir makes dir (what it is for in errors): 0700, owned by a,
+// refusing one that someone else planted (a symlink, or another owner).
+func ensurePrivateDir(dir, what string, a account) error {
 	fi, err := os.Lstat(dir)
 	if os.IsNotExist(err) {
 		if err := os.Mkdir(dir, 0o700); err != nil {
@@ -227,10 +231,10 @@ func ensureSocketDir(dir string, a account) error {
 		return err
 	}
 	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("socket directory %s exists and is not a directory", dir)
+		return fmt.Errorf("%s %s exists and is not a directory", what, dir)
 	}
 	if uid := ownerUID(fi); uid != a.uid && !(uid == 0 && a.switchTo) {
-		return fmt.Errorf("socket directory %s belongs to another user (uid %d); remove it", dir, uid)
+		return fmt.Errorf("%s %s belongs to another user (uid %d); remove it", what, dir, uid)
 	}
 	if err := a.chown(dir); err != nil {
 		return err

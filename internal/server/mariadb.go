@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -187,6 +189,7 @@ func mariaConfFile(dir string, st *state) (string, error) {
 	fmt.Fprintf(&b, "port = %d\n", st.Port)
 	fmt.Fprintf(&b, "socket = %s\n", filepath.Join(st.SocketDir, mariaSocket))
 	fmt.Fprintf(&b, "pid_file = %s\n", filepath.Join(dir, mariaPIDFile))
+	fmt.Fprintf(&b, "tmpdir = %s\n", mariaTmpDir(dir))
 	fmt.Fprintf(&b, "log_error = %s\n", filepath.Join(dir, LogFile))
 	for _, kv := range mariaFixed {
 		fmt.Fprintf(&b, "%s = %s\n", kv[0], kv[1])
@@ -428,6 +431,12 @@ func mariaConfigure(dir string, st *state, port int, acct account) error {
 			return err
 		}
 	}
+	// Temporary tables and files go to a directory of the server's own, not
+	// the shared /tmp: a CI run's restored copy found its temporary table's
+	// file gone from /tmp while other servers ran beside it.
+	if err := ensurePrivateDir(mariaTmpDir(dir), "temporary directory", acct); err != nil {
+		return err
+	}
 	conf, err := mariaConfFile(dir, st)
 	if err != nil {
 		return err
@@ -573,10 +582,25 @@ func mariaStop(ctx context.Context, dir string, st state, mode string) (bool, er
 	if !waitFor(ctx, []int{pid}, processExists, grace) {
 		return true, fmt.Errorf("MariaDB in %s (pid %d) did not stop within %s", dir, pid, grace)
 	}
+	mariaStopped(dir, st)
+	return true, nil
+}
+
+// mariaStopped removes what a stopped server had outside its data
+// directory: the short socket directory, and its temporary directory, of
+// no use once the server is gone.
+func mariaStopped(dir string, st state) {
 	if st.SocketDir != "" && st.SocketDir != dir {
 		os.Remove(st.SocketDir)
 	}
-	return true, nil
+	os.RemoveAll(mariaTmpDir(dir))
+}
+
+// mariaTmpDir is the server's own temporary directory in the system's (its
+// name from the data directory's path), made on every start.
+func mariaTmpDir(dataDir string) string {
+	sum := sha256.Sum256([]byte(dataDir))
+	return filepath.Join(os.TempDir(), "tierbench-mariadb-tmp-"+hex.EncodeToString(sum[:6]))
 }
 
 // errorLines is what a failed tool's output says about why: its lines that

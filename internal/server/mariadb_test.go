@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,6 +73,15 @@ func TestMariaDBStartStopStatus(t *testing.T) {
 			t.Errorf("mariadbd runs as root:\n%s", b)
 		}
 	}
+	// Temporary files go to a directory of the server's own, private to its
+	// user, not to the shared /tmp; the stop removes it.
+	tmp := mariaQuery(t, info.DSN, "SELECT @@tmpdir")
+	if fi, err := os.Stat(tmp); tmp == os.TempDir() || !strings.HasPrefix(tmp, os.TempDir()) || err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("tmpdir %q (%v): want a 0700 directory of its own in %s", tmp, err, os.TempDir())
+	} else if pidStatus, _ := os.ReadFile("/proc/" + strconv.Itoa(info.PID) + "/status"); !strings.Contains(string(pidStatus),
+		"Uid:\t"+strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))+"\t") {
+		t.Errorf("tmpdir %s is not the server's user's", tmp)
+	}
 	st, err := server.Status(ctx, dir)
 	if err != nil || !st.Running || st.Engine != "mariadb" || st.DSN != info.DSN {
 		t.Fatalf("status %+v, %v", st, err)
@@ -102,6 +112,9 @@ func TestMariaDBStartStopStatus(t *testing.T) {
 	}
 	if st, _ := server.Status(ctx, dir); st.Running {
 		t.Fatal("still running after stop")
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the stopped server's tmpdir %s is still there (%v)", tmp, err)
 	}
 	// Restart after a kill: crash recovery, same port and password.
 	info2, err := server.Start(ctx, server.Options{DataDir: dir, StartTimeout: 2 * time.Minute})

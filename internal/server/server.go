@@ -980,9 +980,7 @@ func mariaStopWithin(ctx context.Context, dir string, st state, mode string, w s
 		return r, fmt.Errorf("waiting for MariaDB in %s to stop: %w", dir, err)
 	}
 	if stopped {
-		if st.SocketDir != "" && st.SocketDir != dir {
-			os.Remove(st.SocketDir)
-		}
+		mariaStopped(dir, st)
 		return r, nil
 	}
 	r.Mode = "immediate"
