@@ -434,7 +434,11 @@ func mariaConfigure(dir string, st *state, port int, acct account) error {
 	// Temporary tables and files go to a directory of the server's own, not
 	// the shared /tmp: a CI run's restored copy found its temporary table's
 	// file gone from /tmp while other servers ran beside it.
-	if err := ensurePrivateDir(mariaTmpDir(dir), "temporary directory", acct); err != nil {
+	tmp := mariaTmpDir(dir)
+	if err := tmpReachable(acct, tmp); err != nil {
+		return err
+	}
+	if err := ensurePrivateDir(tmp, "temporary directory", acct); err != nil {
 		return err
 	}
 	conf, err := mariaConfFile(dir, st)
@@ -471,6 +475,9 @@ func mariaInitialize(ctx context.Context, dir string, kind dirKind, acct account
 		return st, err
 	}
 	defer os.RemoveAll(tmp)
+	if err := tmpReachable(acct, tmp); err != nil {
+		return st, err
+	}
 	if err := acct.chown(tmp); err != nil {
 		return st, err
 	}
@@ -594,6 +601,18 @@ func mariaStopped(dir string, st state) {
 		os.Remove(st.SocketDir)
 	}
 	os.RemoveAll(mariaTmpDir(dir))
+}
+
+// tmpReachable says, in one line, when the server's user cannot reach the
+// temporary directory dir (TMPDIR inside a private home, say).
+func tmpReachable(acct account, dir string) error {
+	var dd *DataDirError
+	if err := acct.checkReachable(dir); errors.As(err, &dd) {
+		return fmt.Errorf("MariaDB's temporary directory %s %s; set TMPDIR to such a directory", dir, dd.Problem)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // mariaTmpDir is the server's own temporary directory in the system's (its
