@@ -212,7 +212,9 @@ func socketDir(dataDir string, port int) string {
 
 // ensureSocketDir makes the short socket directory: 0700, owned by a, and
 // refuses one that someone else planted (a symlink, or another owner).
-func ensureSocketDir(dir string, a account) error { return ensurePrivateDir(dir, "socket directory", a) }
+func ensureSocketDir(dir string, a account) error {
+	return ensurePrivateDir(dir, "socket directory", a)
+}
 
 // ensurePrivateDir makes dir (what it is for in errors): 0700, owned by a,
 // refusing one that someone else planted (a symlink, or another owner).
