@@ -806,7 +806,11 @@ func pgStop(ctx context.Context, dir string, st state, mode string, w stopWaits)
 			return r, err
 		}
 		// pg_ctl saw the PID file go; the main process exits just after.
-		if err := awaitExit(ctx, pid, w.immediate); err != nil {
+		if !waitFor(ctx, []int{pid}, liveProcess, w.immediate) {
+			err := ctx.Err()
+			if err == nil {
+				err = fmt.Errorf("process %d still runs after %s", pid, w.immediate)
+			}
 			return r, fmt.Errorf("waiting for PostgreSQL in %s to exit after an immediate shutdown: %w", dir, err)
 		}
 	}
@@ -829,22 +833,6 @@ func pgCtlStop(ctx context.Context, acct account, bins Binaries, dir, mode strin
 			return nil // it went away on its own meanwhile
 		}
 		return fmt.Errorf("pg_ctl stop -m %s %s: %v: %s", mode, dir, err, lastLines(string(out), 5))
-	}
-	return nil
-}
-
-// awaitExit waits until the process pid is gone (a zombie counts as
-// gone), for at most limit (0: not at all).
-func awaitExit(ctx context.Context, pid int, limit time.Duration) error {
-	for deadline := time.Now().Add(limit); liveProcess(pid); {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("process %d still runs after %s", pid, limit)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
 	}
 	return nil
 }
