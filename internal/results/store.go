@@ -20,7 +20,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+	"modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // FileName is the store's file inside a results directory.
@@ -147,7 +148,25 @@ func OpenReadOnly(dir string) (*Store, error) {
 	return open(dir, true)
 }
 
+// openBusyFor is how long opening the store retries while SQLite answers
+// SQLITE_BUSY: runs that start together (a scenario step's instances) open
+// it at once, and setting up the WAL can refuse a second opener without
+// waiting on busy_timeout. Once open, busy_timeout does the waiting.
+const openBusyFor = 30 * time.Second
+
 func open(dir string, readOnly bool) (*Store, error) {
+	deadline := time.Now().Add(openBusyFor)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		s, err := openOnce(dir, readOnly)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(wait).After(deadline) {
+			return s, err
+		}
+		time.Sleep(wait)
+	}
+}
+
+func openOnce(dir string, readOnly bool) (*Store, error) {
 	abs, err := filepath.Abs(filepath.Join(dir, FileName))
 	if err != nil {
 		return nil, fmt.Errorf("results store: %w", err)
