@@ -350,6 +350,7 @@ func neighboursRatios(group []*runData) []Block {
 		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), repsText(x, b), num(b.nopm()), num(x.nopm()),
 			ratioCI(cn), verdict(cn), num(bp95), num(p95), ratioCI(cp), verdict(cp)})
 		tl := find(phase, rd.Place.Target)
+		tl.offered = max(tl.offered, x.OfferedTPM)
 		if b.NOPM > 0 {
 			tl.nopm = append(tl.nopm, x.nopm()/b.nopm())
 		}
@@ -377,6 +378,11 @@ func neighboursRatios(group []*runData) []Block {
 		}
 		blocks = append(blocks, finding(fmt.Sprintf("%sTPC-C instances %s kept %s their baseline NOPM%s (means of the per-instance ratios of %s, each at its largest step; "+
 			"the intervals are over the instances).", where, tl.phase, meanRatioText(tl.nopm), p95, plural(len(tl.nopm), "instance", "instances"))))
+		if tl.offered > 0 {
+			blocks = append(blocks, text(fmt.Sprintf("They ran open-loop, offered %s TPM each: the rate sets their NOPM, which stays near 1x "+
+				"while they keep up, so their New-Order latency, measured from each transaction's intended start, is what the backups cost them.",
+				num(tl.offered))))
+		}
 		if n := baseCount[tl.target]; n > len(tl.nopm) {
 			blocks = append(blocks, text(fmt.Sprintf("The baseline ran TPC-C on %d instances there, this phase on %d: as in the reference method, "+
 				"the ratios compare the other instances backing up with the same instances running TPC-C. Where their TPC-C loaded the storage "+
@@ -433,6 +439,7 @@ func verdictCount(vs []string) string {
 type tally struct {
 	phase, target string
 	nopm, p95     []float64 // per-instance ratios against the baseline
+	offered       float64   // the rate the instances ran open-loop at, TPM (0: a closed loop)
 }
 
 // meanRatioText is the mean of per-instance ratios with its 95% interval

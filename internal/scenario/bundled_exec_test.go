@@ -160,7 +160,8 @@ func TestExecuteBackupScenario(t *testing.T) {
 
 // A shortened paper-5-neighbours on its two loop-backed tiers (fast, and
 // slow throttled), 3 instances each cloned from one schema: a baseline of
-// TPC-C on all three, then TPC-C on two while the third runs a backup loop.
+// TPC-C on all three, then TPC-C on two while the third runs a backup loop,
+// each TPC-C instance open-loop at 900 TPM.
 // Every instance has its results, named with its tier; the slow tier's
 // servers drew from one shared I/O budget, whose cgroup is gone afterwards;
 // the report lines the instances up and compares each tier with its
@@ -170,7 +171,7 @@ func TestExecuteNeighboursScenario(t *testing.T) {
 	pgtest.RequireBinaries(t)
 	dir := pgtest.TempDir(t)
 	res, group, _ := executeBundled(t, "paper-5-neighbours", dir, map[string]string{"warehouses": "1", "vus": "1", "rampup": "1s",
-		"baseline": "3s", "duration": "6s", "cycles": "1", "interval": "5s", "repeat": "2"})
+		"baseline": "3s", "duration": "6s", "cycles": "1", "interval": "5s", "repeat": "2", "rate": "900"})
 	count := map[string]int{}
 	ioPaths := map[string]bool{}
 	for _, r := range groupRuns(t, res, group) {
@@ -192,8 +193,9 @@ func TestExecuteNeighboursScenario(t *testing.T) {
 		}
 		if r.Kind == "tpcc" {
 			steps := stepMetrics(t, res, r.ID)
-			if nopm, _ := steps[0]["nopm"].(float64); len(steps) != 1 || nopm <= 0 {
-				t.Errorf("%s: steps %v; want one step with NOPM > 0", key, steps)
+			// Open-loop at the rate given, each instance its own.
+			if nopm, _ := steps[0]["nopm"].(float64); len(steps) != 1 || nopm <= 0 || steps[0]["offered_tpm"] != 900.0 {
+				t.Errorf("%s: steps %v; want one step offered 900 TPM, with NOPM > 0", key, steps)
 			}
 			var p struct {
 				Limits struct {
@@ -250,7 +252,7 @@ func TestExecuteNeighboursScenario(t *testing.T) {
 	// seconds that overlapped each measured interval.
 	for _, s := range []string{`<section id="neighbours">`, "NOPM per instance", `<section id="backup">`,
 		"On fast: TPC-C instances beside backups kept", "On slow: TPC-C instances beside backups kept", "against its own baseline",
-		`<th class="num">backup seconds overlapping</th>`, "A step repeated is pooled"} {
+		`<th class="num">backup seconds overlapping</th>`, "A step repeated is pooled", "They ran open-loop, offered 900 TPM each"} {
 		if !strings.Contains(string(html), s) {
 			t.Errorf("the report lacks %q", s)
 		}

@@ -59,7 +59,7 @@ servers:
 steps:
   - disk: {target: data, hosts: all, profile: quick, duration: 1s, size: 16MiB}
   - tpcc-build: {server: db, warehouses: 1}
-  - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rampup: 7s, duration: 9s, cycles: 1}
+  - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rate: 600, rampup: 7s, duration: 9s, cycles: 1}
   - check: {server: db}
   - report: {}
 `

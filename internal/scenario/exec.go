@@ -851,7 +851,11 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 		if st.Repeat > 1 {
 			rep = fmt.Sprintf(" (repetition %d of %d)", r, st.Repeat)
 		}
-		e.note("%s%s: TPC-C with %d VUs on %s%s; %s ramp-up, %s measured", phase, rep, st.VUs, strings.Join(st.TPCC, ", "),
+		load := ""
+		if len(st.Rates) > 0 {
+			load = " at " + units.FormatRateList(st.Rates, false) + " TPM each"
+		}
+		e.note("%s%s: TPC-C%s with %d VUs on %s%s; %s ramp-up, %s measured", phase, rep, load, st.VUs, strings.Join(st.TPCC, ", "),
 			backupText(st), st.RampUp, st.Duration)
 		if err := e.neighboursOnce(ctx, st, phase, tpccIns, backupIns); err != nil {
 			return err
@@ -870,7 +874,7 @@ func (e *executor) neighboursOnce(ctx context.Context, st *NeighboursStep, phase
 	for _, in := range tpccIns {
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, Rate{}, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Rate, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
 		})
 	}
 	for _, in := range backupIns {

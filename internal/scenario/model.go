@@ -217,8 +217,9 @@ type TPCCRunStep struct {
 	Rate
 }
 
-// Rate makes a tpcc-run step open-loop (tpcc run --rate): one step per
-// rate, in transactions a minute, which its VUs serve as one pool.
+// Rate makes a tpcc-run or neighbours step open-loop (tpcc run --rate):
+// one step per rate, in transactions a minute, which its VUs serve as one
+// pool.
 // Arrival and LateAfter are the run's defaults when not given.
 type Rate struct {
 	Rates []float64 `json:"rate,omitempty"`
@@ -265,6 +266,10 @@ type NeighboursStep struct {
 	// measured interval of every TPC-C instance beside the same backup
 	// schedule, a run of its own per instance.
 	Repeat int `json:"repeat"`
+	// Rate, one rate in transactions a minute, makes each TPC-C instance
+	// open-loop at it: the latency at a given load beside the backups,
+	// rather than the throughput they leave.
+	Rate
 }
 
 // CheckStep runs the TPC-C consistency conditions on every instance of a

@@ -683,7 +683,7 @@ func (p *parser) countList(n *yaml.Node, what string) ([]int, bool) {
 // "20%,60%", or a YAML list of either, into r.
 func (p *parser) rateList(n *yaml.Node, what string, r *Rate) {
 	s, ok := p.joined(n, what)
-	if !ok {
+	if !ok || strings.TrimSpace(s) == "" { // a variable left empty: no rates, a closed loop
 		return
 	}
 	v, percent, err := units.ParseRateList(s)

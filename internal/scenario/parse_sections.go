@@ -637,25 +637,33 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	if f, ok := fs["duration"]; ok {
 		st.Duration, _ = p.duration(f.val, what+": duration", false)
 	}
+	st.Rate = p.rate(fs, what)
+	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, st.Rate)
+	p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
+	return st
+}
+
+// rate reads a TPC-C step's open-loop fields: rate, arrival, late_after,
+// probe and knee_p99, those of them the step's fields allow.
+func (p *parser) rate(fs map[string]field, what string) Rate {
+	var r Rate
 	if f, ok := fs["rate"]; ok {
-		p.rateList(f.val, what+": rate", &st.Rate)
+		p.rateList(f.val, what+": rate", &r)
 	}
 	if f, ok := fs["arrival"]; ok {
-		st.Arrival, _ = p.text(f.val, what+": arrival")
+		r.Arrival, _ = p.text(f.val, what+": arrival")
 	}
 	for _, o := range []struct {
 		key string
 		to  **time.Duration
-	}{{"late_after", &st.LateAfter}, {"probe", &st.Probe}, {"knee_p99", &st.KneeP99}} {
+	}{{"late_after", &r.LateAfter}, {"probe", &r.Probe}, {"knee_p99", &r.KneeP99}} {
 		if f, ok := fs[o.key]; ok {
 			if d, ok := p.duration(f.val, what+": "+o.key, false); ok {
 				*o.to = &d
 			}
 		}
 	}
-	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, st.Rate)
-	p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
-	return st
+	return r
 }
 
 func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
@@ -689,9 +697,22 @@ func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 	const what = KindNeighbours
 	fs := p.fields(body, what, []string{"tpcc", "backup", "vus", "rampup", "duration", "cycles", "interval", "target", "logical", "mode", "thresholds",
-		"repeat"})
+		"repeat", "rate", "arrival", "late_after"})
 	p.required(at, fs, what, "tpcc", "vus", "rampup", "duration")
-	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repeat: p.repetitions(fs, what, false).Repeat}
+	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repeat: p.repetitions(fs, what, false).Repeat,
+		Rate: p.rate(fs, what)}
+	if f, ok := fs["rate"]; ok {
+		switch {
+		case len(st.Rate.Fractions) > 0:
+			// A percentage needs each instance's probe, which would run
+			// beside the others' and the backups.
+			p.bad(f.val, "%s: rate: give transactions a minute per TPC-C instance, e.g. 6000; a percentage of the most it serves needs "+
+				"a closed-loop probe, which a neighbours step does not run (measure it with a tpcc-run step first)", what)
+		case len(st.Rate.Rates) > 1:
+			p.bad(f.val, "%s: rate: give one rate, in transactions a minute per TPC-C instance, not %d: a neighbours step has one measured interval",
+				what, len(st.Rate.Rates))
+		}
+	}
 	seen := map[string]*yaml.Node{}
 	addServer := func(inst string) {
 		if s := p.instanceOf[inst]; !slices.Contains(st.Servers, s) {
@@ -723,7 +744,7 @@ func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 		st.Duration, durOK = p.duration(f.val, what+": duration", false)
 	}
 	if _, ok := fs["vus"]; ok {
-		cfg := tpccConfig([]int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: st.Repeat}, st.Mode, Rate{})
+		cfg := tpccConfig([]int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: st.Repeat}, st.Mode, st.Rate)
 		p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
 	}
 	if f, ok := fs["target"]; ok {

@@ -222,7 +222,8 @@ steps:
   - disk: {target: slow, profile: paper, duration: 30s, size: 1GiB}
   - backup: {server: db, cycles: 2, interval: 1m, logical: yes}
   - backup: {server: one, target: fast}
-  - neighbours: {tpcc: "db-1..db-2, one", backup: [db-3..4], vus: 3, rampup: 1s, duration: 2m, cycles: 2, interval: 1m, mode: statements}
+  - neighbours: {tpcc: "db-1..db-2, one", backup: [db-3..4], vus: 3, rampup: 1s, duration: 2m, cycles: 2, interval: 1m, mode: statements,
+      rate: 6000, arrival: constant, late_after: 2s}
   - check: {server: db, all: true}
   - report:
 `
@@ -251,7 +252,8 @@ steps:
 	}
 	n := sc.Steps[3].Neighbours
 	if !reflect.DeepEqual(n.TPCC, []string{"db-1", "db-2", "one"}) || !reflect.DeepEqual(n.Backup, []string{"db-3", "db-4"}) ||
-		!reflect.DeepEqual(n.Servers, []string{"db", "one"}) || n.VUs != 3 || n.Mode != "statements" || n.Cycles != 2 {
+		!reflect.DeepEqual(n.Servers, []string{"db", "one"}) || n.VUs != 3 || n.Mode != "statements" || n.Cycles != 2 ||
+		!reflect.DeepEqual(n.Rates, []float64{6000}) || n.Arrival != "constant" || n.LateAfter == nil || *n.LateAfter != 2*time.Second {
 		t.Errorf("neighbours: %+v", n)
 	}
 	if !reflect.DeepEqual(sc.Steps[3].Servers(), []string{"db", "one"}) || sc.Steps[0].Servers() != nil {
@@ -260,8 +262,32 @@ steps:
 	if c := sc.Steps[4].Check; !c.All || len(c.Instances) != 4 {
 		t.Errorf("check: %+v", c)
 	}
-	if sc.Steps[5].Report == nil || sc.Steps[5].Line != 16 {
+	if sc.Steps[5].Report == nil || sc.Steps[5].Line != 17 {
 		t.Errorf("report: %+v", sc.Steps[5])
+	}
+}
+
+// An empty rate, what a scenario's variable left empty gives, is a
+// closed loop.
+func TestEmptyRateIsClosedLoop(t *testing.T) {
+	for _, step := range []string{"neighbours: {tpcc: db, vus: 1, rampup: 1s, duration: 1m, rate: \"${rate}\"}",
+		"tpcc-run: {server: db, vus: 1, rampup: 1s, duration: 1m, rate: \"${rate}\"}"} {
+		src := "name: a\nscales: {default: {rate: \"\"}}\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - " + step + "\n"
+		for rate, want := range map[string][]float64{"": nil, "600": {600}} {
+			sc, err := Parse("x.yaml", []byte(src), "", map[string]string{"rate": rate})
+			if err != nil {
+				t.Fatalf("%s with rate %q: %v", step, rate, err)
+			}
+			var got []float64
+			if n := sc.Steps[0].Neighbours; n != nil {
+				got = n.Rates
+			} else {
+				got = sc.Steps[0].TPCCRun.Rates
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s with rate %q: rates %v; want %v", step, rate, got, want)
+			}
+		}
 	}
 }
 
@@ -289,6 +315,13 @@ func TestDocumentProblems(t *testing.T) {
 			"x.yaml:5:74: neighbours: cycles applies to backup instances, and backup names none"},
 		{"name: a\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - neighbours: {tpcc: [], vus: 1, rampup: 1s, duration: 1m}\n",
 			"x.yaml:5:24: neighbours: tpcc names no instance; name instances (db-1), servers (db) or ranges (db-1..4)"},
+		// A neighbours step's rate: one, in TPM; a percentage needs a probe
+		// it does not run.
+		{"name: a\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - neighbours: {tpcc: db, vus: 1, rampup: 1s, duration: 1m, rate: 50%}\n",
+			"x.yaml:5:68: neighbours: rate: give transactions a minute per TPC-C instance, e.g. 6000; a percentage of the most it serves needs " +
+				"a closed-loop probe, which a neighbours step does not run (measure it with a tpcc-run step first)"},
+		{"name: a\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - neighbours: {tpcc: db, vus: 1, rampup: 1s, duration: 1m, rate: \"600,1200\"}\n",
+			"x.yaml:5:68: neighbours: rate: give one rate, in transactions a minute per TPC-C instance, not 2: a neighbours step has one measured interval"},
 	} {
 		_, err := Parse("x.yaml", []byte(c.src), "", nil)
 		if err == nil || err.Error() != c.want {
