@@ -187,8 +187,9 @@ func TestSecretsMariaDB(t *testing.T) {
 		{[]string{"tpcc", "check", "--dsn", downDSN}, false},
 		{[]string{"tpcc", "check", "--dsn", rawDSN}, false},
 		{[]string{"tpcc", "build", "--dsn", dsn, "--warehouses", "1"}, false}, // a schema is there: no --drop
-		{[]string{"tpcc", "run", "--dsn", dsn, "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, true},
-		{[]string{"tpcc", "run", "--json", "--dsn", mariaDSN, "--mode", "statements", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--results", res}, true},
+		{[]string{"tpcc", "run", "--dsn", dsn, "--vus", "1", "--rampup", "0s", "--duration", "2s", "--rate", "1200", "--results", res}, true},
+		{[]string{"tpcc", "run", "--json", "--dsn", mariaDSN, "--mode", "statements", "--vus", "1", "--rampup", "0s", "--duration", "2s",
+			"--rate", "1200", "--results", res}, true},
 		{[]string{"tpcc", "run", "--dsn", wrongDSN, "--vus", "1", "--duration", "2s", "--results", res}, false},
 		{[]string{"monitor", "--target", base, "--duration", "2s", "--dsn", dsn, "--results", res}, true},
 		{[]string{"backup", "run", "--json", "--dsn", dsn, "--datadir", dataDir, "--target", filepath.Join(base, "backup-physical"),

@@ -28,7 +28,7 @@ func TestRunWritesReport(t *testing.T) {
 	runIDs := make([]string, 2)
 	for i := range runIDs {
 		code, out, errOut := runTierbench(t, "run", "--json", "--datadir", data, "--results", res, "--warehouses", "2",
-			"--vus", "1,2", "--rampup", "1s", "--duration", "3s")
+			"--vus", "1,2", "--rampup", "0s", "--duration", "2s")
 		if code != 0 {
 			t.Fatalf("run %d: exit %d: %s", i+1, code, errOut)
 		}

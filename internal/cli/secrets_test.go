@@ -523,7 +523,7 @@ servers:
     target: local
 steps:
   - tpcc-build: {server: db, warehouses: 1, build_vus: 2}
-  - tpcc-run: {server: db, vus: "1", rampup: 0s, duration: 2s}
+  - tpcc-run: {server: db, vus: "1", rampup: 0s, duration: 2s, rate: 1200}
   - check: {server: db}
   - stop: {server: db}
   - backup: {server: db, cycles: 1, logical: true}
