@@ -275,7 +275,7 @@ func TestExecuteEnginesScenario(t *testing.T) {
 		}
 	})
 	res, group, _ := executeBundled(t, "engines", base, map[string]string{"warehouses": "1", "vus": "1,2", "rampup": "0s",
-		"duration": "3s", "memory": "512MiB"})
+		"duration": "2s", "memory": "512MiB"})
 	engines := map[string]int{}
 	for _, r := range groupRuns(t, res, group) {
 		if r.Kind == "tpcc" {
@@ -311,7 +311,7 @@ func TestExecuteSpaceEfficiencyScenario(t *testing.T) {
 	pgtest.RequireBinaries(t)
 	dir := pgtest.TempDir(t)
 	res, group, _ := executeBundled(t, "space-efficiency", dir, map[string]string{"warehouses": "1", "loop": "1GiB", "vus": "1",
-		"rampup": "2s", "duration": "5s"})
+		"rampup": "0s", "duration": "3s"})
 	type doc struct {
 		Blocks       int64   `json:"blocks"`
 		Unique       int64   `json:"unique_blocks"`
