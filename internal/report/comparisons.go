@@ -14,12 +14,12 @@ import (
 // report's ratio tables shows, as numbers. A ratio above 1 is more
 // throughput, or more latency.
 type Compared struct {
-	Kind   string `json:"kind"` // tpcc or disk
-	Run    string `json:"run"`
-	Label  string `json:"label"`
-	Base   string `json:"base"`
-	Step   string `json:"step"`          // a TPC-C step's "4 VUs" or "4 VUs at 3,000 TPM", or a disk point's name
-	VUs    int    `json:"vus,omitempty"` // a TPC-C step's
+	Kind  string `json:"kind"` // tpcc or disk
+	Run   string `json:"run"`
+	Label string `json:"label"`
+	Base  string `json:"base"`
+	Step  string `json:"step"`          // a TPC-C step's "4 VUs" or "4 VUs at 3,000 TPM", or a disk point's name
+	VUs   int    `json:"vus,omitempty"` // a TPC-C step's
 	// OfferedTPM is an open-loop TPC-C step's offered rate: it is compared
 	// with the baseline's step at the same rate.
 	OfferedTPM float64 `json:"offered_tpm,omitempty"`
