@@ -350,7 +350,9 @@ func neighboursRatios(group []*runData) []Block {
 		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), repsText(x, b), num(b.nopm()), num(x.nopm()),
 			ratioCI(cn), verdict(cn), num(bp95), num(p95), ratioCI(cp), verdict(cp)})
 		tl := find(phase, rd.Place.Target)
-		tl.offered = max(tl.offered, x.OfferedTPM)
+		if x.OpenLoop != nil {
+			tl.offered = max(tl.offered, x.OfferedTPM)
+		}
 		if b.NOPM > 0 {
 			tl.nopm = append(tl.nopm, x.nopm()/b.nopm())
 		}
