@@ -69,15 +69,21 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 	// CI host once held a step's transactions for 1.8 s, and 43 arrivals
 	// were rightly late; another held MariaDB's for 210 ms, leaving 2
 	// unserved at the end. Then the stall is in the service times too.
+	// Or unless the host held tierbench itself off its cores, which its
+	// own wake-ups show: one whose pacer woke 51 ms late at p99 (it keeps
+	// under 1 ms on a quiet one) left the step's last arrival unserved.
 	const stalled = 100 // ms: TPC-C transactions here take a few
+	const starved = 10  // ms of the schedule's jitter at p99
 	var slowest float64
 	for _, svc := range s.TxnService {
 		slowest = max(slowest, svc.MaxMs)
 	}
-	if (s.Late != 0 || s.Unserved != 0) && slowest < stalled {
-		t.Errorf("late %d, unserved %d below capacity, the slowest service time %.1f ms; want none", s.Late, s.Unserved, slowest)
+	if (s.Late != 0 || s.Unserved != 0) && slowest < stalled && s.ScheduleJitter.P99Ms < starved {
+		t.Errorf("late %d, unserved %d below capacity, the slowest service time %.1f ms, the schedule's jitter p99 %.1f ms; want none",
+			s.Late, s.Unserved, slowest, s.ScheduleJitter.P99Ms)
 	} else if s.Late != 0 || s.Unserved != 0 {
-		t.Logf("the server stalled (slowest service time %.1f ms): %d late, %d unserved", slowest, s.Late, s.Unserved)
+		t.Logf("the server stalled or the client starved (slowest service time %.1f ms, schedule jitter p99 %.1f ms): %d late, %d unserved",
+			slowest, s.ScheduleJitter.P99Ms, s.Late, s.Unserved)
 	}
 	// Where the server stalled, the arrivals it left unserved or in
 	// flight at the end are missing from the count as well, and those a
