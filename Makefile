@@ -26,18 +26,16 @@ vet:
 # 1s here: a smoke run, as the seed corpora already run with the tests; e.g.
 # `make test FUZZTIME=30s` or scripts/fuzz.sh for a longer look).
 #
-# (Measured on a 2-core machine: running fuzzing or more tests of a package
-# at once beside the tests, or the slowest packages first, made CI no
-# faster: the servers under test use every core the tests leave. Three
-# packages' test binaries at a time rather than go test's default of one a
-# core fill the fifth of the cores that paced runs and servers starting
-# left idle.)
+# (Measured on a 2-core machine: running fuzzing or more tests at once
+# beside the tests, three packages at a time (-p 3), or the slowest packages
+# first, made CI no faster: the servers under test use every core the tests
+# leave.)
 FUZZTIME ?= 1s
 
 test:
 	@scripts/setup.sh --test
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 25m -p 3 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 run: setup build
