@@ -285,6 +285,11 @@ func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts 
 		return Info{}, &ListenError{Addr: opts.Listen, Problem: fmt.Sprintf("cannot be listened on besides %s: MariaDB %s binds one address only (bind_address takes a list from 10.11 on)",
 			loopback, bins.Version)}
 	}
+	// The bootstrap's and the server's temporary directories are both in
+	// the system's: one check of its path serves both.
+	if err := tmpReachable(acct, mariaTmpDir(dir)); err != nil {
+		return Info{}, err
+	}
 	if kind == dirManaged {
 		if err := acct.checkReachable(dir); err != nil {
 			return Info{}, err
@@ -434,11 +439,7 @@ func mariaConfigure(dir string, st *state, port int, acct account) error {
 	// Temporary tables and files go to a directory of the server's own, not
 	// the shared /tmp: a CI run's restored copy found its temporary table's
 	// file gone from /tmp while other servers ran beside it.
-	tmp := mariaTmpDir(dir)
-	if err := tmpReachable(acct, tmp); err != nil {
-		return err
-	}
-	if err := ensurePrivateDir(tmp, "temporary directory", acct); err != nil {
+	if err := ensurePrivateDir(mariaTmpDir(dir), "temporary directory", acct); err != nil {
 		return err
 	}
 	conf, err := mariaConfFile(dir, st)
@@ -475,9 +476,6 @@ func mariaInitialize(ctx context.Context, dir string, kind dirKind, acct account
 		return st, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := tmpReachable(acct, tmp); err != nil {
-		return st, err
-	}
 	if err := acct.chown(tmp); err != nil {
 		return st, err
 	}
