@@ -66,6 +66,13 @@ func TestRunTPCCMariaDB(t *testing.T) {
 			s := d.Steps[0]
 			for _, k := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
 				tx := s.Txn[k]
+				// A server that stalled (arrivals late or unserved) may
+				// have served too few for a deck's rare types: a loaded CI
+				// host's step had no Order-Status.
+				if tx.Count == 0 && k != "new_order" && s.Late+s.Unserved > 0 {
+					t.Logf("%s: none served; the server stalled (%d late, %d unserved)", k, s.Late, s.Unserved)
+					continue
+				}
 				if tx.Count == 0 || tx.P50 <= 0 || tx.P50 > tx.P95 || tx.P95 > tx.P99 || tx.P99 > tx.Max {
 					t.Errorf("%s: %+v", k, tx)
 				}

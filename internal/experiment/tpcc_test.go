@@ -52,6 +52,8 @@ type tpccDoc struct {
 		CPU        float64 `json:"client_cpu_us_per_txn"`
 		Seconds    float64 `json:"measured_seconds"`
 		Retries    int64   `json:"retries"`
+		Late       int64   `json:"late"`     // open loop only
+		Unserved   int64   `json:"unserved"` // open loop only
 		Txn        map[string]struct {
 			Count int64   `json:"count"`
 			P50   float64 `json:"p50_ms"`
