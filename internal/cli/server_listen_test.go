@@ -29,9 +29,10 @@ import (
 // stdout, no password is on any command line of either side, and logins
 // need the password.
 func TestServerListenRemote(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	c := clustertest.New(t, 1, clustertest.Options{SSH: true})
-	t.Setenv(remote.EnvSSHCommand, c.SSHCommand)
+	clustertest.ShareSSH(t, c)
 	h := remote.Host{Name: "h1", SSH: c.Hosts[0].SSH, Tierbench: clustertest.Tierbench(t)}
 	addr := c.Hosts[0].Addr
 	base := pgtest.TempDir(t)

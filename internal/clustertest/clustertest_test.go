@@ -223,3 +223,37 @@ func get(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+// TestShareSSH: two clusters shared in one $TIERBENCH_SSH_COMMAND are each
+// reached through it, with their own keys; a cluster whose test ended is no
+// longer in it, and the other still is.
+func TestShareSSH(t *testing.T) {
+	a := clustertest.New(t, 1, clustertest.Options{SSH: true})
+	clustertest.ShareSSH(t, a)
+	var b *clustertest.Cluster
+	t.Run("second", func(t *testing.T) {
+		b = clustertest.New(t, 1, clustertest.Options{SSH: true})
+		clustertest.ShareSSH(t, b)
+		for _, h := range []*clustertest.Host{a.Hosts[0], b.Hosts[0]} {
+			out, err := sshCmd(os.Getenv("TIERBENCH_SSH_COMMAND"), h.SSH, "ip -4 -o addr show dev eth0").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), " "+h.Addr+"/24 ") {
+				t.Fatalf("ssh %s through the shared config: %v: %s", h.SSH, err, out)
+			}
+		}
+	})
+	config := strings.Fields(os.Getenv("TIERBENCH_SSH_COMMAND"))[2]
+	text, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := func(c *clustertest.Cluster) string {
+		return "Host " + strings.TrimSuffix(c.Subnet.Addr().String(), "0") + "*\n"
+	}
+	if !strings.Contains(string(text), pattern(a)) || strings.Contains(string(text), pattern(b)) {
+		t.Errorf("the shared config after the second cluster's test: want %q and not %q:\n%s", pattern(a), pattern(b), text)
+	}
+	out, err := sshCmd(os.Getenv("TIERBENCH_SSH_COMMAND"), a.Hosts[0].SSH, "true").CombinedOutput()
+	if err != nil {
+		t.Errorf("ssh %s after the other cluster's test ended: %v: %s", a.Hosts[0].SSH, err, out)
+	}
+}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/clustertest"
 	"github.com/tierbench/tierbench/internal/experiment"
-	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
@@ -70,9 +69,10 @@ steps:
 // observer (what a front end prints) or in the servers' logs. This was the
 // CLI's TestClusterScenario.
 func TestExecuteClusterScenario(t *testing.T) {
+	t.Parallel()
 	pgtest.RequireBinaries(t)
 	c := clustertest.New(t, 2, clustertest.Options{SSH: true, Fio: true, NodeExporter: true})
-	t.Setenv(remote.EnvSSHCommand, c.SSHCommand)
+	clustertest.ShareSSH(t, c)
 	tb := clustertest.Tierbench(t)
 	data := filepath.Join(pgtest.TempDir(t), "cluster")
 	res := t.TempDir()

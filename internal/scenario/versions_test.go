@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/clustertest"
-	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/version"
 )
 
@@ -19,8 +18,9 @@ func TestMain(m *testing.M) { clustertest.Main(m) }
 // the controller's version, naming the host and both versions; the same
 // host passes once the versions agree.
 func TestCheckVersions(t *testing.T) {
+	t.Parallel()
 	c := clustertest.New(t, 1, clustertest.Options{SSH: true})
-	t.Setenv(remote.EnvSSHCommand, c.SSHCommand)
+	clustertest.ShareSSH(t, c)
 	// A real tierbench of another version, for the host.
 	const other = "v0.0.0-other"
 	tb := filepath.Join(t.TempDir(), "tierbench")
