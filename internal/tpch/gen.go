@@ -1,0 +1,403 @@
+package tpch
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// The rows of the eight tables, as the reference generator makes them
+// (dbgen 2.14.0's build.c), in its flat-file format: fields separated and
+// ended by '|', money in cents printed as dollars.
+
+const (
+	suppPerPart   = 4
+	maxLines      = 7 // lines per order, at most
+	custMortality = 3 // a customer whose key is a multiple of this has no orders
+	startDate     = 92001
+	currentDate   = 95168 // 1995-06-17: before it a line is shipped or returned
+	totalDays     = 2557  // 1992-01-01 to 1998-12-31
+	orderDateMax  = startDate + totalDays - (121 + 30) - 1
+	bbbComments   = 10 // suppliers per 10,000 with a Better Business Bureau comment
+)
+
+// Table names, in the reference generator's order.
+const (
+	Part     = "part"
+	PartSupp = "partsupp"
+	Supplier = "supplier"
+	Customer = "customer"
+	Orders   = "orders"
+	LineItem = "lineitem"
+	Nation   = "nation"
+	Region   = "region"
+)
+
+// Tables are the eight tables, in dbgen's order of generation.
+var Tables = []string{Part, PartSupp, Supplier, Customer, Orders, LineItem, Nation, Region}
+
+// Scale is a scale factor and the row counts it gives.
+type Scale struct {
+	SF        float64
+	Parts     int64 // PART rows; PARTSUPP has four per part
+	Suppliers int64
+	Customers int64
+	Orders    int64 // ORDERS rows; LINEITEM has one to seven per order
+	mult      int64 // dbgen's integer scale: SF from 1 up, else 1
+}
+
+// NewScale checks a scale factor as the reference generator takes it: a
+// whole number from 1 (dbgen's limit is 100,000), or below 1 in steps of
+// 0.001, whose counts are the SF 1 counts times that many thousandths.
+func NewScale(sf float64) (Scale, error) {
+	switch {
+	case math.IsNaN(sf) || sf <= 0:
+		return Scale{}, fmt.Errorf("scale factor %g is not above 0; give one such as 0.01, 1 or 10", sf)
+	case sf > 30000:
+		return Scale{}, fmt.Errorf("scale factor %g is above 30,000, where dbgen draws keys from 64-bit streams; give at most 30000", sf)
+	case sf >= 1 && sf != math.Trunc(sf):
+		return Scale{}, fmt.Errorf("scale factor %g is not a whole number; from 1 up the reference generator takes whole numbers, e.g. 1, 10, 30, 100", sf)
+	}
+	s := Scale{SF: sf, Parts: 200000, Suppliers: 10000, Customers: 150000, Orders: 1500000, mult: int64(sf)}
+	if sf < 1 {
+		// dbgen: int_scale = (int)(1000 * SF), each base times it / 1000.
+		thousandths := int64(1000 * sf)
+		if thousandths < 1 || math.Abs(float64(thousandths)-1000*sf) > 1e-6 && math.Abs(float64(thousandths+1)-1000*sf) > 1e-6 {
+			return Scale{}, fmt.Errorf("scale factor %g is not a multiple of 0.001; below 1 give one such as 0.01 or 0.1", sf)
+		}
+		s.mult = 1
+		for _, n := range []*int64{&s.Parts, &s.Suppliers, &s.Customers, &s.Orders} {
+			*n = max(thousandths**n/1000, 1)
+		}
+		return s, nil
+	}
+	s.Parts, s.Suppliers, s.Customers, s.Orders = s.Parts*s.mult, s.Suppliers*s.mult, s.Customers*s.mult, s.Orders*s.mult
+	return s, nil
+}
+
+// Rows is the number of rows a table has at this scale; LINEITEM's is
+// known only once generated (0 here).
+func (s Scale) Rows(table string) int64 {
+	switch table {
+	case Part:
+		return s.Parts
+	case PartSupp:
+		return s.Parts * suppPerPart
+	case Supplier:
+		return s.Suppliers
+	case Customer:
+		return s.Customers
+	case Orders:
+		return s.Orders
+	case Nation:
+		return int64(len(nations))
+	case Region:
+		return int64(len(regions))
+	}
+	return 0
+}
+
+// dates are the dates from 1992-01-01 on, as dbgen prints them.
+var dates = func() [totalDays]string {
+	var d [totalDays]string
+	t := time.Date(1992, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range d {
+		d[i] = t.AddDate(0, 0, i).Format("2006-01-02")
+	}
+	return d
+}()
+
+// julian turns dbgen's day count (startDate + days since 1992-01-01) into
+// its yyddd form.
+func julian(date int64) int64 {
+	offset, result := date-startDate, int64(startDate)
+	for {
+		yr := result / 1000
+		yend := yr*1000 + 365 + leap(yr)
+		if result+offset <= yend {
+			return result + offset
+		}
+		offset -= yend - result + 1
+		result += 1000
+	}
+}
+
+func leap(y int64) int64 {
+	if y%4 == 0 && y%100 != 0 {
+		return 1
+	}
+	return 0
+}
+
+// retailPrice is a part's price in cents, from its key (clause 4.2.3).
+func retailPrice(partkey int64) int64 {
+	return 90000 + partkey/10%20001 + partkey%1000*100
+}
+
+// partSupplier is the key of the s-th of a part's four suppliers.
+func (s Scale) partSupplier(partkey, n int64) int64 {
+	total := s.Suppliers
+	return (partkey+n*(total/suppPerPart+(partkey-1)/total))%total + 1
+}
+
+// orderKey spreads order index i over the key space as dbgen does: of each
+// 32 keys the first 8 are used.
+func orderKey(i int64) int64 {
+	low := i & 7
+	return (i>>3)<<2<<3 + low
+}
+
+// rows appends to b the rows of table from row index first (1-based) for
+// n rows, each a line of the flat file; for ORDERS it also returns the
+// LINEITEM lines of those orders in lines (and for PART the PARTSUPP
+// lines), which a caller wanting one table may drop.
+type generator struct {
+	scale Scale
+	s     *streams
+	buf   []byte
+	perm  []int // agg_str's permutation of the colors
+}
+
+func newGenerator(sc Scale) *generator {
+	return &generator{scale: sc, s: newStreams(), perm: make([]int, len(colors))}
+}
+
+// skipTo advances the generator's streams of table to the start of row
+// (1-based): every row takes its boundary of draws from each stream.
+func (g *generator) skipTo(table, detail int, row int64) {
+	for i, d := range streamDefs {
+		if d.table == table || d.table == detail && detail != tNone {
+			g.s.skip(i, d.boundary*(row-1))
+		}
+	}
+}
+
+func appendMoney(b []byte, cents int64) []byte {
+	if cents < 0 {
+		b = append(b, '-')
+		cents = -cents
+	}
+	b = strconv.AppendInt(b, cents/100, 10)
+	b = append(b, '.', byte('0'+cents%100/10), byte('0'+cents%10))
+	return append(b, '|')
+}
+
+func appendInt(b []byte, v int64) []byte {
+	return append(strconv.AppendInt(b, v, 10), '|')
+}
+
+func appendStr(b []byte, v string) []byte {
+	return append(append(b, v...), '|')
+}
+
+// appendPadded appends tag and v zero-padded to width digits.
+func appendPadded(b []byte, tag string, v int64, width int) []byte {
+	b = append(b, tag...)
+	d := strconv.FormatInt(v, 10)
+	for i := len(d); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(append(b, d...), '|')
+}
+
+// phone appends a phone number of nation n: its country code, then three
+// groups drawn on stream i.
+func (g *generator) phone(b []byte, n int64, i int) []byte {
+	area := g.s.unif(100, 999, i)
+	exch := g.s.unif(100, 999, i)
+	num := g.s.unif(1000, 9999, i)
+	return fmt.Appendf(b, "%02d-%03d-%03d-%04d|", 10+n%90, area, exch, num)
+}
+
+// part appends PART row i to parts and its four PARTSUPP rows to supps.
+func (g *generator) part(parts, supps []byte, i int64) ([]byte, []byte) {
+	s := g.s
+	s.rowStart()
+	parts = appendInt(parts, i)
+	// The name: five colors of a fresh permutation of all 92.
+	for k := range g.perm {
+		g.perm[k] = k
+	}
+	for k := range g.perm {
+		j := s.unif(int64(k), int64(len(g.perm)-1), sPartName)
+		g.perm[j], g.perm[k] = g.perm[k], g.perm[j]
+	}
+	for k := range 5 {
+		if k > 0 {
+			parts = append(parts, ' ')
+		}
+		parts = append(parts, colors[g.perm[k]].text...)
+	}
+	parts = append(parts, '|')
+	mfgr := s.unif(1, 5, sPartMfg)
+	parts = appendPadded(parts, "Manufacturer#", mfgr, 1)
+	brand := s.unif(1, 5, sPartBrand)
+	parts = appendPadded(parts, "Brand#", mfgr*10+brand, 2)
+	parts = appendStr(parts, partTypes[s.pick(partTypes, sPartType)].text)
+	parts = appendInt(parts, s.unif(1, 50, sPartSize))
+	parts = appendStr(parts, containers[s.pick(containers, sPartCntr)].text)
+	parts = appendMoney(parts, retailPrice(i))
+	parts = append(s.text(parts, 14, sPartCmnt), '|', '\n')
+	for n := range int64(suppPerPart) {
+		supps = appendInt(supps, i)
+		supps = appendInt(supps, g.scale.partSupplier(i, n))
+		supps = appendInt(supps, s.unif(1, 9999, sPsQty))
+		supps = appendMoney(supps, s.unif(100, 100000, sPsCost))
+		supps = append(s.text(supps, 124, sPsCmnt), '|', '\n')
+	}
+	s.rowStop(tPart, tPartSupp)
+	return parts, supps
+}
+
+// supplier appends SUPPLIER row i.
+func (g *generator) supplier(b []byte, i int64) []byte {
+	s := g.s
+	s.rowStart()
+	b = appendInt(b, i)
+	b = appendPadded(b, "Supplier#", i, 9)
+	b = append(s.vstr(b, 25, sSuppAddr), '|')
+	n := s.unif(0, int64(len(nations)-1), sSuppNation)
+	b = appendInt(b, n)
+	b = g.phone(b, n, sSuppPhone)
+	b = appendMoney(b, s.unif(-99999, 999999, sSuppBal))
+	start := len(b)
+	b = s.text(b, 63, sSuppCmnt)
+	comment := b[start:]
+	// A few suppliers' comments carry a Better Business Bureau note
+	// (clause 4.2.3): the draws are made for every supplier.
+	const base, baseLen, typeLen = "Customer ", 9, 10
+	press := s.unif(1, 10000, sBBBCmnt)
+	kind := s.unif(0, 100, sBBBType)
+	noise := s.unif(0, int64(len(comment))-(baseLen+typeLen), sBBBJunk)
+	offset := s.unif(0, int64(len(comment))-(baseLen+typeLen+noise), sBBBOffset)
+	if press <= bbbComments {
+		copy(comment[offset:], base)
+		note := "Recommends"
+		if kind < 50 {
+			note = "Complaints"
+		}
+		copy(comment[offset+baseLen+noise:], note)
+	}
+	b = append(b, '|', '\n')
+	s.rowStop(tSupplier, tNone)
+	return b
+}
+
+// customer appends CUSTOMER row i.
+func (g *generator) customer(b []byte, i int64) []byte {
+	s := g.s
+	s.rowStart()
+	b = appendInt(b, i)
+	b = appendPadded(b, "Customer#", i, 9)
+	b = append(s.vstr(b, 25, sCustAddr), '|')
+	n := s.unif(0, int64(len(nations)-1), sCustNation)
+	b = appendInt(b, n)
+	b = g.phone(b, n, sCustPhone)
+	b = appendMoney(b, s.unif(-99999, 999999, sCustBal))
+	b = appendStr(b, segments[s.pick(segments, sCustSegment)].text)
+	b = append(s.text(b, 73, sCustCmnt), '|', '\n')
+	s.rowStop(tCustomer, tNone)
+	return b
+}
+
+// order appends ORDERS row i to orders and its LINEITEM rows to lines.
+func (g *generator) order(orders, lines []byte, i int64) ([]byte, []byte) {
+	s := g.s
+	s.rowStart()
+	key := orderKey(i)
+	cust := s.unif(1, g.scale.Customers, sOrderCust)
+	for delta := int64(1); cust%custMortality == 0; delta = -delta {
+		cust = min(cust+delta, g.scale.Customers)
+	}
+	date := s.unif(startDate, orderDateMax, sOrderDate)
+	prio := priorities[s.pick(priorities, sOrderPrio)].text
+	clerk := s.unif(1, max(g.scale.mult*1000, 1000), sOrderClerk)
+	var comment []byte
+	comment = s.text(comment, 49, sOrderCmnt)
+	n := s.unif(1, maxLines, sOrderLines)
+	var total, shipped int64
+	for l := int64(1); l <= n; l++ {
+		qty := s.unif(1, 50, sLineQty)
+		disc := s.unif(0, 10, sLineDiscount)
+		tax := s.unif(0, 8, sLineTax)
+		instr := instructions[s.pick(instructions, sLineInstr)].text
+		mode := shipModes[s.pick(shipModes, sLineMode)].text
+		var lc []byte
+		lc = s.text(lc, 27, sLineCmnt)
+		part := s.unif(1, g.scale.Parts, sLinePart)
+		supp := g.scale.partSupplier(part, s.unif(0, 3, sLineSupp))
+		price := retailPrice(part) * qty
+		total += price * (100 - disc) / 100 * (100 + tax) / 100
+		ship := s.unif(1, 121, sLineShip) + date
+		commit := s.unif(30, 90, sLineCommit) + date
+		receipt := s.unif(1, 30, sLineReceipt) + ship
+		flag := "N"
+		if julian(receipt) <= currentDate {
+			flag = returnFlags[s.pick(returnFlags, sLineRFlag)].text
+		}
+		status := "O"
+		if julian(ship) <= currentDate {
+			status = "F"
+			shipped++
+		}
+		lines = appendInt(lines, key)
+		lines = appendInt(lines, part)
+		lines = appendInt(lines, supp)
+		lines = appendInt(lines, l)
+		lines = appendInt(lines, qty)
+		lines = appendMoney(lines, price)
+		lines = appendMoney(lines, disc)
+		lines = appendMoney(lines, tax)
+		lines = appendStr(lines, flag[:1])
+		lines = appendStr(lines, status)
+		lines = appendStr(lines, dates[ship-startDate])
+		lines = appendStr(lines, dates[commit-startDate])
+		lines = appendStr(lines, dates[receipt-startDate])
+		lines = appendStr(lines, instr)
+		lines = appendStr(lines, mode)
+		lines = append(append(lines, lc...), '|', '\n')
+	}
+	status := "O"
+	if shipped > 0 {
+		status = "P"
+	}
+	if shipped == n {
+		status = "F"
+	}
+	orders = appendInt(orders, key)
+	orders = appendInt(orders, cust)
+	orders = appendStr(orders, status)
+	orders = appendMoney(orders, total)
+	orders = appendStr(orders, dates[date-startDate])
+	orders = appendStr(orders, prio)
+	orders = appendPadded(orders, "Clerk#", clerk, 9)
+	orders = appendInt(orders, 0) // O_SHIPPRIORITY
+	orders = append(append(orders, comment...), '|', '\n')
+	s.rowStop(tOrders, tLineItem)
+	return orders, lines
+}
+
+// nation appends NATION row i (1-based: key i-1).
+func (g *generator) nation(b []byte, i int64) []byte {
+	s := g.s
+	s.rowStart()
+	n := nations[i-1]
+	b = appendInt(b, i-1)
+	b = appendStr(b, n.text)
+	b = appendInt(b, n.weight)
+	b = append(s.text(b, 72, sNationCmnt), '|', '\n')
+	s.rowStop(tNation, tNone)
+	return b
+}
+
+// region appends REGION row i (1-based: key i-1).
+func (g *generator) region(b []byte, i int64) []byte {
+	s := g.s
+	s.rowStart()
+	b = appendInt(b, i-1)
+	b = appendStr(b, regions[i-1].text)
+	b = append(s.text(b, 72, sRegionCmnt), '|', '\n')
+	s.rowStop(tRegion, tNone)
+	return b
+}

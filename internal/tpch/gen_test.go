@@ -1,0 +1,109 @@
+package tpch
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestNewScale(t *testing.T) {
+	for _, tc := range []struct {
+		sf                       float64
+		parts, supps, cust, ords int64
+	}{
+		{0.01, 2000, 100, 1500, 15000},
+		{0.1, 20000, 1000, 15000, 150000},
+		{1, 200000, 10000, 150000, 1500000},
+		{30, 6000000, 300000, 4500000, 45000000},
+		// Below 1, dbgen takes (int)(1000·SF) thousandths of each table.
+		{0.3, 60000, 3000, 45000, 450000},
+		{0.009, 1800, 90, 1350, 13500},
+		{0.001, 200, 10, 150, 1500},
+	} {
+		sc, err := NewScale(tc.sf)
+		if err != nil {
+			t.Errorf("NewScale(%g): %v", tc.sf, err)
+			continue
+		}
+		if sc.Parts != tc.parts || sc.Suppliers != tc.supps || sc.Customers != tc.cust || sc.Orders != tc.ords ||
+			sc.Rows(PartSupp) != 4*tc.parts || sc.Rows(Nation) != 25 || sc.Rows(Region) != 5 {
+			t.Errorf("NewScale(%g) = %+v", tc.sf, sc)
+		}
+	}
+	for sf, want := range map[float64]string{
+		0:       "not above 0",
+		-1:      "not above 0",
+		1.5:     "not a whole number",
+		0.0005:  "not a multiple of 0.001",
+		0.0125:  "not a multiple of 0.001",
+		40000:   "above 30,000",
+		30000.5: "above 30,000",
+	} {
+		if _, err := NewScale(sf); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewScale(%g): %v; want %q", sf, err, want)
+		}
+	}
+}
+
+// julian and the dates: dbgen's day numbers against the calendar.
+func TestDates(t *testing.T) {
+	for date, want := range map[int64]int64{
+		startDate: 92001, startDate + 365: 92366, startDate + 366: 93001, // 1992 is a leap year
+		startDate + 366 + 365 + 365 + 365: 96001, startDate + totalDays - 1: 98365,
+	} {
+		if got := julian(date); got != want {
+			t.Errorf("julian(%d) = %d, want %d", date, got, want)
+		}
+	}
+	if dates[0] != "1992-01-01" || dates[59] != "1992-02-29" || dates[totalDays-1] != "1998-12-31" {
+		t.Errorf("dates: %s %s %s", dates[0], dates[59], dates[totalDays-1])
+	}
+	if julian(startDate+1263) != 95168 || dates[1263] != "1995-06-17" {
+		t.Errorf("the current date: julian %d, %s; want 95168, 1995-06-17", julian(startDate+1263), dates[1263])
+	}
+	// Of each 32 order keys the first 8 are used.
+	for i, want := range map[int64]int64{1: 1, 7: 7, 8: 32, 9: 33, 15: 39, 16: 64} {
+		if got := orderKey(i); got != want {
+			t.Errorf("orderKey(%d) = %d, want %d", i, got, want)
+		}
+	}
+}
+
+// skip lands where as many draws do.
+func TestSkip(t *testing.T) {
+	a, b := newStreams(), newStreams()
+	for range 1000 {
+		a.unif(1, 100, sLineQty)
+	}
+	b.skip(sLineQty, 1000)
+	if a.value[sLineQty] != b.value[sLineQty] {
+		t.Fatalf("after 1000 draws %d, after skipping 1000 %d", a.value[sLineQty], b.value[sLineQty])
+	}
+}
+
+// A table's rows made from any row on, in runs by any number of
+// generators, are the rows made from the first: each row's draws start at
+// the row's boundary.
+func TestRunsAgree(t *testing.T) {
+	sc, err := NewScale(0.001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range Tables {
+		var whole, parts bytes.Buffer
+		rows, n, err := WriteTable(context.Background(), &whole, sc, table, 1)
+		if err != nil || n != int64(whole.Len()) || rows == 0 {
+			t.Fatalf("%s: %d rows, %d bytes written of %d: %v", table, rows, n, whole.Len(), err)
+		}
+		for _, first := range []int64{2, sc.generatorRows(table)/2 + 1} {
+			tail := genRows(sc, table, first, sc.generatorRows(table)-first+1)
+			if !bytes.HasSuffix(whole.Bytes(), tail) || len(tail) == 0 {
+				t.Errorf("%s from row %d: not the end of the whole table", table, first)
+			}
+		}
+		if rows2, _, err := WriteTable(context.Background(), &parts, sc, table, 7); err != nil || rows2 != rows || !bytes.Equal(parts.Bytes(), whole.Bytes()) {
+			t.Errorf("%s by 7 generators: %d rows (want %d), same bytes %v, %v", table, rows2, rows, bytes.Equal(parts.Bytes(), whole.Bytes()), err)
+		}
+	}
+}
