@@ -9,7 +9,8 @@
 # are network namespaces (internal/clustertest), iproute2 (ip netns),
 # OpenSSH's server and client (sshd, ssh, ssh-keygen) and Prometheus's
 # node_exporter, and for the space and tier tests lz4, zstd, btrfs-progs and
-# btrfs-compsize. The services these packages come with are not started: the
+# btrfs-compsize, and tpchgen-cli, the reference TPC-H generator (from PyPI,
+# with pip). The services these packages come with are not started: the
 # tests start their own, on addresses of their own.
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
@@ -116,6 +117,14 @@ if [ -n "$for_tests" ]; then
 	have compsize || need btrfs-compsize compsize
 fi
 
+# pip (python3-pip): the TPC-H generator's test compares its tables with
+# those of tpchgen-cli, a reference generator from PyPI, installed below.
+tpchgen_dir="${XDG_CACHE_HOME:-$HOME/.cache}/tierbench/tpchgen-cli"
+if [ -n "$for_tests" ] && [ ! -x "$tpchgen_dir/bin/tpchgen-cli" ] && ! have tpchgen-cli; then
+	want_tpchgen=1
+	python3 -m pip --version >/dev/null 2>&1 || need python3-pip "python3 -m pip"
+fi
+
 # ip (iproute2): the multi-host tests make their hosts with ip netns.
 if [ -n "$for_tests" ]; then
 	have ip || need iproute2 ip
@@ -173,6 +182,14 @@ if [ "$n_missing" -gt 0 ]; then
 			trap - EXIT
 		fi
 	fi
+fi
+
+# tpchgen-cli 4.0.0, whose tables are dbgen's byte for byte, under the
+# user's cache directory (where the test looks): pip's --target keeps it
+# out of the system's Python.
+if [ -n "${want_tpchgen:-}" ]; then
+	echo "setup: installing tpchgen-cli 4.0.0 (the reference TPC-H generator the tests compare with) into $tpchgen_dir" >&2
+	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$tpchgen_dir" tpchgen-cli==4.0.0
 fi
 
 go mod download

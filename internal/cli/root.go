@@ -158,6 +158,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newVersionCommand(g),
 		newServerCommand(g),
 		newTPCCCommand(g),
+		newTPCHCommand(g),
 		newRunCommand(g),
 		newResultsCommand(g),
 		newDiskCommand(g),

@@ -1,0 +1,69 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `tpch generate`: the tables as files with their rows counted, one JSON
+// document with --json, and bad input refused in one line before anything
+// is written.
+func TestTPCHGenerate(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "sf0.001")
+	code, stdout, stderr := runTierbench(t, "tpch", "generate", "--scale", "0.001", "--out", out, "--tables", "nation,orders,lineitem", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Scale  float64 `json:"scale"`
+		Tables []struct {
+			Table string `json:"table"`
+			File  string `json:"file"`
+			Rows  int64  `json:"rows"`
+			Bytes int64  `json:"bytes"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Scale != 0.001 || len(doc.Tables) != 3 {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	for _, tb := range doc.Tables {
+		b, err := os.ReadFile(tb.File)
+		if err != nil || int64(len(b)) != tb.Bytes || int64(strings.Count(string(b), "\n")) != tb.Rows || filepath.Base(tb.File) != tb.Table+".tbl" {
+			t.Errorf("%s: %d rows, %d bytes in %s: %v", tb.Table, tb.Rows, tb.Bytes, tb.File, err)
+		}
+	}
+	// 1,500 orders at SF 0.001, 1 to 7 lines each; 25 nations.
+	if r := doc.Tables[1].Rows; r != 1500 {
+		t.Errorf("orders: %d rows, want 1500", r)
+	}
+	if r := doc.Tables[2].Rows; r < 1500 || r > 7*1500 {
+		t.Errorf("lineitem: %d rows, want 1 to 7 per order", r)
+	}
+	if doc.Tables[0].Rows != 25 {
+		t.Errorf("nation: %d rows, want 25", doc.Tables[0].Rows)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scale", "0.001", "--out", out}, `--out "` + out + `" is not empty`},
+		{[]string{"--scale", "1.5", "--out", t.TempDir()}, `--scale "1.5" is not a whole number`},
+		{[]string{"--scale", "0", "--out", t.TempDir()}, `--scale "0" is not above 0`},
+		{[]string{"--scale", "0.01"}, "--out is required"},
+		{[]string{"--scale", "0.01", "--out", t.TempDir(), "--tables", "lineitems"}, `--tables "lineitems" is not a TPC-H table`},
+		{[]string{"--scale", "0.01", "--out", "/etc/hostname"}, "is a file"},
+	} {
+		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "generate"}, tc.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 3 {
+		t.Errorf("%s has %d files after the refusals; want the 3 written", out, len(ents))
+	}
+}

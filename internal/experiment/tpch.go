@@ -1,0 +1,105 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/tpch"
+)
+
+// TPCHGenerateConfig is what `tpch generate` writes: the reference
+// generator's flat files of a scale factor.
+type TPCHGenerateConfig struct {
+	Scale   float64  // the scale factor: 0.01, 0.1, 1, 10, …
+	Out     string   // a new or empty directory
+	Tables  []string // the tables to write (nil: all eight)
+	Workers int      // parallel generators
+}
+
+// Validate reports every problem of the config at once.
+func (c TPCHGenerateConfig) Validate() error {
+	var ps problems
+	if _, err := tpch.NewScale(c.Scale); err != nil {
+		_, msg, _ := strings.Cut(err.Error(), " is ")
+		ps.add("scale", strconv.FormatFloat(c.Scale, 'g', -1, 64), "is %s", msg)
+	}
+	if c.Out == "" {
+		ps.missing("out", "is required: a new or empty directory for the TABLE.tbl files")
+	} else if st, err := os.Stat(c.Out); err == nil {
+		if !st.IsDir() {
+			ps.add("out", c.Out, "is a file; give a new or empty directory")
+		} else if ents, _ := os.ReadDir(c.Out); len(ents) > 0 {
+			ps.add("out", c.Out, "is not empty; give a new or empty directory (tierbench does not overwrite files it did not create)")
+		}
+	}
+	for _, t := range c.Tables {
+		if !slices.Contains(tpch.Tables, t) {
+			ps.add("tables", t, "is not a TPC-H table; give some of %s", strings.Join(tpch.Tables, ", "))
+		}
+	}
+	ps.intRange("workers", c.Workers, 1, MaxBuildVUs, "parallel generators")
+	return ps.err()
+}
+
+// TPCHTableFile is one table's file that GenerateTPCH wrote.
+type TPCHTableFile struct {
+	Table string `json:"table"`
+	File  string `json:"file"`
+	Rows  int64  `json:"rows"`
+	Bytes int64  `json:"bytes"`
+}
+
+// TPCHGenerateResult is what GenerateTPCH wrote.
+type TPCHGenerateResult struct {
+	Scale   float64         `json:"scale"`
+	Dir     string          `json:"dir"`
+	Tables  []TPCHTableFile `json:"tables"`
+	Bytes   int64           `json:"bytes"`
+	Seconds float64         `json:"seconds"`
+}
+
+// GenerateTPCH writes the tables of cfg as TABLE.tbl files, each created
+// new in cfg.Out (made if absent): byte for byte what the reference
+// generator, dbgen, writes for the scale factor.
+func GenerateTPCH(ctx context.Context, cfg TPCHGenerateConfig) (*TPCHGenerateResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	sc, _ := tpch.NewScale(cfg.Scale)
+	dir, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	tables := cfg.Tables
+	if len(tables) == 0 {
+		tables = tpch.Tables
+	}
+	res := &TPCHGenerateResult{Scale: cfg.Scale, Dir: dir}
+	for _, table := range tables {
+		path := filepath.Join(dir, table+".tbl")
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return res, err
+		}
+		rows, n, err := tpch.WriteTable(ctx, f, sc, table, cfg.Workers)
+		err = errors.Join(err, f.Close())
+		res.Tables = append(res.Tables, TPCHTableFile{Table: table, File: path, Rows: rows, Bytes: n})
+		res.Bytes += n
+		if err != nil {
+			return res, fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
