@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/tpchgen.sh — how fast does tierbench write TPC-H's tables, against
+# the reference generators, on this machine in the same minutes?
+#
+#   SF=1 bench/tpchgen.sh            # DBGEN=/path/to/dbgen adds dbgen itself
+#
+# Each writes all eight tables at scale factor SF into a fresh directory on
+# /var/tmp, REPEAT times (default 3), and the files are compared byte for
+# byte with tierbench's:
+#  1. tierbench tpch generate --scale SF --workers $(nproc)
+#  2. tpchgen-cli 4.0.0 (Rust, from PyPI; scripts/setup.sh --test installs
+#     it), --num-threads $(nproc)
+#  3. dbgen 2.14.0, when DBGEN names a built one (run in its directory for
+#     dists.dss); one process, as the reference kit runs it for one stream.
+# Prints each run's seconds and, per generator, the minimum and median.
+set -euo pipefail
+SF=${SF:-1}
+REPEAT=${REPEAT:-3}
+cd "$(dirname "$0")/.."
+make -s build >/dev/null
+TB=$PWD/bin/tierbench
+TPCHGEN=${TPCHGEN:-$(command -v tpchgen-cli || echo "${XDG_CACHE_HOME:-$HOME/.cache}/tierbench/tpchgen-cli/bin/tpchgen-cli")}
+[ -x "$TPCHGEN" ] || { echo "bench/tpchgen.sh: no tpchgen-cli; scripts/setup.sh --test installs it" >&2; exit 1; }
+
+work=$(mktemp -d /var/tmp/tierbench-tpchgen-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+now() { date +%s.%N; }
+tables="part partsupp supplier customer orders lineitem nation region"
+
+# run NAME DIR COMMAND... times one run into DIR (made fresh) and prints it.
+run() {
+	local name=$1 dir=$2
+	shift 2
+	rm -rf "$dir" && mkdir -p "$dir"
+	local t0 t1
+	t0=$(now)
+	"$@" >/dev/null 2>&1
+	t1=$(now)
+	awk -v n="$name" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-10s %8.2f s\n", n, b - a }' | tee -a "$work/times"
+}
+same() { # same DIR: DIR's tables are tierbench's byte for byte
+	local t
+	for t in $tables; do cmp -s "$work/tb/$t.tbl" "$1/$t.tbl" || { echo "  $t.tbl DIFFERS from tierbench's"; return; }; done
+	echo "  all eight tables the same as tierbench's"
+}
+
+echo "== SF $SF, $(nproc) cores, $REPEAT runs each, interleaved"
+for i in $(seq "$REPEAT"); do
+	run tierbench "$work/tb" "$TB" tpch generate --scale "$SF" --out "$work/tb" --workers "$(nproc)"
+	run tpchgen "$work/rs" "$TPCHGEN" tbl -s "$SF" --num-threads "$(nproc)" --output-dir "$work/rs"
+	if [ -n "${DBGEN:-}" ]; then
+		run dbgen "$work/c" sh -c "cd '$(dirname "$DBGEN")' && DSS_PATH='$work/c' ./$(basename "$DBGEN") -q -f -s $SF"
+	fi
+done
+echo "== the files"
+echo "tpchgen-cli:"; same "$work/rs"
+if [ -n "${DBGEN:-}" ]; then echo "dbgen:"; same "$work/c"; fi
+echo "== minimum and median seconds"
+awk '{ t[$1] = t[$1] " " $2 } END { for (n in t) { k = split(t[n], v, " "); asort(v); printf "%-10s min %6.2f  median %6.2f\n", n, v[1], v[int((k + 1) / 2)] } }' "$work/times"
