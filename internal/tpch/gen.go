@@ -148,10 +148,9 @@ func orderKey(i int64) int64 {
 	return (i>>3)<<2<<3 + low
 }
 
-// rows appends to b the rows of table from row index first (1-based) for
-// n rows, each a line of the flat file; for ORDERS it also returns the
-// LINEITEM lines of those orders in lines (and for PART the PARTSUPP
-// lines), which a caller wanting one table may drop.
+// generator makes rows, each a line of the flat file, with streams of its
+// own: a part with its four PARTSUPP lines, an order with its LINEITEM
+// lines; a caller wanting one of the two drops the other.
 type generator struct {
 	scale Scale
 	s     *streams
