@@ -61,10 +61,10 @@ const (
 	sNationCmnt   = 41
 	sRegionCmnt   = 42
 	sOrderLines   = 43
-	sBBBOffset    = 44
+	sBBBJunk      = 44 // dss.h's numbers (rnd.h's comments name 44 and 47 the other way round)
 	sBBBType      = 45
 	sBBBCmnt      = 46
-	sBBBJunk      = 47
+	sBBBOffset    = 47
 	numStreams    = 48
 )
 
