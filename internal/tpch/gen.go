@@ -166,7 +166,7 @@ func newGenerator(sc Scale) *generator {
 // (1-based): every row takes its boundary of draws from each stream.
 func (g *generator) skipTo(table, detail int, row int64) {
 	for i, d := range streamDefs {
-		if d.table == table || d.table == detail && detail != tNone {
+		if d.of(table, detail) {
 			g.s.skip(i, d.boundary*(row-1))
 		}
 	}
@@ -249,17 +249,24 @@ func (g *generator) part(parts, supps []byte, i int64) ([]byte, []byte) {
 	return parts, supps
 }
 
+// party appends the fields a supplier and a customer share, each drawn on
+// its table's stream: key, name (tag and the key in 9 digits), address,
+// nation, phone and account balance.
+func (g *generator) party(b []byte, i int64, tag string, addr, nation, phone, bal int) []byte {
+	b = appendInt(b, i)
+	b = appendPadded(b, tag, i, 9)
+	b = append(g.s.vstr(b, 25, addr), '|')
+	n := g.s.unif(0, int64(len(nations)-1), nation)
+	b = appendInt(b, n)
+	b = g.phone(b, n, phone)
+	return appendMoney(b, g.s.unif(-99999, 999999, bal))
+}
+
 // supplier appends SUPPLIER row i.
 func (g *generator) supplier(b []byte, i int64) []byte {
 	s := g.s
 	s.rowStart()
-	b = appendInt(b, i)
-	b = appendPadded(b, "Supplier#", i, 9)
-	b = append(s.vstr(b, 25, sSuppAddr), '|')
-	n := s.unif(0, int64(len(nations)-1), sSuppNation)
-	b = appendInt(b, n)
-	b = g.phone(b, n, sSuppPhone)
-	b = appendMoney(b, s.unif(-99999, 999999, sSuppBal))
+	b = g.party(b, i, "Supplier#", sSuppAddr, sSuppNation, sSuppPhone, sSuppBal)
 	start := len(b)
 	b = s.text(b, 63, sSuppCmnt)
 	comment := b[start:]
@@ -287,13 +294,7 @@ func (g *generator) supplier(b []byte, i int64) []byte {
 func (g *generator) customer(b []byte, i int64) []byte {
 	s := g.s
 	s.rowStart()
-	b = appendInt(b, i)
-	b = appendPadded(b, "Customer#", i, 9)
-	b = append(s.vstr(b, 25, sCustAddr), '|')
-	n := s.unif(0, int64(len(nations)-1), sCustNation)
-	b = appendInt(b, n)
-	b = g.phone(b, n, sCustPhone)
-	b = appendMoney(b, s.unif(-99999, 999999, sCustBal))
+	b = g.party(b, i, "Customer#", sCustAddr, sCustNation, sCustPhone, sCustBal)
 	b = appendStr(b, segments[s.pick(segments, sCustSegment)].text)
 	b = append(s.text(b, 73, sCustCmnt), '|', '\n')
 	s.rowStop(tCustomer, tNone)

@@ -157,10 +157,15 @@ func (s *streams) rowStart() { s.usage = [numStreams]int64{} }
 // a part's suppliers), advancing each of their streams to its boundary.
 func (s *streams) rowStop(table, detail int) {
 	for i, d := range streamDefs {
-		if d.table == table || d.table == detail && detail != tNone {
+		if d.of(table, detail) {
 			s.skip(i, d.boundary-s.usage[i])
 		}
 	}
+}
+
+// of says whether the stream belongs to table or to its detail table.
+func (d streamDef) of(table, detail int) bool {
+	return d.table == table || detail != tNone && d.table == detail
 }
 
 // pick draws a member of d by weight on stream i (dbgen's pick_str) and

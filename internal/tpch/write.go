@@ -69,24 +69,19 @@ func (s Scale) generatorRows(table string) int64 {
 	return s.Rows(table)
 }
 
+// owners are the streams a table's rows draw on: its generator's table and
+// that table's detail (an order's lines, a part's suppliers).
+var owners = map[string][2]int{
+	Part: {tPart, tPartSupp}, PartSupp: {tPart, tPartSupp}, Orders: {tOrders, tLineItem}, LineItem: {tOrders, tLineItem},
+	Supplier: {tSupplier, tNone}, Customer: {tCustomer, tNone}, Nation: {tNation, tNone}, Region: {tRegion, tNone},
+}
+
 // genRows makes the lines of table from generator rows first to
 // first+n-1 (1-based).
 func genRows(sc Scale, table string, first, n int64) []byte {
 	g := newGenerator(sc)
-	switch table {
-	case Part, PartSupp:
-		g.skipTo(tPart, tPartSupp, first)
-	case Orders, LineItem:
-		g.skipTo(tOrders, tLineItem, first)
-	case Supplier:
-		g.skipTo(tSupplier, tNone, first)
-	case Customer:
-		g.skipTo(tCustomer, tNone, first)
-	case Nation:
-		g.skipTo(tNation, tNone, first)
-	case Region:
-		g.skipTo(tRegion, tNone, first)
-	}
+	o := owners[table]
+	g.skipTo(o[0], o[1], first)
 	var buf, other []byte
 	for i := first; i < first+n; i++ {
 		switch table {
