@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 type diskDir struct {
@@ -281,12 +282,27 @@ func TestRunDiskRateFractions(t *testing.T) {
 		Settings:      fio.Settings{Duration: 2 * time.Second, Direct: false},
 		TargetOptions: fio.TargetOptions{Size: 16 << 20},
 	}
-	out, err := experiment.RunDisk(context.Background(), cfg, experiment.Nop{})
-	if err != nil {
-		t.Fatal(err)
+	// A host as loaded as CI's can starve fio of the CPU it needs at even
+	// a quarter of the maximum it measured moments before; such a run
+	// says nothing about the knee, so it is run again, three times at most.
+	held := func(p stored.Point) bool {
+		return math.Abs(p.Read.IOPS-float64(p.RateIOPS)) <= 0.02*float64(p.RateIOPS)+3*math.Sqrt(float64(p.RateIOPS)*p.Seconds)/p.Seconds
 	}
-	if len(out.Points) != 3 || out.Points[0].RateIOPS != 0 || out.Points[0].Read == nil {
-		t.Fatalf("points %+v; want the uncapped one, then two rated", out.Points)
+	var out *experiment.DiskResult
+	for try := 1; ; try++ {
+		var err error
+		out, err = experiment.RunDisk(context.Background(), cfg, experiment.Nop{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Points) != 3 || out.Points[0].RateIOPS != 0 || out.Points[0].Read == nil {
+			t.Fatalf("points %+v; want the uncapped one, then two rated", out.Points)
+		}
+		low := out.Points[1]
+		if try == 3 || low.Read == nil || held(low) {
+			break
+		}
+		t.Logf("try %d: fio did %.0f of %d IOPS offered at a quarter of the maximum; running again", try, low.Read.IOPS, low.RateIOPS)
 	}
 	most := out.Points[0].Read.IOPS
 	for i, f := range []float64{0.25, 4} {
@@ -297,7 +313,7 @@ func TestRunDiskRateFractions(t *testing.T) {
 	}
 	// Poisson arrivals: the count strays by chance, three standard
 	// deviations of it at most.
-	if low := out.Points[1]; math.Abs(low.Read.IOPS-float64(low.RateIOPS)) > 0.02*float64(low.RateIOPS)+3*math.Sqrt(float64(low.RateIOPS)*low.Seconds)/low.Seconds {
+	if low := out.Points[1]; low.Read == nil || !held(low) {
 		t.Errorf("a quarter of the maximum: %.0f IOPS done at a rate of %d over %.1f s", low.Read.IOPS, low.RateIOPS, low.Seconds)
 	}
 	if len(out.Knees) != 1 || out.Knees[0].OfferedIOPS != float64(out.Points[1].RateIOPS) || out.Knees[0].NextIOPS != float64(out.Points[2].RateIOPS) ||
