@@ -38,10 +38,12 @@ run() {
 	t1=$(now)
 	awk -v n="$name" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-10s %8.2f s\n", n, b - a }' | tee -a "$work/times"
 }
-same() { # same DIR: DIR's tables are tierbench's byte for byte
-	local t
-	for t in $tables; do cmp -s "$work/tb/$t.tbl" "$1/$t.tbl" || { echo "  $t.tbl DIFFERS from tierbench's"; return; }; done
-	echo "  all eight tables the same as tierbench's"
+same() { # same DIR: which of DIR's tables are tierbench's byte for byte
+	local t differ=0
+	for t in $tables; do
+		if cmp -s "$work/tb/$t.tbl" "$1/$t.tbl"; then echo "  $t.tbl the same"; else echo "  $t.tbl DIFFERS from tierbench's"; differ=1; fi
+	done
+	[ "$differ" = 1 ] || echo "  all eight tables the same as tierbench's"
 }
 
 echo "== SF $SF, $(nproc) cores, $REPEAT runs each, interleaved"
