@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
 // `tpch generate`: the tables as files with their rows counted, one JSON
@@ -65,5 +67,40 @@ func TestTPCHGenerate(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 3 {
 		t.Errorf("%s has %d files after the refusals; want the 3 written", out, len(ents))
+	}
+}
+
+// `tpch build` builds SF 0.01 on PostgreSQL and says what it loaded; a
+// second build without --drop, a scale whose PARTSUPP keys collide and too
+// few loaders are refused, each on one line with exit 2.
+func TestTPCHBuild(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	code, stdout, stderr := runTierbench(t, "tpch", "build", "--dsn", dsn, "--scale", "0.01", "--build-vus", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Scale    float64          `json:"scale"`
+		Rows     map[string]int64 `json:"rows"`
+		Bytes    int64            `json:"bytes"`
+		BuildVUs int              `json:"build_vus"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Scale != 0.01 || doc.Rows["lineitem"] != 60175 || doc.Rows["region"] != 5 ||
+		doc.Bytes == 0 || doc.BuildVUs != 2 {
+		t.Errorf("--json: %+v (%v)\n%s", doc, err, stdout)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dsn", dsn, "--scale", "0.01"}, "already holds a TPC-H build; add --drop"},
+		{[]string{"--dsn", dsn, "--scale", "0.001"}, `--scale "0.001" gives some parts the same supplier twice`},
+		{[]string{"--dsn", dsn, "--scale", "0.01", "--build-vus", "0"}, "--build-vus 0 is out of range"},
+	} {
+		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "build"}, tc.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args[2:], code, stdout, stderr, tc.want)
+		}
 	}
 }

@@ -98,7 +98,11 @@ func (v *view) Started(s experiment.Started) {
 func (v *view) Progress(p experiment.Progress) {
 	switch {
 	case p.Build != nil:
-		v.buildProgress(*p.Build)
+		b := p.Build
+		v.buildProgress(b.Phase, fmt.Sprintf("%d/%d warehouses", b.WarehousesDone, b.Warehouses), b.Rows, b.Bytes, b.Fraction)
+	case p.TPCHBuild != nil:
+		b := p.TPCHBuild
+		v.buildProgress(b.Phase, fmt.Sprintf("%.0f%% of the rows' runs", 100*b.Fraction), b.Rows, b.Bytes, b.Fraction)
 	case p.Layout != nil:
 		v.g.progressf("laying out the test file %s: %s to %s\n", p.Layout.File, units.FormatSize(p.Layout.Have), units.FormatSize(p.Layout.Want))
 	case p.Point != nil:
@@ -119,20 +123,24 @@ func (v *view) Progress(p experiment.Progress) {
 }
 
 // buildProgress draws a schema build's progress.
-func (v *view) buildProgress(s tpcc.BuildProgress) {
+// done says how far the load is, e.g. "3/10 warehouses".
+func (v *view) buildProgress(phase, done string, rows, bytes int64, fraction float64) {
 	if v.buildStart.IsZero() {
 		v.buildStart = time.Now()
 	}
 	el := time.Since(v.buildStart).Seconds()
-	line := fmt.Sprintf("%s: %d/%d warehouses, %.1fM rows, %.0f rows/s, %.1f MB/s",
-		s.Phase, s.WarehousesDone, s.Warehouses, float64(s.Rows)/1e6, float64(s.Rows)/el, float64(s.Bytes)/1e6/el)
-	if s.Phase == "load" && s.Fraction > 0 && s.Fraction < 1 {
-		line += fmt.Sprintf(", ETA %s", time.Duration(el*(1-s.Fraction)/s.Fraction*float64(time.Second)).Round(time.Second))
+	line := fmt.Sprintf("%s: %s, %.1fM rows, %.0f rows/s, %.1f MB/s",
+		phase, done, float64(rows)/1e6, float64(rows)/el, float64(bytes)/1e6/el)
+	if phase == "load" && fraction > 0 && fraction < 1 {
+		line += fmt.Sprintf(", ETA %s", time.Duration(el*(1-fraction)/fraction*float64(time.Second)).Round(time.Second))
 	}
-	if s.Phase != "load" {
+	switch phase {
+	case "index":
 		line += fmt.Sprintf(", loaded in %.1f s; building keys and indexes", el)
+	case "analyze":
+		line += fmt.Sprintf(", %.1f s in; gathering statistics", el)
 	}
-	every := s.Phase != "load" || time.Since(v.buildLine) >= 5*time.Second
+	every := phase != "load" || time.Since(v.buildLine) >= 5*time.Second
 	if every {
 		v.buildLine = time.Now()
 	}
@@ -157,7 +165,7 @@ func (v *view) Tick(t experiment.Tick) {
 }
 
 func (v *view) Result(r experiment.Result) {
-	if r.Build != nil && v.drawn {
+	if (r.Build != nil || r.TPCHBuild != nil) && v.drawn {
 		fmt.Fprintln(v.g.Stderr) // the build's last line stays
 		v.drawn = false
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tierbench/tierbench/internal/telemetry"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/tpch"
 )
 
 // ErrInvalid marks a config that cannot run as given (bad input): a front
@@ -141,12 +142,13 @@ type Started struct {
 // or, with only Telemetry set, a telemetry sample just taken (one per
 // sampling interval, whatever the run is doing).
 type Progress struct {
-	Build  *tpcc.BuildProgress
-	Layout *LayoutProgress
-	Point  *PointProgress
-	Phase  *PhaseProgress
-	Cycle  *CycleProgress
-	Scan   *SpaceProgress // a space scan's bytes read so far
+	Build     *tpcc.BuildProgress
+	TPCHBuild *tpch.BuildProgress
+	Layout    *LayoutProgress
+	Point     *PointProgress
+	Phase     *PhaseProgress
+	Cycle     *CycleProgress
+	Scan      *SpaceProgress // a space scan's bytes read so far
 	// Telemetry is the latest sample while a phase runs (nil: none yet).
 	Telemetry *telemetry.Sample
 }
@@ -187,12 +189,13 @@ type Tick struct {
 // Result is one of a finished TPC-C step, disk point, backup phase or
 // durability cycle, a schema built or a consistency check.
 type Result struct {
-	TPCC  *stored.TPCCStep
-	Point *stored.Point
-	Phase *stored.PhaseResult
-	Cycle *stored.DurabilityCycle
-	Build *tpcc.BuildResult
-	Check *tpcc.CheckResult
+	TPCC      *stored.TPCCStep
+	Point     *stored.Point
+	Phase     *stored.PhaseResult
+	Cycle     *stored.DurabilityCycle
+	Build     *tpcc.BuildResult
+	TPCHBuild *tpch.BuildResult
+	Check     *tpcc.CheckResult
 	// Thresholds are the verdicts on the step or point just reported, or,
 	// at a complete run's end, on thresholds that no step had a figure for.
 	Thresholds []threshold.Verdict

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/tpch"
+	"github.com/tierbench/tierbench/internal/version"
 )
 
 // TPCHGenerateConfig is what `tpch generate` writes: the reference
@@ -26,10 +28,7 @@ type TPCHGenerateConfig struct {
 // Validate reports every problem of the config at once.
 func (c TPCHGenerateConfig) Validate() error {
 	var ps problems
-	if _, err := tpch.NewScale(c.Scale); err != nil {
-		_, msg, _ := strings.Cut(err.Error(), " is ")
-		ps.add("scale", strconv.FormatFloat(c.Scale, 'g', -1, 64), "is %s", msg)
-	}
+	ps.scale(c.Scale)
 	if c.Out == "" {
 		ps.missing("out", "is required: a new or empty directory for the TABLE.tbl files")
 	} else if st, err := os.Stat(c.Out); err == nil {
@@ -46,6 +45,64 @@ func (c TPCHGenerateConfig) Validate() error {
 	}
 	ps.intRange("workers", c.Workers, 1, MaxBuildVUs, "parallel generators")
 	return ps.err()
+}
+
+// scale adds a problem when sf is not a scale factor the reference
+// generator takes.
+func (ps *problems) scale(sf float64) {
+	if _, err := tpch.NewScale(sf); err != nil {
+		_, msg, _ := strings.Cut(err.Error(), " is ")
+		ps.add("scale", strconv.FormatFloat(sf, 'g', -1, 64), "is %s", msg)
+	}
+}
+
+// TPCHBuildConfig is a TPC-H build: its scale factor and how many loader
+// connections make it.
+type TPCHBuildConfig struct {
+	Scale    float64
+	BuildVUs int  // loader connections
+	Drop     bool // replace an existing TPC-H build
+}
+
+// Validate reports every problem of the config at once: scale and
+// build_vus.
+func (c TPCHBuildConfig) Validate() error {
+	var ps problems
+	ps.scale(c.Scale)
+	if sc, err := tpch.NewScale(c.Scale); err == nil && !sc.PartSuppKeysUnique() {
+		ps.add("scale", strconv.FormatFloat(c.Scale, 'g', -1, 64),
+			"gives some parts the same supplier twice (dbgen's PARTSUPP at this small scale), which its primary key refuses; give 0.01, 0.1 or 1")
+	}
+	ps.intRange("build_vus", c.BuildVUs, 1, MaxBuildVUs, "loader connections")
+	return ps.err()
+}
+
+// BuildTPCH builds the TPC-H tables of cfg in db: the reference
+// generator's rows, loaded in parallel, then the keys, the foreign-key
+// indexes and fresh statistics. An engine that cannot is bad input.
+func BuildTPCH(ctx context.Context, db engine.DB, cfg TPCHBuildConfig, obs Observer) (*tpch.BuildResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b, ok := db.(engine.TPCHBuilder)
+	if !ok {
+		return nil, invalidf("this engine cannot build TPC-H tables; give a postgres:// or mariadb:// DSN")
+	}
+	sc, _ := tpch.NewScale(cfg.Scale)
+	said := false
+	res, err := b.BuildTPCH(ctx, engine.TPCHBuildOptions{Scale: sc, Workers: cfg.BuildVUs, Drop: cfg.Drop, Version: version.Version,
+		Progress: func(p tpch.BuildProgress) {
+			if !said { // once the build has begun: a refused one says only why
+				obs.Note(fmt.Sprintf("building TPC-H at scale factor %g with %d loader connections", cfg.Scale, cfg.BuildVUs))
+				said = true
+			}
+			obs.Progress(Progress{TPCHBuild: &p})
+		}})
+	if err != nil {
+		return nil, err
+	}
+	obs.Result(Result{TPCHBuild: res})
+	return res, nil
 }
 
 // TPCHTableFile is one table's file that GenerateTPCH wrote.

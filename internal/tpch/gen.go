@@ -141,6 +141,28 @@ func (s Scale) partSupplier(partkey, n int64) int64 {
 	return (partkey+n*(total/suppPerPart+(partkey-1)/total))%total + 1
 }
 
+// PartSuppKeysUnique says whether every part's four suppliers differ at
+// this scale, as PARTSUPP's primary key wants. They do from SF 0.022 up
+// and at most scales below, but not at SF 0.001 to 0.007, 0.009, 0.012,
+// 0.015, 0.018 and 0.021, where dbgen gives some parts a supplier twice (at
+// SF 0.001, part 31 has suppliers 2, 7, 2, 7).
+func (s Scale) PartSuppKeysUnique() bool {
+	seen := map[int64]bool{}
+	for p := int64(1); p <= s.Parts; p += s.Suppliers { // (p-1)/S, the step's part that varies, is the same within each run of S parts
+		step := s.Suppliers/suppPerPart + (p-1)/s.Suppliers
+		if seen[step] {
+			continue
+		}
+		seen[step] = true
+		for k := int64(1); k < suppPerPart; k++ {
+			if k*step%s.Suppliers == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // orderKey spreads order index i over the key space as dbgen does: of each
 // 32 keys the first 8 are used.
 func orderKey(i int64) int64 {

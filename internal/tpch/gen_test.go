@@ -107,3 +107,23 @@ func TestRunsAgree(t *testing.T) {
 		}
 	}
 }
+
+// At some scales below SF 0.022 some parts get a supplier twice, as in
+// dbgen's files: a build then cannot have PARTSUPP's primary key.
+func TestPartSuppKeysUnique(t *testing.T) {
+	for sf, want := range map[float64]bool{0.001: false, 0.007: false, 0.008: true, 0.01: true, 0.021: false, 0.022: true, 0.1: true, 1: true, 10: true} {
+		sc, _ := NewScale(sf)
+		dup := false
+		for p := int64(1); p <= sc.Parts && !dup; p++ {
+			seen := map[int64]bool{}
+			for n := range int64(suppPerPart) {
+				k := sc.partSupplier(p, n)
+				dup = dup || seen[k]
+				seen[k] = true
+			}
+		}
+		if got := sc.PartSuppKeysUnique(); got != want || got == dup {
+			t.Errorf("SF %g: PartSuppKeysUnique() = %v, a part with a supplier twice: %v; want %v", sf, got, dup, want)
+		}
+	}
+}

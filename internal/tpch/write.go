@@ -79,24 +79,44 @@ var owners = map[string][2]int{
 // genRows makes the lines of table from generator rows first to
 // first+n-1 (1-based).
 func genRows(sc Scale, table string, first, n int64) []byte {
+	r := newRowSource(sc, table, first)
+	return r.next(nil, n)
+}
+
+// rowSource makes a table's lines from a generator row on, a piece at a
+// time.
+type rowSource struct {
+	g     *generator
+	table string
+	row   int64 // the next generator row
+	other []byte
+}
+
+func newRowSource(sc Scale, table string, first int64) *rowSource {
 	g := newGenerator(sc)
 	o := owners[table]
 	g.skipTo(o[0], o[1], first)
-	var buf, other []byte
-	for i := first; i < first+n; i++ {
-		switch table {
+	return &rowSource{g: g, table: table, row: first}
+}
+
+// next appends the lines of the next n generator rows to buf.
+func (r *rowSource) next(buf []byte, n int64) []byte {
+	g := r.g
+	for end := r.row + n; r.row < end; r.row++ {
+		i := r.row
+		switch r.table {
 		case Part:
-			buf, other = g.part(buf, other[:0], i)
+			buf, r.other = g.part(buf, r.other[:0], i)
 		case PartSupp:
-			other, buf = g.part(other[:0], buf, i)
+			r.other, buf = g.part(r.other[:0], buf, i)
 		case Supplier:
 			buf = g.supplier(buf, i)
 		case Customer:
 			buf = g.customer(buf, i)
 		case Orders:
-			buf, other = g.order(buf, other[:0], i)
+			buf, r.other = g.order(buf, r.other[:0], i)
 		case LineItem:
-			other, buf = g.order(other[:0], buf, i)
+			r.other, buf = g.order(r.other[:0], buf, i)
 		case Nation:
 			buf = g.nation(buf, i)
 		case Region:

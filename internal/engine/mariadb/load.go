@@ -83,8 +83,31 @@ var loadSession = []string{
 	"SET SESSION innodb_lock_wait_timeout = 86400",
 }
 
+// checkLocalInfile returns errLocalInfile when the server refuses LOAD
+// DATA LOCAL.
+func (db *DB) checkLocalInfile(ctx context.Context, conn *sql.Conn) error {
+	var on bool
+	if err := conn.QueryRowContext(ctx, "SELECT @@GLOBAL.local_infile").Scan(&on); err != nil {
+		return fmt.Errorf("reading the server's local_infile setting: %s", db.redact(err))
+	}
+	if !on {
+		return errLocalInfile
+	}
+	return nil
+}
+
+// isLocalInfileRefused says whether LOAD DATA LOCAL failed because the
+// server or the client does not allow it.
+func isLocalInfileRefused(err error) bool {
+	switch errNumber(err) {
+	case 1148, 4166, 3948: // ER_NOT_ALLOWED_COMMAND, ER_LOAD_INFILE_CAPABILITY_DISABLED (MariaDB), ER_CLIENT_LOCAL_FILES_DISABLED (MySQL 8.0)
+		return true
+	}
+	return false
+}
+
 // errLocalInfile says the server refuses the loader's LOAD DATA LOCAL.
-var errLocalInfile = errors.New("the server does not allow LOAD DATA LOCAL INFILE (its local_infile setting is OFF), which tierbench loads the TPC-C tables with; " +
+var errLocalInfile = errors.New("the server does not allow LOAD DATA LOCAL INFILE (its local_infile setting is OFF), which tierbench loads tables with; " +
 	"turn it on with SET GLOBAL local_infile = ON (or local_infile = ON in the server's configuration) and build again")
 
 // BuildTPCC creates the schema and loads it with opts.Workers connections in
@@ -104,12 +127,8 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 	}
 	defer conn.Close()
 
-	var localInfile bool
-	if err := conn.QueryRowContext(ctx, "SELECT @@GLOBAL.local_infile").Scan(&localInfile); err != nil {
-		return nil, fmt.Errorf("reading the server's local_infile setting: %s", db.redact(err))
-	}
-	if !localInfile {
-		return nil, errLocalInfile
+	if err := db.checkLocalInfile(ctx, conn); err != nil {
+		return nil, err
 	}
 	found, err := existingTables(ctx, conn)
 	if err != nil {
@@ -243,8 +262,7 @@ func (l infileLoader) LoadStream(ctx context.Context, table string, w int, r io.
 	res, err := l.conn.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+
 		" CHARACTER SET utf8mb4 FIELDS TERMINATED BY X'09' ENCLOSED BY '' ESCAPED BY X'5C' LINES STARTING BY '' TERMINATED BY X'0A'")
 	if err != nil {
-		switch errNumber(err) {
-		case 1148, 4166, 3948: // ER_NOT_ALLOWED_COMMAND, ER_LOAD_INFILE_CAPABILITY_DISABLED (MariaDB), ER_CLIENT_LOCAL_FILES_DISABLED (MySQL 8.0)
+		if isLocalInfileRefused(err) {
 			return 0, errLocalInfile
 		}
 		return 0, fmt.Errorf("LOAD DATA into %s: %s", streamName(table, w), l.db.redact(err))

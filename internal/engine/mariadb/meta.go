@@ -46,22 +46,28 @@ func inList(names []string) string {
 // existingTables returns which of the schema's tables (or views of their
 // names) exist in the connection's database.
 func existingTables(ctx context.Context, conn *sql.Conn) ([]string, error) {
+	return existingOf(ctx, conn, schemaTables())
+}
+
+// existingOf returns which of tables (or views of their names) exist in
+// the connection's database.
+func existingOf(ctx context.Context, conn *sql.Conn, tables []string) ([]string, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT table_name FROM information_schema.tables
-		WHERE table_schema = DATABASE() AND table_name IN `+inList(schemaTables())+` ORDER BY table_name`)
+		WHERE table_schema = DATABASE() AND table_name IN `+inList(tables)+` ORDER BY table_name`)
 	if err != nil {
-		return nil, fmt.Errorf("looking for an existing schema: %w", err)
+		return nil, fmt.Errorf("looking for existing tables: %w", err)
 	}
 	defer rows.Close()
 	var found []string
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("looking for an existing schema: %w", err)
+			return nil, fmt.Errorf("looking for existing tables: %w", err)
 		}
 		found = append(found, name)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("looking for an existing schema: %w", err)
+		return nil, fmt.Errorf("looking for existing tables: %w", err)
 	}
 	return found, nil
 }

@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,15 +22,7 @@ var indexesSQL string
 
 // IndexStatements returns the key and index statements of the schema,
 // largest first.
-func IndexStatements() []string {
-	var out []string
-	for _, line := range strings.Split(indexesSQL, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "--") {
-			out = append(out, line)
-		}
-	}
-	return out
-}
+func IndexStatements() []string { return sqlLines(indexesSQL) }
 
 // SchemaSQL returns the CREATE TABLE statements (without keys).
 func SchemaSQL() string { return schemaSQL }

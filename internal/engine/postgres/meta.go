@@ -33,13 +33,7 @@ func schemaTables() []string { return append([]string{metaTable}, tpcc.Tables...
 
 // existingTables returns which of the schema's tables exist in the current schema.
 func existingTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_class c
-		WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r','p','v','m','f')
-		  AND c.relname = ANY($1) ORDER BY c.relname`, schemaTables())
-	if err != nil {
-		return nil, fmt.Errorf("looking for an existing schema: %w", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return existingOf(ctx, conn, schemaTables())
 }
 
 // dropSchema drops every table of the schema that exists.

@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tierbench/tierbench/internal/tpch"
+)
+
+// TPCHBuilder is a database that can build the TPC-H tables.
+type TPCHBuilder interface {
+	// BuildTPCH creates the eight tables, loads them from tierbench's
+	// generator, adds the keys and indexes and gathers statistics.
+	BuildTPCH(ctx context.Context, opts TPCHBuildOptions) (*tpch.BuildResult, error)
+}
+
+// TPCHBuildOptions says what TPC-H build to make and how.
+type TPCHBuildOptions struct {
+	Scale   tpch.Scale
+	Workers int  // parallel loader connections
+	Drop    bool // drop an existing TPC-H build first
+	// Progress, when set, is called about once a second while loading.
+	Progress func(tpch.BuildProgress)
+	Version  string // tierbench's version, stored with the build
+}
+
+// TPCHMetaTable records a TPC-H build: its scale factor and whether it
+// finished.
+const TPCHMetaTable = "tpch_meta"
+
+// TableLoader loads streams of '|'-separated rows into tables, on one
+// connection of its own.
+type TableLoader interface {
+	// LoadTable loads the rows r yields into table and returns how many
+	// rows the server took.
+	LoadTable(ctx context.Context, table string, r io.Reader) (int64, error)
+	Close()
+}
+
+// TPCHLoad is one TPC-H load's counters, shared by its loaders.
+type TPCHLoad struct {
+	rows, bytes, done atomic.Int64
+	tasks             int64
+	mu                sync.Mutex
+	perTable          map[string]int64
+}
+
+// LoadTPCH loads the tables of scale sc over workers connections that open
+// makes, each taking the next of tpch.LoadTasks until none is left; the
+// first error stops every loader and is returned. progress, when set, hears
+// of the load about once a second, and once more with phase next when the
+// returned function is called.
+func LoadTPCH(ctx context.Context, sc tpch.Scale, workers int, progress func(tpch.BuildProgress),
+	open func(ctx context.Context) (TableLoader, error)) (*TPCHLoad, error) {
+	all := tpch.LoadTasks(sc, workers)
+	lc := &TPCHLoad{tasks: int64(len(all)), perTable: map[string]int64{}}
+	tasks := make(chan tpch.LoadTask, len(all))
+	for _, t := range all {
+		tasks <- t
+	}
+	close(tasks)
+	stop := lc.report(progress)
+	defer stop()
+	eg, ctx := errgroup.WithContext(ctx)
+	for range max(workers, 1) {
+		eg.Go(func() error {
+			l, err := open(ctx)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			for t := range tasks {
+				n, err := l.LoadTable(ctx, t.Table, countingReader{t.Reader(sc), &lc.bytes})
+				if err != nil {
+					return fmt.Errorf("%s (rows from %d): %w", t.Table, t.First, err)
+				}
+				lc.rows.Add(n)
+				lc.done.Add(1)
+				lc.mu.Lock()
+				lc.perTable[t.Table] += n
+				lc.mu.Unlock()
+			}
+			return nil
+		})
+	}
+	return lc, eg.Wait()
+}
+
+// Rows returns the rows loaded per table.
+func (lc *TPCHLoad) Rows() map[string]int64 {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	return maps.Clone(lc.perTable)
+}
+
+// Bytes returns the bytes of row text streamed.
+func (lc *TPCHLoad) Bytes() int64 { return lc.bytes.Load() }
+
+func (lc *TPCHLoad) snap(phase string) tpch.BuildProgress {
+	return tpch.BuildProgress{Phase: phase, Rows: lc.rows.Load(), Bytes: lc.bytes.Load(),
+		Fraction: float64(lc.done.Load()) / float64(max(lc.tasks, 1))}
+}
+
+// report calls progress once a second until the returned function is
+// called.
+func (lc *TPCHLoad) report(progress func(tpch.BuildProgress)) func() {
+	if progress == nil {
+		return func() {}
+	}
+	progress(lc.snap("load"))
+	stop, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				progress(lc.snap("load"))
+			}
+		}
+	}()
+	return func() { close(stop); <-finished }
+}
+
+// TPCHPhase tells progress, when set, that the build moved on to phase.
+func TPCHPhase(progress func(tpch.BuildProgress), lc *TPCHLoad, phase string) {
+	if progress != nil {
+		progress(lc.snap(phase))
+	}
+}
+
+// ReplaceTPCH is what a TPC-H build does with the tables it found in
+// database dbName, named as TPC-H's (found) and whether a TPC-H build's
+// meta table is among them (ours): nothing when there are none; with
+// drop, drops a TPC-H build (dropTables); without, refuses as bad input
+// naming --drop. Tables of TPC-H's names that no TPC-H build made (TPC-C
+// has an ORDERS table too) are never dropped.
+func ReplaceTPCH(found []string, drop bool, dbName string, dropTables func() error) error {
+	if len(found) == 0 {
+		return nil
+	}
+	if !slices.Contains(found, TPCHMetaTable) {
+		return InputErrorf("database %s holds tables named as TPC-H's (%s) that no TPC-H build made, e.g. a TPC-C schema's; "+
+			"build TPC-H in a database of its own", dbName, strings.Join(found, ", "))
+	}
+	if !drop {
+		return InputErrorf("database %s already holds a TPC-H build; add --drop to replace it", dbName)
+	}
+	return dropTables()
+}
+
+// TPCHTableNames are the tables a TPC-H build makes: the eight and its
+// meta table.
+func TPCHTableNames() []string { return append(slices.Clone(tpch.Tables), TPCHMetaTable) }
