@@ -128,12 +128,23 @@ func newStreams() *streams {
 // bits, and so does this.
 func (s *streams) unif(low, high int64, i int) int64 {
 	s.usage[i]++
-	s.value[i] = s.value[i] * rngMultiplier % rngModulus
+	s.value[i] = next(s.value[i])
 	rng := float64(high - low + 1)
 	if low == 0 && high == maxLong {
 		rng = -2147483648
 	}
 	return low + int64(float64(s.value[i])/float64(rngModulus)*rng)
+}
+
+// next is the Lehmer step X·16807 mod 2^31−1, without a division: the
+// product is below 2^46, and 2^31 ≡ 1 modulo 2^31−1.
+func next(v int64) int64 {
+	x := v * rngMultiplier
+	x = x&rngModulus + x>>31
+	if x >= rngModulus {
+		x -= rngModulus
+	}
+	return x
 }
 
 // skip advances stream i by n draws without making them (dbgen's

@@ -1,6 +1,9 @@
 package tpch
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // The comments of every table are cut from one pool of text, as the
 // specification's generator makes it (clause 4.2.2.10; dbgen's text.c):
@@ -26,18 +29,11 @@ func textPool() []byte {
 // followed by a space, the last cut to fit.
 func makeTextPool(size int) []byte {
 	s := newStreams()
-	text := make([]byte, 0, size)
-	var sentence []byte
+	text := make([]byte, 0, size+4096) // room for the last sentence, cut below
 	for len(text) < size {
-		sentence = s.sentence(sentence[:0], sTextPool)
-		if need := size - len(text); need >= len(sentence)+1 {
-			text = append(text, sentence...)
-			text = append(text, ' ')
-		} else {
-			text = append(text, sentence[:need]...)
-		}
+		text = append(s.sentence(text, sTextPool), ' ')
 	}
-	return text
+	return text[:size:size]
 }
 
 // sentence appends a sentence: a grammar form, its phrases, a terminator
@@ -47,69 +43,98 @@ func (s *streams) sentence(b []byte, i int) []byte {
 	for k := 0; k < len(form); k++ {
 		switch form[k] {
 		case 'V':
-			b = s.verbPhrase(b, i)
+			b = s.phrase(b, &grammarWords.verbPhrases, i)
 		case 'N':
-			b = s.nounPhrase(b, i)
+			b = s.phrase(b, &grammarWords.nounPhrases, i)
 		case 'P':
-			b = append(b, prepositions[s.pick(prepositions, i)].text...)
+			b = append(b, s.draw(&grammarWords.prepositions, i)...)
 			b = append(b, " the "...)
-			b = s.nounPhrase(b, i)
+			b = s.phrase(b, &grammarWords.nounPhrases, i)
 		case 'T':
-			b = append(b[:len(b)-1], terminators[s.pick(terminators, i)].text...)
+			b = append(b[:len(b)-1], s.draw(&grammarWords.terminators, i)...)
 		}
 	}
 	return b
 }
 
-// nounPhrase appends a noun phrase's words, each with the punctuation its
-// form gives it and a space.
-func (s *streams) nounPhrase(b []byte, i int) []byte {
-	return s.phrase(b, nounPhrases, i, func(c byte) dist {
-		switch c {
-		case 'A':
-			return articles
-		case 'J':
-			return adjectives
-		case 'D':
-			return adverbs
-		}
-		return nouns
-	})
-}
-
-// verbPhrase appends a verb phrase, as nounPhrase. Verb phrase forms have
-// no punctuation.
-func (s *streams) verbPhrase(b []byte, i int) []byte {
-	return s.phrase(b, verbPhrases, i, func(c byte) dist {
-		switch c {
-		case 'D':
-			return adverbs
-		case 'X':
-			return auxiliaries
-		}
-		return verbs
-	})
-}
-
-// phrase appends a phrase of a form drawn from forms: a word of the part
-// of speech each token's first letter names, then the token's punctuation
-// if it has any, then a space.
-func (s *streams) phrase(b []byte, forms dist, i int, of func(byte) dist) []byte {
-	form := forms[s.pick(forms, i)].text
-	for start := 0; start < len(form); {
-		end := start
-		for end < len(form) && form[end] != ' ' {
-			end++
-		}
-		if end > start {
-			words := of(form[start])
-			b = append(b, words[s.pick(words, i)].text...)
-			b = append(b, form[start+1:end]...)
-			b = append(b, ' ')
-		}
-		start = end + 1
+// phrase appends a phrase of a form drawn from forms: for each of its
+// tokens, a word of the part of speech the token's first letter names,
+// then the token's punctuation if it has any, then a space.
+func (s *streams) phrase(b []byte, forms *phraseForms, i int) []byte {
+	for _, tok := range forms.forms[s.pickIndex(&forms.picker, i)] {
+		b = append(b, s.draw(&tok.words, i)...)
+		b = append(b, tok.punct...)
+		b = append(b, ' ')
 	}
 	return b
+}
+
+// A picker draws a member of a distribution as pick does, by a table of
+// its weights instead of a search: at[j-1] is the member a draw of j falls
+// on. The grammar's distributions weigh at most 456 in all.
+type picker struct {
+	d  dist
+	at []uint8
+}
+
+func newPicker(d dist) picker {
+	p := picker{d: d, at: make([]uint8, d.total())}
+	for j := range p.at {
+		for int64(j+1) > d[p.at[j]].weight {
+			p.at[j]++
+		}
+		if j+1 < len(p.at) {
+			p.at[j+1] = p.at[j]
+		}
+	}
+	return p
+}
+
+func (s *streams) pickIndex(p *picker, i int) int {
+	return int(p.at[s.unif(1, int64(len(p.at)), i)-1])
+}
+
+func (s *streams) draw(p *picker, i int) string { return p.d[s.pickIndex(p, i)].text }
+
+// phraseForms are a phrase's forms, parsed once into tokens.
+type phraseForms struct {
+	picker
+	forms [][]token
+}
+
+// token is a word of a form: the words it is drawn from, and the
+// punctuation after it.
+type token struct {
+	words picker
+	punct string
+}
+
+// grammarWords are the pickers of the pool's grammar.
+var grammarWords = func() (g struct {
+	nounPhrases, verbPhrases                                 phraseForms
+	prepositions, terminators                                picker
+	articles, adjectives, adverbs, nouns, auxiliaries, verbs picker
+}) {
+	g.prepositions, g.terminators = newPicker(prepositions), newPicker(terminators)
+	g.articles, g.adjectives, g.adverbs, g.nouns = newPicker(articles), newPicker(adjectives), newPicker(adverbs), newPicker(nouns)
+	g.auxiliaries, g.verbs = newPicker(auxiliaries), newPicker(verbs)
+	// A noun phrase's A, J, D and N; a verb phrase's D, X and V (its forms
+	// have no punctuation).
+	g.nounPhrases = parseForms(nounPhrases, map[byte]picker{'A': g.articles, 'J': g.adjectives, 'D': g.adverbs, 'N': g.nouns})
+	g.verbPhrases = parseForms(verbPhrases, map[byte]picker{'D': g.adverbs, 'X': g.auxiliaries, 'V': g.verbs})
+	return g
+}()
+
+func parseForms(forms dist, of map[byte]picker) phraseForms {
+	pf := phraseForms{picker: newPicker(forms)}
+	for _, f := range forms {
+		var toks []token
+		for _, w := range strings.Fields(f.text) {
+			toks = append(toks, token{words: of[w[0]], punct: w[1:]})
+		}
+		pf.forms = append(pf.forms, toks)
+	}
+	return pf
 }
 
 // text appends a comment of a length averaging avg (0.4 to 1.6 times it),
