@@ -51,6 +51,9 @@ that scale factor. --scale is a whole number from 1 (1, 10, 30, 100, …) or bel
 			for _, t := range res.Tables {
 				fmt.Fprintf(g.Stdout, "%-9s %12d rows %10.1f MB  %s\n", t.Table, t.Rows, float64(t.Bytes)/1e6, t.File)
 			}
+			for _, t := range res.Refresh {
+				fmt.Fprintf(g.Stdout, "%-16s %5d rows %10.1f MB  %s\n", t.Table, t.Rows, float64(t.Bytes)/1e6, t.File)
+			}
 			fmt.Fprintf(g.Stdout, "wrote %.1f MB at scale factor %g in %.1f s\n", float64(res.Bytes)/1e6, res.Scale, res.Seconds)
 			return nil
 		},
@@ -60,6 +63,7 @@ that scale factor. --scale is a whole number from 1 (1, 10, 30, 100, …) or bel
 	fs.StringVar(&cfg.Out, "out", "", "directory to write into (created; must be empty if it exists)")
 	fs.StringSliceVar(&cfg.Tables, "tables", nil, "tables to write (default: all eight), e.g. lineitem,orders")
 	fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "parallel generators")
+	fs.IntVar(&cfg.Refresh, "refresh", 0, "also write this many update sets of the refresh functions, as dbgen -U does: orders.tbl.uN, lineitem.tbl.uN, delete.N")
 	return cmd
 }
 

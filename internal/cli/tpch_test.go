@@ -16,7 +16,7 @@ import (
 func TestTPCHGenerate(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "sf0.001")
-	code, stdout, stderr := runTierbench(t, "tpch", "generate", "--scale", "0.001", "--out", out, "--tables", "nation,orders,lineitem", "--json")
+	code, stdout, stderr := runTierbench(t, "tpch", "generate", "--scale", "0.01", "--out", out, "--tables", "nation,orders,lineitem", "--refresh", "1", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -28,8 +28,13 @@ func TestTPCHGenerate(t *testing.T) {
 			Rows  int64  `json:"rows"`
 			Bytes int64  `json:"bytes"`
 		} `json:"tables"`
+		Refresh []struct {
+			Table string `json:"table"`
+			Rows  int64  `json:"rows"`
+		} `json:"refresh"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Scale != 0.001 || len(doc.Tables) != 3 {
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Scale != 0.01 || len(doc.Tables) != 3 || len(doc.Refresh) != 3 ||
+		doc.Refresh[0].Table != "orders.tbl.u1" || doc.Refresh[0].Rows != 10 || doc.Refresh[2].Table != "delete.1" {
 		t.Fatalf("--json: %v\n%s", err, stdout)
 	}
 	for _, tb := range doc.Tables {
@@ -38,11 +43,11 @@ func TestTPCHGenerate(t *testing.T) {
 			t.Errorf("%s: %d rows, %d bytes in %s: %v", tb.Table, tb.Rows, tb.Bytes, tb.File, err)
 		}
 	}
-	// 1,500 orders at SF 0.001, 1 to 7 lines each; 25 nations.
-	if r := doc.Tables[1].Rows; r != 1500 {
-		t.Errorf("orders: %d rows, want 1500", r)
+	// 15,000 orders at SF 0.01, 1 to 7 lines each; 25 nations.
+	if r := doc.Tables[1].Rows; r != 15000 {
+		t.Errorf("orders: %d rows, want 15000", r)
 	}
-	if r := doc.Tables[2].Rows; r < 1500 || r > 7*1500 {
+	if r := doc.Tables[2].Rows; r < 15000 || r > 7*15000 {
 		t.Errorf("lineitem: %d rows, want 1 to 7 per order", r)
 	}
 	if doc.Tables[0].Rows != 25 {
@@ -59,14 +64,15 @@ func TestTPCHGenerate(t *testing.T) {
 		{[]string{"--scale", "0.01"}, "--out is required"},
 		{[]string{"--scale", "0.01", "--out", t.TempDir(), "--tables", "lineitems"}, `--tables "lineitems" is not a TPC-H table`},
 		{[]string{"--scale", "0.01", "--out", "/etc/hostname"}, "is a file"},
+		{[]string{"--scale", "0.01", "--out", t.TempDir(), "--refresh", "1000"}, "--refresh 1000 is out of range"},
 	} {
 		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "generate"}, tc.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 3 {
-		t.Errorf("%s has %d files after the refusals; want the 3 written", out, len(ents))
+	if ents, _ := os.ReadDir(out); len(ents) != 6 {
+		t.Errorf("%s has %d files after the refusals; want the 6 written", out, len(ents))
 	}
 }
 

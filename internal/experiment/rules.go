@@ -159,3 +159,7 @@ func dsn(ps *problems, s string) {
 		ps.missing("dsn", "%v", err)
 	}
 }
+
+// MaxRefreshSets is the most TPC-H update sets tierbench makes: dbgen's
+// sets 1 to 999 share one slot of the order keys.
+const MaxRefreshSets = 999

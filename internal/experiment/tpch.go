@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ type TPCHGenerateConfig struct {
 	Out     string   // a new or empty directory
 	Tables  []string // the tables to write (nil: all eight)
 	Workers int      // parallel generators
+	Refresh int      // update sets to write too (dbgen -U): 0 for none
 }
 
 // Validate reports every problem of the config at once.
@@ -44,6 +46,7 @@ func (c TPCHGenerateConfig) Validate() error {
 		}
 	}
 	ps.intRange("workers", c.Workers, 1, MaxBuildVUs, "parallel generators")
+	ps.intRange("refresh", c.Refresh, 0, MaxRefreshSets, "update sets")
 	return ps.err()
 }
 
@@ -115,9 +118,12 @@ type TPCHTableFile struct {
 
 // TPCHGenerateResult is what GenerateTPCH wrote.
 type TPCHGenerateResult struct {
-	Scale   float64         `json:"scale"`
-	Dir     string          `json:"dir"`
-	Tables  []TPCHTableFile `json:"tables"`
+	Scale  float64         `json:"scale"`
+	Dir    string          `json:"dir"`
+	Tables []TPCHTableFile `json:"tables"`
+	// Refresh are the update sets' files, when asked for: orders.tbl.uN,
+	// lineitem.tbl.uN and delete.N of each set N.
+	Refresh []TPCHTableFile `json:"refresh,omitempty"`
 	Bytes   int64           `json:"bytes"`
 	Seconds float64         `json:"seconds"`
 }
@@ -157,6 +163,38 @@ func GenerateTPCH(ctx context.Context, cfg TPCHGenerateConfig) (*TPCHGenerateRes
 			return res, fmt.Errorf("writing %s: %w", path, err)
 		}
 	}
+	for n := 1; n <= cfg.Refresh; n++ {
+		set, err := tpch.NewRefreshSet(sc, n)
+		if err != nil {
+			return res, err
+		}
+		for _, f := range []struct {
+			name string
+			data []byte
+			rows int
+		}{
+			{fmt.Sprintf("orders.tbl.u%d", n), set.Orders, len(set.Deletes)},
+			{fmt.Sprintf("lineitem.tbl.u%d", n), set.LineItems, bytes.Count(set.LineItems, []byte{'\n'})},
+			{fmt.Sprintf("delete.%d", n), set.DeleteFile(), len(set.Deletes)},
+		} {
+			path := filepath.Join(dir, f.name)
+			if err := writeNew(path, f.data); err != nil {
+				return res, err
+			}
+			res.Refresh = append(res.Refresh, TPCHTableFile{Table: f.name, File: path, Rows: int64(f.rows), Bytes: int64(len(f.data))})
+			res.Bytes += int64(len(f.data))
+		}
+	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// writeNew writes data to a file it creates, never over one that exists.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
 }

@@ -164,10 +164,11 @@ func (s Scale) PartSuppKeysUnique() bool {
 }
 
 // orderKey spreads order index i over the key space as dbgen does: of each
-// 32 keys the first 8 are used.
-func orderKey(i int64) int64 {
-	low := i & 7
-	return (i>>3)<<2<<3 + low
+// 32 keys the first 8 are used by the loaded orders (seq 0); the refresh
+// function's new orders use the next 8 (seq 1, dbgen's update sets 1 to
+// 999).
+func orderKey(i, seq int64) int64 {
+	return ((i>>3)<<2|seq&3)<<3 | i&7
 }
 
 // generator makes rows, each a line of the flat file, with streams of its
@@ -178,6 +179,9 @@ type generator struct {
 	s     *streams
 	buf   []byte
 	perm  []int // agg_str's permutation of the colors
+	// keySeq is the slot of each 32 order keys this generator's orders
+	// take: 0 for the loaded ones, 1 for a refresh function's.
+	keySeq int64
 }
 
 func newGenerator(sc Scale) *generator {
@@ -327,7 +331,7 @@ func (g *generator) customer(b []byte, i int64) []byte {
 func (g *generator) order(orders, lines []byte, i int64) ([]byte, []byte) {
 	s := g.s
 	s.rowStart()
-	key := orderKey(i)
+	key := orderKey(i, g.keySeq)
 	cust := s.unif(1, g.scale.Customers, sOrderCust)
 	for delta := int64(1); cust%custMortality == 0; delta = -delta {
 		cust = min(cust+delta, g.scale.Customers)

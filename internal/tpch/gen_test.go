@@ -62,10 +62,11 @@ func TestDates(t *testing.T) {
 	if julian(startDate+1263) != 95168 || dates[1263] != "1995-06-17" {
 		t.Errorf("the current date: julian %d, %s; want 95168, 1995-06-17", julian(startDate+1263), dates[1263])
 	}
-	// Of each 32 order keys the first 8 are used.
+	// Of each 32 order keys the first 8 are the loaded orders', the next 8
+	// the refresh function's.
 	for i, want := range map[int64]int64{1: 1, 7: 7, 8: 32, 9: 33, 15: 39, 16: 64} {
-		if got := orderKey(i); got != want {
-			t.Errorf("orderKey(%d) = %d, want %d", i, got, want)
+		if got := orderKey(i, 0); got != want || orderKey(i, 1) != want+8 {
+			t.Errorf("orderKey(%d) = %d, %d for seq 1; want %d, %d", i, got, orderKey(i, 1), want, want+8)
 		}
 	}
 }
