@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -164,3 +166,55 @@ func ReplaceTPCH(found []string, drop bool, dbName string, dropTables func() err
 // TPCHTableNames are the tables a TPC-H build makes: the eight and its
 // meta table.
 func TPCHTableNames() []string { return append(slices.Clone(tpch.Tables), TPCHMetaTable) }
+
+// TPCHRunner is a database that can run TPC-H's queries and refresh
+// functions on a TPC-H build.
+type TPCHRunner interface {
+	// TPCHBuild reads the build's meta table: its scale factor and how
+	// many update sets RF1 and RF2 have applied; an error wrapping
+	// ErrNoSchema when there is no complete build.
+	TPCHBuild(ctx context.Context) (TPCHBuildInfo, error)
+	// NewTPCHSession opens a connection for one query or refresh stream.
+	NewTPCHSession(ctx context.Context) (TPCHSession, error)
+}
+
+// TPCHBuildInfo is what a TPC-H build's meta table says.
+type TPCHBuildInfo struct {
+	Scale        float64
+	RF1Sets      int // update sets RF1 has inserted
+	RF2Sets      int // update sets RF2 has deleted
+	TierbenchVer string
+}
+
+// TPCHSession runs statements on one connection.
+type TPCHSession interface {
+	// Query runs a query's statements in order (a view's creation, the
+	// query, its dropping) and returns the rows of the one that returns
+	// rows, each value as text (NULL as ""). With timeout above 0 the
+	// server cancels a statement that runs longer, and the error wraps
+	// ErrQueryTimeout.
+	Query(ctx context.Context, stmts []string, timeout time.Duration) ([][]string, error)
+	// RF1 inserts the update set's orders and lines in one transaction,
+	// which also counts the set in the meta table.
+	RF1(ctx context.Context, set tpch.RefreshSet) error
+	// RF2 deletes the update set's orders and their lines in one
+	// transaction, which also counts the set in the meta table.
+	RF2(ctx context.Context, set tpch.RefreshSet) error
+	Close()
+}
+
+// ErrQueryTimeout says the server cancelled a query that ran past its
+// timeout.
+var ErrQueryTimeout = errors.New("query timed out")
+
+// NoTPCHBuild is the error of a database without a complete TPC-H build.
+func NoTPCHBuild(status string) error {
+	if status == "" {
+		return NoSchemaErrorf("no TPC-H build found in this database; make one with `tierbench tpch build --dsn DSN --scale SF`")
+	}
+	return NoSchemaErrorf("the TPC-H build did not complete (status %q); build again with `tierbench tpch build --drop`", status)
+}
+
+// LoadFormat is rows of the reference format as COPY and LOAD DATA take
+// them: each line's last '|' dropped.
+func LoadFormat(b []byte) []byte { return tpch.LoadLines(bytes.Clone(b)) }

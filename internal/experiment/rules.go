@@ -8,6 +8,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/repeat"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/tpch"
 )
 
 // The limits of the rules every front end applies through the configs'
@@ -160,6 +161,5 @@ func dsn(ps *problems, s string) {
 	}
 }
 
-// MaxRefreshSets is the most TPC-H update sets tierbench makes: dbgen's
-// sets 1 to 999 share one slot of the order keys.
-const MaxRefreshSets = 999
+// MaxRefreshSets is the most TPC-H update sets tierbench makes.
+const MaxRefreshSets = tpch.MaxRefreshSets

@@ -197,6 +197,7 @@ type Params struct {
 	Durability *DurabilityParams
 	Monitor    *MonitorParams
 	Space      *SpaceParams
+	TPCH       *TPCHParams
 
 	Placement Placement
 	Noisy     Noisy
@@ -237,6 +238,9 @@ func DecodeParams(kind string, raw []byte) (Params, error) {
 	case KindSpace:
 		p.Space = &SpaceParams{}
 		v = p.Space
+	case KindTPCH:
+		p.TPCH = &TPCHParams{}
+		v = p.TPCH
 	default:
 		return p, nil
 	}
@@ -256,6 +260,8 @@ func (p Params) Engine() string {
 		return p.Backup.Engine
 	case p.Durability != nil:
 		return p.Durability.Engine
+	case p.TPCH != nil:
+		return p.TPCH.Engine
 	}
 	return ""
 }

@@ -18,4 +18,5 @@ const (
 	KindDurability = "durability"
 	KindMonitor    = "monitor"
 	KindSpace      = "space" // what dedup, compression and erasure coding would save
+	KindTPCH       = "tpch"  // the analytic workload's power and throughput tests
 )

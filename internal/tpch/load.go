@@ -64,7 +64,7 @@ func (r *loadReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		n := min(r.left, loadPiece)
-		r.buf = loadLines(r.src.next(r.buf[:0], n))
+		r.buf = LoadLines(r.src.next(r.buf[:0], n))
 		r.off, r.left = 0, r.left-n
 	}
 	n := copy(p, r.buf[r.off:])
@@ -72,8 +72,8 @@ func (r *loadReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// loadLines drops the '|' before each '\n' of b, in place.
-func loadLines(b []byte) []byte {
+// LoadLines drops the '|' before each '\n' of b, in place.
+func LoadLines(b []byte) []byte {
 	out := b[:0]
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')

@@ -18,9 +18,9 @@ func (s Scale) RefreshOrders() int64 {
 	return s.Orders / s.mult / 10000 * s.mult * 10
 }
 
-// maxRefreshSets is the update sets dbgen numbers with the key slot 1;
-// set 1000 would take slot 2.
-const maxRefreshSets = 999
+// MaxRefreshSets is the most update sets: dbgen gives sets 1 to 999 the
+// second slot of the order keys; set 1000 would take the third.
+const MaxRefreshSets = 999
 
 // RefreshSet is update set n (from 1) at scale s: the new orders and their
 // lines in the reference format (dbgen's orders.tbl.uN and
@@ -38,8 +38,8 @@ type RefreshSet struct {
 // keys, which no loaded order has; the deleted keys are those of the loaded
 // orders with the same row numbers.
 func NewRefreshSet(s Scale, n int) (RefreshSet, error) {
-	if n < 1 || n > maxRefreshSets {
-		return RefreshSet{}, fmt.Errorf("update set %d is out of range; give 1 to %d", n, maxRefreshSets)
+	if n < 1 || n > MaxRefreshSets {
+		return RefreshSet{}, fmt.Errorf("update set %d is out of range; give 1 to %d", n, MaxRefreshSets)
 	}
 	count := s.RefreshOrders()
 	first := int64(n-1)*count + 1

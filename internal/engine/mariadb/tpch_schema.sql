@@ -46,4 +46,5 @@ CREATE TABLE lineitem (
   PRIMARY KEY (l_orderkey, l_linenumber)) ENGINE=InnoDB;
 CREATE TABLE tpch_meta (
   scale_factor double NOT NULL, status varchar(16) NOT NULL,
+  rf1_sets int NOT NULL DEFAULT 0, rf2_sets int NOT NULL DEFAULT 0,
   started_at datetime NOT NULL, finished_at datetime NULL, tierbench_version varchar(64)) ENGINE=InnoDB;

@@ -36,4 +36,5 @@ CREATE TABLE lineitem (
   l_comment varchar(44) NOT NULL);
 CREATE TABLE tpch_meta (
   scale_factor double precision NOT NULL, status text NOT NULL,
+  rf1_sets int NOT NULL DEFAULT 0, rf2_sets int NOT NULL DEFAULT 0,
   started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz, tierbench_version text);

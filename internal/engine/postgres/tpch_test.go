@@ -44,6 +44,13 @@ func TestBuildTPCH(t *testing.T) {
 		}
 		return tpchtest.Lines(&buf)
 	})
+	tpchtest.CheckRunner(t, db, func(table string) int64 {
+		var n int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
 	var keys, indexes int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE contype = 'p') FROM pg_constraint
 		WHERE conrelid::regclass::text = ANY($1)`, tpch.Tables).Scan(&keys); err != nil {

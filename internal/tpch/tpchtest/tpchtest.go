@@ -5,12 +5,16 @@ package tpchtest
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/tpch"
 )
 
@@ -84,4 +88,53 @@ func Lines(r io.Reader) ([]string, error) {
 		return nil, nil
 	}
 	return strings.Split(string(b), "\n"), nil
+}
+
+// CheckRunner runs RF1 and RF2 of update set 1 on a fresh build at SF 0.01
+// and checks the rows and the meta table's counts; then a query, and one
+// cancelled on the server at its timeout. count returns a table's rows.
+func CheckRunner(t *testing.T, r engine.TPCHRunner, count func(table string) int64) {
+	t.Helper()
+	ctx := context.Background()
+	info, err := r.TPCHBuild(ctx)
+	if err != nil || info.Scale != 0.01 || info.RF1Sets != 0 || info.RF2Sets != 0 {
+		t.Fatalf("build %+v, %v; want SF 0.01 and no update sets", info, err)
+	}
+	sess, err := r.NewTPCHSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	sc, _ := tpch.NewScale(0.01)
+	set, err := tpch.NewRefreshSet(sc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := int64(bytes.Count(set.LineItems, []byte{'\n'}))
+	if err := sess.RF1(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if o, l := count("orders"), count("lineitem"); o != 15010 || l != 60175+lines {
+		t.Errorf("after RF1: %d orders, %d line items; want 15,010 and %d", o, l, 60175+lines)
+	}
+	if err := sess.RF2(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if o := count("orders"); o != 15000 {
+		t.Errorf("after RF2: %d orders; want 15,000", o)
+	}
+	if info, err := r.TPCHBuild(ctx); err != nil || info.RF1Sets != 1 || info.RF2Sets != 1 {
+		t.Errorf("after RF1 and RF2: %+v, %v; want one set each", info, err)
+	}
+	rows, err := sess.Query(ctx, []string{"SELECT count(*), sum(r_regionkey) FROM region"}, time.Minute)
+	if err != nil || len(rows) != 1 || len(rows[0]) != 2 || rows[0][0] != "5" || rows[0][1] != "10" {
+		t.Errorf("a query: %v, %v; want one row 5, 10", rows, err)
+	}
+	_, err = sess.Query(ctx, []string{"SELECT count(*) FROM lineitem a, lineitem b, lineitem c"}, 100*time.Millisecond)
+	if !errors.Is(err, engine.ErrQueryTimeout) {
+		t.Errorf("a query past its timeout: %v; want ErrQueryTimeout", err)
+	}
+	if rows, err := sess.Query(ctx, []string{"SELECT count(*) FROM nation"}, 0); err != nil || rows[0][0] != "25" {
+		t.Errorf("the session after a timeout: %v, %v; want 25 nations", rows, err)
+	}
 }

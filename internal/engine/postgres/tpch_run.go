@@ -1,0 +1,137 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/tpch"
+)
+
+var _ engine.TPCHRunner = (*DB)(nil)
+
+// TPCHBuild reads tpch_meta.
+func (db *DB) TPCHBuild(ctx context.Context) (engine.TPCHBuildInfo, error) {
+	conn, err := db.connect(ctx)
+	if err != nil {
+		return engine.TPCHBuildInfo{}, err
+	}
+	defer conn.Close(context.Background())
+	return readTPCHMeta(ctx, conn)
+}
+
+func readTPCHMeta(ctx context.Context, conn *pgx.Conn) (engine.TPCHBuildInfo, error) {
+	var info engine.TPCHBuildInfo
+	found, err := existingOf(ctx, conn, []string{engine.TPCHMetaTable})
+	if err != nil {
+		return info, err
+	}
+	if len(found) == 0 {
+		return info, engine.NoTPCHBuild("")
+	}
+	var status string
+	var ver *string
+	if err := conn.QueryRow(ctx, `SELECT scale_factor, status, rf1_sets, rf2_sets, tierbench_version FROM tpch_meta`).Scan(
+		&info.Scale, &status, &info.RF1Sets, &info.RF2Sets, &ver); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return info, engine.NoTPCHBuild("")
+		}
+		return info, fmt.Errorf("reading tpch_meta: %w", err)
+	}
+	if status != statusComplete {
+		return info, engine.NoTPCHBuild(status)
+	}
+	if ver != nil {
+		info.TierbenchVer = *ver
+	}
+	return info, nil
+}
+
+// NewTPCHSession opens a connection for a query or refresh stream. Its
+// queries may use parallel workers, as PostgreSQL plans them.
+func (db *DB) NewTPCHSession(ctx context.Context) (engine.TPCHSession, error) {
+	conn, err := db.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &tpchSession{db: db, conn: conn}, nil
+}
+
+type tpchSession struct {
+	db      *DB
+	conn    *pgx.Conn
+	timeout time.Duration // statement_timeout now set
+}
+
+func (s *tpchSession) Query(ctx context.Context, stmts []string, timeout time.Duration) ([][]string, error) {
+	if timeout != s.timeout {
+		if _, err := s.conn.Exec(ctx, "SET statement_timeout = "+strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
+			return nil, err
+		}
+		s.timeout = timeout
+	}
+	var out [][]string
+	for _, stmt := range stmts {
+		rows, err := s.conn.Query(ctx, stmt, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return nil, s.queryErr(err)
+		}
+		for rows.Next() {
+			raw := rows.RawValues()
+			row := make([]string, len(raw))
+			for i, v := range raw {
+				row[i] = string(v)
+			}
+			out = append(out, row)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.queryErr(err)
+		}
+	}
+	return out, nil
+}
+
+// queryErr marks a statement the server cancelled for its timeout
+// (SQLSTATE 57014, query_canceled, with statement_timeout's message).
+func (s *tpchSession) queryErr(err error) error {
+	if sqlState(err) == "57014" && s.timeout > 0 {
+		return fmt.Errorf("%w after %s: %s", engine.ErrQueryTimeout, s.timeout, redactErr(err, s.db.dsn))
+	}
+	return errors.New(redactErr(err, s.db.dsn))
+}
+
+func (s *tpchSession) RF1(ctx context.Context, set tpch.RefreshSet) error {
+	return pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
+		for _, c := range []struct {
+			table string
+			rows  []byte
+		}{{"orders", set.Orders}, {"lineitem", set.LineItems}} {
+			if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(engine.LoadFormat(c.rows)), "COPY "+c.table+" FROM STDIN (DELIMITER '|')"); err != nil {
+				return fmt.Errorf("RF1 of update set %d into %s: %w", set.N, c.table, err)
+			}
+		}
+		_, err := tx.Exec(ctx, "UPDATE tpch_meta SET rf1_sets = $1", set.N)
+		return err
+	})
+}
+
+func (s *tpchSession) RF2(ctx context.Context, set tpch.RefreshSet) error {
+	return pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
+		for _, stmt := range []string{"DELETE FROM lineitem WHERE l_orderkey = ANY($1)", "DELETE FROM orders WHERE o_orderkey = ANY($1)"} {
+			if _, err := tx.Exec(ctx, stmt, set.Deletes); err != nil {
+				return fmt.Errorf("RF2 of update set %d: %s: %w", set.N, stmt, err)
+			}
+		}
+		_, err := tx.Exec(ctx, "UPDATE tpch_meta SET rf2_sets = $1", set.N)
+		return err
+	})
+}
+
+func (s *tpchSession) Close() { s.conn.Close(context.Background()) }
