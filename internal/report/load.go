@@ -46,6 +46,8 @@ type runData struct {
 	// Space: a space scan's result (nil: not a space run, or one that
 	// stored no scan).
 	Space *space.Document
+	// TPCH: a TPC-H run's queries and refresh functions, as they ran.
+	TPCH []tpchQuery
 	// Params are the run's stored parameters as its kind's type, and Place
 	// the scenario placement they carry (zero when they have none).
 	Params stored.Params
@@ -243,6 +245,12 @@ func (rd *runData) read(ctx context.Context, store *results.Store) error {
 				return err
 			}
 			rd.Space = &s
+		case stored.KindTPCH:
+			q, err := decodeStep[stored.TPCHQuery](rd, st)
+			if err != nil {
+				return err
+			}
+			rd.TPCH = append(rd.TPCH, tpchQuery{q, float64(st.MeasureStart.UnixNano()) / 1e9})
 		}
 	}
 	// One step per VU count: a repeated run's repetitions become their

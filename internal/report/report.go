@@ -113,7 +113,7 @@ func Build(ctx context.Context, store *results.Store, o Options) (*Document, []*
 		nameEngines(tp)
 		sections = append(sections, tpccSection(tp), enginesSection(tp), neighboursSection(tp, byKind(stored.KindBackup)))
 	}
-	sections = append(sections, backupSection(runs), durabilitySection(runs), spaceSection(runs), clusterSection(runs), telemetrySection(runs), environmentSection(runs))
+	sections = append(sections, tpchSection(runs), backupSection(runs), durabilitySection(runs), spaceSection(runs), clusterSection(runs), telemetrySection(runs), environmentSection(runs))
 	for _, s := range sections {
 		if !s.empty() {
 			doc.Sections = append(doc.Sections, s)
