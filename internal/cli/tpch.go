@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/options"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpch"
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -22,7 +24,7 @@ func newTPCHCommand(g *Globals) *cobra.Command {
 		Short: "The analytic workload: TPC-H's data, as the reference generator (dbgen) makes it, built in a database",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newTPCHGenerateCommand(g), newTPCHBuildCommand(g))
+	cmd.AddCommand(newTPCHGenerateCommand(g), newTPCHBuildCommand(g), newTPCHRunCommand(g), newTPCHQueriesCommand(g))
 	return cmd
 }
 
@@ -132,4 +134,157 @@ func runTPCHBuild(ctx context.Context, g *Globals, opts TPCHBuildOptions) error 
 		fmt.Fprintf(tw, "%s\t%d\t\n", t, res.Rows[t])
 	}
 	return tw.Flush()
+}
+
+func newTPCHQueriesCommand(g *Globals) *cobra.Command {
+	var o struct {
+		seed     int64
+		scale    float64
+		stream   int
+		validate bool
+		dialect  string
+	}
+	cmd := &cobra.Command{
+		Use:   "queries",
+		Short: "Print a query stream's 22 queries with their substitution parameters, as qgen does",
+		Long: `Prints the 22 queries of query stream --stream in its order, each ending with ';', in the SQL of
+--dialect (postgres or mariadb), with the substitution parameters qgen -r draws for --seed + --stream
+at --scale, or with --validate the specification's validation parameters. These are the statements
+tpch run sends; --json prints them with their parameters.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var ps []string
+			if o.dialect != string(tpch.Postgres) && o.dialect != string(tpch.MariaDB) {
+				ps = append(ps, fmt.Sprintf("--dialect %q is unknown; give postgres or mariadb", o.dialect))
+			}
+			if _, err := tpch.NewScale(o.scale); err != nil {
+				ps = append(ps, "--scale: "+err.Error())
+			}
+			if o.stream < 0 || o.stream > experiment.MaxTPCHStreams {
+				ps = append(ps, fmt.Sprintf("--stream %d is out of range; give 0 (the power test's) to %d", o.stream, experiment.MaxTPCHStreams))
+			}
+			if o.seed < 0 || o.seed > tpch.MaxSeed-experiment.MaxTPCHStreams {
+				ps = append(ps, fmt.Sprintf("--seed %d is out of range; give 0 to %d", o.seed, tpch.MaxSeed-experiment.MaxTPCHStreams))
+			}
+			if len(ps) > 0 {
+				return usagef("%s", strings.Join(ps, "; "))
+			}
+			subs := experiment.TPCHSubstitutions(o.validate, o.seed, o.scale, o.stream)
+			type query struct {
+				Query  int      `json:"query"`
+				Params []string `json:"params"`
+				SQL    []string `json:"sql"`
+			}
+			var out []query
+			for _, n := range tpch.StreamOrder(o.stream) {
+				q, err := tpch.Statements(tpch.Dialect(o.dialect), n, subs[n-1], o.stream)
+				if err != nil {
+					return err
+				}
+				out = append(out, query{Query: n, Params: subs[n-1], SQL: append(append(q.Setup, q.Answer), q.Teardown...)})
+			}
+			if g.JSON {
+				return g.printJSON(out)
+			}
+			for _, q := range out {
+				fmt.Fprintf(g.Stdout, "-- Q%d: %s\n", q.Query, strings.Join(q.Params, ", "))
+				for _, s := range q.SQL {
+					fmt.Fprintf(g.Stdout, "%s;\n", s)
+				}
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.Int64Var(&o.seed, "seed", 1, "seed of the parameters, as qgen -r's; stream S draws from seed + S")
+	fs.Float64Var(&o.scale, "scale", 1, "scale factor (Q11's fraction depends on it)")
+	fs.IntVar(&o.stream, "stream", 0, "query stream: its order, its seed, Q15's view name")
+	fs.BoolVar(&o.validate, "validate", false, "the specification's validation parameters instead of drawn ones")
+	fs.StringVar(&o.dialect, "dialect", "postgres", "postgres or mariadb")
+	return cmd
+}
+
+// TPCHRunOptions are the flags of `tpch run`.
+type TPCHRunOptions struct {
+	dsnOption
+	options.TPCHRun
+}
+
+func newTPCHRunCommand(g *Globals) *cobra.Command {
+	var opts TPCHRunOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the power test (RF1, the 22 queries, RF2) and, with --streams, the throughput test on a TPC-H build",
+		Long: `Runs the TPC-H-derived workload on the build in --dsn's database (tpch build makes one). The power
+test runs RF1, the 22 queries in the specification's order for stream 0 with the substitution parameters
+qgen draws from --seed, and RF2, one after another; --repeat runs it again. --streams S adds the
+throughput test: S query streams at once, each in its own order, beside a refresh stream of S RF1/RF2
+pairs. Each query's time is the client's; with telemetry, the storage's read MB/s, await and p99
+during it are recorded beside it. The figures are the geometric mean of the power test's query times,
+the total time, the throughput test's queries per hour, and tierbench's composite of both; none is an
+audited TPC-H metric. --validate runs the specification's validation parameters instead and checks
+every answer; a wrong answer fails the run (exit 1), naming the query and its first differing row.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := runTPCHRun(cmd.Context(), g, opts)
+			return err
+		},
+	}
+	opts.addFlag(cmd.Flags())
+	opts.TPCHRun.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runTPCHRun(ctx context.Context, g *Globals, opts TPCHRunOptions) (*experiment.TPCHRunResult, error) {
+	cfg, err := opts.Config()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DSN, err = opts.check(g); err != nil {
+		return nil, err
+	}
+	v := newView(g)
+	out, err := experiment.RunTPCH(ctx, cfg, v)
+	return out, printRun(v, out, err, func() { printTPCHSummary(g.Stdout, out) })
+}
+
+// printTPCHQuery prints a finished query's line (not with --json).
+func printTPCHQuery(w io.Writer, q *stored.TPCHQuery) {
+	what := q.Refresh
+	if what == "" {
+		what = fmt.Sprintf("Q%d", q.Query)
+	}
+	line := fmt.Sprintf("%-10s %2d  %-4s %10.3f s  %8d rows  %s", q.Test, max(q.Rep, q.Stream), what, q.Seconds, q.Rows, q.Status)
+	if q.Telemetry != nil {
+		line += fmt.Sprintf("  read %.1f MB/s, await %.2f ms, p99 %.2f ms", q.ReadMBps, q.ReadAwait, q.DeviceP99)
+	}
+	if q.Error != "" {
+		line += ": " + q.Error
+	}
+	fmt.Fprintln(w, line)
+}
+
+// printTPCHSummary prints a TPC-H run's figures (not with --json).
+func printTPCHSummary(w io.Writer, out *experiment.TPCHRunResult) {
+	for _, p := range out.Power {
+		note := ""
+		if p.Incomplete {
+			note = " (a query timed out: its timeout counts)"
+		}
+		fmt.Fprintf(w, "power test %d: %.1f s, geometric mean of the 22 queries %.3f s%s, power@size %.1f\n", p.Rep, p.Seconds, p.GeoMean, note, p.PowerAtSize)
+	}
+	if out.Repeat > 1 {
+		fmt.Fprintf(w, "geometric mean over %d power tests: %s (95%% interval)\n", out.Repeat, meanUnitCI(out.GeoMean, "s"))
+	}
+	if t := out.Throughput; t != nil {
+		fmt.Fprintf(w, "throughput test: %d streams in %.1f s, throughput@size %.1f queries an hour\n", t.Streams, t.Seconds, t.ThroughputAtSize)
+		fmt.Fprintf(w, "tierbench composite (not an audited QphH): %.1f\n", out.Composite)
+	}
+	switch {
+	case out.AnswersChecked && len(out.Wrong) == 0:
+		fmt.Fprintln(w, "answers: every query's answer is the reference's")
+	case len(out.Wrong) > 0:
+		fmt.Fprintf(w, "answers: WRONG for %s\n", strings.Join(out.Wrong, ", "))
+	}
+	fmt.Fprintf(w, "run %s: %s, scale factor %g, seed %d\n", out.RunID, out.Status, out.Scale, out.Seed)
 }

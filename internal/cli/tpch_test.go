@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
@@ -107,6 +108,54 @@ func TestTPCHBuild(t *testing.T) {
 		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "build"}, tc.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args[2:], code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+// `tpch run --validate` on MariaDB checks every answer of an SF 0.01
+// build; `tpch queries` prints what it runs; bad options are refused on
+// one line each, before anything runs.
+func TestTPCHRunMariaDB(t *testing.T) {
+	t.Parallel()
+	dsn := mariatest.NewDatabase(t)
+	if code, _, stderr := runTierbench(t, "tpch", "build", "--dsn", dsn, "--scale", "0.01"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	res := t.TempDir()
+	code, stdout, stderr := runTierbench(t, "tpch", "run", "--dsn", dsn, "--validate", "--results", res, "--interval", "0s", "--json")
+	var doc struct {
+		Status         string `json:"status"`
+		Engine         string `json:"engine"`
+		AnswersChecked bool   `json:"answers_checked"`
+		Power          []struct {
+			GeoMean float64 `json:"geomean_seconds"`
+			Queries []struct {
+				Query  int    `json:"query"`
+				Status string `json:"status"`
+			} `json:"queries"`
+		} `json:"power"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil || doc.Status != "complete" || doc.Engine != "mariadb" || !doc.AnswersChecked ||
+		len(doc.Power) != 1 || len(doc.Power[0].Queries) != 22 || doc.Power[0].Queries[0].Query != 14 || doc.Power[0].GeoMean <= 0 {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, stdout, stderr)
+	}
+	code, stdout, _ = runTierbench(t, "tpch", "queries", "--dialect", "mariadb", "--stream", "1", "--seed", "7")
+	if code != 0 || !strings.HasPrefix(stdout, "-- Q21: ") || strings.Count(stdout, "-- Q") != 22 || !strings.Contains(stdout, "create view revenue1 ") ||
+		!strings.Contains(stdout, "interval 3 month") || strings.Contains(stdout, "interval '") {
+		t.Errorf("tpch queries: exit %d\n%s", code, stdout)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--streams", "65"}, "--streams 65 is out of range"},
+		{[]string{"--timeout", "5ms"}, "--timeout 5ms is too short"},
+		{[]string{"--validate", "--seed", "3"}, "--seed 3 draws parameters, but --validate uses the specification's own"},
+		{[]string{"--repeat", "0"}, "--repeat 0 is out of range"},
+	} {
+		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "run", "--dsn", dsn, "--results", res}, tc.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
 }

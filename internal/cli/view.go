@@ -189,6 +189,8 @@ func (v *view) Result(r experiment.Result) {
 	case r.Build != nil:
 		printBuildResult(w, r.Build)
 		fmt.Fprintln(w)
+	case r.TPCHQuery != nil:
+		printTPCHQuery(w, r.TPCHQuery)
 	case r.Check != nil:
 		printCheckResult(w, r.Check)
 	case len(r.Thresholds) > 0:

@@ -176,6 +176,8 @@ type TPCHRunner interface {
 	TPCHBuild(ctx context.Context) (TPCHBuildInfo, error)
 	// NewTPCHSession opens a connection for one query or refresh stream.
 	NewTPCHSession(ctx context.Context) (TPCHSession, error)
+	// TPCHDialect is the SQL its queries are written in.
+	TPCHDialect() tpch.Dialect
 }
 
 // TPCHBuildInfo is what a TPC-H build's meta table says.

@@ -195,6 +195,7 @@ type Result struct {
 	Cycle     *stored.DurabilityCycle
 	Build     *tpcc.BuildResult
 	TPCHBuild *tpch.BuildResult
+	TPCHQuery *stored.TPCHQuery // a TPC-H query or refresh function, as stored
 	Check     *tpcc.CheckResult
 	// Thresholds are the verdicts on the step or point just reported, or,
 	// at a complete run's end, on thresholds that no step had a figure for.

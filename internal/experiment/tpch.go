@@ -198,3 +198,14 @@ func writeNew(path string, data []byte) error {
 	_, err = f.Write(data)
 	return errors.Join(err, f.Close())
 }
+
+// TPCHSubstitutions are query stream stream's parameters of the 22
+// queries: the specification's validation parameters with validate, else
+// those qgen -r draws from seed + stream (so that streams differ) at scale
+// factor sf.
+func TPCHSubstitutions(validate bool, seed int64, sf float64, stream int) [22][]string {
+	if validate {
+		return tpch.ValidationSubstitutions(sf)
+	}
+	return tpch.Substitutions(seed+int64(stream), sf)
+}

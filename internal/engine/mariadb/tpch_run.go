@@ -50,6 +50,9 @@ func (db *DB) TPCHBuild(ctx context.Context) (engine.TPCHBuildInfo, error) {
 	return info, nil
 }
 
+// TPCHDialect is MariaDB's.
+func (db *DB) TPCHDialect() tpch.Dialect { return tpch.MariaDB }
+
 // NewTPCHSession opens a connection for a query or refresh stream.
 func (db *DB) NewTPCHSession(ctx context.Context) (engine.TPCHSession, error) {
 	conn, err := db.connect(ctx)

@@ -30,6 +30,7 @@ func TestBuildTPCH(t *testing.T) {
 		t.Errorf("build %+v; want 60,175 line items, 1,500 customers, and its bytes on disk", res)
 	}
 	tpchtest.CheckTables(t, sc, func(table string) ([]string, error) { return dumpTable(raw, table) })
+	tpchtest.CheckAnswers(t, db)
 	tpchtest.CheckRunner(t, db, func(table string) int64 { return queryInt(t, raw, "SELECT count(*) FROM "+table) })
 	keys := queryInt(t, raw, `SELECT count(*) FROM information_schema.statistics
 		WHERE table_schema = DATABASE() AND index_name = 'PRIMARY' AND seq_in_index = 1`)

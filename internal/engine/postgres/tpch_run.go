@@ -53,6 +53,9 @@ func readTPCHMeta(ctx context.Context, conn *pgx.Conn) (engine.TPCHBuildInfo, er
 	return info, nil
 }
 
+// TPCHDialect is Postgres's.
+func (db *DB) TPCHDialect() tpch.Dialect { return tpch.Postgres }
+
 // NewTPCHSession opens a connection for a query or refresh stream. Its
 // queries may use parallel workers, as PostgreSQL plans them.
 func (db *DB) NewTPCHSession(ctx context.Context) (engine.TPCHSession, error) {

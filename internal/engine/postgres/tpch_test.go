@@ -44,6 +44,7 @@ func TestBuildTPCH(t *testing.T) {
 		}
 		return tpchtest.Lines(&buf)
 	})
+	tpchtest.CheckAnswers(t, db)
 	tpchtest.CheckRunner(t, db, func(table string) int64 {
 		var n int64
 		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {

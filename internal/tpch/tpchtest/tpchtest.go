@@ -138,3 +138,35 @@ func CheckRunner(t *testing.T, r engine.TPCHRunner, count func(table string) int
 		t.Errorf("the session after a timeout: %v, %v; want 25 nations", rows, err)
 	}
 }
+
+// CheckAnswers runs the 22 queries with the validation parameters on a
+// fresh build at SF 0.01 and compares every answer with the reference's.
+func CheckAnswers(t *testing.T, r engine.TPCHRunner) {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := r.NewTPCHSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	subs := tpch.ValidationSubstitutions(0.01)
+	for n := 1; n <= 22; n++ {
+		q, err := tpch.Statements(r.TPCHDialect(), n, subs[n-1], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := sess.Query(ctx, append(q.Setup, q.Answer), time.Minute)
+		if len(q.Teardown) > 0 {
+			if _, terr := sess.Query(ctx, q.Teardown, 0); terr != nil {
+				t.Errorf("Q%d's teardown: %v", n, terr)
+			}
+		}
+		if err != nil {
+			t.Errorf("Q%d: %v", n, err)
+			continue
+		}
+		if err := tpch.CheckAnswer(0.01, n, rows); err != nil {
+			t.Error(err)
+		}
+	}
+}
