@@ -189,27 +189,32 @@ func StartProgress(opts BuildOptions, lc *LoadCounters) func(next string) {
 		return tpcc.BuildProgress{Phase: phase, WarehousesDone: int(lc.whDone.Load()), Warehouses: opts.Warehouses,
 			Rows: lc.rows.Load(), Bytes: lc.bytes.Load(), Fraction: float64(lc.tasksDone.Load()) / totalTasks}
 	}
-	stop := make(chan struct{})
-	finished := make(chan struct{})
 	opts.Progress(snap("load"))
+	stop := everySecond(func() { opts.Progress(snap("load")) })
+	return func(next string) {
+		stop()
+		opts.Progress(snap(next))
+	}
+}
+
+// everySecond calls f once a second until the returned function is
+// called, which returns once no call of f runs.
+func everySecond(f func()) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-done:
 				return
 			case <-tick.C:
-				opts.Progress(snap("load"))
+				f()
 			}
 		}
 	}()
-	return func(next string) {
-		close(stop)
-		<-finished
-		opts.Progress(snap(next))
-	}
+	return func() { close(done); <-finished }
 }
 
 // RandomSeed returns a seed for a build's population from the system's

@@ -119,21 +119,7 @@ func (lc *TPCHLoad) report(progress func(tpch.BuildProgress)) func() {
 		return func() {}
 	}
 	progress(lc.snap("load"))
-	stop, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				progress(lc.snap("load"))
-			}
-		}
-	}()
-	return func() { close(stop); <-finished }
+	return everySecond(func() { progress(lc.snap("load")) })
 }
 
 // TPCHPhase tells progress, when set, that the build moved on to phase.

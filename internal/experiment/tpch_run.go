@@ -373,7 +373,9 @@ func (r *tpchRun) throughput(ctx context.Context) (*TPCHThroughputTest, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	for s := 1; s <= r.cfg.Streams; s++ {
+	// stream runs body on a connection of its own; the first error ends
+	// every stream.
+	stream := func(body func(sess engine.TPCHSession) error) {
 		wg.Go(func() {
 			sess, err := r.runner.NewTPCHSession(ctx)
 			if keep(nil, err) != nil {
@@ -381,35 +383,36 @@ func (r *tpchRun) throughput(ctx context.Context) (*TPCHThroughputTest, error) {
 				return
 			}
 			defer sess.Close()
-			subs := r.substitutions(s)
-			for _, n := range tpch.StreamOrder(s) {
-				if keep(r.query(ctx, sess, stored.TPCHThroughput, 0, s, n, subs[n-1])) != nil {
-					cancel()
-					return
-				}
+			if body(sess) != nil { // kept by body
+				cancel()
 			}
 		})
 	}
-	if r.refresh {
-		wg.Go(func() {
-			sess, err := r.runner.NewTPCHSession(ctx)
-			if keep(nil, err) != nil {
-				cancel()
-				return
+	for s := 1; s <= r.cfg.Streams; s++ {
+		stream(func(sess engine.TPCHSession) error {
+			subs := r.substitutions(s)
+			for _, n := range tpch.StreamOrder(s) {
+				if err := keep(r.query(ctx, sess, stored.TPCHThroughput, 0, s, n, subs[n-1])); err != nil {
+					return err
+				}
 			}
-			defer sess.Close()
+			return nil
+		})
+	}
+	if r.refresh {
+		stream(func(sess engine.TPCHSession) error {
 			for i := 1; i <= r.cfg.Streams; i++ {
 				for _, fn := range []string{"RF1", "RF2"} {
 					set := r.info.RF1Sets + r.cfg.Repeat + i
 					if fn == "RF2" {
 						set = r.info.RF2Sets + r.cfg.Repeat + i
 					}
-					if keep(r.refreshFn(ctx, sess, stored.TPCHThroughput, 0, 0, fn, set)) != nil {
-						cancel()
-						return
+					if err := keep(r.refreshFn(ctx, sess, stored.TPCHThroughput, 0, 0, fn, set)); err != nil {
+						return err
 					}
 				}
 			}
+			return nil
 		})
 	}
 	wg.Wait()
