@@ -141,18 +141,7 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 	seed := engine.RandomSeed()
 	cload := tpcc.NewLoadC(tpcc.NewRand(seed))
 	done := false
-	defer func() {
-		if done {
-			return
-		}
-		// The caller's context may be what failed: clean up with our own.
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if c, err := db.connect(cctx); err == nil {
-			_ = dropSchema(cctx, c)
-			c.Close()
-		}
-	}()
+	defer db.dropUnless(&done, dropSchema)
 	for _, s := range SchemaStatements() {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return nil, fmt.Errorf("creating the TPC-C tables: %w", err)
@@ -352,4 +341,19 @@ func (db *DB) execChecked(ctx context.Context, conn *sql.Conn, stmt string) erro
 		}
 	}
 	return rows.Err()
+}
+
+// dropUnless drops what a build made with drop unless *done: a build that
+// failed or was interrupted leaves nothing a check could take for valid.
+// The caller's context may be what failed: it cleans up with its own.
+func (db *DB) dropUnless(done *bool, drop func(context.Context, *sql.Conn) error) {
+	if *done {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if c, err := db.connect(cctx); err == nil {
+		_ = drop(cctx, c)
+		c.Close()
+	}
 }

@@ -49,17 +49,7 @@ func (db *DB) BuildTPCH(ctx context.Context, opts engine.TPCHBuildOptions) (*tpc
 		return nil, err
 	}
 	done := false
-	defer func() {
-		if !done {
-			// The caller's context may be what failed: clean up with our own.
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if c, err := db.connect(cctx); err == nil {
-				_ = dropTPCH(cctx, c)
-				c.Close()
-			}
-		}
-	}()
+	defer db.dropUnless(&done, dropTPCH)
 	for _, s := range sqlLines(tpchSchemaSQL, ";") {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return nil, fmt.Errorf("creating the TPC-H tables: %s", db.redact(err))

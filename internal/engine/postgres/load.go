@@ -84,18 +84,7 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 		return nil, fmt.Errorf("writing tpcc_meta: %w", err)
 	}
 	done := false
-	defer func() {
-		if done {
-			return
-		}
-		// The caller's context may be what failed: clean up with our own.
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if c, err := db.connect(cctx); err == nil {
-			_ = dropSchema(cctx, c)
-			c.Close(cctx)
-		}
-	}()
+	defer db.dropUnless(&done, dropSchema)
 
 	res := &tpcc.BuildResult{Warehouses: opts.Warehouses, CLoad: cload, Workers: workers}
 	lc := engine.NewLoadCounters()
@@ -183,4 +172,19 @@ func (db *DB) runParallel(ctx context.Context, workers int, stmts []string, setu
 			return err
 		},
 		func(conn *pgx.Conn) { conn.Close(context.Background()) })
+}
+
+// dropUnless drops what a build made with drop unless *done: a build that
+// failed or was interrupted leaves nothing a check could take for valid.
+// The caller's context may be what failed: it cleans up with its own.
+func (db *DB) dropUnless(done *bool, drop func(context.Context, *pgx.Conn) error) {
+	if *done {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if c, err := db.connect(cctx); err == nil {
+		_ = drop(cctx, c)
+		c.Close(cctx)
+	}
 }

@@ -62,17 +62,7 @@ func (db *DB) BuildTPCH(ctx context.Context, opts engine.TPCHBuildOptions) (*tpc
 		return nil, fmt.Errorf("creating the TPC-H tables: %w", err)
 	}
 	done := false
-	defer func() {
-		if !done {
-			// The caller's context may be what failed: clean up with our own.
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if c, err := db.connect(cctx); err == nil {
-				_ = dropTPCH(cctx, c)
-				c.Close(cctx)
-			}
-		}
-	}()
+	defer db.dropUnless(&done, dropTPCH)
 	if _, err := conn.Exec(ctx, `INSERT INTO tpch_meta (scale_factor, status, tierbench_version) VALUES ($1, $2, $3)`,
 		opts.Scale.SF, statusBuilding, opts.Version); err != nil {
 		return nil, fmt.Errorf("writing tpch_meta: %w", err)
