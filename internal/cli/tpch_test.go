@@ -83,6 +83,10 @@ func TestTPCHGenerate(t *testing.T) {
 func TestTPCHBuild(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
+	if code, stdout, stderr := runTierbench(t, "tpch", "run", "--dsn", dsn, "--results", t.TempDir()); code != 2 || stdout != "" ||
+		!strings.Contains(stderr, "no TPC-H build found in this database; make one with `tierbench tpch build") {
+		t.Errorf("a run without a build: exit %d, %q %q; want exit 2 naming tpch build", code, stdout, stderr)
+	}
 	code, stdout, stderr := runTierbench(t, "tpch", "build", "--dsn", dsn, "--scale", "0.01", "--build-vus", "2", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -104,6 +108,8 @@ func TestTPCHBuild(t *testing.T) {
 		{[]string{"--dsn", dsn, "--scale", "0.01"}, "already holds a TPC-H build; add --drop"},
 		{[]string{"--dsn", dsn, "--scale", "0.001"}, `--scale "0.001" gives some parts the same supplier twice`},
 		{[]string{"--dsn", dsn, "--scale", "0.01", "--build-vus", "0"}, "--build-vus 0 is out of range"},
+		{[]string{"--dsn", dsn, "--scale", "0"}, `--scale "0" is not above 0`},
+		{[]string{"--dsn", dsn, "--scale", "abc"}, `invalid argument "abc" for "--scale"`},
 	} {
 		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "build"}, tc.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
