@@ -150,6 +150,9 @@ func TestTPCHRunMariaDB(t *testing.T) {
 		!strings.Contains(stdout, "interval 3 month") || strings.Contains(stdout, "interval '") {
 		t.Errorf("tpch queries: exit %d\n%s", code, stdout)
 	}
+	if code, _, stderr := runTierbench(t, "tpch", "queries", "--seed", "0"); code != 2 || !strings.Contains(stderr, "--seed 0 is out of range; give 1 to ") {
+		t.Errorf("tpch queries --seed 0: exit %d, %q; want it refused", code, stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

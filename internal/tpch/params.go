@@ -64,7 +64,12 @@ func q11Fraction(sf float64) string { return fmt.Sprintf("%11.10f", 0.0001/sf) }
 
 // Substitutions are the 22 queries' parameters (index n−1) that qgen -r
 // seed -s sf writes, each as qgen substitutes it into the query's text.
+// The seed is 1 to MaxSeed: from 0 every draw is the same, and qgen, like
+// this, would never find Q7 a second nation.
 func Substitutions(seed int64, sf float64) [22][]string {
+	if seed < 1 || seed > MaxSeed {
+		panic(fmt.Sprintf("tpch: seed %d is not 1 to %d", seed, MaxSeed))
+	}
 	var out [22][]string
 	s := seed
 	for n := 1; n <= 22; n++ {
