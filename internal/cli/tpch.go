@@ -137,13 +137,7 @@ func runTPCHBuild(ctx context.Context, g *Globals, opts TPCHBuildOptions) error 
 }
 
 func newTPCHQueriesCommand(g *Globals) *cobra.Command {
-	var o struct {
-		seed     int64
-		scale    float64
-		stream   int
-		validate bool
-		dialect  string
-	}
+	var cfg experiment.TPCHQueriesConfig
 	cmd := &cobra.Command{
 		Use:   "queries",
 		Short: "Print a query stream's 22 queries with their substitution parameters, as qgen does",
@@ -153,36 +147,9 @@ at --scale, or with --validate the specification's validation parameters. These 
 tpch run sends; --json prints them with their parameters.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var ps []string
-			if o.dialect != string(tpch.Postgres) && o.dialect != string(tpch.MariaDB) {
-				ps = append(ps, fmt.Sprintf("--dialect %q is unknown; give postgres or mariadb", o.dialect))
-			}
-			if _, err := tpch.NewScale(o.scale); err != nil {
-				ps = append(ps, "--scale: "+err.Error())
-			}
-			if o.stream < 0 || o.stream > experiment.MaxTPCHStreams {
-				ps = append(ps, fmt.Sprintf("--stream %d is out of range; give 0 (the power test's) to %d", o.stream, experiment.MaxTPCHStreams))
-			}
-			if !o.validate && (o.seed < 1 || o.seed > experiment.MaxTPCHSeed) {
-				// qgen's draws never change from a seed of 0: Q7 would wait for a second nation forever.
-				ps = append(ps, fmt.Sprintf("--seed %d is out of range; give 1 to %d", o.seed, experiment.MaxTPCHSeed))
-			}
-			if len(ps) > 0 {
-				return usagef("%s", strings.Join(ps, "; "))
-			}
-			subs := experiment.TPCHSubstitutions(o.validate, o.seed, o.scale, o.stream)
-			type query struct {
-				Query  int      `json:"query"`
-				Params []string `json:"params"`
-				SQL    []string `json:"sql"`
-			}
-			var out []query
-			for _, n := range tpch.StreamOrder(o.stream) {
-				q, err := tpch.Statements(tpch.Dialect(o.dialect), n, subs[n-1], o.stream)
-				if err != nil {
-					return err
-				}
-				out = append(out, query{Query: n, Params: subs[n-1], SQL: append(append(q.Setup, q.Answer), q.Teardown...)})
+			out, err := experiment.TPCHQueries(cfg)
+			if err = options.Flagged(err, nil); err != nil {
+				return err
 			}
 			if g.JSON {
 				return g.printJSON(out)
@@ -197,11 +164,11 @@ tpch run sends; --json prints them with their parameters.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.Int64Var(&o.seed, "seed", 1, "seed of the parameters, as qgen -r's; stream S draws from seed + S")
-	fs.Float64Var(&o.scale, "scale", 1, "scale factor (Q11's fraction depends on it)")
-	fs.IntVar(&o.stream, "stream", 0, "query stream: its order, its seed, Q15's view name")
-	fs.BoolVar(&o.validate, "validate", false, "the specification's validation parameters instead of drawn ones")
-	fs.StringVar(&o.dialect, "dialect", "postgres", "postgres or mariadb")
+	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the parameters, as qgen -r's; stream S draws from seed + S")
+	fs.Float64Var(&cfg.Scale, "scale", 1, "scale factor (Q11's fraction depends on it)")
+	fs.IntVar(&cfg.Stream, "stream", 0, "query stream: its order, its seed, Q15's view name")
+	fs.BoolVar(&cfg.Validation, "validate", false, "the specification's validation parameters instead of drawn ones")
+	fs.StringVar(&cfg.Dialect, "dialect", string(tpch.Postgres), "postgres or mariadb")
 	return cmd
 }
 

@@ -209,3 +209,53 @@ func TPCHSubstitutions(validate bool, seed int64, sf float64, stream int) [22][]
 	}
 	return tpch.Substitutions(seed+int64(stream), sf)
 }
+
+// TPCHQueriesConfig is a query stream's statements to print (`tpch
+// queries`).
+type TPCHQueriesConfig struct {
+	Seed       int64
+	Scale      float64
+	Stream     int
+	Validation bool // the validation parameters instead of drawn ones
+	Dialect    string
+}
+
+// Validate reports every problem of the config at once.
+func (c TPCHQueriesConfig) Validate() error {
+	var ps problems
+	ps.scale(c.Scale)
+	ps.intRange("stream", c.Stream, 0, MaxTPCHStreams, "(the power test's stream is 0)")
+	if !c.Validation && (c.Seed < 1 || c.Seed > MaxTPCHSeed) {
+		// qgen's draws never change from a seed of 0: Q7 would wait for a
+		// second nation forever.
+		ps.add("seed", c.Seed, "is out of range; give 1 to %d", MaxTPCHSeed)
+	}
+	if c.Dialect != string(tpch.Postgres) && c.Dialect != string(tpch.MariaDB) {
+		ps.add("dialect", c.Dialect, "is unknown; give %s or %s", tpch.Postgres, tpch.MariaDB)
+	}
+	return ps.err()
+}
+
+// TPCHQueryText is one query of a stream, as `tpch run` sends it.
+type TPCHQueryText struct {
+	Query  int      `json:"query"`
+	Params []string `json:"params"`
+	SQL    []string `json:"sql"`
+}
+
+// TPCHQueries returns cfg's stream's 22 queries in its order.
+func TPCHQueries(cfg TPCHQueriesConfig) ([]TPCHQueryText, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	subs := TPCHSubstitutions(cfg.Validation, cfg.Seed, cfg.Scale, cfg.Stream)
+	var out []TPCHQueryText
+	for _, n := range tpch.StreamOrder(cfg.Stream) {
+		q, err := tpch.Statements(tpch.Dialect(cfg.Dialect), n, subs[n-1], cfg.Stream)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, TPCHQueryText{Query: n, Params: subs[n-1], SQL: append(append(q.Setup, q.Answer), q.Teardown...)})
+	}
+	return out, nil
+}
