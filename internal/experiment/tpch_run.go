@@ -109,7 +109,9 @@ type TPCHPowerTest struct {
 	Rep     int     `json:"rep"`
 	Seconds float64 `json:"seconds"`
 	// GeoMean is the geometric mean of the 22 queries' seconds; with a
-	// query timed out it counts the timeout, and Incomplete says so.
+	// query timed out it counts the timeout, and Incomplete says so. A
+	// test cut short (interrupted, or a query failed) has none (0) and is
+	// incomplete.
 	GeoMean    float64 `json:"geomean_seconds"`
 	Incomplete bool    `json:"incomplete,omitempty"`
 	// PowerAtSize is 3600 · SF over the geometric mean of the 22 queries'
@@ -188,14 +190,12 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 	}
 	if r.refresh {
 		if need := max(info.RF1Sets, info.RF2Sets) + cfg.Repeat + cfg.Streams; need > tpch.MaxRefreshSets {
-			return nil, invalidf("the build has had %d update sets refreshed and this run needs %d more, beyond the %d there are; build again (tpch build --drop) or add {no_refresh}",
+			return nil, invalidf("the build has had %d update sets refreshed and this run needs %d more, beyond the %d there are; build again (tpch build --drop) or run without the refresh functions",
 				max(info.RF1Sets, info.RF2Sets), cfg.Repeat+cfg.Streams, tpch.MaxRefreshSets)
 		}
 		if sc.RefreshOrders() == 0 {
 			obs.Note(fmt.Sprintf("at scale factor %g an update set has no orders: the refresh functions change nothing", info.Scale))
 		}
-	}
-	if r.refresh {
 		// Made before any is timed: the first set makes the text pool of
 		// the comments, which takes seconds.
 		obs.Note("making the refresh functions' update sets")
@@ -227,7 +227,9 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 	runErr := r.run(ctx, out)
 	var geo []float64
 	for _, p := range out.Power {
-		geo = append(geo, p.GeoMean)
+		if p.GeoMean > 0 { // not a power test cut short
+			geo = append(geo, p.GeoMean)
+		}
 	}
 	out.GeoMean = stats.Of(geo)
 	if out.Throughput != nil && len(out.Power) > 0 {
@@ -274,13 +276,20 @@ func (o *TPCHRunResult) queries() []*stored.TPCHQuery {
 	return out
 }
 
-// tpchComposite is √(mean power@size × throughput@size).
+// tpchComposite is √(mean power@size × throughput@size), over the power
+// tests that finished (0 when none did).
 func tpchComposite(power []*TPCHPowerTest, t *TPCHThroughputTest) float64 {
 	var sum float64
+	n := 0
 	for _, p := range power {
-		sum += p.PowerAtSize
+		if p.PowerAtSize > 0 {
+			sum, n = sum+p.PowerAtSize, n+1
+		}
 	}
-	return math.Sqrt(sum / float64(len(power)) * t.ThroughputAtSize)
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(sum / float64(n) * t.ThroughputAtSize)
 }
 
 func (r *tpchRun) run(ctx context.Context, out *TPCHRunResult) error {
@@ -315,6 +324,7 @@ func (r *tpchRun) power(ctx context.Context, rep int) (*TPCHPowerTest, error) {
 	p := &TPCHPowerTest{Rep: rep, Queries: []*stored.TPCHQuery{}}
 	subs := r.substitutions(0)
 	start := time.Now()
+	defer p.figures(start, r.scale.SF)
 	add := func(q *stored.TPCHQuery, err error) error {
 		if q != nil {
 			p.Queries = append(p.Queries, q)
@@ -336,6 +346,13 @@ func (r *tpchRun) power(ctx context.Context, rep int) (*TPCHPowerTest, error) {
 			return p, err
 		}
 	}
+	return p, nil
+}
+
+// figures sets the power test's seconds since start and, when all 22
+// queries finished, their geometric mean and power@size at scale factor
+// sf; a test cut short has neither and is incomplete.
+func (p *TPCHPowerTest) figures(start time.Time, sf float64) {
 	p.Seconds = time.Since(start).Seconds()
 	var qs, all []float64
 	for _, q := range p.Queries {
@@ -345,11 +362,14 @@ func (r *tpchRun) power(ctx context.Context, rep int) (*TPCHPowerTest, error) {
 			p.Incomplete = p.Incomplete || q.Status == stored.TPCHTimeout
 		}
 	}
+	if len(qs) < 22 {
+		p.Incomplete = true
+		return
+	}
 	p.GeoMean = stored.GeoMean(qs)
 	if g := stored.GeoMean(all); g > 0 {
-		p.PowerAtSize = 3600 * r.scale.SF / g
+		p.PowerAtSize = 3600 * sf / g
 	}
-	return p, nil
 }
 
 // throughput runs the throughput test: each query stream on a connection
