@@ -89,6 +89,19 @@ func TestRunTPCH(t *testing.T) {
 		t.Errorf("validation after refreshes: %v; want it refused", err)
 	}
 
+	// Interrupted after its third query: what finished is kept, the run
+	// says so.
+	ictx, cancel := context.WithCancel(ctx)
+	icfg := experiment.NewTPCHRunConfig()
+	icfg.Results, icfg.DSN, icfg.Telemetry.Interval, icfg.NoRefresh, icfg.Repeat = dir, dsn, 0, true, 5
+	out, err = experiment.RunTPCH(ictx, icfg, &cancelAfter{n: 3, cancel: cancel})
+	cancel()
+	var interrupted *experiment.Interrupted
+	if !errors.As(err, &interrupted) || out == nil || out.Status != results.StatusInterrupted || len(out.Power) == 0 ||
+		!out.Power[0].Incomplete || len(out.Power[0].Queries) != 3 {
+		t.Errorf("interrupted: %v (%+v); want an interrupted run keeping its finished queries", err, out)
+	}
+
 	out, err = run(func(c *experiment.TPCHRunConfig) { c.NoRefresh, c.Timeout = true, experiment.MinTPCHTimeout })
 	timedOut := 0
 	for _, q := range out.Power[0].Queries {
@@ -101,5 +114,18 @@ func TestRunTPCH(t *testing.T) {
 	}
 	if err != nil || len(out.Power[0].Queries) != 22 || timedOut == 0 || !out.Power[0].Incomplete {
 		t.Errorf("a 10 ms timeout: %d of %d queries timed out (%v); want some, every query kept", timedOut, len(out.Power[0].Queries), err)
+	}
+}
+
+// cancelAfter cancels a run once it has reported n results.
+type cancelAfter struct {
+	experiment.Nop
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Result(experiment.Result) {
+	if c.n--; c.n == 0 {
+		c.cancel()
 	}
 }
