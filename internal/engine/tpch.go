@@ -81,7 +81,7 @@ func LoadTPCH(ctx context.Context, sc tpch.Scale, workers int, progress func(tpc
 			}
 			defer l.Close()
 			for t := range tasks {
-				n, err := l.LoadTable(ctx, t.Table, countingReader{t.Reader(sc), &lc.bytes})
+				n, err := loadRun(ctx, l, sc, t, &lc.bytes)
 				if err != nil {
 					return fmt.Errorf("%s (rows from %d): %w", t.Table, t.First, err)
 				}
@@ -95,6 +95,29 @@ func LoadTPCH(ctx context.Context, sc tpch.Scale, workers int, progress func(tpc
 		})
 	}
 	return lc, eg.Wait()
+}
+
+// ErrLoadConflict marks a load statement the server rolled back because
+// it lost a lock conflict with another loader's (MariaDB's deadlock
+// detection, when two loaders append to one table): it may be run again.
+var ErrLoadConflict = errors.New("load conflict")
+
+// maxLoadTries is how many times a run of rows is loaded before its
+// conflict is an error.
+const maxLoadTries = 5
+
+// loadRun loads task t's rows on l, again from its first row when the
+// server rolled the statement back for a conflict, and adds the bytes of
+// the load that took to streamed.
+func loadRun(ctx context.Context, l TableLoader, sc tpch.Scale, t tpch.LoadTask, streamed *atomic.Int64) (int64, error) {
+	for try := 1; ; try++ {
+		var sent atomic.Int64
+		n, err := l.LoadTable(ctx, t.Table, countingReader{t.Reader(sc), &sent})
+		if err == nil || !errors.Is(err, ErrLoadConflict) || try == maxLoadTries || ctx.Err() != nil {
+			streamed.Add(sent.Load())
+			return n, err
+		}
+	}
 }
 
 // Rows returns the rows loaded per table.

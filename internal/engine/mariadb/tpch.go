@@ -117,8 +117,11 @@ func (l tpchInfile) LoadTable(ctx context.Context, table string, r io.Reader) (i
 	res, err := l.conn.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+
 		" CHARACTER SET utf8mb4 FIELDS TERMINATED BY '|' ENCLOSED BY '' ESCAPED BY '' LINES STARTING BY '' TERMINATED BY X'0A'")
 	if err != nil {
-		if isLocalInfileRefused(err) {
+		switch {
+		case isLocalInfileRefused(err):
 			return 0, errLocalInfile
+		case errNumber(err) == 1213: // ER_LOCK_DEADLOCK: the statement was rolled back
+			return 0, fmt.Errorf("%w: LOAD DATA: %s", engine.ErrLoadConflict, l.db.redact(err))
 		}
 		return 0, fmt.Errorf("LOAD DATA: %s", l.db.redact(err))
 	}
