@@ -25,6 +25,14 @@ func TestMonitorNodeExporters(t *testing.T) {
 	res := t.TempDir()
 	killed := make(chan time.Time, 1)
 	go func() {
+		// 2.5 s into the run, counted from its store's creation: on a
+		// loaded host the command took seconds to get there, and h2 had
+		// answered once when killed.
+		for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
+			if ents, _ := os.ReadDir(res); len(ents) > 0 {
+				break
+			}
+		}
 		time.Sleep(2500 * time.Millisecond)
 		c.KillNodeExporter(t, 1)
 		killed <- time.Now()
@@ -79,7 +87,7 @@ func TestMonitorNodeExporters(t *testing.T) {
 		t.Errorf("h1: %d samples, %d missing; want about 12 and none", h1.Samples, h1.Missing)
 	}
 	if h2.Missing < 2 || h2.Samples < 2 || h2.Samples >= h1.Samples {
-		t.Errorf("h2: %d samples, %d missing; want a few of each (killed after 2.5 s of 6)", h2.Samples, h2.Missing)
+		t.Errorf("h2: %d samples, %d missing; want a few of each (killed 2.5 s into 6)", h2.Samples, h2.Missing)
 	}
 	m := regexp.MustCompile(`node_exporter h2 \(http://[^)]+\) stopped answering at (\d\d:\d\d:\d\d)`).FindStringSubmatch(errOut)
 	if m == nil {
