@@ -424,12 +424,37 @@ func TestExecuteTiersAtLoadScenario(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
 	fiotest.Require(t)
+	// A CI host with no core to spare can stall the fast tier's server
+	// for most of a 2 s step at half its maximum (44.6% served in one
+	// run): such a sweep says nothing of the knee, so the scenario runs
+	// again, twice in all at most.
+	var rec *scenarioRecorder
+	var knees map[string]float64
+	var disks int
+	for try := 1; try <= 2; try++ {
+		rec, knees, disks = tiersAtLoad(t)
+		if knees["db-fast"] > 0 {
+			break
+		}
+		t.Logf("try %d: the fast tier held no rate; running the scenario again", try)
+	}
+	fast, slow := knees["db-fast"], knees["db-slow (emulated)"]
+	if len(knees) != 2 || disks != 2 || slow >= fast {
+		t.Errorf("knees %v from %d disk runs; want the slow tier's knee below the fast one's, and two disk runs", knees, disks)
+	}
+	tiersAtLoadReport(t, rec)
+}
+
+// tiersAtLoad runs the shortened tiers-at-load scenario and returns its
+// recorder, each TPC-C run's knee by label, and how many disk runs it
+// made.
+func tiersAtLoad(t *testing.T) (rec *scenarioRecorder, knees map[string]float64, disks int) {
+	t.Helper()
 	dir := pgtest.TempDir(t)
 	res, group, rec := executeBundled(t, "tiers-at-load", dir, map[string]string{"warehouses": "1", "loop": "1GiB", "memory": "256MiB",
 		"slow_iops": "100", "slow_mbps": "10", "disk_rates": "20,40", "disk_duration": "1s",
 		"pool": "4", "rates": "50%,200%", "probe": "3s", "rampup": "1s", "duration": "2s"})
-	knees := map[string]float64{}
-	disks := 0
+	knees = map[string]float64{}
 	for _, r := range groupRuns(t, res, group) {
 		var doc struct {
 			RateProbe *struct {
@@ -458,10 +483,12 @@ func TestExecuteTiersAtLoadScenario(t *testing.T) {
 			disks++
 		}
 	}
-	fast, slow := knees["db-fast"], knees["db-slow (emulated)"]
-	if len(knees) != 2 || disks != 2 || slow >= fast {
-		t.Errorf("knees %v from %d disk runs; want the slow tier's knee below the fast one's, and two disk runs", knees, disks)
-	}
+	return rec, knees, disks
+}
+
+// tiersAtLoadReport checks what the scenario said and reported.
+func tiersAtLoadReport(t *testing.T, rec *scenarioRecorder) {
+	t.Helper()
 	if !slices.ContainsFunc(rec.notes, func(n string) bool {
 		return strings.Contains(n, "server db-slow: the 1-warehouse schema built on db-fast copied cold")
 	}) {
