@@ -191,10 +191,9 @@ type TPCHRunner interface {
 
 // TPCHBuildInfo is what a TPC-H build's meta table says.
 type TPCHBuildInfo struct {
-	Scale        float64
-	RF1Sets      int // update sets RF1 has inserted
-	RF2Sets      int // update sets RF2 has deleted
-	TierbenchVer string
+	Scale   float64
+	RF1Sets int // update sets RF1 has inserted
+	RF2Sets int // update sets RF2 has deleted
 }
 
 // TPCHSession runs statements on one connection.

@@ -35,9 +35,8 @@ func (db *DB) TPCHBuild(ctx context.Context) (engine.TPCHBuildInfo, error) {
 		return info, engine.NoTPCHBuild("")
 	}
 	var status string
-	var ver sql.NullString
-	err = conn.QueryRowContext(ctx, `SELECT scale_factor, status, rf1_sets, rf2_sets, tierbench_version FROM tpch_meta`).Scan(
-		&info.Scale, &status, &info.RF1Sets, &info.RF2Sets, &ver)
+	err = conn.QueryRowContext(ctx, `SELECT scale_factor, status, rf1_sets, rf2_sets FROM tpch_meta`).Scan(
+		&info.Scale, &status, &info.RF1Sets, &info.RF2Sets)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return info, engine.NoTPCHBuild("")
@@ -46,7 +45,6 @@ func (db *DB) TPCHBuild(ctx context.Context) (engine.TPCHBuildInfo, error) {
 	case status != statusComplete:
 		return info, engine.NoTPCHBuild(status)
 	}
-	info.TierbenchVer = ver.String
 	return info, nil
 }
 

@@ -36,9 +36,8 @@ func readTPCHMeta(ctx context.Context, conn *pgx.Conn) (engine.TPCHBuildInfo, er
 		return info, engine.NoTPCHBuild("")
 	}
 	var status string
-	var ver *string
-	if err := conn.QueryRow(ctx, `SELECT scale_factor, status, rf1_sets, rf2_sets, tierbench_version FROM tpch_meta`).Scan(
-		&info.Scale, &status, &info.RF1Sets, &info.RF2Sets, &ver); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT scale_factor, status, rf1_sets, rf2_sets FROM tpch_meta`).Scan(
+		&info.Scale, &status, &info.RF1Sets, &info.RF2Sets); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return info, engine.NoTPCHBuild("")
 		}
@@ -46,9 +45,6 @@ func readTPCHMeta(ctx context.Context, conn *pgx.Conn) (engine.TPCHBuildInfo, er
 	}
 	if status != statusComplete {
 		return info, engine.NoTPCHBuild(status)
-	}
-	if ver != nil {
-		info.TierbenchVer = *ver
 	}
 	return info, nil
 }
