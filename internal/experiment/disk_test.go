@@ -283,8 +283,9 @@ func TestRunDiskRateFractions(t *testing.T) {
 		TargetOptions: fio.TargetOptions{Size: 16 << 20},
 	}
 	// A host as loaded as CI's can starve fio of the CPU it needs at even
-	// a quarter of the maximum it measured moments before; such a run
-	// says nothing about the knee, so it is run again, three times at most.
+	// a quarter of the maximum it measured moments before (CI run 30 did
+	// 93.9% of it); such a run says nothing about the knee, so it is run
+	// again, three times at most.
 	held := func(p stored.Point) bool {
 		return math.Abs(p.Read.IOPS-float64(p.RateIOPS)) <= 0.02*float64(p.RateIOPS)+3*math.Sqrt(float64(p.RateIOPS)*p.Seconds)/p.Seconds
 	}
@@ -298,8 +299,10 @@ func TestRunDiskRateFractions(t *testing.T) {
 		if len(out.Points) != 3 || out.Points[0].RateIOPS != 0 || out.Points[0].Read == nil {
 			t.Fatalf("points %+v; want the uncapped one, then two rated", out.Points)
 		}
+		// The knee's own rule (2%, no allowance for chance) must hold
+		// at the low rate too, or the knee falls below it.
 		low := out.Points[1]
-		if try == 3 || low.Read == nil || held(low) {
+		if try == 3 || low.Read == nil || held(low) && len(out.Knees) == 1 && out.Knees[0].OfferedIOPS != 0 {
 			break
 		}
 		t.Logf("try %d: fio did %.0f of %d IOPS offered at a quarter of the maximum; running again", try, low.Read.IOPS, low.RateIOPS)
