@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/threshold"
 )
 
 // A TPC-H run on an SF 0.01 build: with the validation parameters every
@@ -64,9 +65,25 @@ func TestRunTPCH(t *testing.T) {
 	}
 	exec("UPDATE region SET r_name = 'ASIA' WHERE r_regionkey = 2")
 
-	out, err = run(func(c *experiment.TPCHRunConfig) { c.Repeat, c.Streams, c.Seed = 2, 2, 99 })
+	// Thresholds are judged on each power test and on the throughput
+	// test; a breach completes the run and fails it.
+	ts, err := threshold.Parse(stored.KindTPCH, []string{"geomean<=1h", "q1.rows==4", "composite_qph>0", "q6.seconds<1ns"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	out, err = run(func(c *experiment.TPCHRunConfig) { c.Repeat, c.Streams, c.Seed, c.Thresholds = 2, 2, 99, ts })
+	var breached *experiment.Breached
+	if !errors.As(err, &breached) || out == nil || out.Status != results.StatusComplete {
+		t.Fatalf("thresholds: %v; want q6.seconds<1ns breached on a complete run", err)
+	}
+	failed := map[string]int{}
+	for _, v := range out.Thresholds {
+		if !v.Pass {
+			failed[v.Threshold]++
+		}
+	}
+	if len(out.Thresholds) != 7 || len(failed) != 1 || failed["q6.seconds<1ns"] != 2 {
+		t.Errorf("verdicts %+v; want 7, only q6.seconds<1ns failing, on both power tests", out.Thresholds)
 	}
 	if len(out.Power) != 2 || len(out.Power[1].Queries) != 24 || out.Throughput == nil || len(out.Throughput.Queries) != 2*22+2*2 ||
 		out.GeoMean.N != 2 || !out.GeoMean.HasCI() || out.Composite <= 0 || out.Throughput.ThroughputAtSize <= 0 {

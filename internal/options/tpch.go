@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -19,6 +20,7 @@ type TPCHRun struct {
 	Target    string
 	Results   string
 	Telemetry
+	Thresholds
 }
 
 // AddFlags registers the options.
@@ -34,6 +36,7 @@ func (o *TPCHRun) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Target, "target", "", "the path whose devices telemetry samples (default: the server's data directory, when it runs on this host)")
 	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
 	o.Telemetry.AddFlags(fs)
+	o.Thresholds.AddFlags(fs, "geomean<=2s or q18.seconds<=30s")
 }
 
 // Config turns the options into a run's config, its DSN left for the front
@@ -49,6 +52,9 @@ func (o *TPCHRun) Config() (experiment.TPCHRunConfig, error) {
 	}
 	cfg.Seed, cfg.Validation, cfg.NoRefresh, cfg.Streams, cfg.Repeat = o.Seed, o.Validate, o.NoRefresh, o.Streams, o.Repeat
 	cfg.Target, cfg.Results = o.Target, o.Results
-	err = Flagged(experiment.Except(cfg.Validate(), "dsn"), TelemetryFlags)
+	if err := Flagged(experiment.Except(cfg.Validate(), "dsn"), TelemetryFlags); err != nil {
+		return cfg, err
+	}
+	cfg.Thresholds, err = o.Thresholds.Parse(stored.KindTPCH)
 	return cfg, err
 }

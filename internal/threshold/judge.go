@@ -147,7 +147,7 @@ func (v Verdict) unitOf() string {
 	if v.unit != "" || v.Key == "" {
 		return v.unit
 	}
-	for _, kind := range []string{stored.KindTPCC, stored.KindDisk} {
+	for _, kind := range []string{stored.KindTPCC, stored.KindDisk, stored.KindTPCH} {
 		for _, n := range Names(kind) {
 			if n.Key == v.Key {
 				return n.Unit

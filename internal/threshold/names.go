@@ -2,6 +2,7 @@ package threshold
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/stored"
@@ -97,10 +98,42 @@ func Names(kind string) []Name {
 		out = append(out,
 			Name{"usr_cpu", "usr_cpu_pct", unitPct, "fio's user CPU, percent of one core"},
 			Name{"sys_cpu", "sys_cpu_pct", unitPct, "fio's system CPU, percent of one core"})
+	case stored.KindTPCH:
+		// Judged on each power test, whose queries carry no host
+		// averages, and on the throughput test (TPCHFigures).
+		return tpchNames()
 	default:
 		return nil
 	}
 	return append(out, telemetryNames...)
+}
+
+// tpchNames are the figures of a TPC-H power or throughput test: its
+// own, then each query's and refresh function's in the power test.
+func tpchNames() []Name {
+	out := []Name{
+		{"geomean", "geomean_seconds", unitS, "the geometric mean of the power test's 22 query times"},
+		{"seconds", "seconds", unitS, "the power test's elapsed time, refresh functions included"},
+		{"power_at_size", "power_at_size", unitCount, "the power test's power@size"},
+		{"throughput_seconds", "throughput_seconds", unitS, "the throughput test's elapsed time"},
+		{"throughput_at_size", "throughput_at_size", unitCount, "the throughput test's throughput@size"},
+		{"composite_qph", "composite_qph", unitCount, "tierbench's composite of power@size and throughput@size"},
+	}
+	what := make([]string, 0, 24)
+	for n := 1; n <= 22; n++ {
+		what = append(what, "q"+strconv.Itoa(n))
+	}
+	for _, name := range append(what, "rf1", "rf2") {
+		label := strings.ToUpper(name)
+		out = append(out,
+			Name{name + ".seconds", name + ".seconds", unitS, label + "'s time in the power test, as the client measured it"},
+			Name{name + ".server_seconds", name + ".server_seconds", unitS, label + "'s time as the server reported it (MariaDB)"},
+			Name{name + ".rows", name + ".rows", unitCount, "rows " + label + " returned (changed, for a refresh function)"},
+			Name{name + ".read_mbps", name + ".read_mbps", unitMBps, "read MB/s on the target's disks while " + label + " ran"},
+			Name{name + ".read_await", name + ".read_await_ms", unitMs, "iostat's read await while " + label + " ran"},
+			Name{name + ".device_p99", name + ".device_p99_ms", unitMs, "block-layer latency p99 while " + label + " ran (traced)"})
+	}
+	return out
 }
 
 // resolve finds the stored key and its unit for a name written by a user.
@@ -123,8 +156,8 @@ func resolve(kind, name string) (key, unit string, err error) {
 	return "", "", fmt.Errorf("%q is not a figure of a %s %s%s; see docs/thresholds.md", name, kindRun[kind], kindStep[kind], closest(names, n))
 }
 
-var kindRun = map[string]string{stored.KindTPCC: "TPC-C", stored.KindDisk: "disk"}
-var kindStep = map[string]string{stored.KindTPCC: "step", stored.KindDisk: "point"}
+var kindRun = map[string]string{stored.KindTPCC: "TPC-C", stored.KindDisk: "disk", stored.KindTPCH: "TPC-H"}
+var kindStep = map[string]string{stored.KindTPCC: "step", stored.KindDisk: "point", stored.KindTPCH: "test"}
 
 // dotPercentile writes p99.9 as the stored keys do (p999).
 func dotPercentile(s string) string { return strings.ReplaceAll(s, "p99.9", "p999") }

@@ -15,7 +15,8 @@ import (
 var expr = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*(\S*)$`)
 
 // examples are what a malformed expression's error suggests, per kind.
-var examples = map[string]string{stored.KindTPCC: "nopm>=50000 or new_order.p99<=10ms", stored.KindDisk: "read.iops>=100k or write.p99.9<=2ms"}
+var examples = map[string]string{stored.KindTPCC: "nopm>=50000 or new_order.p99<=10ms", stored.KindDisk: "read.iops>=100k or write.p99.9<=2ms",
+	stored.KindTPCH: "geomean<=2s or q18.seconds<=30s"}
 
 // Parse parses every expression for a run of kind; its error lists every
 // problem at once, one per line ("threshold \"x\": …"), like scenario
@@ -67,7 +68,7 @@ func (t Threshold) Key() string { return t.key }
 // Limit is the threshold's value in its key's unit.
 func (t Threshold) Limit() float64 { return t.limit }
 
-var durations = map[string]float64{"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9} // in nanoseconds, so that conversions stay exact
+var durations = map[string]float64{"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9} // in nanoseconds, so that conversions stay exact
 var counts = map[string]float64{"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 var sizes = map[string]float64{"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9,
 	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -81,7 +82,7 @@ func convert(v float64, unit, keyUnit string) (float64, error) {
 		}
 		f, ok := durations[unit]
 		if !ok {
-			return 0, fmt.Errorf("unit %q is not a duration; this is a latency in %s: give ns, us, ms or s (e.g. 10ms)", unit, keyUnit)
+			return 0, fmt.Errorf("unit %q is not a duration; this is a time in %s: give ns, us, ms, s, min or h (e.g. 10ms)", unit, keyUnit)
 		}
 		return v * f / durations[keyUnit], nil
 	case unitPct:

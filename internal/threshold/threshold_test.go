@@ -60,6 +60,12 @@ func TestParse(t *testing.T) {
 		{stored.KindDisk, "write.p99<=500us", "write.p99_ms", 0.5},
 		{stored.KindDisk, "read.mbps>=200MB/s", "read.mbps", 200},
 		{stored.KindDisk, "cpu_iowait!=100", "host.cpu_iowait_pct", 100},
+		{stored.KindTPCH, "geomean<=2s", "geomean_seconds", 2},
+		{stored.KindTPCH, "geomean<=1.5min", "geomean_seconds", 90},
+		{stored.KindTPCH, "q18.seconds<=30s", "q18.seconds", 30},
+		{stored.KindTPCH, "q5.read_await<=2ms", "q5.read_await_ms", 2},
+		{stored.KindTPCH, "rf1.seconds<500ms", "rf1.seconds", 0.5},
+		{stored.KindTPCH, "throughput_at_size>=1k", "throughput_at_size", 1000},
 	} {
 		ts, err := threshold.Parse(c.kind, []string{c.expr})
 		if err != nil {
@@ -93,6 +99,9 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := threshold.Parse(stored.KindDisk, []string{"nopm>=1"}); err == nil || !strings.Contains(err.Error(), "disk point") {
 		t.Errorf("nopm on a disk run: %v", err)
+	}
+	if _, err := threshold.Parse(stored.KindTPCH, []string{"q23.seconds<1s"}); err == nil || !strings.Contains(err.Error(), "not a figure of a TPC-H test") {
+		t.Errorf("q23 on a TPC-H run: %v", err)
 	}
 	if ts, err := threshold.Parse(stored.KindTPCC, nil); ts != nil || err != nil {
 		t.Errorf("no expressions: %v, %v", ts, err)
