@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpch"
 )
 
@@ -50,6 +52,9 @@ type TPCHRunConfig struct {
 	// Timeout cancels a query on the server after this long (0: never); it
 	// is recorded as timed out.
 	Timeout time.Duration
+	// Thresholds are judged on each power test and on the throughput test
+	// (stored.KindTPCH): geomean<=2s, q18.seconds<=30s.
+	Thresholds []threshold.Threshold
 }
 
 // NewTPCHRunConfig returns a TPC-H run's defaults: one power test with the
@@ -99,8 +104,9 @@ type TPCHRunResult struct {
 	Composite float64 `json:"composite_qph,omitempty"`
 	// AnswersChecked says whether every query's answer was compared with
 	// the reference's; Wrong lists the queries whose answers differed.
-	AnswersChecked bool     `json:"answers_checked"`
-	Wrong          []string `json:"wrong,omitempty"`
+	AnswersChecked bool                `json:"answers_checked"`
+	Wrong          []string            `json:"wrong,omitempty"`
+	Thresholds     []threshold.Verdict `json:"thresholds,omitempty"`
 }
 
 // TPCHPowerTest is one power test: RF1, the 22 queries of stream 0 in the
@@ -143,7 +149,8 @@ type tpchRun struct {
 	rec     *recording
 	obs     Observer
 	sets    map[int]tpch.RefreshSet // the update sets RF1 and RF2 apply, made before the tests
-	mu      sync.Mutex              // guards steps, rec and obs in the throughput test
+	judge   *judge
+	mu      sync.Mutex // guards steps, rec and obs in the throughput test
 	steps   int
 }
 
@@ -176,7 +183,7 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 		return nil, fmt.Errorf("the TPC-H build's scale factor: %w", err)
 	}
 	r := &tpchRun{cfg: cfg, runner: runner, dialect: runner.TPCHDialect(), scale: sc, info: info, obs: obs,
-		refresh: !cfg.NoRefresh && !cfg.Validation}
+		refresh: !cfg.NoRefresh && !cfg.Validation, judge: &judge{ts: cfg.Thresholds, obs: obs}}
 	if cfg.Validation {
 		if info.RF1Sets > 0 || info.RF2Sets > 0 {
 			return nil, invalidf("the TPC-H build has had refresh functions applied (%d inserted and %d deleted update sets), which change the answers; "+
@@ -232,8 +239,11 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 		}
 	}
 	out.GeoMean = stats.Of(geo)
-	if out.Throughput != nil && len(out.Power) > 0 {
-		out.Composite = tpchComposite(out.Power, out.Throughput)
+	if out.Throughput != nil {
+		if len(out.Power) > 0 {
+			out.Composite = tpchComposite(out.Power, out.Throughput)
+		}
+		r.judge.step(len(out.Power), "throughput test", out.Throughput.judged(out.Composite))
 	}
 	for _, q := range out.queries() {
 		if q.Status == stored.TPCHWrong {
@@ -250,6 +260,7 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
+	out.Thresholds = r.judge.finish(ctx, r.rec, out.Status)
 	err = r.rec.finish(ctx, end{status: out.Status, out: out, kept: kept, done: fmt.Sprintf("%d queries", len(out.queries())), runErr: runErr})
 	if err == nil && len(out.Wrong) > 0 {
 		first := ""
@@ -261,7 +272,40 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 		}
 		err = &Verdict{RunID: out.RunID, Msg: fmt.Sprintf("run %s: %d wrong answers (%s); %s", out.RunID, len(out.Wrong), strings.Join(out.Wrong, ", "), first)}
 	}
-	return out, err
+	return out, gate(out.RunID, err, out.Thresholds)
+}
+
+// judged is the document a power test's thresholds read: its own figures
+// (the geometric mean and power@size only when all 22 queries finished)
+// and each query's and refresh function's, under q1 … q22, rf1 and rf2.
+func (p *TPCHPowerTest) judged() map[string]any {
+	doc := map[string]any{"seconds": p.Seconds}
+	if p.GeoMean > 0 {
+		doc["geomean_seconds"] = p.GeoMean
+	}
+	if p.PowerAtSize > 0 {
+		doc["power_at_size"] = p.PowerAtSize
+	}
+	for _, q := range p.Queries {
+		name := strings.ToLower(q.Refresh)
+		if name == "" {
+			name = "q" + strconv.Itoa(q.Query)
+		}
+		doc[name] = q
+	}
+	return doc
+}
+
+// judged is the document the throughput test's thresholds read.
+func (t *TPCHThroughputTest) judged(composite float64) map[string]any {
+	doc := map[string]any{"throughput_seconds": t.Seconds}
+	if t.ThroughputAtSize > 0 {
+		doc["throughput_at_size"] = t.ThroughputAtSize
+	}
+	if composite > 0 {
+		doc["composite_qph"] = composite
+	}
+	return doc
 }
 
 // queries are every query and refresh function the run finished.
@@ -298,6 +342,7 @@ func (r *tpchRun) run(ctx context.Context, out *TPCHRunResult) error {
 		p, err := r.power(ctx, rep)
 		if p != nil {
 			out.Power = append(out.Power, p)
+			r.judge.step(rep-1, fmt.Sprintf("power test %d", rep), p.judged())
 		}
 		if err != nil {
 			return err
