@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -140,15 +141,7 @@ func tpchSection(runs []*runData) *Section {
 		}
 	}
 	s.table(t)
-	if len(group) > 1 && figs[0].geoMean.N > 0 {
-		for gi := 1; gi < len(group); gi++ {
-			if figs[gi].geoMean.N == 0 {
-				continue
-			}
-			cmp := stats.CompareSummaries(figs[gi].geoMean, figs[0].geoMean)
-			s.finding(fmt.Sprintf("%s's geometric mean query time is %s %s's.", group[gi].Label, ratioSentence(cmp), group[0].Label))
-		}
-	}
+	tpchComparisons(s, group, figs)
 	q := &Table{ID: "tpch-per-query", Caption: "Power test per query: seconds (read MB/s during it, with telemetry)",
 		Header: append([]string{"query"}, labels(group)...), Numeric: append([]bool{false}, trues(len(group))...)}
 	for i := range 22 {
@@ -203,4 +196,98 @@ func trues(n int) []bool {
 		out[i] = true
 	}
 	return out
+}
+
+// tpchLostMost is how many queries a comparison names as those that lost
+// most.
+const tpchLostMost = 3
+
+// tpchComparisons sets runs side by side: on each engine, each run (a
+// tier) against the engine's first, when an engine has several; else
+// every run against the first (engines on one tier). Each comparison is
+// the geometric mean's ratio with its interval and verdict, and the
+// queries whose time grew most, with the read bandwidth each drove.
+func tpchComparisons(s *Section, group []*runData, figs []tpchFigures) {
+	var engines []string
+	byEngine := map[string][]int{}
+	for gi, rd := range group {
+		e := rd.Params.TPCH.Engine
+		if _, ok := byEngine[e]; !ok {
+			engines = append(engines, e)
+		}
+		byEngine[e] = append(byEngine[e], gi)
+	}
+	var sets [][]int
+	for _, e := range engines {
+		if len(byEngine[e]) > 1 {
+			sets = append(sets, byEngine[e])
+		}
+	}
+	if len(sets) == 0 {
+		all := make([]int, len(group))
+		for i := range all {
+			all[i] = i
+		}
+		sets = [][]int{all}
+	}
+	lost := &Table{ID: "tpch-lost", Caption: fmt.Sprintf("The %d queries that lost most against the first run of their engine", tpchLostMost),
+		Header:  []string{"run", "against", "query", "ratio", "seconds", "against: seconds", "read MB/s", "against: read MB/s"},
+		Numeric: []bool{false, false, false, true, true, true, true, true}}
+	for _, set := range sets {
+		base := set[0]
+		for _, gi := range set[1:] {
+			b, r := group[base], group[gi]
+			if figs[base].geoMean.N > 0 && figs[gi].geoMean.N > 0 {
+				c := stats.CompareSummaries(figs[gi].geoMean, figs[base].geoMean)
+				s.finding(fmt.Sprintf("%s's geometric mean query time is %s %s's.", r.Label, ratioSentence(c), b.Label))
+			}
+			worst := tpchWorst(figs[gi], figs[base])
+			var names []string
+			for _, q := range worst {
+				ratio := figs[gi].perQuery[q] / figs[base].perQuery[q]
+				names = append(names, fmt.Sprintf("Q%d %.1fx (%s)", q+1, ratio, tpchReads(figs[gi].readMBps[q], figs[base].readMBps[q])))
+				lost.Rows = append(lost.Rows, []string{r.Label, b.Label, "Q" + strconv.Itoa(q+1), fmt.Sprintf("%.2fx", ratio),
+					strconv.FormatFloat(figs[gi].perQuery[q], 'f', 3, 64), strconv.FormatFloat(figs[base].perQuery[q], 'f', 3, 64),
+					mbps(figs[gi].readMBps[q]), mbps(figs[base].readMBps[q])})
+			}
+			if len(names) > 0 {
+				s.finding(fmt.Sprintf("Against %s, the queries that lost most on %s: %s.", b.Label, r.Label, strings.Join(names, ", ")))
+			}
+		}
+	}
+	if len(lost.Rows) > 0 {
+		s.table(lost)
+	}
+}
+
+// tpchWorst are the indexes of the (at most tpchLostMost) queries whose
+// power-test time grew most from base to f, those that grew at all, the
+// largest ratio first.
+func tpchWorst(f, base tpchFigures) []int {
+	var out []int
+	ratio := func(i int) float64 { return f.perQuery[i] / base.perQuery[i] }
+	for i := range f.perQuery {
+		if r := ratio(i); !math.IsNaN(r) && !math.IsInf(r, 0) && r > 1 {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(ratio(b), ratio(a)) })
+	return out[:min(len(out), tpchLostMost)]
+}
+
+// tpchReads says what a query read on both sides: "48 vs 190 MB/s read",
+// or that telemetry did not sample it.
+func tpchReads(r, base float64) string {
+	if !(r > 0) && !(base > 0) {
+		return "no reads sampled"
+	}
+	return fmt.Sprintf("%s vs %s MB/s read", mbps(r), mbps(base))
+}
+
+// mbps is a read rate for a table cell: "–" when none was sampled.
+func mbps(v float64) string {
+	if math.IsNaN(v) || v <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }

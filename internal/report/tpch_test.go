@@ -17,11 +17,12 @@ import (
 // tpchRun stores a TPC-H run of two power tests on tier label whose query
 // n takes base·n seconds (times 1.1 in the second test), with a wrong
 // answer for Q5 when wrong, and a throughput test of two streams taking
-// tput seconds.
-func tpchRun(t *testing.T, store *results.Store, label string, base float64, wrong bool, tput float64) string {
+// tput seconds. Query n of slower takes slower[n] times as long again,
+// reading 30 MB/s instead of 100.
+func tpchRun(t *testing.T, store *results.Store, label, engine string, base float64, wrong bool, tput float64, slower map[int]float64) string {
 	t.Helper()
 	ctx := context.Background()
-	r, err := store.CreateRun(ctx, stored.KindTPCH, "tiers", stored.TPCHParams{Engine: "postgres", Scale: 1, Seed: 7, Validate: wrong,
+	r, err := store.CreateRun(ctx, stored.KindTPCH, "tiers", stored.TPCHParams{Engine: engine, Scale: 1, Seed: 7, Validate: wrong,
 		Refresh: true, Streams: 2, Repeat: 2, Placement: stored.Placement{Label: label}})
 	must(t, err)
 	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
@@ -38,6 +39,9 @@ func tpchRun(t *testing.T, store *results.Store, label string, base float64, wro
 		for n := 1; n <= 22; n++ {
 			q := stored.TPCHQuery{Test: stored.TPCHPower, Rep: rep, Query: n, Seconds: base * float64(n) * (1 + 0.1*float64(rep-1)),
 				Status: stored.TPCHOK, ReadMBps: 100}
+			if k, ok := slower[n]; ok {
+				q.Seconds, q.ReadMBps = q.Seconds*k, 30
+			}
 			if wrong && n == 5 {
 				q.Status, q.Error = stored.TPCHWrong, "Q5: row 1 differs"
 			}
@@ -63,8 +67,8 @@ func TestTPCHSection(t *testing.T) {
 	store, err := results.Open(filepath.Join(t.TempDir(), "results"))
 	must(t, err)
 	t.Cleanup(func() { store.Close() })
-	fast := tpchRun(t, store, "nvme", 0.1, false, 40)
-	slow := tpchRun(t, store, "sata", 0.3, true, 80)
+	fast := tpchRun(t, store, "nvme", "postgres", 0.1, false, 40, nil)
+	slow := tpchRun(t, store, "sata", "postgres", 0.3, true, 80, nil)
 	doc, _, err := Build(context.Background(), store, Options{Runs: []string{fast, slow}})
 	must(t, err)
 	sec := section(doc, "tpch")
@@ -112,6 +116,43 @@ func TestTPCHSection(t *testing.T) {
 	}
 	if q := tables["tpch-per-query"]; q == nil || len(q.Rows) != 22 || q.Rows[0][1] != "0.105 (100 MB/s)" {
 		t.Errorf("per-query table %+v; want Q1 on nvme 0.105 s at 100 MB/s", q)
+	}
+}
+
+// Two tiers on each of two engines: each engine's tiers are compared with
+// each other, never across engines.
+func TestTPCHSectionPerEngine(t *testing.T) {
+	store, err := results.Open(filepath.Join(t.TempDir(), "results"))
+	must(t, err)
+	t.Cleanup(func() { store.Close() })
+	ids := []string{
+		tpchRun(t, store, "pg fast", "postgres", 0.1, false, 40, nil),
+		tpchRun(t, store, "pg slow", "postgres", 0.2, false, 40, nil),
+		tpchRun(t, store, "maria fast", "mariadb", 0.5, false, 40, nil),
+		tpchRun(t, store, "maria slow", "mariadb", 2, false, 40, map[int]float64{21: 3, 9: 2}),
+	}
+	doc, _, err := Build(context.Background(), store, Options{Runs: ids})
+	must(t, err)
+	sec := section(doc, "tpch")
+	found := strings.Join(sec.findings(), "\n")
+	// maria slow: 4x, Q21 12x, Q9 8x: a geometric mean 4·6^(1/22) = 4.34x.
+	for _, want := range []string{"pg slow's geometric mean query time is 2.00x", "maria slow's geometric mean query time is 4.34x",
+		"Against maria fast, the queries that lost most on maria slow: Q21 12.0x (30.0 vs 100.0 MB/s read), Q9 8.0x (30.0 vs 100.0 MB/s read), Q"} {
+		if !strings.Contains(found, want) {
+			t.Errorf("findings %q; want %q", found, want)
+		}
+	}
+	if strings.Contains(found, "maria fast's geometric mean") {
+		t.Errorf("findings %q compare engines with each other; want tiers per engine", found)
+	}
+	var lost *Table
+	walk(sec.Blocks, func(b Block) {
+		if b.Table != nil && b.Table.ID == "tpch-lost" {
+			lost = b.Table
+		}
+	})
+	if lost == nil || len(lost.Rows) != 6 || lost.Rows[3][0] != "maria slow" || lost.Rows[3][2] != "Q21" || lost.Rows[3][3] != "12.00x" {
+		t.Errorf("lost-most table %+v; want three queries per comparison, maria slow's Q21 12.00x first of its three", lost)
 	}
 }
 
