@@ -108,6 +108,25 @@ func BuildTPCH(ctx context.Context, db engine.DB, cfg TPCHBuildConfig, obs Obser
 	return res, nil
 }
 
+// TPCHDatabase is the database a scenario's TPC-H tables are built in, on
+// a server whose DSN names TPC-C's: TPC-H's ORDERS must not meet TPC-C's.
+const TPCHDatabase = "tpch"
+
+// TPCHDatabaseOf makes TPCHDatabase on dsn's server unless it is there,
+// and returns its DSN.
+func TPCHDatabaseOf(ctx context.Context, dsn string) (string, error) {
+	db, err := Open(ctx, dsn)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	c, ok := db.(engine.DatabaseCreator)
+	if !ok {
+		return "", invalidf("this engine cannot make a database for TPC-H; give a postgres:// or mariadb:// DSN")
+	}
+	return c.CreateDatabase(ctx, TPCHDatabase)
+}
+
 // TPCHTableFile is one table's file that GenerateTPCH wrote.
 type TPCHTableFile struct {
 	Table string `json:"table"`

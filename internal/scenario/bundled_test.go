@@ -16,7 +16,7 @@ func TestBundledScenariosValidateAtEveryScale(t *testing.T) {
 	for _, in := range infos {
 		names = append(names, in.Name)
 	}
-	want := []string{"cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
+	want := []string{"analytic-tiers", "cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("bundled: %v, want %v", names, want)
 	}
@@ -79,6 +79,10 @@ func TestBundledLaptopBudget(t *testing.T) {
 				}
 				points := len(p.Points) * (max(1, len(st.Disk.Rates)) + len(st.Disk.Fractions))
 				timed += time.Duration(points*st.Disk.Repeat) * (d + p.Ramp)
+			case st.TPCHBuild != nil:
+				if st.TPCHBuild.Scale > 1 {
+					t.Errorf("%s: TPC-H at scale factor %g takes too long on a laptop; keep it at 1 or less", in.Name, st.TPCHBuild.Scale)
+				}
 			case st.TPCCBuild != nil:
 				if st.TPCCBuild.Warehouses > 6 {
 					t.Errorf("%s: %d warehouses take too long to build on a laptop", in.Name, st.TPCCBuild.Warehouses)

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/experiment"
@@ -25,6 +26,23 @@ func tpccConfig(vus []int, rampup, duration time.Duration, rep Repetitions, mode
 			*d.to = *d.from
 		}
 	}
+	return c
+}
+
+// tpchBuildConfig is a tpch-build step's build on one instance: with
+// build_vus 0, one loader connection per core.
+func tpchBuildConfig(st *TPCHBuildStep) experiment.TPCHBuildConfig {
+	c := experiment.TPCHBuildConfig{Scale: st.Scale, BuildVUs: st.BuildVUs, Drop: true}
+	if c.BuildVUs == 0 {
+		c.BuildVUs = runtime.NumCPU()
+	}
+	return c
+}
+
+// tpchRunConfig is a tpch-run step's run on one instance.
+func tpchRunConfig(st *TPCHRunStep) experiment.TPCHRunConfig {
+	c := experiment.NewTPCHRunConfig()
+	c.Seed, c.Validation, c.NoRefresh, c.Streams, c.Repeat, c.Timeout = st.Seed, st.Validate, st.NoRefresh, st.Streams, st.Repeat, st.Timeout
 	return c
 }
 

@@ -142,6 +142,8 @@ type Step struct {
 	Disk       *DiskStep       `json:"disk,omitempty"`
 	TPCCBuild  *TPCCBuildStep  `json:"tpcc_build,omitempty"`
 	TPCCRun    *TPCCRunStep    `json:"tpcc_run,omitempty"`
+	TPCHBuild  *TPCHBuildStep  `json:"tpch_build,omitempty"`
+	TPCHRun    *TPCHRunStep    `json:"tpch_run,omitempty"`
 	Backup     *BackupStep     `json:"backup,omitempty"`
 	Neighbours *NeighboursStep `json:"neighbours,omitempty"`
 	Check      *CheckStep      `json:"check,omitempty"`
@@ -155,6 +157,8 @@ const (
 	KindDisk       = "disk"
 	KindTPCCBuild  = "tpcc-build"
 	KindTPCCRun    = "tpcc-run"
+	KindTPCHBuild  = "tpch-build"
+	KindTPCHRun    = "tpch-run"
 	KindBackup     = "backup"
 	KindNeighbours = "neighbours"
 	KindCheck      = "check"
@@ -164,7 +168,7 @@ const (
 )
 
 // Kinds lists every step kind.
-var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindBackup, KindNeighbours, KindCheck, KindSpace, KindStop, KindReport}
+var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindTPCHBuild, KindTPCHRun, KindBackup, KindNeighbours, KindCheck, KindSpace, KindStop, KindReport}
 
 // DiskStep runs a storage profile (fio) on a target.
 type DiskStep struct {
@@ -230,6 +234,30 @@ type Rate struct {
 	LateAfter *time.Duration `json:"late_after,omitempty"` // nil: the run's default
 	Probe     *time.Duration `json:"probe,omitempty"`
 	KneeP99   *time.Duration `json:"knee_p99,omitempty"`
+}
+
+// TPCHBuildStep builds the TPC-H tables at a scale factor on each instance
+// of a server, one instance after another, in a database of their own
+// (experiment.TPCHDatabase) beside the TPC-C schema's.
+type TPCHBuildStep struct {
+	Server    string   `json:"server"`
+	Instances []string `json:"instances"`
+	Scale     float64  `json:"scale"`
+	BuildVUs  int      `json:"build_vus,omitempty"` // loader connections; 0 = one per core
+}
+
+// TPCHRunStep runs the TPC-H power tests, and the throughput test when
+// Streams is above 0, on every instance of a server at once (tpch run).
+type TPCHRunStep struct {
+	Server     string        `json:"server"`
+	Instances  []string      `json:"instances"`
+	Seed       int64         `json:"seed,omitempty"` // 0: one drawn per run, recorded
+	Validate   bool          `json:"validate,omitempty"`
+	NoRefresh  bool          `json:"no_refresh,omitempty"`
+	Streams    int           `json:"streams,omitempty"`
+	Repeat     int           `json:"repeat"`
+	Timeout    time.Duration `json:"timeout,omitempty"`
+	Thresholds []string      `json:"thresholds,omitempty"`
 }
 
 // BackupStep runs backup cycles on each instance of a server: a cycle is a
@@ -317,6 +345,10 @@ func (s Step) Servers() []string {
 		return []string{s.TPCCBuild.Server}
 	case s.TPCCRun != nil:
 		return []string{s.TPCCRun.Server}
+	case s.TPCHBuild != nil:
+		return []string{s.TPCHBuild.Server}
+	case s.TPCHRun != nil:
+		return []string{s.TPCHRun.Server}
 	case s.Backup != nil:
 		return []string{s.Backup.Server}
 	case s.Neighbours != nil:
@@ -345,6 +377,12 @@ func (s Step) String() string {
 	case s.TPCCRun != nil:
 		return fmt.Sprintf("tpcc-run on %s, VUs %s, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
 			s.TPCCRun.RampUp, s.TPCCRun.Duration)
+	case s.TPCHBuild != nil:
+		return fmt.Sprintf("tpch-build at scale factor %g on %s", s.TPCHBuild.Scale, s.TPCHBuild.Server)
+	case s.TPCHRun != nil && s.TPCHRun.Streams > 0:
+		return fmt.Sprintf("tpch-run on %s: %d power tests, then %d streams", s.TPCHRun.Server, s.TPCHRun.Repeat, s.TPCHRun.Streams)
+	case s.TPCHRun != nil:
+		return fmt.Sprintf("tpch-run on %s: %d power tests", s.TPCHRun.Server, s.TPCHRun.Repeat)
 	case s.Backup != nil:
 		return fmt.Sprintf("backup %s, %d cycles", s.Backup.Server, s.Backup.Cycles)
 	case s.Neighbours != nil:

@@ -78,6 +78,9 @@ type parser struct {
 	// built are the servers a tpcc-build step built so far, with its
 	// warehouses: the sources a later one may copy (from).
 	built map[string]int
+	// tpchBuilt are the servers a tpch-build step built so far: those a
+	// tpch-run step may run on.
+	tpchBuilt map[string]bool
 	// blamed are the values already reported bad: a config's Validate
 	// adds nothing about them (refuse).
 	blamed map[*yaml.Node]bool

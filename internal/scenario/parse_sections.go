@@ -444,6 +444,10 @@ func (p *parser) parseSteps(f field) {
 			st.TPCCBuild = p.tpccBuildStep(kindNode, body)
 		case KindTPCCRun:
 			st.TPCCRun = p.tpccRunStep(kindNode, body)
+		case KindTPCHBuild:
+			st.TPCHBuild = p.tpchBuildStep(kindNode, body)
+		case KindTPCHRun:
+			st.TPCHRun = p.tpchRunStep(kindNode, body)
 		case KindBackup:
 			st.Backup = p.backupStep(kindNode, body)
 		case KindNeighbours:
@@ -640,6 +644,64 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	st.Rate = p.rate(fs, what)
 	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, st.Rate)
 	p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
+	return st
+}
+
+func (p *parser) tpchBuildStep(at, body *yaml.Node) *TPCHBuildStep {
+	const what = KindTPCHBuild
+	fs := p.fields(body, what, []string{"server", "scale", "build_vus"})
+	p.required(at, fs, what, "server", "scale")
+	st := &TPCHBuildStep{}
+	if f, ok := fs["server"]; ok {
+		if s, ok := p.serverRef(f.val, what+": server"); ok {
+			st.Server, st.Instances = s.Name, s.Instances()
+			if p.tpchBuilt == nil {
+				p.tpchBuilt = map[string]bool{}
+			}
+			p.tpchBuilt[s.Name] = true
+		}
+	}
+	if f, ok := fs["scale"]; ok {
+		st.Scale, _ = p.float(f.val, what+": scale")
+	}
+	if f, ok := fs["build_vus"]; ok {
+		st.BuildVUs, _ = p.integer(f.val, what+": build_vus", math.MinInt, math.MaxInt)
+	}
+	p.refuse(tpchBuildConfig(st).Validate(), fs, what, nil)
+	return st
+}
+
+func (p *parser) tpchRunStep(at, body *yaml.Node) *TPCHRunStep {
+	const what = KindTPCHRun
+	fs := p.fields(body, what, []string{"server", "seed", "validate", "no_refresh", "streams", "repeat", "timeout", "thresholds"})
+	p.required(at, fs, what, "server")
+	st := &TPCHRunStep{Thresholds: p.thresholds(fs, what, stored.KindTPCH), Repeat: p.repetitions(fs, what, false).Repeat}
+	if f, ok := fs["server"]; ok {
+		if s, ok := p.serverRef(f.val, what+": server"); ok {
+			st.Server, st.Instances = s.Name, s.Instances()
+			if !p.tpchBuilt[s.Name] {
+				p.bad(f.val, "%s: server %q has no TPC-H tables yet; build them with a tpch-build step before this one", what, s.Name)
+			}
+		}
+	}
+	if f, ok := fs["seed"]; ok {
+		if n, ok := p.integer(f.val, what+": seed", math.MinInt, math.MaxInt); ok {
+			st.Seed = int64(n)
+		}
+	}
+	if f, ok := fs["validate"]; ok {
+		st.Validate, _ = p.boolean(f.val, what+": validate")
+	}
+	if f, ok := fs["no_refresh"]; ok {
+		st.NoRefresh, _ = p.boolean(f.val, what+": no_refresh")
+	}
+	if f, ok := fs["streams"]; ok {
+		st.Streams, _ = p.integer(f.val, what+": streams", math.MinInt, math.MaxInt)
+	}
+	if f, ok := fs["timeout"]; ok {
+		st.Timeout, _ = p.duration(f.val, what+": timeout (0: none)", false)
+	}
+	p.refuse(experiment.Except(tpchRunConfig(st).Validate(), supplied...), fs, what, nil)
 	return st
 }
 

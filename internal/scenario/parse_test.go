@@ -14,8 +14,8 @@ import (
 func TestBrokenFiles(t *testing.T) {
 	for file, want := range map[string][]string{
 		"unknown-step.yaml": {
-			`7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report`,
-			`9:5: unknown step kind "vacuum"; known kinds: disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report`,
+			`7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report`,
+			`9:5: unknown step kind "vacuum"; known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report`,
 		},
 		"space.yaml": {
 			`4:58: target bad1: emulate: compression zstd with data checksums off is not possible: btrfs does not compress files without checksums (nodatasum), so nothing would be compressed; keep checksums on or use compression none`,

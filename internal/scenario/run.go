@@ -18,6 +18,8 @@ type Executor interface {
 	Disk(ctx context.Context, st *DiskStep) error
 	TPCCBuild(ctx context.Context, st *TPCCBuildStep) error
 	TPCCRun(ctx context.Context, st *TPCCRunStep) error
+	TPCHBuild(ctx context.Context, st *TPCHBuildStep) error
+	TPCHRun(ctx context.Context, st *TPCHRunStep) error
 	Backup(ctx context.Context, st *BackupStep) error
 	Neighbours(ctx context.Context, st *NeighboursStep) error
 	Check(ctx context.Context, st *CheckStep) error
@@ -113,6 +115,10 @@ func runStep(ctx context.Context, ex Executor, st Step) error {
 		return ex.TPCCBuild(ctx, st.TPCCBuild)
 	case st.TPCCRun != nil:
 		return ex.TPCCRun(ctx, st.TPCCRun)
+	case st.TPCHBuild != nil:
+		return ex.TPCHBuild(ctx, st.TPCHBuild)
+	case st.TPCHRun != nil:
+		return ex.TPCHRun(ctx, st.TPCHRun)
 	case st.Backup != nil:
 		return ex.Backup(ctx, st.Backup)
 	case st.Neighbours != nil:

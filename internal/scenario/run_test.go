@@ -50,6 +50,12 @@ func (r *recorder) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
 func (r *recorder) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 	return r.do(ctx, "run "+st.Server)
 }
+func (r *recorder) TPCHBuild(ctx context.Context, st *TPCHBuildStep) error {
+	return r.do(ctx, "tpch-build "+st.Server)
+}
+func (r *recorder) TPCHRun(ctx context.Context, st *TPCHRunStep) error {
+	return r.do(ctx, "tpch-run "+st.Server)
+}
 func (r *recorder) Backup(ctx context.Context, st *BackupStep) error {
 	return r.do(ctx, "backup "+st.Server)
 }
