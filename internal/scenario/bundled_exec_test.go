@@ -504,3 +504,61 @@ func tiersAtLoadReport(t *testing.T, rec *scenarioRecorder) {
 		}
 	}
 }
+
+// The shortened analytic-tiers scenario: TPC-H at SF 0.01 on a fast and a
+// throttled tier, on both engines. Each server gets its tables in a
+// database of its own (tpch), every run has its power test's 22 queries
+// and a one-stream throughput test beside a refresh pair, and the report
+// compares the tiers on each engine, not the engines.
+func TestExecuteAnalyticTiersScenario(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	mariatest.RequireBinaries(t)
+	base := mariatest.TempDir(t)
+	data := filepath.Join(base, "data")
+	t.Cleanup(func() {
+		for _, d := range []string{"fast/pg-fast", "slow/pg-slow", "fast/maria-fast", "slow/maria-slow"} {
+			dir := filepath.Join(data, "analytic-tiers", d)
+			server.Stop(context.Background(), dir, "immediate")
+			server.RemoveLimits(dir)
+		}
+	})
+	res, group, _ := executeBundled(t, "analytic-tiers", base, map[string]string{"scale": "0.01", "streams": "1", "loop": "2GiB",
+		"memory": "256MiB", "slow_mbps": "20", "timeout": "2m"})
+	engines := map[string]int{}
+	for _, r := range groupRuns(t, res, group) {
+		if r.Kind != "tpch" {
+			continue
+		}
+		engines[param(r, "engine")]++
+		if dsn := param(r, "dsn"); !strings.Contains(dsn, "/tpch") || r.Status != results.StatusComplete {
+			t.Errorf("run %s: %s on %s; want a complete run in database tpch", r.ID, r.Status, dsn)
+		}
+		var doc struct {
+			Power []struct {
+				Queries []struct{ Status string } `json:"queries"`
+			} `json:"power"`
+			Throughput *struct {
+				Queries []struct{ Status string } `json:"queries"`
+			} `json:"throughput"`
+		}
+		if err := json.Unmarshal(r.Summary, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Power) != 1 || len(doc.Power[0].Queries) != 24 || doc.Throughput == nil || len(doc.Throughput.Queries) != 22+2 {
+			t.Errorf("run %s: %+v; want RF1, 22 queries and RF2, then one stream and a refresh pair", r.ID, doc)
+		}
+	}
+	if engines["postgres"] != 2 || engines["mariadb"] != 2 {
+		t.Fatalf("TPC-H runs by engine: %v; want two tiers on each", engines)
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil {
+		t.Fatalf("the scenario's report: %v", err)
+	}
+	for _, want := range []string{`id="tpch-queries"`, "pg-slow (emulated)&#39;s geometric mean query time is", "maria-slow (emulated)&#39;s geometric mean query time is"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report lacks %s", want)
+		}
+	}
+}

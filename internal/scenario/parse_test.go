@@ -31,6 +31,18 @@ func TestBrokenFiles(t *testing.T) {
 			`20:21: space: target "nowhere" is not defined; defined targets: plain, bad1, bad2, bad3, bad4, bad5`,
 			`21:38: space: zstd_sample 3 is not auto or a power of two; give auto, 1 (every block, exact) or e.g. 32`,
 		},
+		"tpch.yaml": {
+			`9:24: tpch-run: server "pg" has no TPC-H tables yet; build them with a tpch-build step before this one`,
+			`10:37: tpch-build: scale "0" is not above 0; give one such as 0.01, 1 or 10`,
+			`11:37: tpch-build: scale: "abc" is not a number of 0 or more`,
+			`12:37: tpch-build: scale "0.005" gives some parts the same supplier twice (dbgen's PARTSUPP at this small scale), which its primary key refuses; give 0.01, 0.1 or 1`,
+			`13:5: tpch-build: missing scale (required: server, scale)`,
+			`14:37: tpch-run: streams -1 is out of range; give 0 to 64 query streams (0: no throughput test)`,
+			`14:50: tpch-run: timeout 1ms is too short; give 0 (none) or at least 10ms`,
+			`15:50: tpch-run: seed 7 draws parameters, but validate uses the specification's own; give one or the other`,
+			`16:41: tpch-run: threshold "q23.seconds<1s": "q23.seconds" is not a figure of a TPC-H test (e.g. geomean, seconds, power_at_size, throughput_seconds); see docs/thresholds.md`,
+			`17:24: tpch-run: server "other" has no TPC-H tables yet; build them with a tpch-build step before this one`,
+		},
 		"missing-target.yaml": {
 			`5:42: server db: target "sata" is not defined; defined targets: nvme`,
 			`7:20: disk: target "ssd" is not defined; defined targets: nvme`,
