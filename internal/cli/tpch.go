@@ -176,6 +176,7 @@ tpch run sends; --json prints them with their parameters.`,
 type TPCHRunOptions struct {
 	dsnOption
 	options.TPCHRun
+	metricsOptions
 }
 
 func newTPCHRunCommand(g *Globals) *cobra.Command {
@@ -200,19 +201,25 @@ every answer; a wrong answer fails the run (exit 1), naming the query and its fi
 	}
 	opts.addFlag(cmd.Flags())
 	opts.TPCHRun.AddFlags(cmd.Flags())
+	opts.metricsOptions.addFlags(cmd.Flags())
 	return cmd
 }
 
 func runTPCHRun(ctx context.Context, g *Globals, opts TPCHRunOptions) (*experiment.TPCHRunResult, error) {
 	cfg, err := opts.Config()
-	if err != nil {
+	if err = thresholds(g, err); err != nil {
 		return nil, err
 	}
 	if cfg.DSN, err = opts.check(g); err != nil {
 		return nil, err
 	}
 	v := newView(g)
-	out, err := experiment.RunTPCH(ctx, cfg, v)
+	obs, done, err := opts.metricsOptions.begin(ctx, g, &cfg.Record, v)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out, err := experiment.RunTPCH(ctx, cfg, obs)
 	return out, printRun(v, out, err, func() { printTPCHSummary(g.Stdout, out) })
 }
 

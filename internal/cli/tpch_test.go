@@ -128,8 +128,13 @@ func TestTPCHRunMariaDB(t *testing.T) {
 		t.Fatalf("build: exit %d: %s", code, stderr)
 	}
 	res := t.TempDir()
-	code, stdout, stderr := runTierbench(t, "tpch", "run", "--dsn", dsn, "--validate", "--results", res, "--interval", "0s", "--json")
+	code, stdout, stderr := runTierbench(t, "tpch", "run", "--dsn", dsn, "--validate", "--results", res, "--interval", "0s", "--json",
+		"--threshold", "geomean<=1h", "--threshold", "q1.rows==4", "--metrics-listen", "127.0.0.1:0", "--metrics-grace", "0s")
 	var doc struct {
+		Thresholds []struct {
+			Threshold string `json:"threshold"`
+			Pass      bool   `json:"pass"`
+		} `json:"thresholds"`
 		Status         string `json:"status"`
 		Engine         string `json:"engine"`
 		AnswersChecked bool   `json:"answers_checked"`
@@ -142,7 +147,8 @@ func TestTPCHRunMariaDB(t *testing.T) {
 		} `json:"power"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil || doc.Status != "complete" || doc.Engine != "mariadb" || !doc.AnswersChecked ||
-		len(doc.Power) != 1 || len(doc.Power[0].Queries) != 22 || doc.Power[0].Queries[0].Query != 14 || doc.Power[0].GeoMean <= 0 {
+		len(doc.Power) != 1 || len(doc.Power[0].Queries) != 22 || doc.Power[0].Queries[0].Query != 14 || doc.Power[0].GeoMean <= 0 ||
+		len(doc.Thresholds) != 2 || !doc.Thresholds[0].Pass || !doc.Thresholds[1].Pass {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, stdout, stderr)
 	}
 	code, stdout, _ = runTierbench(t, "tpch", "queries", "--dialect", "mariadb", "--stream", "1", "--seed", "7")
@@ -161,6 +167,7 @@ func TestTPCHRunMariaDB(t *testing.T) {
 		{[]string{"--timeout", "5ms"}, "--timeout 5ms is too short"},
 		{[]string{"--validate", "--seed", "3"}, "--seed 3 draws parameters, but --validate uses the specification's own"},
 		{[]string{"--repeat", "0"}, "--repeat 0 is out of range"},
+		{[]string{"--threshold", "q23.seconds<1s"}, `"q23.seconds" is not a figure of a TPC-H test`},
 	} {
 		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "run", "--dsn", dsn, "--results", res}, tc.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

@@ -125,6 +125,9 @@ func (r *runState) collect(ch chan<- prometheus.Metric) {
 	if d := r.dur; d != nil {
 		d.collect(m)
 	}
+	if t := r.tpch; t != nil {
+		t.collect(m)
+	}
 	if r.sample != nil {
 		collectSample(m, r.sample)
 	}

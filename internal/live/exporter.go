@@ -79,6 +79,7 @@ type runState struct {
 	point  pointProgress
 	backup *backupState
 	dur    *durabilityState
+	tpch   *tpchState
 	sample *telemetry.Sample
 }
 
@@ -150,6 +151,8 @@ func labelsOf(s experiment.Started) *runState {
 		target, pl = p.Target, p.Placement
 	case *stored.BackupParams:
 		engineName, target, pl = p.Engine, p.Target, p.Placement
+	case *stored.TPCHParams:
+		engineName, pl = p.Engine, p.Placement
 	case *stored.DurabilityParams:
 		engineName = p.Engine
 	case *stored.MonitorParams:
@@ -268,6 +271,8 @@ func (o *observer) Result(x experiment.Result) {
 			r.tpcc.finish(x.TPCC)
 		case x.Point != nil:
 			r.finishPoint(*x.Point)
+		case x.TPCHQuery != nil:
+			r.tpchState().finish(x.TPCHQuery)
 		case x.Phase != nil:
 			b := r.backupState()
 			ph := *x.Phase
