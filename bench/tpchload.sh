@@ -2,6 +2,7 @@
 # bench/tpchload.sh — does `tpch build` keep up with COPY from files?
 #
 #   SF=1 K=2 bench/tpchload.sh
+#   ENGINE=mariadb SF=1 K=2 bench/tpchload.sh
 #
 # 1. tierbench: `tpch build --scale SF --build-vus K` on a fresh managed
 #    PostgreSQL: the generator streams into K COPYs, then the keys and
@@ -12,15 +13,21 @@
 #    FROM 'file' K at a time (no client at all), then the same key, index
 #    and VACUUM ANALYZE statements K at a time, on a second fresh managed
 #    server with the same settings.
+# With ENGINE=mariadb the same on managed MariaDB servers: LOAD DATA LOCAL
+# INFILE streamed by tierbench against the server's own LOAD DATA INFILE of
+# the pieces, K at a time, then the same indexes and ANALYZE TABLE; the
+# tables are created with their primary keys first, as the build creates
+# them. Needs the mariadb client.
 # Prints each side's load time and total, and their ratios. Needs psql.
 set -euo pipefail
 SF=${SF:-1}
 K=${K:-$(nproc)}
+ENGINE=${ENGINE:-postgres}
 cd "$(dirname "$0")/.."
 make -s build >/dev/null
 TB=$PWD/bin/tierbench
 PSQL=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql | sort -V | tail -1)
-SQL=$PWD/internal/engine/postgres
+SQL=$PWD/internal/engine/$ENGINE
 
 work=$(mktemp -d /var/tmp/tierbench-tpchload-bench.XXXXXX)
 chmod 755 "$work" # the server runs as an unprivileged user that must read the files
@@ -35,8 +42,8 @@ json_field() { sed -n "s/^ *\"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p"
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 
-echo "== tierbench tpch build: SF $SF, $K loader connections"
-dsn_a=$("$TB" server start --datadir "$work/a" --json | json_field dsn)
+echo "== tierbench tpch build on $ENGINE: SF $SF, $K loader connections"
+dsn_a=$("$TB" server start --engine "$ENGINE" --datadir "$work/a" --json | json_field dsn)
 out=$("$TB" tpch build --dsn "$dsn_a" --scale "$SF" --build-vus "$K" --json 2>/dev/null)
 t_tb=$(echo "$out" | json_field seconds)
 l_tb=$(echo "$out" | json_field load_seconds)
@@ -52,17 +59,40 @@ for f in "$work"/data/*.tbl; do
 	rm "$f"
 done
 chmod -R a+rX "$work/data"
-dsn_b=$("$TB" server start --datadir "$work/b" --json | json_field dsn)
-"$PSQL" -q "$dsn_b" -f "$SQL/tpch_schema.sql"
-copy_file() { "$PSQL" -q "$dsn_b" -c "COPY $(basename "$1" | cut -d. -f1) FROM '$1' (DELIMITER '|')" >/dev/null; }
-run_sql() { "$PSQL" -q "$dsn_b" -c "SET maintenance_work_mem = '256MB'" -c "$1" >/dev/null; }
+dsn_b=$("$TB" server start --engine "$ENGINE" --datadir "$work/b" --json | json_field dsn)
+if [ "$ENGINE" = mariadb ]; then
+	# mariadb://USER:PASSWORD@HOST:PORT/DB: the password goes in MYSQL_PWD,
+	# never on a command line.
+	rest=${dsn_b#*://}
+	userpass=${rest%%@*}
+	hostport=${rest#*@}
+	hostport=${hostport%%/*}
+	db=${rest#*/}
+	db=${db%%\?*}
+	export MYSQL_PWD=${userpass#*:}
+	MARIADB=$(command -v mariadb || command -v mysql)
+	export MARIADB MUSER=${userpass%%:*} MHOST=${hostport%:*} MPORT=${hostport##*:} MDB=$db
+	msql() { "$MARIADB" --protocol=tcp -h "$MHOST" -P "$MPORT" -u "$MUSER" "$MDB" "$@"; }
+	export -f msql
+	msql <"$SQL/tpch_schema.sql"
+	copy_file() { msql -e "LOAD DATA INFILE '$1' INTO TABLE $(basename "$1" | cut -d. -f1) FIELDS TERMINATED BY '|'" >/dev/null; }
+	run_sql() { msql -e "$1" >/dev/null; }
+	stats() { echo "ANALYZE TABLE $1"; }
+else
+	"$PSQL" -q "$dsn_b" -f "$SQL/tpch_schema.sql"
+	copy_file() { "$PSQL" -q "$dsn_b" -c "COPY $(basename "$1" | cut -d. -f1) FROM '$1' (DELIMITER '|')" >/dev/null; }
+	run_sql() { "$PSQL" -q "$dsn_b" -c "SET maintenance_work_mem = '256MB'" -c "$1" >/dev/null; }
+	stats() { echo "VACUUM (ANALYZE) $1"; }
+fi
 export -f copy_file run_sql
 export PSQL dsn_b
 t0=$(now)
+# Each table's pieces in order, largest tables first: InnoDB appends a
+# table's runs in key order, as the build does.
 ls -S "$work"/data/*.part.* | xargs -P "$K" -I{} bash -c 'copy_file "$@"' _ {}
 t1=$(now)
 grep -v '^--' "$SQL/tpch_indexes.sql" | xargs -P "$K" -I{} bash -c 'run_sql "$@"' _ {}
-for t in lineitem orders partsupp customer part supplier nation region; do echo "VACUUM (ANALYZE) $t"; done |
+for t in lineitem orders partsupp customer part supplier nation region; do stats "$t"; done |
 	xargs -P "$K" -I{} bash -c 'run_sql "$@"' _ {}
 t2=$(now)
 l_copy=$(calc "$t1 - $t0")
