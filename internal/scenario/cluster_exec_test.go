@@ -46,7 +46,8 @@ func (r *leakRecorder) told() string {
 // profile on both hosts, managed PostgreSQL instances spread over them
 // (started over SSH, listening on the hosts' addresses), built on their
 // hosts, TPC-C from the controller beside a backup run on its host, the
-// consistency checks and the report.
+// consistency checks, TPC-H built by each host's tierbench and run from the
+// controller on every instance, and the report.
 const clusterScenario = `name: cluster-test
 hosts:
   - {name: h1, ssh: "root@H1", tierbench: "TB", node_exporter: "http://H1:9100/metrics", fio_server: "H1"}
@@ -60,6 +61,8 @@ steps:
   - tpcc-build: {server: db, warehouses: 1}
   - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rate: 600, rampup: 7s, duration: 9s, cycles: 1}
   - check: {server: db}
+  - tpch-build: {server: db, scale: 0.01}
+  - tpch-run: {server: db, no_refresh: true}
   - report: {}
 `
 
@@ -128,10 +131,10 @@ func TestExecuteClusterScenario(t *testing.T) {
 			t.Errorf("backup run %s: host %q; want h2, where it ran", r.ID, r.Host)
 		}
 	}
-	if kinds["disk"] != 1 || kinds["tpcc"] != 3 || kinds["backup"] != 1 {
-		t.Errorf("runs by kind: %v; want 1 disk, 3 tpcc, 1 backup", kinds)
+	if kinds["disk"] != 1 || kinds["tpcc"] != 3 || kinds["backup"] != 1 || kinds["tpch"] != 4 {
+		t.Errorf("runs by kind: %v; want 1 disk, 3 tpcc, 1 backup, 4 tpch", kinds)
 	}
-	for in, want := range map[string]string{"db-1/tpcc": "h1", "db-2/tpcc": "h1", "db-3/tpcc": "h2", "db-4/backup": "h2"} {
+	for in, want := range map[string]string{"db-1/tpcc": "h1", "db-2/tpcc": "h1", "db-3/tpcc": "h2", "db-4/backup": "h2", "db-4/tpch": "h2"} {
 		if hostOf[in] != want {
 			t.Errorf("%s: scenario_host %q; want %s", in, hostOf[in], want)
 		}
