@@ -109,7 +109,7 @@ func TestTPCHBuild(t *testing.T) {
 		{[]string{"--dsn", dsn, "--scale", "0.001"}, `--scale "0.001" gives some parts the same supplier twice`},
 		{[]string{"--dsn", dsn, "--scale", "0.01", "--build-vus", "0"}, "--build-vus 0 is out of range"},
 		{[]string{"--dsn", dsn, "--scale", "0"}, `--scale "0" is not above 0`},
-		{[]string{"--dsn", dsn, "--scale", "abc"}, `invalid argument "abc" for "--scale"`},
+		{[]string{"--dsn", dsn, "--scale", "abc"}, `--scale "abc" is not a number, e.g. 0.1 or 10`},
 	} {
 		code, stdout, stderr := runTierbench(t, append([]string{"tpch", "build"}, tc.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
@@ -164,6 +164,7 @@ func TestTPCHRunMariaDB(t *testing.T) {
 		want string
 	}{
 		{[]string{"--streams", "65"}, "--streams 65 is out of range"},
+		{[]string{"--streams", "0"}, "--streams 0 runs no throughput test; give 1 to 64 query streams, or leave streams out"},
 		{[]string{"--timeout", "5ms"}, "--timeout 5ms is too short"},
 		{[]string{"--validate", "--seed", "3"}, "--seed 3 draws parameters, but --validate uses the specification's own"},
 		{[]string{"--repeat", "0"}, "--repeat 0 is out of range"},

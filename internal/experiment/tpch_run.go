@@ -80,6 +80,18 @@ func (c TPCHRunConfig) Validate() error {
 	return ps.err()
 }
 
+// GivenStreams is the rule for a number of query streams a user wrote
+// (a flag, a key, a step's field): a throughput test has at least one
+// query stream, and leaving the number out runs the power tests alone.
+// Config's 0 is that default, not a value to write.
+func GivenStreams(n int) error {
+	var ps problems
+	if n == 0 {
+		ps.add("streams", n, "runs no throughput test; give 1 to %d query streams, or leave streams out to run the power test alone", MaxTPCHStreams)
+	}
+	return ps.err()
+}
+
 // TPCHRunResult is a TPC-H run's document: what --json prints and the
 // store keeps as the run's summary.
 type TPCHRunResult struct {

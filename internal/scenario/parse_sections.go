@@ -696,7 +696,10 @@ func (p *parser) tpchRunStep(at, body *yaml.Node) *TPCHRunStep {
 		st.NoRefresh, _ = p.boolean(f.val, what+": no_refresh")
 	}
 	if f, ok := fs["streams"]; ok {
-		st.Streams, _ = p.integer(f.val, what+": streams", math.MinInt, math.MaxInt)
+		if n, ok := p.integer(f.val, what+": streams", math.MinInt, math.MaxInt); ok {
+			st.Streams = n
+			p.refuse(experiment.GivenStreams(n), fs, what, nil)
+		}
 	}
 	if f, ok := fs["timeout"]; ok {
 		st.Timeout, _ = p.duration(f.val, what+": timeout (0: none)", false)

@@ -42,6 +42,7 @@ func TestBrokenFiles(t *testing.T) {
 			`15:50: tpch-run: seed 7 draws parameters, but validate uses the specification's own; give one or the other`,
 			`16:41: tpch-run: threshold "q23.seconds<1s": "q23.seconds" is not a figure of a TPC-H test (e.g. geomean, seconds, power_at_size, throughput_seconds); see docs/thresholds.md`,
 			`17:24: tpch-run: server "other" has no TPC-H tables yet; build them with a tpch-build step before this one`,
+			`18:37: tpch-run: streams 0 runs no throughput test; give 1 to 64 query streams, or leave streams out to run the power test alone`,
 		},
 		"missing-target.yaml": {
 			`5:42: server db: target "sata" is not defined; defined targets: nvme`,
