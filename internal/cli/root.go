@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -152,7 +153,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		Args:          cobra.NoArgs,
 	}
 	root.PersistentFlags().BoolVar(&g.JSON, "json", false, "print exactly one JSON document on stdout (progress goes to stderr)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: flagError(err)} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		newVersionCommand(g),
@@ -254,4 +255,21 @@ func printRun[T any](v *view, out *T, err error, summary func()) error {
 	}
 	summary()
 	return err
+}
+
+// badFlagValue is pflag's error for a value its type refuses, e.g.
+// `invalid argument "abc" for "--scale" flag: strconv.ParseFloat: parsing
+// "abc": invalid syntax`.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: strconv\.Parse(Float|Int|Uint|Bool)`)
+
+// flagError words a flag parsing error as the other bad input is worded:
+// the value, and what a right one is.
+func flagError(err error) string {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	want := map[string]string{"Float": "a number, e.g. 0.1 or 10", "Int": "a whole number", "Uint": "a whole number of 0 or more",
+		"Bool": "true or false"}[m[3]]
+	return fmt.Sprintf("%s %q is not %s", m[2], m[1], want)
 }

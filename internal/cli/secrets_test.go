@@ -286,7 +286,7 @@ func TestSecrets(t *testing.T) {
 		{args: []string{"tpcc", "check", plain}, want: []string{`unknown command "postgres://u:xxxxx@localhost/db" for "tierbench tpcc check"`}},
 		{args: []string{"tpcc", "check", postgresDSN}, want: []string{`unknown command "` + engine.Redact(postgresDSN) + `" for "tierbench tpcc check"`}},
 		{args: []string{"tpcc", "build", "--dsn", plain, "--warehouses", plain},
-			want: []string{`invalid argument "postgres://u:xxxxx@localhost/db" for "--warehouses" flag`}},
+			want: []string{`--warehouses "postgres://u:xxxxx@localhost/db" is not a whole number`}},
 		{args: []string{"tpcc", "check", "--dsn=" + plain, "--bogus"}, want: []string{"unknown flag: --bogus"}},
 		{args: []string{"tpcc", "chekc", "--dsn", postgresDSN}, want: []string{"unknown"}},
 		// mysql:// DSNs (the MariaDB engine; no server here).
