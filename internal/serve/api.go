@@ -272,7 +272,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 
 // listServers is `server status --json` without a data directory: the
 // managed servers running on this host, without their DSNs ({"servers":
-// […]}), which a TPC-C run names by their datadir.
+// […]}), which a TPC-C or TPC-H run names by their datadir.
 func (s *Server) listServers(w http.ResponseWriter, r *http.Request) {
 	list, err := server.Running(r.Context())
 	if err != nil {

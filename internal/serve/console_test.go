@@ -41,10 +41,11 @@ type browserPage interface {
 
 // The console, driven end to end in a real Chromium and a real Firefox,
 // each against its own serve and a real PostgreSQL: it asks for the token
-// on the first 401, shows a 400 next to its field, validates a scenario,
-// starts a quick TPC-C run and follows it live (the TPM text changes as
-// the seconds come), shows it done, opens its report, compares two
-// finished runs, and cancels a queued and a running run.
+// on the first 401, shows a 400 next to its field (a TPC-C and a TPC-H
+// run's), validates a scenario, starts a quick TPC-C run and follows it
+// live (the TPM text changes as the seconds come), shows it done, opens
+// its report, compares two finished runs, and cancels a queued and a
+// running run.
 func TestConsoleChromium(t *testing.T) {
 	t.Parallel()
 	bin := chromium(t)
@@ -79,6 +80,22 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	waitJS(t, p, 20*time.Second, "the duration's error next to it", `document.getElementById("err-duration").textContent.length > 0`)
 	if text := jsString(t, p, `document.getElementById("err-dsn").textContent`); text != "" {
 		t.Errorf("the DSN shows an error for a bad duration: %q", text)
+	}
+
+	// A quick TPC-H run's problems are refused each next to its field: a
+	// checked box is sent as true.
+	js(t, p, fmt.Sprintf(`(() => {
+		document.getElementById("tpch-dsn").value = %q;
+		document.getElementById("tpch-seed").value = "7";
+		document.getElementById("tpch-validate").checked = true;
+		document.getElementById("tpch-streams").value = "-1";
+		document.getElementById("tpch-submit").click();
+		return true;
+	})()`, dsn))
+	waitJS(t, p, 20*time.Second, "the TPC-H run's seed and streams errors next to them",
+		`document.getElementById("err-tpch-seed").textContent.includes("validate") && document.getElementById("err-tpch-streams").textContent.length > 0`)
+	if text := jsString(t, p, `document.getElementById("err-tpch-dsn").textContent + document.getElementById("tpch-error").textContent`); text != "" {
+		t.Errorf("the TPC-H form shows other errors: %q", text)
 	}
 
 	// A bundled scenario at a scale shows its variables there; a bad value

@@ -123,6 +123,8 @@ func (o *observer) Result(r experiment.Result) {
 	switch {
 	case r.TPCC != nil:
 		m["tpcc"] = r.TPCC
+	case r.TPCHQuery != nil:
+		m["tpch"] = r.TPCHQuery
 	case r.Point != nil:
 		m["point"] = r.Point
 	case r.Phase != nil:

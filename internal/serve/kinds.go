@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/live"
 	"github.com/tierbench/tierbench/internal/options"
@@ -42,6 +43,7 @@ type kind struct {
 // kinds are the experiments POST /api/v1/runs starts.
 var kinds = map[string]kind{
 	stored.KindTPCC:       {build: buildTPCC},
+	stored.KindTPCH:       {build: buildTPCH},
 	stored.KindDisk:       {build: buildDisk, destructive: []string{"overwrite_file", "destroy_data_on", "even_if_formatted", "fio"}},
 	stored.KindBackup:     {build: buildBackup, destructive: []string{"pg_bin"}},
 	stored.KindSpace:      {build: buildSpace},
@@ -287,6 +289,30 @@ func buildTPCC(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, err
 		return nil, err
 	}
 	return runs(cfg, experiment.RunTPCC), nil
+}
+
+// buildTPCH is `tpch run`'s options and the request's dsn, or the managed
+// server whose data directory its server names: there, the database of
+// its own that TPC-H is built in (experiment.TPCHDatabase), as a
+// scenario's tpch-build builds it.
+func buildTPCH(fs *pflag.FlagSet, req request, rec experiment.Record) (*job, error) {
+	cfg, err := configure[experiment.TPCHRunConfig](&options.TPCHRun{}, fs, req, "dsn", "server")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DSN, err = req.dsn(); err != nil {
+		return nil, err
+	}
+	if dir, _ := req.str("server"); dir != "" {
+		if cfg.DSN, err = engine.WithDatabase(cfg.DSN, experiment.TPCHDatabase); err != nil {
+			return nil, err
+		}
+	}
+	record(&cfg.Record, rec)
+	if err := options.Flagged(cfg.Validate(), options.TelemetryFlags); err != nil {
+		return nil, err
+	}
+	return runs(cfg, experiment.RunTPCH), nil
 }
 
 // buildDisk is `disk run`'s options.

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/serve"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // The other kinds run from the same options as their commands: a disk
@@ -141,5 +143,100 @@ func TestAPIScenarioRuns(t *testing.T) {
 		if d := doneOf(t, s.follow(t, id, "", nil)); d["status"] != results.StatusComplete {
 			t.Errorf("run %s of the scenario: %v", id, d)
 		}
+	}
+}
+
+// A TPC-H run posted to the API runs as `tpch run` does: on an SF 0.01
+// build, with the validation parameters, its 22 queries come as results
+// and its stored document (the one `tpch run --json` prints) has every
+// answer checked and right.
+func TestAPIRunTPCH(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	db, err := experiment.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = experiment.BuildTPCH(ctx, db, experiment.TPCHBuildConfig{Scale: 0.01, BuildVUs: 2}, experiment.Nop{})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, serve.Options{})
+	var p struct{ ID string }
+	if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpch", "dsn": dsn, "validate": true}, &p); code != 202 {
+		t.Fatalf("POST a TPC-H run: %d %s", code, body)
+	}
+	evs := s.follow(t, p.ID, "", nil)
+	if d := doneOf(t, evs); d["status"] != results.StatusComplete || d["outcome"] != "succeeded" {
+		t.Fatalf("done: %v", d)
+	}
+	var queries int
+	for _, data := range eventData(evs, "result") {
+		var r struct {
+			TPCH *stored.TPCHQuery `json:"tpch"`
+		}
+		if json.Unmarshal([]byte(data), &r) == nil && r.TPCH != nil {
+			queries++
+		}
+	}
+	if queries != 22 {
+		t.Errorf("%d result events of a query; want 22", queries)
+	}
+	var shown results.Shown
+	if code, body := s.do(t, "GET", "/api/v1/runs/"+p.ID, nil, &shown); code != 200 || shown.Run.Kind != "tpch" || shown.Run.Status != results.StatusComplete {
+		t.Fatalf("GET the run: %d %s", code, body)
+	}
+	var doc experiment.TPCHRunResult
+	if err := json.Unmarshal(shown.Run.Summary, &doc); err != nil {
+		t.Fatalf("the stored document: %v\n%s", err, shown.Run.Summary)
+	}
+	if doc.RunID != p.ID || !doc.Validate || !doc.AnswersChecked || len(doc.Wrong) > 0 || len(doc.Power) != 1 || len(doc.Power[0].Queries) != 22 {
+		t.Fatalf("the stored document: %s; want run %s validated, its 22 power queries' answers checked", shown.Run.Summary, p.ID)
+	}
+	for _, q := range doc.Power[0].Queries {
+		if q.Status != stored.TPCHOK {
+			t.Errorf("%s: %s %s; want ok", q.Name(), q.Status, q.Error)
+		}
+	}
+}
+
+// A TPC-H run's bad input is refused with 400 naming its key, in `tpch
+// run`'s words without the dashes, by its config's rules; nothing is
+// queued or stored.
+func TestAPITPCHBadInput(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, serve.Options{})
+	const dsn = "postgres://u@127.0.0.1:1/x"
+	for _, c := range []struct {
+		req   map[string]any
+		field string
+		want  string
+	}{
+		{map[string]any{"kind": "tpch", "dsn": dsn, "streams": -1}, "streams", "streams -1 is out of range"},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "streams": 0}, "streams", "streams 0 runs no throughput test"},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "seed": 7, "validate": true}, "seed", "but validate uses the specification's own"},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "timeout": "soon"}, "timeout", "timeout: "},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "timeout": "1ms"}, "timeout", "is too short"},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "no_refresh": "maybe"}, "no_refresh", "no_refresh: "},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "scale": 1}, "scale", `"scale" is not an option here; give one of: `},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "results": "/tmp"}, "results", "results: serve stores every run"},
+		{map[string]any{"kind": "tpch", "validate": true}, "dsn", "dsn"},
+		{map[string]any{"kind": "tpch", "dsn": dsn, "server": t.TempDir()}, "server", "dsn and server both name the database"},
+	} {
+		var e struct{ Error, Field string }
+		code, body := s.do(t, "POST", "/api/v1/runs", c.req, nil)
+		if json.Unmarshal([]byte(body), &e); code != 400 || e.Field != c.field || !strings.Contains(e.Error, c.want) || strings.Contains(e.Error, "--") {
+			t.Errorf("%v: %d %s; want 400, field %s, %q", c.req, code, body, c.field, c.want)
+		}
+	}
+	var q struct{ Entries []any }
+	if s.do(t, "GET", "/api/v1/queue", nil, &q); len(q.Entries) != 0 {
+		t.Errorf("the queue holds %v after bad input", q.Entries)
+	}
+	var list struct{ Total int }
+	if s.do(t, "GET", "/api/v1/runs", nil, &list); list.Total != 0 {
+		t.Errorf("the store holds %d runs after bad input", list.Total)
 	}
 }

@@ -1,5 +1,5 @@
 // tierbench console: the runs, a running experiment live, a quick TPC-C
-// run, the bundled scenarios and the queue, from serve's /api/v1. Plain
+// or TPC-H run, the bundled scenarios and the queue, from serve's /api/v1. Plain
 // DOM, no framework, no network loads. Every string from the API reaches
 // the page as text (textContent, createTextNode), never as HTML.
 "use strict";
@@ -289,10 +289,18 @@ function onLiveEvent(stop, name, d) {
       return;
     case "result":
       if (d.tpcc) note("step result: NOPM " + fmt(d.tpcc.nopm) + ", TPM " + fmt(d.tpcc.tpm));
+      else if (d.tpch) note(tpchName(d.tpch) + ": " + d.tpch.status + ", " + fmt(d.tpch.seconds, 3) + " s, " + fmt(d.tpch.rows) + " rows" +
+        (d.tpch.error ? ": " + d.tpch.error : ""));
       return;
     case "note": return note(d.msg || "");
     case "done": return onDone(d);
   }
+}
+
+// tpchName names a TPC-H query's result as the store names its step:
+// "power 1 Q14", "throughput 2 Q3", "power 1 RF1".
+function tpchName(q) {
+  return q.test + " " + (q.test === "power" ? q.rep : q.stream) + " " + (q.refresh || "Q" + q.query);
 }
 
 function note(msg) {
@@ -378,31 +386,49 @@ function onDone(d) {
   loadQueue();
 }
 
-// ---- quick TPC-C run -------------------------------------------------
+// ---- quick TPC-C and TPC-H runs --------------------------------------
+
+// The quick runs' forms: the kind each posts, the prefix of its elements'
+// ids (PREFIX-form, PREFIX-NAME with - for _, PREFIX-submit,
+// PREFIX-error) and the keys it sends.
+const quickRuns = [
+  { kind: "tpcc", prefix: "start", keys: ["server", "dsn", "vus", "rampup", "duration"] },
+  { kind: "tpch", prefix: "tpch", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
+];
 
 // loadServers offers the managed servers running on serve's host (again
-// whenever the list gets focus): a run on one is posted by its data
+// whenever a list gets focus): a run on one is posted by its data
 // directory, and serve takes its DSN.
 async function loadServers() {
   let r;
   try { r = await api("/api/v1/servers"); } catch (e) { return; }
   if (r.status !== 200) return;
-  const sel = $("start-server");
-  const keep = sel.value;
-  sel.replaceChildren(el("option", { value: "" }, "none: use the DSN below"),
-    ...(r.body.servers || []).map((s) => el("option", { value: s.datadir }, s.engine + " " + s.version + " on port " + s.port + ": " + s.datadir)));
-  sel.value = keep;
+  for (const q of quickRuns) {
+    const sel = $(q.prefix + "-server");
+    const keep = sel.value;
+    sel.replaceChildren(el("option", { value: "" }, "none: use the DSN below"),
+      ...(r.body.servers || []).map((s) => el("option", { value: s.datadir }, s.engine + " " + s.version + " on port " + s.port + ": " + s.datadir)));
+    sel.value = keep;
+  }
 }
 
-async function startRun(ev) {
+// startRun posts q's form: each text that is not empty as it is, each
+// checkbox that is checked as true; serve says what is wrong, by key.
+async function startRun(ev, q) {
   ev.preventDefault();
-  clearErrors($("start-form"));
-  const body = { kind: "tpcc" };
-  for (const name of ["server", "dsn", "vus", "rampup", "duration"]) {
-    const v = $("start-" + name).value.trim();
+  const form = $(q.prefix + "-form"), submit = $(q.prefix + "-submit"), general = $(q.prefix + "-error");
+  clearErrors(form);
+  const body = { kind: q.kind };
+  for (const name of q.keys) {
+    const input = $(q.prefix + "-" + name.replaceAll("_", "-"));
+    if (input.type === "checkbox") {
+      if (input.checked) body[name] = true;
+      continue;
+    }
+    const v = input.value.trim();
     if (v !== "") body[name] = v;
   }
-  $("start-submit").disabled = true;
+  submit.disabled = true;
   try {
     const r = await api("/api/v1/runs", { method: "POST", json: body });
     if (r.status === 202) {
@@ -411,11 +437,11 @@ async function startRun(ev) {
       watch("run", r.body.id);
       return;
     }
-    showFieldErrors($("start-form"), r, $("start-error"));
+    showFieldErrors(form, r, general);
   } catch (e) {
-    $("start-error").textContent = String(e);
+    general.textContent = String(e);
   } finally {
-    $("start-submit").disabled = false;
+    submit.disabled = false;
   }
 }
 
@@ -671,8 +697,11 @@ async function openReport(ids) {
 // ---- start -----------------------------------------------------------
 
 function init() {
-  $("start-form").addEventListener("submit", startRun);
-  $("start-dsn-show").addEventListener("change", (ev) => { $("start-dsn").type = ev.target.checked ? "text" : "password"; });
+  for (const q of quickRuns) {
+    $(q.prefix + "-form").addEventListener("submit", (ev) => startRun(ev, q));
+    $(q.prefix + "-dsn-show").addEventListener("change", (ev) => { $(q.prefix + "-dsn").type = ev.target.checked ? "text" : "password"; });
+    $(q.prefix + "-server").addEventListener("focus", loadServers);
+  }
   $("scenario-name").addEventListener("change", () => validateScenario(true));
   $("scenario-scale").addEventListener("change", () => validateScenario(false));
   $("scenario-validate").addEventListener("click", () => validateScenario(false));
@@ -686,7 +715,6 @@ function init() {
   $("live-cancel").addEventListener("click", () => {
     if (live.id) cancelEntry({ id: live.id, kind: live.path.includes("/scenarios/") ? "scenario" : "run" });
   });
-  $("start-server").addEventListener("focus", loadServers);
   loadQueue();
   loadRuns();
   loadScenarios();
