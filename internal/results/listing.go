@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -10,11 +11,14 @@ import (
 )
 
 // Listed is one run as `results list --json` and the HTTP API list it: the
-// run, its number of steps and, for a TPC-C run with a step, its best NOPM.
+// run, its number of steps and its headline: for a TPC-C run with a step,
+// its best NOPM; for a TPC-H run that finished a power test, the mean of
+// its power tests' geometric means.
 type Listed struct {
 	Run
 	Steps    int      `json:"steps"`
 	BestNOPM *float64 `json:"best_nopm,omitempty"`
+	GeoMean  *float64 `json:"geomean_seconds,omitempty"`
 }
 
 // ListQuery chooses the runs List returns: of a kind and a group ("":
@@ -50,7 +54,11 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Listed, int, error) {
 			rows.Close()
 			return nil, 0, fmt.Errorf("results: listing runs: %w", err)
 		}
-		list = append(list, Listed{Run: r})
+		l := Listed{Run: r}
+		if r.Kind == stored.KindTPCH {
+			l.GeoMean = tpchGeoMean(r.Summary)
+		}
+		list = append(list, l)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -116,4 +124,19 @@ func (s *Store) Show(ctx context.Context, id string) (Shown, error) {
 		out.Steps = []Step{}
 	}
 	return out, nil
+}
+
+// tpchGeoMean is a TPC-H run's summary's geometric mean over its power
+// tests (nil when none finished, or the run has no summary yet).
+func tpchGeoMean(summary json.RawMessage) *float64 {
+	var doc struct {
+		GeoMean struct {
+			Mean float64 `json:"mean"`
+			N    int     `json:"n"`
+		} `json:"geomean_seconds"`
+	}
+	if json.Unmarshal(summary, &doc) != nil || doc.GeoMean.N == 0 {
+		return nil
+	}
+	return &doc.GeoMean.Mean
 }

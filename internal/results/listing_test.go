@@ -79,3 +79,35 @@ func TestStoreCreateRunAs(t *testing.T) {
 		t.Errorf("Run(%s) = %+v, %v", id, got, err)
 	}
 }
+
+// A TPC-H run's headline is its summary's geometric mean, when a power
+// test finished; a run cut short before one did has none.
+func TestStoreListTPCH(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	run := func(summary string) string {
+		t.Helper()
+		r, err := s.CreateRun(ctx, "tpch", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishRun(ctx, r.ID, StatusComplete, json.RawMessage(summary)); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	done := run(`{"geomean_seconds":{"mean":1.25,"stddev":0.1,"n":2,"ci95_low":0.5,"ci95_high":2}}`)
+	cut := run(`{"geomean_seconds":{"mean":null,"stddev":null,"n":0}}`)
+	list, _, err := s.List(ctx, ListQuery{Kind: "tpch"})
+	if err != nil || len(list) != 2 {
+		t.Fatal(list, err)
+	}
+	for _, l := range list {
+		switch {
+		case l.ID == done && (l.GeoMean == nil || *l.GeoMean != 1.25):
+			t.Errorf("a finished run's geometric mean %v; want 1.25", l.GeoMean)
+		case l.ID == cut && l.GeoMean != nil:
+			t.Errorf("a run with no power test has geometric mean %v; want none", *l.GeoMean)
+		}
+	}
+}

@@ -620,7 +620,9 @@ function runRow(run) {
     actions.append(b);
   }
   const headline = run.kind === "tpcc" && run.best_nopm !== undefined && run.best_nopm !== null
-    ? "best NOPM " + fmt(run.best_nopm) : run.steps ? run.steps + (run.steps === 1 ? " step" : " steps") : "";
+    ? "best NOPM " + fmt(run.best_nopm)
+    : run.kind === "tpch" && typeof run.geomean_seconds === "number" ? "geometric mean " + run.geomean_seconds.toFixed(3) + " s"
+    : run.steps ? run.steps + (run.steps === 1 ? " step" : " steps") : "";
   return el("tr", { "data-id": id, "data-status": run.status },
     el("td", {}, box), el("td", { className: "status " + run.status }, run.status), el("td", {}, run.kind),
     el("td", {}, fmtTime(run.started_at)), el("td", {}, fmtDuration(run.started_at, run.finished_at)),
