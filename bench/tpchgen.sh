@@ -12,17 +12,21 @@
 #     it), --num-threads $(nproc)
 #  3. dbgen 2.14.0, when DBGEN names a built one (run in its directory for
 #     dists.dss); one process, as the reference kit runs it for one stream.
+# THREADS=1 compares them per core (tierbench --workers 1, tpchgen-cli
+# --num-threads 1; dbgen is one process either way). DIR=/dev/shm writes
+# into memory, so that the disk's write speed does not bound them.
 # Prints each run's seconds and, per generator, the minimum and median.
 set -euo pipefail
 SF=${SF:-1}
 REPEAT=${REPEAT:-3}
+THREADS=${THREADS:-$(nproc)}
 cd "$(dirname "$0")/.."
 make -s build >/dev/null
 TB=$PWD/bin/tierbench
 TPCHGEN=${TPCHGEN:-$(command -v tpchgen-cli || echo "${XDG_CACHE_HOME:-$HOME/.cache}/tierbench/tpchgen-cli/bin/tpchgen-cli")}
 [ -x "$TPCHGEN" ] || { echo "bench/tpchgen.sh: no tpchgen-cli; scripts/setup.sh --test installs it" >&2; exit 1; }
 
-work=$(mktemp -d /var/tmp/tierbench-tpchgen-bench.XXXXXX)
+work=$(mktemp -d "${DIR:-/var/tmp}/tierbench-tpchgen-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
 tables="part partsupp supplier customer orders lineitem nation region"
@@ -46,10 +50,10 @@ same() { # same DIR: which of DIR's tables are tierbench's byte for byte
 	[ "$differ" = 1 ] || echo "  all eight tables the same as tierbench's"
 }
 
-echo "== SF $SF, $(nproc) cores, $REPEAT runs each, interleaved"
+echo "== SF $SF, $(nproc) cores, $THREADS generator threads, $REPEAT runs each, interleaved, into $work"
 for i in $(seq "$REPEAT"); do
-	run tierbench "$work/tb" "$TB" tpch generate --scale "$SF" --out "$work/tb" --workers "$(nproc)"
-	run tpchgen "$work/rs" "$TPCHGEN" tbl -s "$SF" --num-threads "$(nproc)" --output-dir "$work/rs"
+	run tierbench "$work/tb" "$TB" tpch generate --scale "$SF" --out "$work/tb" --workers "$THREADS"
+	run tpchgen "$work/rs" "$TPCHGEN" tbl -s "$SF" --num-threads "$THREADS" --output-dir "$work/rs"
 	if [ -n "${DBGEN:-}" ]; then
 		run dbgen "$work/c" sh -c "cd '$(dirname "$DBGEN")' && DSS_PATH='$work/c' ./$(basename "$DBGEN") -q -f -s $SF"
 	fi

@@ -235,41 +235,57 @@ func (g *generator) phone(b []byte, n int64, i int) []byte {
 	return fmt.Appendf(b, "%02d-%03d-%03d-%04d|", 10+n%90, area, exch, num)
 }
 
-// part appends PART row i to parts and its four PARTSUPP rows to supps.
-func (g *generator) part(parts, supps []byte, i int64) ([]byte, []byte) {
+// What a row of PART or ORDERS writes: its own table's line, its detail
+// table's lines (PARTSUPP's, LINEITEM's), or both. A row that writes one
+// draws nothing for the other's fields but those the one it writes needs:
+// each field has its stream, and rowStop moves every stream to its
+// boundary, so a draw left out changes no other field.
+const (
+	writeMain = 1 << iota
+	writeDetail
+	writeBoth = writeMain | writeDetail
+)
+
+// part appends PART row i to parts and its four PARTSUPP rows to supps,
+// those of them w asks for.
+func (g *generator) part(parts, supps []byte, i int64, w int) ([]byte, []byte) {
 	s := g.s
 	s.rowStart()
-	parts = appendInt(parts, i)
-	// The name: five colors of a fresh permutation of all 92.
-	for k := range g.perm {
-		g.perm[k] = k
-	}
-	for k := range g.perm {
-		j := s.unif(int64(k), int64(len(g.perm)-1), sPartName)
-		g.perm[j], g.perm[k] = g.perm[k], g.perm[j]
-	}
-	for k := range 5 {
-		if k > 0 {
-			parts = append(parts, ' ')
+	if w&writeMain != 0 {
+		parts = appendInt(parts, i)
+		// The name: five colors of a fresh permutation of all 92.
+		for k := range g.perm {
+			g.perm[k] = k
 		}
-		parts = append(parts, colors[g.perm[k]].text...)
+		for k := range g.perm {
+			j := s.unif(int64(k), int64(len(g.perm)-1), sPartName)
+			g.perm[j], g.perm[k] = g.perm[k], g.perm[j]
+		}
+		for k := range 5 {
+			if k > 0 {
+				parts = append(parts, ' ')
+			}
+			parts = append(parts, colors[g.perm[k]].text...)
+		}
+		parts = append(parts, '|')
+		mfgr := s.unif(1, 5, sPartMfg)
+		parts = appendPadded(parts, "Manufacturer#", mfgr, 1)
+		brand := s.unif(1, 5, sPartBrand)
+		parts = appendPadded(parts, "Brand#", mfgr*10+brand, 2)
+		parts = appendStr(parts, partTypes[s.pick(partTypes, sPartType)].text)
+		parts = appendInt(parts, s.unif(1, 50, sPartSize))
+		parts = appendStr(parts, containers[s.pick(containers, sPartCntr)].text)
+		parts = appendMoney(parts, retailPrice(i))
+		parts = append(s.text(parts, 14, sPartCmnt), '|', '\n')
 	}
-	parts = append(parts, '|')
-	mfgr := s.unif(1, 5, sPartMfg)
-	parts = appendPadded(parts, "Manufacturer#", mfgr, 1)
-	brand := s.unif(1, 5, sPartBrand)
-	parts = appendPadded(parts, "Brand#", mfgr*10+brand, 2)
-	parts = appendStr(parts, partTypes[s.pick(partTypes, sPartType)].text)
-	parts = appendInt(parts, s.unif(1, 50, sPartSize))
-	parts = appendStr(parts, containers[s.pick(containers, sPartCntr)].text)
-	parts = appendMoney(parts, retailPrice(i))
-	parts = append(s.text(parts, 14, sPartCmnt), '|', '\n')
-	for n := range int64(suppPerPart) {
-		supps = appendInt(supps, i)
-		supps = appendInt(supps, g.scale.partSupplier(i, n))
-		supps = appendInt(supps, s.unif(1, 9999, sPsQty))
-		supps = appendMoney(supps, s.unif(100, 100000, sPsCost))
-		supps = append(s.text(supps, 124, sPsCmnt), '|', '\n')
+	if w&writeDetail != 0 {
+		for n := range int64(suppPerPart) {
+			supps = appendInt(supps, i)
+			supps = appendInt(supps, g.scale.partSupplier(i, n))
+			supps = appendInt(supps, s.unif(1, 9999, sPsQty))
+			supps = appendMoney(supps, s.unif(100, 100000, sPsCost))
+			supps = append(s.text(supps, 124, sPsCmnt), '|', '\n')
+		}
 	}
 	s.rowStop(tPart, tPartSupp)
 	return parts, supps
@@ -327,45 +343,40 @@ func (g *generator) customer(b []byte, i int64) []byte {
 	return b
 }
 
-// order appends ORDERS row i to orders and its LINEITEM rows to lines.
-func (g *generator) order(orders, lines []byte, i int64) ([]byte, []byte) {
+// order appends ORDERS row i to orders and its LINEITEM rows to lines,
+// those of them w asks for. An order's total price and status come from
+// its lines' prices and ship dates, which are drawn either way.
+func (g *generator) order(orders, lines []byte, i int64, w int) ([]byte, []byte) {
 	s := g.s
 	s.rowStart()
 	key := orderKey(i, g.keySeq)
-	cust := s.unif(1, g.scale.Customers, sOrderCust)
-	for delta := int64(1); cust%custMortality == 0; delta = -delta {
-		cust = min(cust+delta, g.scale.Customers)
-	}
 	date := s.unif(startDate, orderDateMax, sOrderDate)
-	prio := priorities[s.pick(priorities, sOrderPrio)].text
-	clerk := s.unif(1, max(g.scale.mult*1000, 1000), sOrderClerk)
-	var comment []byte
-	comment = s.text(comment, 49, sOrderCmnt)
 	n := s.unif(1, maxLines, sOrderLines)
 	var total, shipped int64
 	for l := int64(1); l <= n; l++ {
 		qty := s.unif(1, 50, sLineQty)
 		disc := s.unif(0, 10, sLineDiscount)
 		tax := s.unif(0, 8, sLineTax)
-		instr := instructions[s.pick(instructions, sLineInstr)].text
-		mode := shipModes[s.pick(shipModes, sLineMode)].text
-		var lc []byte
-		lc = s.text(lc, 27, sLineCmnt)
 		part := s.unif(1, g.scale.Parts, sLinePart)
-		supp := g.scale.partSupplier(part, s.unif(0, 3, sLineSupp))
 		price := retailPrice(part) * qty
 		total += price * (100 - disc) / 100 * (100 + tax) / 100
 		ship := s.unif(1, 121, sLineShip) + date
+		status := "O"
+		if julian(ship) <= currentDate {
+			status = "F"
+			shipped++
+		}
+		if w&writeDetail == 0 {
+			continue
+		}
+		instr := instructions[s.pick(instructions, sLineInstr)].text
+		mode := shipModes[s.pick(shipModes, sLineMode)].text
+		supp := g.scale.partSupplier(part, s.unif(0, 3, sLineSupp))
 		commit := s.unif(30, 90, sLineCommit) + date
 		receipt := s.unif(1, 30, sLineReceipt) + ship
 		flag := "N"
 		if julian(receipt) <= currentDate {
 			flag = returnFlags[s.pick(returnFlags, sLineRFlag)].text
-		}
-		status := "O"
-		if julian(ship) <= currentDate {
-			status = "F"
-			shipped++
 		}
 		lines = appendInt(lines, key)
 		lines = appendInt(lines, part)
@@ -382,24 +393,32 @@ func (g *generator) order(orders, lines []byte, i int64) ([]byte, []byte) {
 		lines = appendStr(lines, dates[receipt-startDate])
 		lines = appendStr(lines, instr)
 		lines = appendStr(lines, mode)
-		lines = append(append(lines, lc...), '|', '\n')
+		lines = append(s.text(lines, 27, sLineCmnt), '|', '\n')
 	}
-	status := "O"
-	if shipped > 0 {
-		status = "P"
+	if w&writeMain != 0 {
+		cust := s.unif(1, g.scale.Customers, sOrderCust)
+		for delta := int64(1); cust%custMortality == 0; delta = -delta {
+			cust = min(cust+delta, g.scale.Customers)
+		}
+		prio := priorities[s.pick(priorities, sOrderPrio)].text
+		clerk := s.unif(1, max(g.scale.mult*1000, 1000), sOrderClerk)
+		status := "O"
+		if shipped > 0 {
+			status = "P"
+		}
+		if shipped == n {
+			status = "F"
+		}
+		orders = appendInt(orders, key)
+		orders = appendInt(orders, cust)
+		orders = appendStr(orders, status)
+		orders = appendMoney(orders, total)
+		orders = appendStr(orders, dates[date-startDate])
+		orders = appendStr(orders, prio)
+		orders = appendPadded(orders, "Clerk#", clerk, 9)
+		orders = appendInt(orders, 0) // O_SHIPPRIORITY
+		orders = append(s.text(orders, 49, sOrderCmnt), '|', '\n')
 	}
-	if shipped == n {
-		status = "F"
-	}
-	orders = appendInt(orders, key)
-	orders = appendInt(orders, cust)
-	orders = appendStr(orders, status)
-	orders = appendMoney(orders, total)
-	orders = appendStr(orders, dates[date-startDate])
-	orders = appendStr(orders, prio)
-	orders = appendPadded(orders, "Clerk#", clerk, 9)
-	orders = appendInt(orders, 0) // O_SHIPPRIORITY
-	orders = append(append(orders, comment...), '|', '\n')
 	s.rowStop(tOrders, tLineItem)
 	return orders, lines
 }

@@ -98,7 +98,7 @@ func TestRunsAgree(t *testing.T) {
 			t.Fatalf("%s: %d rows, %d bytes written of %d: %v", table, rows, n, whole.Len(), err)
 		}
 		for _, first := range []int64{2, sc.generatorRows(table)/2 + 1} {
-			tail := genRows(sc, table, first, sc.generatorRows(table)-first+1)
+			tail := genRows(sc, table, first, sc.generatorRows(table)-first+1, nil)
 			if !bytes.HasSuffix(whole.Bytes(), tail) || len(tail) == 0 {
 				t.Errorf("%s from row %d: not the end of the whole table", table, first)
 			}

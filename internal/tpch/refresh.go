@@ -48,7 +48,7 @@ func NewRefreshSet(s Scale, n int) (RefreshSet, error) {
 	g.skipTo(tOrders, tLineItem, s.Orders+first)
 	set := RefreshSet{N: n}
 	for i := first; i < first+count; i++ {
-		set.Orders, set.LineItems = g.order(set.Orders, set.LineItems, i)
+		set.Orders, set.LineItems = g.order(set.Orders, set.LineItems, i, writeBoth)
 		set.Deletes = append(set.Deletes, orderKey(i, 0))
 	}
 	return set, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 )
 
 // WriteTable writes table's rows at scale sc to w in the reference flat-file
@@ -19,7 +20,11 @@ func WriteTable(ctx context.Context, w io.Writer, sc Scale, table string, worker
 	}
 	workers = max(workers, 1)
 	total := sc.generatorRows(table)
-	chunk := max(total/int64(workers*8), 1000)
+	// Runs of at most maxRun generator rows: a run's lines (a few MB at
+	// most) are written from buffers used again, which stay in the CPU's
+	// caches; one run per worker of a large table grew buffers of 100 MB
+	// and more, copied on every growth.
+	chunk := min(max(total/int64(workers*8), 1000), maxRun)
 	n := int((total + chunk - 1) / chunk)
 	done := make([]chan []byte, n)
 	for i := range done {
@@ -36,7 +41,7 @@ func WriteTable(ctx context.Context, w io.Writer, sc Scale, table string, worker
 				return
 			}
 			first := int64(i)*chunk + 1
-			go func() { done[i] <- genRows(sc, table, first, min(chunk, total-first+1)) }()
+			go func() { done[i] <- genRows(sc, table, first, min(chunk, total-first+1), runBuffers.Get().([]byte)) }()
 		}
 	}()
 	for i := range n {
@@ -52,6 +57,7 @@ func WriteTable(ctx context.Context, w io.Writer, sc Scale, table string, worker
 		if err != nil {
 			return rows, written, err
 		}
+		runBuffers.Put(b[:0]) //nolint:staticcheck // a slice header: the buffer is what is kept
 		<-slots
 	}
 	return rows, written, nil
@@ -78,10 +84,17 @@ var owners = map[string][2]int{
 
 // genRows makes the lines of table from generator rows first to
 // first+n-1 (1-based).
-func genRows(sc Scale, table string, first, n int64) []byte {
+func genRows(sc Scale, table string, first, n int64, buf []byte) []byte {
 	r := newRowSource(sc, table, first)
-	return r.next(nil, n)
+	return r.next(buf, n)
 }
+
+// maxRun is the most generator rows WriteTable makes in one run: 4,096
+// orders are about 2 MB of LINEITEM's lines.
+const maxRun = 4096
+
+// runBuffers are WriteTable's run buffers, for use again once written.
+var runBuffers = sync.Pool{New: func() any { return []byte(nil) }}
 
 // rowSource makes a table's lines from a generator row on, a piece at a
 // time.
@@ -89,7 +102,6 @@ type rowSource struct {
 	g     *generator
 	table string
 	row   int64 // the next generator row
-	other []byte
 }
 
 func newRowSource(sc Scale, table string, first int64) *rowSource {
@@ -106,17 +118,17 @@ func (r *rowSource) next(buf []byte, n int64) []byte {
 		i := r.row
 		switch r.table {
 		case Part:
-			buf, r.other = g.part(buf, r.other[:0], i)
+			buf, _ = g.part(buf, nil, i, writeMain)
 		case PartSupp:
-			r.other, buf = g.part(r.other[:0], buf, i)
+			_, buf = g.part(nil, buf, i, writeDetail)
 		case Supplier:
 			buf = g.supplier(buf, i)
 		case Customer:
 			buf = g.customer(buf, i)
 		case Orders:
-			buf, r.other = g.order(buf, r.other[:0], i)
+			buf, _ = g.order(buf, nil, i, writeMain)
 		case LineItem:
-			r.other, buf = g.order(r.other[:0], buf, i)
+			_, buf = g.order(nil, buf, i, writeDetail)
 		case Nation:
 			buf = g.nation(buf, i)
 		case Region:
