@@ -267,13 +267,7 @@ func TestExecuteEnginesScenario(t *testing.T) {
 	mariatest.RequireBinaries(t)
 	base := mariatest.TempDir(t)
 	data := filepath.Join(base, "data")
-	t.Cleanup(func() {
-		for _, s := range []string{"postgres", "mariadb"} {
-			dir := filepath.Join(data, "engines", s)
-			server.Stop(context.Background(), dir, "immediate")
-			server.RemoveLimits(dir)
-		}
-	})
+	stopAtCleanup(t, filepath.Join(data, "engines", "postgres"), filepath.Join(data, "engines", "mariadb"))
 	res, group, _ := executeBundled(t, "engines", base, map[string]string{"warehouses": "1", "vus": "1,2", "rampup": "0s",
 		"duration": "2s", "memory": "512MiB"})
 	engines := map[string]int{}
@@ -516,13 +510,12 @@ func TestExecuteAnalyticTiersScenario(t *testing.T) {
 	mariatest.RequireBinaries(t)
 	base := mariatest.TempDir(t)
 	data := filepath.Join(base, "data")
-	t.Cleanup(func() {
-		for _, d := range []string{"fast/pg-fast", "slow/pg-slow", "fast/maria-fast", "slow/maria-slow"} {
-			dir := filepath.Join(data, "analytic-tiers", d)
-			server.Stop(context.Background(), dir, "immediate")
-			server.RemoveLimits(dir)
-		}
-	})
+	var dirs []string // each tier's image is mounted at tierbench-tier-NAME under its path
+	for _, d := range []string{"fast/tierbench-tier-fast/pg-fast", "slow/tierbench-tier-slow/pg-slow", "fast/tierbench-tier-fast/maria-fast",
+		"slow/tierbench-tier-slow/maria-slow"} {
+		dirs = append(dirs, filepath.Join(data, "analytic-tiers", d))
+	}
+	stopAtCleanup(t, dirs...)
 	res, group, _ := executeBundled(t, "analytic-tiers", base, map[string]string{"scale": "0.01", "streams": "1", "loop": "2GiB",
 		"memory": "256MiB", "slow_mbps": "20", "timeout": "2m"})
 	engines := map[string]int{}
@@ -561,4 +554,15 @@ func TestExecuteAnalyticTiersScenario(t *testing.T) {
 			t.Errorf("the report lacks %s", want)
 		}
 	}
+}
+
+// stopAtCleanup stops the servers in dirs, should a scenario that failed
+// have left them running, and removes their limits.
+func stopAtCleanup(t *testing.T, dirs ...string) {
+	t.Cleanup(func() {
+		for _, dir := range dirs {
+			server.Stop(context.Background(), dir, "immediate")
+			server.RemoveLimits(dir)
+		}
+	})
 }
