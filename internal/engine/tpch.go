@@ -183,10 +183,60 @@ type TPCHRunner interface {
 	// many update sets RF1 and RF2 have applied; an error wrapping
 	// ErrNoSchema when there is no complete build.
 	TPCHBuild(ctx context.Context) (TPCHBuildInfo, error)
-	// NewTPCHSession opens a connection for one query or refresh stream.
-	NewTPCHSession(ctx context.Context) (TPCHSession, error)
+	// NewTPCHSession opens a connection for one query or refresh stream,
+	// with the analytic settings TPCHSessionOptions's rule gives it (at most
+	// one options value; none is one session at a time).
+	NewTPCHSession(ctx context.Context, opts ...TPCHSessionOptions) (TPCHSession, error)
+	// TPCHSettings are the settings a session opened with opts runs with
+	// (its Settings), read on a session of their own: what a run records
+	// before its sessions open.
+	TPCHSettings(ctx context.Context, opts TPCHSessionOptions) (map[string]string, error)
 	// TPCHDialect is the SQL its queries are written in.
 	TPCHDialect() tpch.Dialect
+}
+
+// TPCHSessionOptions says how a TPC-H session shares the server.
+//
+// Each session sizes its analytic settings from the memory M the server is
+// sized for, which it reads from the server (PostgreSQL: 4 × shared_buffers;
+// MariaDB: 8/5 × innodb_buffer_pool_size, the inverses of a managed server's
+// --memory sizing), and from the sessions running at once: each of a
+// query's sorts, hashes, join buffers and temporary tables may take
+// M/(32 × Sessions) (TPCHShare), a setting never lowered below what the
+// server gives a session (a --set above the rule stays). The engines say
+// which settings (docs/tpch.md).
+type TPCHSessionOptions struct {
+	// Sessions is how many TPC-H sessions run at once: 1 in the power
+	// test, the query streams and the refresh stream (S+1) in the
+	// throughput test. 0 is 1.
+	Sessions int
+}
+
+// TPCHSessionOpts is the one options value of NewTPCHSession's opts, or
+// the defaults.
+func TPCHSessionOpts(opts []TPCHSessionOptions) TPCHSessionOptions {
+	if len(opts) > 0 {
+		return opts[0]
+	}
+	return TPCHSessionOptions{}
+}
+
+// TPCHShare is what one sort, hash, join buffer or temporary table of a
+// TPC-H session may take of memory m (bytes) with sessions at once:
+// m/(32 × sessions), clamped to [lo, hi] and rounded down to a multiple
+// of 64 kB (which every such setting of both engines takes as it is).
+//
+// 32 = 8 × 4: the sessions together take an eighth of M for their
+// queries' buffers, and a query has about four of them at once (Q9 and
+// Q18 sort, hash and group). The buffer pool or shared buffers and the
+// page cache keep the rest, so the data's reads stay what a tier is
+// measured on. On PostgreSQL a hash may take hash_mem_multiplier (2)
+// times it and each parallel worker has its own, which this eighth leaves
+// room for.
+func TPCHShare(m int64, sessions int, lo, hi int64) int64 {
+	v := m / (32 * int64(max(sessions, 1)))
+	v = max(lo, min(v, hi))
+	return v / (64 << 10) * (64 << 10)
 }
 
 // TPCHBuildInfo is what a TPC-H build's meta table says.
@@ -204,6 +254,17 @@ type TPCHSession interface {
 	// server cancels a statement that runs longer, and the error wraps
 	// ErrQueryTimeout.
 	Query(ctx context.Context, stmts []string, timeout time.Duration) ([][]string, error)
+	// ServerSeconds is the server's own time, in seconds, of the last
+	// statement the last Query ran (a query's answer statement), where
+	// the engine reports it; 0 where it does not, after a failed Query, or
+	// when it cannot be read. It is read on a round trip of its own after
+	// Query returned, so call it after the client's time is taken, and
+	// before another statement runs on the session (a view's dropping).
+	ServerSeconds(ctx context.Context) float64
+	// Settings are the analytic settings the session runs with, as the
+	// server shows them: those its options set and those of the server
+	// that it keeps (docs/tpch.md).
+	Settings() map[string]string
 	// RF1 inserts the update set's orders and lines in one transaction,
 	// which also counts the set in the meta table.
 	RF1(ctx context.Context, set tpch.RefreshSet) error

@@ -52,3 +52,26 @@ func TestLoadRunRetriesConflicts(t *testing.T) {
 		t.Errorf("endless conflicts: %v after %d calls; want the conflict after %d", err, l.calls, maxLoadTries)
 	}
 }
+
+// A TPC-H session's buffer is M/(32 × sessions), within its bounds, in
+// whole 64kB; no sessions counts as one.
+func TestTPCHShare(t *testing.T) {
+	const kb, mb, gb = int64(1) << 10, int64(1) << 20, int64(1) << 30
+	for _, c := range []struct {
+		m        int64
+		sessions int
+		want     int64
+	}{
+		{2 * gb, 1, 64 * mb},
+		{2 * gb, 0, 64 * mb},
+		{2 * gb, 3, 341 * 64 * kb}, // 21.3MB, rounded down
+		{512 * mb, 1, 16 * mb},
+		{64 * mb, 1, 4 * mb},         // below the floor
+		{64 * gb, 1, 1 * gb},         // above the ceiling
+		{64 * gb, 65, 504 * 64 * kb}, // 64GB/2080 = 31.5MB
+	} {
+		if got := TPCHShare(c.m, c.sessions, 4*mb, gb); got != c.want {
+			t.Errorf("TPCHShare(%d, %d) = %d; want %d", c.m, c.sessions, got, c.want)
+		}
+	}
+}

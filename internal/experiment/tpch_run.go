@@ -235,8 +235,21 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 	if cfg.Timeout > 0 {
 		timeout = cfg.Timeout.String()
 	}
+	// The analytic settings each test's sessions run with, from the
+	// server's memory and how many sessions share it (engine.TPCHShare).
+	settings, err := runner.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: 1})
+	if err != nil {
+		return nil, err
+	}
+	var tput map[string]string
+	if cfg.Streams > 0 {
+		if tput, err = runner.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: cfg.Streams + 1}); err != nil {
+			return nil, err
+		}
+	}
 	params := &stored.TPCHParams{DSN: engine.Redact(cfg.DSN), Engine: name, Scale: info.Scale, Seed: cfg.Seed, Validate: cfg.Validation,
-		Refresh: r.refresh, Streams: cfg.Streams, Repeat: cfg.Repeat, Timeout: timeout, Placement: cfg.Placement}
+		Refresh: r.refresh, Streams: cfg.Streams, Repeat: cfg.Repeat, Timeout: timeout, Placement: cfg.Placement,
+		Settings: settings, ThroughputSettings: tput}
 	r.rec, err = start(ctx, begin{Record: cfg.Record, kind: stored.KindTPCH, params: params, target: cfg.Target, db: db, dsn: cfg.DSN, engineName: name}, obs)
 	if err != nil {
 		return nil, err
@@ -373,7 +386,7 @@ func (r *tpchRun) run(ctx context.Context, out *TPCHRunResult) error {
 
 // power runs one power test.
 func (r *tpchRun) power(ctx context.Context, rep int) (*TPCHPowerTest, error) {
-	sess, err := r.runner.NewTPCHSession(ctx)
+	sess, err := r.runner.NewTPCHSession(ctx, engine.TPCHSessionOptions{Sessions: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +467,7 @@ func (r *tpchRun) throughput(ctx context.Context) (*TPCHThroughputTest, error) {
 	// every stream.
 	stream := func(body func(sess engine.TPCHSession) error) {
 		wg.Go(func() {
-			sess, err := r.runner.NewTPCHSession(ctx)
+			sess, err := r.runner.NewTPCHSession(ctx, engine.TPCHSessionOptions{Sessions: r.cfg.Streams + 1})
 			if keep(nil, err) != nil {
 				cancel()
 				return
@@ -522,6 +535,11 @@ func (r *tpchRun) query(ctx context.Context, sess engine.TPCHSession, test strin
 	began := time.Now()
 	rows, err := sess.Query(ctx, append(slices.Clone(stmts.Setup), stmts.Answer), r.cfg.Timeout)
 	ended := time.Now()
+	if err == nil {
+		// The answer statement's time on the server, read now: after the
+		// client's time was taken and before the teardown's statements.
+		q.ServerSeconds = sess.ServerSeconds(ctx)
+	}
 	if len(stmts.Teardown) > 0 {
 		// Also after a failure: Q15's view must not outlive the query.
 		if _, terr := sess.Query(context.WithoutCancel(ctx), stmts.Teardown, 0); terr != nil && err == nil {

@@ -2,6 +2,7 @@ package experiment_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -44,6 +45,23 @@ func TestRunTPCH(t *testing.T) {
 	out, err := run(func(c *experiment.TPCHRunConfig) { c.Validation = true })
 	if err != nil || !out.AnswersChecked || len(out.Power) != 1 || len(out.Power[0].Queries) != 22 || out.Refresh || out.GeoMean.N != 1 {
 		t.Fatalf("validation: %+v, %v; want 22 checked answers and no refresh", out, err)
+	}
+	// The server's own time beside the client's; the session's analytic
+	// settings recorded with the run.
+	for _, q := range out.Power[0].Queries {
+		if q.ServerSeconds <= 0 || q.ServerSeconds > q.Seconds {
+			t.Errorf("%s: server %.6f s, client %.6f s; want the server's time, within the client's", q.Name(), q.ServerSeconds, q.Seconds)
+		}
+	}
+	store, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := store.Run(ctx, out.RunID)
+	store.Close()
+	var params stored.TPCHParams
+	if err != nil || json.Unmarshal(shown.Params, &params) != nil || params.Settings["work_mem"] == "" {
+		t.Errorf("run params %s (%v); want the session's work_mem", shown.Params, err)
 	}
 
 	conn, err := pgx.Connect(ctx, dsn)
@@ -89,7 +107,7 @@ func TestRunTPCH(t *testing.T) {
 		out.GeoMean.N != 2 || !out.GeoMean.HasCI() || out.Composite <= 0 || out.Throughput.ThroughputAtSize <= 0 {
 		t.Errorf("two power tests and two streams: %+v", out)
 	}
-	store, err := results.Open(dir)
+	store, err = results.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

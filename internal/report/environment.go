@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -219,7 +220,7 @@ func settingsTables(runs []*runData) []*Table {
 			if rd.Env == nil || rd.Env.Database == nil {
 				continue
 			}
-			for _, st := range rd.Env.Database.Settings {
+			for _, st := range runSettings(rd) {
 				if !slices.Contains(names, st.Name) {
 					names = append(names, st.Name)
 				}
@@ -231,7 +232,7 @@ func settingsTables(runs []*runData) []*Table {
 				v := "–"
 				if rd.Env != nil && rd.Env.Database != nil {
 					v = unknown
-					for _, st := range rd.Env.Database.Settings {
+					for _, st := range runSettings(rd) {
 						if st.Name == name {
 							v = st.Value
 						}
@@ -276,4 +277,26 @@ func target(f func(rd *runData) string) func(rd *runData) string {
 		}
 		return f(rd)
 	}
+}
+
+// runSettings are the database settings a run captured, then, for a TPC-H
+// run, the analytic settings its sessions ran with (sized from the
+// server's memory and how many sessions share it), named as such: e.g.
+// "work_mem (TPC-H power test)".
+func runSettings(rd *runData) []stored.Setting {
+	out := rd.Env.Database.Settings
+	p := rd.Params.TPCH
+	if p == nil {
+		return out
+	}
+	out = slices.Clone(out)
+	for _, set := range []struct {
+		m    map[string]string
+		test string
+	}{{p.Settings, "power test"}, {p.ThroughputSettings, fmt.Sprintf("throughput test, %d streams", p.Streams)}} {
+		for _, k := range slices.Sorted(maps.Keys(set.m)) {
+			out = append(out, stored.Setting{Name: k + " (TPC-H " + set.test + ")", Value: set.m[k]})
+		}
+	}
+	return out
 }

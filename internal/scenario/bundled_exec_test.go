@@ -549,7 +549,10 @@ func TestExecuteAnalyticTiersScenario(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the scenario's report: %v", err)
 	}
-	for _, want := range []string{`id="tpch-queries"`, "pg-slow (emulated)&#39;s geometric mean query time is", "maria-slow (emulated)&#39;s geometric mean query time is"} {
+	// The environment lists the analytic settings each engine's sessions
+	// ran with, sized from the servers' memory.
+	for _, want := range []string{`id="tpch-queries"`, "pg-slow (emulated)&#39;s geometric mean query time is", "maria-slow (emulated)&#39;s geometric mean query time is",
+		"work_mem (TPC-H power test)", "join_buffer_size (TPC-H throughput test, 1 streams)"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the report lacks %s", want)
 		}

@@ -22,7 +22,9 @@ const (
 //	work_mem             = M/(4*max_connections), clamped to [4MB, 256MB]
 //
 // work_mem's rule lets a quarter of M go to sorts and hashes if every one of
-// the MaxConnections connections ran one at once. Values are rounded down to
+// the MaxConnections connections ran one at once; a TPC-H session, one of
+// a few at once, raises its own (postgres.TPCHWorkMem: M/32 alone, with M
+// read back as 4 × shared_buffers). Values are rounded down to
 // whole kB and written in the largest of kB, MB or GB that is exact. M <= 0
 // means "not set": nil, and PostgreSQL keeps its defaults.
 func MemorySettings(m int64) map[string]string {

@@ -20,6 +20,14 @@ type TPCHParams struct {
 	Streams  int    `json:"streams,omitempty"` // the throughput test's query streams (0: none)
 	Repeat   int    `json:"repeat"`            // power tests
 	Timeout  string `json:"timeout,omitempty"` // per query ("": none)
+	// Settings are the analytic settings the power test's session ran
+	// with, as the server shows them (engine.TPCHRunner.TPCHSettings):
+	// PostgreSQL's work_mem, hash_mem_multiplier and parallel workers,
+	// MariaDB's join and sort buffers and temporary tables' sizes.
+	Settings map[string]string `json:"settings,omitempty"`
+	// ThroughputSettings are those of the throughput test's sessions,
+	// sized for its S+1 sessions at once (none without one).
+	ThroughputSettings map[string]string `json:"throughput_settings,omitempty"`
 	Placement
 }
 
@@ -46,9 +54,13 @@ type TPCHQuery struct {
 	Query   int     `json:"query,omitempty"`   // 1 to 22; 0 for a refresh function
 	Refresh string  `json:"refresh,omitempty"` // "RF1" or "RF2"
 	Seconds float64 `json:"seconds"`           // as the client measured it
-	Rows    int     `json:"rows"`
-	Status  string  `json:"status"`
-	Error   string  `json:"error,omitempty"` // why it failed, timed out or was wrong
+	// ServerSeconds is the server's own time of the answer statement,
+	// where the engine reports it (MariaDB's profiling, PostgreSQL's
+	// pg_stat_activity; docs/tpch.md), 0 where it does not.
+	ServerSeconds float64 `json:"server_seconds,omitempty"`
+	Rows          int     `json:"rows"`
+	Status        string  `json:"status"`
+	Error         string  `json:"error,omitempty"` // why it failed, timed out or was wrong
 	// Params are its substitution parameters, as qgen writes them.
 	Params []string `json:"params,omitempty"`
 	// What the storage did meanwhile (with telemetry): read MB/s, the

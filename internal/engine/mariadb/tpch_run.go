@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -51,24 +52,52 @@ func (db *DB) TPCHBuild(ctx context.Context) (engine.TPCHBuildInfo, error) {
 // TPCHDialect is MariaDB's.
 func (db *DB) TPCHDialect() tpch.Dialect { return tpch.MariaDB }
 
-// NewTPCHSession opens a connection for a query or refresh stream.
-func (db *DB) NewTPCHSession(ctx context.Context) (engine.TPCHSession, error) {
+// NewTPCHSession opens a connection for a query or refresh stream, with
+// its analytic settings (setTPCHSettings) and the server's profiling of
+// its statements on, for ServerSeconds.
+func (db *DB) NewTPCHSession(ctx context.Context, opts ...engine.TPCHSessionOptions) (engine.TPCHSession, error) {
 	conn, err := db.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &tpchSession{db: db, conn: conn}, nil
+	settings, err := setTPCHSettings(ctx, conn, engine.TPCHSessionOpts(opts).Sessions)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("setting the TPC-H session's analytic settings: %s", db.redact(err))
+	}
+	// A server built without profiling (have_profiling NO) refuses it:
+	// its statements' times are then not reported.
+	_, perr := conn.ExecContext(ctx, "SET SESSION profiling = 1")
+	return &tpchSession{db: db, conn: conn, settings: settings, profiling: perr == nil}, nil
+}
+
+// TPCHSettings opens a session with opts and returns its settings.
+func (db *DB) TPCHSettings(ctx context.Context, opts engine.TPCHSessionOptions) (map[string]string, error) {
+	sess, err := db.NewTPCHSession(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	return sess.Settings(), nil
 }
 
 type tpchSession struct {
-	db      *DB
-	conn    *sql.Conn
-	timeout time.Duration // max_statement_time now set
+	db        *DB
+	conn      *sql.Conn
+	timeout   time.Duration // max_statement_time now set
+	settings  map[string]string
+	profiling bool // the server profiles the session's statements
+	// last is the last statement the last Query ran, when it succeeded
+	// (ServerSeconds looks it up).
+	last string
 }
+
+func (s *tpchSession) Settings() map[string]string { return maps.Clone(s.settings) }
 
 // Query runs the statements; a timeout is MariaDB's max_statement_time,
 // which makes the server itself stop the statement.
 func (s *tpchSession) Query(ctx context.Context, stmts []string, timeout time.Duration) ([][]string, error) {
+	s.last = ""
 	if timeout != s.timeout {
 		if _, err := s.conn.ExecContext(ctx, "SET SESSION max_statement_time = "+strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64)); err != nil {
 			return nil, errors.New(s.db.redact(err))
@@ -106,6 +135,9 @@ func (s *tpchSession) Query(ctx context.Context, stmts []string, timeout time.Du
 		if err := rows.Err(); err != nil {
 			return nil, s.queryErr(err)
 		}
+	}
+	if len(stmts) > 0 {
+		s.last = stmts[len(stmts)-1]
 	}
 	return out, nil
 }

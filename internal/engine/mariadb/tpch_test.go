@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
@@ -31,6 +34,7 @@ func TestBuildTPCH(t *testing.T) {
 	}
 	tpchtest.CheckTables(t, sc, func(table string) ([]string, error) { return dumpTable(raw, table) })
 	tpchtest.CheckAnswers(t, db)
+	checkServerSeconds(t, db)
 	tpchtest.CheckRunner(t, db, func(table string) int64 { return queryInt(t, raw, "SELECT count(*) FROM "+table) })
 	keys := queryInt(t, raw, `SELECT count(*) FROM information_schema.statistics
 		WHERE table_schema = DATABASE() AND index_name = 'PRIMARY' AND seq_in_index = 1`)
@@ -87,4 +91,105 @@ func dumpTable(conn *sql.DB, table string) ([]string, error) {
 		out = append(out, strings.Join(fields, "|"))
 	}
 	return out, rows.Err()
+}
+
+// checkServerSeconds runs Q1, Q15 (a view's creation, the query, its
+// dropping) and Q18 with the validation parameters: each query's time on
+// the server, from its profile, is above 0 and no more than the client's.
+// A failed query has none.
+func checkServerSeconds(t *testing.T, r engine.TPCHRunner) {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := r.NewTPCHSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	subs := tpch.ValidationSubstitutions(0.01)
+	for _, n := range []int{1, 15, 18} {
+		q, err := tpch.Statements(r.TPCHDialect(), n, subs[n-1], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		_, err = sess.Query(ctx, append(slices.Clone(q.Setup), q.Answer), time.Minute)
+		client := time.Since(began).Seconds()
+		server := sess.ServerSeconds(ctx)
+		if len(q.Teardown) > 0 {
+			if _, terr := sess.Query(ctx, q.Teardown, 0); terr != nil {
+				t.Errorf("Q%d's teardown: %v", n, terr)
+			}
+		}
+		if err != nil || server <= 0 || server > client {
+			t.Errorf("Q%d: %v, %.6f s on the server, %.6f s on the client; want above 0 and no more than the client's", n, err, server, client)
+		}
+	}
+	if _, err := sess.Query(ctx, []string{"SELECT no_such_column FROM region"}, 0); err == nil {
+		t.Error("a query of a missing column succeeded")
+	}
+	if server := sess.ServerSeconds(ctx); server != 0 {
+		t.Errorf("after a failed query: %.6f s on the server; want 0", server)
+	}
+}
+
+// A TPC-H session raises its join and sort buffers and its temporary
+// tables' size to its share of the memory the server is sized for (M =
+// 8/5 × innodb_buffer_pool_size): M/32 alone and M/96 beside two other
+// sessions, in steps of 64kB, never below the server's; a query's join
+// buffers together may take four join buffers.
+func TestTPCHSessionSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, raw := openTest(t, mariatest.NewDatabase(t))
+	pool := queryInt(t, raw, "SELECT @@innodb_buffer_pool_size")
+	serverJoin := queryInt(t, raw, "SELECT @@global.join_buffer_size")
+	serverSort := queryInt(t, raw, "SELECT @@global.sort_buffer_size")
+	share := func(sessions, lo, hi, server int64) int64 {
+		v := min(max(pool/5*8/(32*sessions), lo), hi)
+		return max(v/(64<<10)*(64<<10), server)
+	}
+	for _, sessions := range []int64{1, 3} {
+		got, err := db.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: int(sessions)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		join, sort := share(sessions, 256<<10, 256<<20, serverJoin), share(sessions, 256<<10, 256<<20, serverSort)
+		if sizeOf(t, got["join_buffer_size"]) != join || sizeOf(t, got["join_buffer_space_limit"]) < 4*join ||
+			sizeOf(t, got["sort_buffer_size"]) != sort || got["tmp_table_size"] == "" || got["max_heap_table_size"] != got["tmp_table_size"] {
+			t.Errorf("%d sessions with a %d-byte buffer pool: %v; want join_buffer_size %d, its space limit 4 times it, sort_buffer_size %d, and the temporary tables' sizes",
+				sessions, pool, got, join, sort)
+		}
+	}
+	if share(1, 256<<10, 256<<20, serverJoin) == serverJoin {
+		t.Errorf("the rule gives the server's own join_buffer_size, %d bytes; want the test to show a change", serverJoin)
+	}
+	sess, err := db.NewTPCHSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := sess.Query(ctx, []string{"SELECT @@session.join_buffer_size"}, 0)
+	sess.Close()
+	if want := share(1, 256<<10, 256<<20, serverJoin); err != nil || len(rows) != 1 || rows[0][0] != strconv.FormatInt(want, 10) {
+		t.Errorf("a session's join_buffer_size: %v, %v; want the rule's %d bytes", rows, err, want)
+	}
+}
+
+// sizeOf reads a size as the settings show it ("6528kB", "16MB", "100B").
+func sizeOf(t *testing.T, s string) int64 {
+	t.Helper()
+	unit := int64(1)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, unit = strings.TrimSuffix(s, u.suffix), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("size %q: %v", s, err)
+	}
+	return n * unit
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -52,23 +53,46 @@ func readTPCHMeta(ctx context.Context, conn *pgx.Conn) (engine.TPCHBuildInfo, er
 // TPCHDialect is Postgres's.
 func (db *DB) TPCHDialect() tpch.Dialect { return tpch.Postgres }
 
-// NewTPCHSession opens a connection for a query or refresh stream. Its
-// queries may use parallel workers, as PostgreSQL plans them.
-func (db *DB) NewTPCHSession(ctx context.Context) (engine.TPCHSession, error) {
+// NewTPCHSession opens a connection for a query or refresh stream, with
+// its analytic settings (setTPCHSettings). Its queries may use parallel
+// workers, as PostgreSQL plans them.
+func (db *DB) NewTPCHSession(ctx context.Context, opts ...engine.TPCHSessionOptions) (engine.TPCHSession, error) {
 	conn, err := db.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &tpchSession{db: db, conn: conn}, nil
+	settings, err := setTPCHSettings(ctx, conn, engine.TPCHSessionOpts(opts).Sessions)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("setting the TPC-H session's analytic settings: %s", db.redact(err))
+	}
+	return &tpchSession{db: db, conn: conn, settings: settings}, nil
+}
+
+// TPCHSettings opens a session with opts and returns its settings.
+func (db *DB) TPCHSettings(ctx context.Context, opts engine.TPCHSessionOptions) (map[string]string, error) {
+	sess, err := db.NewTPCHSession(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	return sess.Settings(), nil
 }
 
 type tpchSession struct {
-	db      *DB
-	conn    *pgx.Conn
-	timeout time.Duration // statement_timeout now set
+	db       *DB
+	conn     *pgx.Conn
+	timeout  time.Duration // statement_timeout now set
+	settings map[string]string
+	// last is the last statement the last Query ran, when it succeeded
+	// (ServerSeconds looks it up).
+	last string
 }
 
+func (s *tpchSession) Settings() map[string]string { return maps.Clone(s.settings) }
+
 func (s *tpchSession) Query(ctx context.Context, stmts []string, timeout time.Duration) ([][]string, error) {
+	s.last = ""
 	if timeout != s.timeout {
 		if _, err := s.conn.Exec(ctx, "SET statement_timeout = "+strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
 			return nil, err
@@ -93,6 +117,9 @@ func (s *tpchSession) Query(ctx context.Context, stmts []string, timeout time.Du
 		if err := rows.Err(); err != nil {
 			return nil, s.queryErr(err)
 		}
+	}
+	if len(stmts) > 0 {
+		s.last = stmts[len(stmts)-1]
 	}
 	return out, nil
 }

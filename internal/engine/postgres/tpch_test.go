@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -45,6 +49,7 @@ func TestBuildTPCH(t *testing.T) {
 		return tpchtest.Lines(&buf)
 	})
 	tpchtest.CheckAnswers(t, db)
+	checkServerSeconds(t, db)
 	tpchtest.CheckRunner(t, db, func(table string) int64 {
 		var n int64
 		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
@@ -82,5 +87,97 @@ func TestBuildTPCH(t *testing.T) {
 	if qerr := other.QueryRow(ctx, "SELECT count(*) FROM orders").Scan(&n); qerr != nil || n != 1 ||
 		!errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "no TPC-H build made") {
 		t.Errorf("a build with drop over another schema's orders: %v; orders has %d rows (%v); want bad input and the row kept", err, n, qerr)
+	}
+}
+
+// checkServerSeconds runs Q1, Q15 (a view's creation, the query, its
+// dropping) and Q18 with the validation parameters: each query's time on
+// the server, from pg_stat_activity, is above 0 and no more than the
+// client's. A failed query has none.
+func checkServerSeconds(t *testing.T, r engine.TPCHRunner) {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := r.NewTPCHSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	subs := tpch.ValidationSubstitutions(0.01)
+	for _, n := range []int{1, 15, 18} {
+		q, err := tpch.Statements(r.TPCHDialect(), n, subs[n-1], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		_, err = sess.Query(ctx, append(slices.Clone(q.Setup), q.Answer), time.Minute)
+		client := time.Since(began).Seconds()
+		server := sess.ServerSeconds(ctx)
+		if len(q.Teardown) > 0 {
+			if _, terr := sess.Query(ctx, q.Teardown, 0); terr != nil {
+				t.Errorf("Q%d's teardown: %v", n, terr)
+			}
+		}
+		if err != nil || server <= 0 || server > client {
+			t.Errorf("Q%d: %v, %.6f s on the server, %.6f s on the client; want above 0 and no more than the client's", n, err, server, client)
+		}
+	}
+	if _, err := sess.Query(ctx, []string{"SELECT no_such_column FROM region"}, 0); err == nil {
+		t.Error("a query of a missing column succeeded")
+	}
+	if server := sess.ServerSeconds(ctx); server != 0 {
+		t.Errorf("after a failed query: %.6f s on the server; want 0", server)
+	}
+}
+
+// A TPC-H session raises work_mem to its share of the memory the server
+// is sized for (M = 4 × shared_buffers): M/32 alone and M/96 beside two
+// other sessions, within [4MB, 1GB] in steps of 64kB; it keeps the
+// server's parallel workers, and a work_mem that the database already
+// gives above the rule.
+func TestTPCHSessionSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, conn := openTest(t, pgtest.NewDatabase(t))
+	bytesOf := func(size string) int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, "SELECT pg_size_bytes($1)", size).Scan(&n); err != nil {
+			t.Fatalf("%q: %v", size, err)
+		}
+		return n
+	}
+	var shared, serverWorkMem int64
+	var workers string
+	if err := conn.QueryRow(ctx, `SELECT pg_size_bytes(current_setting('shared_buffers')), pg_size_bytes(current_setting('work_mem')),
+		current_setting('max_parallel_workers_per_gather')`).Scan(&shared, &serverWorkMem, &workers); err != nil {
+		t.Fatal(err)
+	}
+	rule := func(sessions int64) int64 {
+		v := min(max(4*shared/(32*sessions), 4<<20), 1<<30)
+		return max(v/(64<<10)*(64<<10), serverWorkMem)
+	}
+	for _, sessions := range []int{1, 3} {
+		got, err := db.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: sessions})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytesOf(got["work_mem"]) != rule(int64(sessions)) || got["max_parallel_workers_per_gather"] != workers || got["hash_mem_multiplier"] == "" {
+			t.Errorf("%d sessions with shared_buffers %d: %v; want work_mem %d bytes, the server's %s parallel workers per gather and its hash_mem_multiplier",
+				sessions, shared, got, rule(int64(sessions)), workers)
+		}
+	}
+	sess, err := db.NewTPCHSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := sess.Query(ctx, []string{"SHOW work_mem"}, 0)
+	sess.Close()
+	if err != nil || len(rows) != 1 || bytesOf(rows[0][0]) != rule(1) || rule(1) == serverWorkMem {
+		t.Errorf("a session's work_mem: %v, %v; want the rule's %d bytes, not the server's %d", rows, err, rule(1), serverWorkMem)
+	}
+
+	exec(t, conn, "ALTER DATABASE "+pgx.Identifier{conn.Config().Database}.Sanitize()+" SET work_mem = '1500MB'")
+	if got, err := db.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: 1}); err != nil || got["work_mem"] != "1500MB" {
+		t.Errorf("with the database's work_mem at 1500MB: %v, %v; want it kept", got, err)
 	}
 }
