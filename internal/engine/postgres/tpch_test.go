@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,7 +47,7 @@ func TestBuildTPCH(t *testing.T) {
 		return tpchtest.Lines(&buf)
 	})
 	tpchtest.CheckAnswers(t, db)
-	checkServerSeconds(t, db)
+	tpchtest.CheckServerSeconds(t, db)
 	tpchtest.CheckRunner(t, db, func(table string) int64 {
 		var n int64
 		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
@@ -87,45 +85,6 @@ func TestBuildTPCH(t *testing.T) {
 	if qerr := other.QueryRow(ctx, "SELECT count(*) FROM orders").Scan(&n); qerr != nil || n != 1 ||
 		!errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "no TPC-H build made") {
 		t.Errorf("a build with drop over another schema's orders: %v; orders has %d rows (%v); want bad input and the row kept", err, n, qerr)
-	}
-}
-
-// checkServerSeconds runs Q1, Q15 (a view's creation, the query, its
-// dropping) and Q18 with the validation parameters: each query's time on
-// the server, from pg_stat_activity, is above 0 and no more than the
-// client's. A failed query has none.
-func checkServerSeconds(t *testing.T, r engine.TPCHRunner) {
-	t.Helper()
-	ctx := context.Background()
-	sess, err := r.NewTPCHSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	subs := tpch.ValidationSubstitutions(0.01)
-	for _, n := range []int{1, 15, 18} {
-		q, err := tpch.Statements(r.TPCHDialect(), n, subs[n-1], 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		began := time.Now()
-		_, err = sess.Query(ctx, append(slices.Clone(q.Setup), q.Answer), time.Minute)
-		client := time.Since(began).Seconds()
-		server := sess.ServerSeconds(ctx)
-		if len(q.Teardown) > 0 {
-			if _, terr := sess.Query(ctx, q.Teardown, 0); terr != nil {
-				t.Errorf("Q%d's teardown: %v", n, terr)
-			}
-		}
-		if err != nil || server <= 0 || server > client {
-			t.Errorf("Q%d: %v, %.6f s on the server, %.6f s on the client; want above 0 and no more than the client's", n, err, server, client)
-		}
-	}
-	if _, err := sess.Query(ctx, []string{"SELECT no_such_column FROM region"}, 0); err == nil {
-		t.Error("a query of a missing column succeeded")
-	}
-	if server := sess.ServerSeconds(ctx); server != 0 {
-		t.Errorf("after a failed query: %.6f s on the server; want 0", server)
 	}
 }
 
