@@ -312,8 +312,8 @@ func TestDocumentProblems(t *testing.T) {
 		{"name: a\nsteps: [report]\n---\nname: b\n", "x.yaml:3: a scenario file holds one YAML document; remove this second one (and the --- before it)"},
 		{"name: a\nname: b\nsteps: [report]\n", "x.yaml:2:1: scenario: name is given twice (first on line 1)"},
 		{"title: t\n", "x.yaml:1:1: missing name: give the scenario a name (letters, digits, -, _ and .)\n" +
-			"x.yaml:1:1: missing steps: a scenario needs a list of steps (disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report)"},
-		{"name: a\nsteps: []\n", "x.yaml:2:1: steps is empty; add at least one step (disk, tpcc-build, tpcc-run, backup, neighbours, check, space, stop, report)"},
+			"x.yaml:1:1: missing steps: a scenario needs a list of steps (disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report)"},
+		{"name: a\nsteps: []\n", "x.yaml:2:1: steps is empty; add at least one step (disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report)"},
 		{"name: a\nsteps:\n  - report: {}\n    check: {}\n", "x.yaml:3:5: a step has one key, its kind; this one has 2 (report, check): is a field indented too little?"},
 		{"name: a\nsteps:\n  - report: [1]\n", "x.yaml:3:13: report: the fields must be a mapping such as {server: db}, not a list"},
 		{"name: a\nsteps:\n  - check\n", "x.yaml:3:5: check: missing server (required: server)"},
