@@ -501,9 +501,10 @@ func tiersAtLoadReport(t *testing.T, rec *scenarioRecorder) {
 
 // The shortened analytic-tiers scenario: TPC-H at SF 0.01 on a fast and a
 // throttled tier, on both engines. Each server gets its tables in a
-// database of its own (tpch), every run has its power test's 22 queries
-// and a one-stream throughput test beside a refresh pair, and the report
-// compares the tiers on each engine, not the engines.
+// database of its own (tpch), every run has its power test (RF1, the 22
+// queries, RF2) and a 2-stream throughput test beside two refresh pairs,
+// the report compares the tiers on each engine, not the engines, and its
+// environment lists the sessions' analytic settings.
 func TestExecuteAnalyticTiersScenario(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
@@ -516,7 +517,7 @@ func TestExecuteAnalyticTiersScenario(t *testing.T) {
 		dirs = append(dirs, filepath.Join(data, "analytic-tiers", d))
 	}
 	stopAtCleanup(t, dirs...)
-	res, group, _ := executeBundled(t, "analytic-tiers", base, map[string]string{"scale": "0.01", "streams": "1", "loop": "2GiB",
+	res, group, _ := executeBundled(t, "analytic-tiers", base, map[string]string{"scale": "0.01", "streams": "2", "loop": "2GiB",
 		"memory": "256MiB", "slow_mbps": "20", "timeout": "2m"})
 	engines := map[string]int{}
 	for _, r := range groupRuns(t, res, group) {
@@ -538,8 +539,8 @@ func TestExecuteAnalyticTiersScenario(t *testing.T) {
 		if err := json.Unmarshal(r.Summary, &doc); err != nil {
 			t.Fatal(err)
 		}
-		if len(doc.Power) != 1 || len(doc.Power[0].Queries) != 24 || doc.Throughput == nil || len(doc.Throughput.Queries) != 22+2 {
-			t.Errorf("run %s: %+v; want RF1, 22 queries and RF2, then one stream and a refresh pair", r.ID, doc)
+		if len(doc.Power) != 1 || len(doc.Power[0].Queries) != 24 || doc.Throughput == nil || len(doc.Throughput.Queries) != 2*22+2*2 {
+			t.Errorf("run %s: %+v; want RF1, 22 queries and RF2, then two streams beside two refresh pairs", r.ID, doc)
 		}
 	}
 	if engines["postgres"] != 2 || engines["mariadb"] != 2 {
@@ -552,7 +553,7 @@ func TestExecuteAnalyticTiersScenario(t *testing.T) {
 	// The environment lists the analytic settings each engine's sessions
 	// ran with, sized from the servers' memory.
 	for _, want := range []string{`id="tpch-queries"`, "pg-slow (emulated)&#39;s geometric mean query time is", "maria-slow (emulated)&#39;s geometric mean query time is",
-		"work_mem (TPC-H power test)", "join_buffer_size (TPC-H throughput test, 1 streams)"} {
+		"work_mem (TPC-H power test)", "join_buffer_size (TPC-H throughput test, 2 streams)"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the report lacks %s", want)
 		}
