@@ -184,13 +184,8 @@ type TPCHRunner interface {
 	// ErrNoSchema when there is no complete build.
 	TPCHBuild(ctx context.Context) (TPCHBuildInfo, error)
 	// NewTPCHSession opens a connection for one query or refresh stream,
-	// with the analytic settings TPCHSessionOptions's rule gives it (at most
-	// one options value; none is one session at a time).
-	NewTPCHSession(ctx context.Context, opts ...TPCHSessionOptions) (TPCHSession, error)
-	// TPCHSettings are the settings a session opened with opts runs with
-	// (its Settings), read on a session of their own: what a run records
-	// before its sessions open.
-	TPCHSettings(ctx context.Context, opts TPCHSessionOptions) (map[string]string, error)
+	// with the analytic settings TPCHSessionOptions's rule gives it.
+	NewTPCHSession(ctx context.Context, opts TPCHSessionOptions) (TPCHSession, error)
 	// TPCHDialect is the SQL its queries are written in.
 	TPCHDialect() tpch.Dialect
 }
@@ -212,13 +207,16 @@ type TPCHSessionOptions struct {
 	Sessions int
 }
 
-// TPCHSessionOpts is the one options value of NewTPCHSession's opts, or
-// the defaults.
-func TPCHSessionOpts(opts []TPCHSessionOptions) TPCHSessionOptions {
-	if len(opts) > 0 {
-		return opts[0]
+// TPCHSettings are the settings a session of r opened with opts runs
+// with (its Settings), read on a session of their own: what a run records
+// before its sessions open.
+func TPCHSettings(ctx context.Context, r TPCHRunner, opts TPCHSessionOptions) (map[string]string, error) {
+	sess, err := r.NewTPCHSession(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
-	return TPCHSessionOptions{}
+	defer sess.Close()
+	return sess.Settings(), nil
 }
 
 // TPCHShare is what one sort, hash, join buffer or temporary table of a

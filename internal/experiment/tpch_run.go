@@ -237,13 +237,13 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 	}
 	// The analytic settings each test's sessions run with, from the
 	// server's memory and how many sessions share it (engine.TPCHShare).
-	settings, err := runner.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: 1})
+	settings, err := engine.TPCHSettings(ctx, runner, engine.TPCHSessionOptions{Sessions: 1})
 	if err != nil {
 		return nil, err
 	}
 	var tput map[string]string
 	if cfg.Streams > 0 {
-		if tput, err = runner.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: cfg.Streams + 1}); err != nil {
+		if tput, err = engine.TPCHSettings(ctx, runner, engine.TPCHSessionOptions{Sessions: cfg.Streams + 1}); err != nil {
 			return nil, err
 		}
 	}

@@ -55,12 +55,12 @@ func (db *DB) TPCHDialect() tpch.Dialect { return tpch.MariaDB }
 // NewTPCHSession opens a connection for a query or refresh stream, with
 // its analytic settings (setTPCHSettings) and the server's profiling of
 // its statements on, for ServerSeconds.
-func (db *DB) NewTPCHSession(ctx context.Context, opts ...engine.TPCHSessionOptions) (engine.TPCHSession, error) {
+func (db *DB) NewTPCHSession(ctx context.Context, opts engine.TPCHSessionOptions) (engine.TPCHSession, error) {
 	conn, err := db.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	settings, err := setTPCHSettings(ctx, conn, engine.TPCHSessionOpts(opts).Sessions)
+	settings, err := setTPCHSettings(ctx, conn, opts.Sessions)
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("setting the TPC-H session's analytic settings: %s", db.redact(err))
@@ -69,16 +69,6 @@ func (db *DB) NewTPCHSession(ctx context.Context, opts ...engine.TPCHSessionOpti
 	// its statements' times are then not reported.
 	_, perr := conn.ExecContext(ctx, "SET SESSION profiling = 1")
 	return &tpchSession{db: db, conn: conn, settings: settings, profiling: perr == nil}, nil
-}
-
-// TPCHSettings opens a session with opts and returns its settings.
-func (db *DB) TPCHSettings(ctx context.Context, opts engine.TPCHSessionOptions) (map[string]string, error) {
-	sess, err := db.NewTPCHSession(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	return sess.Settings(), nil
 }
 
 type tpchSession struct {

@@ -108,7 +108,7 @@ func TestTPCHSessionSettings(t *testing.T) {
 		return max(v/(64<<10)*(64<<10), server)
 	}
 	for _, sessions := range []int64{1, 3} {
-		got, err := db.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: int(sessions)})
+		got, err := engine.TPCHSettings(ctx, db, engine.TPCHSessionOptions{Sessions: int(sessions)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestTPCHSessionSettings(t *testing.T) {
 	if share(1, 256<<10, 256<<20, serverJoin) == serverJoin {
 		t.Errorf("the rule gives the server's own join_buffer_size, %d bytes; want the test to show a change", serverJoin)
 	}
-	sess, err := db.NewTPCHSession(ctx)
+	sess, err := db.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,27 +56,17 @@ func (db *DB) TPCHDialect() tpch.Dialect { return tpch.Postgres }
 // NewTPCHSession opens a connection for a query or refresh stream, with
 // its analytic settings (setTPCHSettings). Its queries may use parallel
 // workers, as PostgreSQL plans them.
-func (db *DB) NewTPCHSession(ctx context.Context, opts ...engine.TPCHSessionOptions) (engine.TPCHSession, error) {
+func (db *DB) NewTPCHSession(ctx context.Context, opts engine.TPCHSessionOptions) (engine.TPCHSession, error) {
 	conn, err := db.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	settings, err := setTPCHSettings(ctx, conn, engine.TPCHSessionOpts(opts).Sessions)
+	settings, err := setTPCHSettings(ctx, conn, opts.Sessions)
 	if err != nil {
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("setting the TPC-H session's analytic settings: %s", db.redact(err))
 	}
 	return &tpchSession{db: db, conn: conn, settings: settings}, nil
-}
-
-// TPCHSettings opens a session with opts and returns its settings.
-func (db *DB) TPCHSettings(ctx context.Context, opts engine.TPCHSessionOptions) (map[string]string, error) {
-	sess, err := db.NewTPCHSession(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	return sess.Settings(), nil
 }
 
 type tpchSession struct {

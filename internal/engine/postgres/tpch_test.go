@@ -116,7 +116,7 @@ func TestTPCHSessionSettings(t *testing.T) {
 		return max(v/(64<<10)*(64<<10), serverWorkMem)
 	}
 	for _, sessions := range []int{1, 3} {
-		got, err := db.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: sessions})
+		got, err := engine.TPCHSettings(ctx, db, engine.TPCHSessionOptions{Sessions: sessions})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestTPCHSessionSettings(t *testing.T) {
 				sessions, shared, got, rule(int64(sessions)), workers)
 		}
 	}
-	sess, err := db.NewTPCHSession(ctx)
+	sess, err := db.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestTPCHSessionSettings(t *testing.T) {
 	}
 
 	exec(t, conn, "ALTER DATABASE "+pgx.Identifier{conn.Config().Database}.Sanitize()+" SET work_mem = '1500MB'")
-	if got, err := db.TPCHSettings(ctx, engine.TPCHSessionOptions{Sessions: 1}); err != nil || got["work_mem"] != "1500MB" {
+	if got, err := engine.TPCHSettings(ctx, db, engine.TPCHSessionOptions{Sessions: 1}); err != nil || got["work_mem"] != "1500MB" {
 		t.Errorf("with the database's work_mem at 1500MB: %v, %v; want it kept", got, err)
 	}
 }

@@ -100,7 +100,7 @@ func CheckRunner(t *testing.T, r engine.TPCHRunner, count func(table string) int
 	if err != nil || info.Scale != 0.01 || info.RF1Sets != 0 || info.RF2Sets != 0 {
 		t.Fatalf("build %+v, %v; want SF 0.01 and no update sets", info, err)
 	}
-	sess, err := r.NewTPCHSession(ctx)
+	sess, err := r.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func CheckRunner(t *testing.T, r engine.TPCHRunner, count func(table string) int
 func CheckAnswers(t *testing.T, r engine.TPCHRunner) {
 	t.Helper()
 	ctx := context.Background()
-	sess, err := r.NewTPCHSession(ctx)
+	sess, err := r.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func CheckAnswers(t *testing.T, r engine.TPCHRunner) {
 func CheckServerSeconds(t *testing.T, r engine.TPCHRunner) {
 	t.Helper()
 	ctx := context.Background()
-	sess, err := r.NewTPCHSession(ctx)
+	sess, err := r.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
