@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stored"
 )
@@ -74,7 +75,8 @@ func (e *executor) TPCHRun(ctx context.Context, st *TPCHRunStep) error {
 		cfg.Thresholds = ts
 		cfg.Record = e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name,
 			Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host})
-		dsn, err := experiment.TPCHDatabaseOf(ctx, in.dsn)
+		// The database its tpch-build step made (validation requires one).
+		dsn, err := engine.WithDatabase(in.dsn, experiment.TPCHDatabase)
 		if err != nil {
 			return fmt.Errorf("server %s: %w", in.name, err)
 		}
