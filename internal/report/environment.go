@@ -215,12 +215,14 @@ func settingsTables(runs []*runData) []*Table {
 	table := func(id, caption string, cols []*runData) *Table {
 		t := &Table{ID: id, Caption: caption, Header: []string{"fact"}}
 		var names []string
+		settings := map[*runData][]stored.Setting{} // each run's, made once
 		for _, rd := range cols {
 			t.Header = append(t.Header, rd.Label)
 			if rd.Env == nil || rd.Env.Database == nil {
 				continue
 			}
-			for _, st := range runSettings(rd) {
+			settings[rd] = runSettings(rd)
+			for _, st := range settings[rd] {
 				if !slices.Contains(names, st.Name) {
 					names = append(names, st.Name)
 				}
@@ -232,7 +234,7 @@ func settingsTables(runs []*runData) []*Table {
 				v := "–"
 				if rd.Env != nil && rd.Env.Database != nil {
 					v = unknown
-					for _, st := range runSettings(rd) {
+					for _, st := range settings[rd] {
 						if st.Name == name {
 							v = st.Value
 						}
