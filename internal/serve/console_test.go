@@ -98,6 +98,37 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		t.Errorf("the TPC-H form shows other errors: %q", text)
 	}
 
+	// A valid one, followed live: its power test's 22 queries come as
+	// bars, all answered right, the geometric mean so far above them, in
+	// place of the TPC-C charts.
+	js(t, p, fmt.Sprintf(`(() => {
+		document.getElementById("tpch-dsn").value = %q;
+		document.getElementById("tpch-seed").value = "";
+		document.getElementById("tpch-streams").value = "";
+		document.getElementById("tpch-no-refresh").checked = true;
+		document.getElementById("tpch-submit").click();
+		return true;
+	})()`, tpchDSN(t)))
+	waitJS(t, p, 20*time.Second, "the TPC-H run followed", `document.getElementById("live-what").textContent.startsWith("Run ")`)
+	tpchRun := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
+	waitDone(t, p, 60*time.Second)
+	if n := jsInt(t, p, `document.querySelectorAll('#chart-tpch rect.s0[data-query^="Q"]').length`); n != 22 {
+		t.Errorf("the TPC-H chart has %d power bars of a query; want 22", n)
+	}
+	if n := jsInt(t, p, `document.querySelectorAll('#chart-tpch rect.bad').length`); n != 0 {
+		t.Errorf("%d bars drawn as wrong answers; want none", n)
+	}
+	if text := jsString(t, p, `document.querySelector("#chart-tpch figcaption").textContent`); !strings.Contains(text, "power test 1: geometric mean") || !strings.Contains(text, "over 22 queries") {
+		t.Errorf("the TPC-H chart's caption %q; want the power test's geometric mean over 22 queries", text)
+	}
+	if step := jsString(t, p, `document.getElementById("live-step").textContent`); !strings.HasPrefix(step, "power 1 Q") {
+		t.Errorf("the live step %q; want the power test's last query", step)
+	}
+	if jsInt(t, p, `document.querySelectorAll("#chart-tpm, #chart-latency").length`) != 0 {
+		t.Error("the TPC-H run shows the TPC-C charts")
+	}
+	shot(t, p, filepath.Join(art, name+"-tpch.png"))
+
 	// A bundled scenario at a scale shows its variables there; a bad value
 	// is refused with its line and column.
 	js(t, p, `(() => {
@@ -129,7 +160,8 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 
 	// A quick run, followed live.
 	fillStart(t, p, dsn, "1", "1s", "8s")
-	waitJS(t, p, 20*time.Second, "the run followed", `document.getElementById("live-what").textContent.startsWith("Run ")`)
+	waitJS(t, p, 20*time.Second, "the run followed",
+		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, tpchRun))
 	first := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
 	seen := watchTPM(t, p, 40*time.Second)
 	t.Logf("live TPM texts: %q", seen)
@@ -156,8 +188,9 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, first))
 	second := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
 	waitDone(t, p, 60*time.Second)
-	waitJS(t, p, 20*time.Second, "both runs listed complete",
-		`document.querySelectorAll('#runs-table tbody tr[data-status="complete"]').length >= 2`)
+	waitJS(t, p, 20*time.Second, "both runs listed complete", fmt.Sprintf(
+		`document.querySelector('#runs-table tbody tr[data-status="complete"][data-id=%q]') && document.querySelector('#runs-table tbody tr[data-status="complete"][data-id=%q]')`,
+		first, second))
 	js(t, p, fmt.Sprintf(`for (const id of [%q, %q]) {
 		document.querySelector('#runs-table tbody tr[data-id="' + id + '"] input[type=checkbox]').click();
 	}

@@ -152,17 +152,7 @@ func TestAPIScenarioRuns(t *testing.T) {
 // answer checked and right.
 func TestAPIRunTPCH(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	db, err := experiment.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = experiment.BuildTPCH(ctx, db, experiment.TPCHBuildConfig{Scale: 0.01, BuildVUs: 2}, experiment.Nop{})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := tpchDSN(t)
 	s := startServe(t, serve.Options{})
 	var p struct{ ID string }
 	if code, body := s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpch", "dsn": dsn, "validate": true}, &p); code != 202 {

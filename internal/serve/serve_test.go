@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/cli"
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/serve"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -40,6 +41,23 @@ func TestMain(m *testing.M) {
 // tpccDSN is the DSN of a 1-warehouse TPC-C database of the test's own
 // (a copy of a template built once).
 func tpccDSN(t *testing.T) string { t.Helper(); return tpcctest.Database(t, 1) }
+
+// tpchDSN is a database of its own with an SF 0.01 TPC-H build.
+func tpchDSN(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	db, err := experiment.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = experiment.BuildTPCH(ctx, db, experiment.TPCHBuildConfig{Scale: 0.01, BuildVUs: 2}, experiment.Nop{})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
 
 // testServer is a serve running in this process on a free port.
 type testServer struct {

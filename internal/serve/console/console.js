@@ -234,6 +234,104 @@ class Chart {
   }
 }
 
+// QueryBars is a TPC-H run's query times as they come: a bar for each
+// query of the latest power test and, beside it, the mean over the
+// throughput test's streams that ran it. A bar's tooltip gives its
+// seconds, its status and the read MB/s it drove; a query that did not
+// answer right (timed out, failed, wrong) is drawn in the error colour.
+const tpchNames = [...Array.from({ length: 22 }, (_, i) => "Q" + (i + 1)), "RF1", "RF2"];
+
+class QueryBars {
+  constructor() {
+    this.rep = 0;
+    this.power = new Map(); // name -> the latest power test's result
+    this.thr = new Map(); // name -> {sum, n, bad}: the throughput test's streams
+    this.svg = svg("svg", { viewBox: `0 0 ${chartW} ${chartH}`, role: "img", "aria-label": "TPC-H query times" });
+    this.legend = el("span", { className: "legend" });
+    this.caption = el("span", { className: "geomean" });
+    this.fig = el("figure", { className: "chart", id: "chart-tpch" },
+      el("figcaption", {}, "TPC-H query times (s) ", this.caption, " ", this.legend), this.svg);
+  }
+
+  add(q) {
+    const name = q.refresh || "Q" + q.query;
+    if (q.test === "power") {
+      if (q.rep !== this.rep) { this.rep = q.rep; this.power.clear(); }
+      this.power.set(name, q);
+      return;
+    }
+    const t = this.thr.get(name) || { sum: 0, n: 0, bad: false };
+    t.sum += q.seconds;
+    t.n++;
+    t.bad = t.bad || q.status !== "ok";
+    this.thr.set(name, t);
+  }
+
+  // geomean is the geometric mean of the power test's query times so far
+  // (the 22 queries, not the refresh functions), and how many it covers.
+  geomean() {
+    let logs = 0, n = 0;
+    for (const [name, q] of this.power) {
+      if (name.startsWith("Q") && q.status === "ok" && q.seconds > 0) { logs += Math.log(q.seconds); n++; }
+    }
+    return n ? [Math.exp(logs / n), n] : [0, 0];
+  }
+
+  draw() {
+    const s = this.svg;
+    s.replaceChildren();
+    const names = tpchNames.filter((n) => this.power.has(n) || this.thr.has(n));
+    let max = 0;
+    for (const q of this.power.values()) max = Math.max(max, q.seconds);
+    for (const t of this.thr.values()) max = Math.max(max, t.sum / t.n);
+    max = niceMax(max);
+    const w = chartW - pad.l - pad.r, h = chartH - pad.t - pad.b;
+    const y = (v) => pad.t + h - (v / max) * h;
+    for (const f of [0, 0.5, 1]) {
+      const yy = y(max * f);
+      s.append(svg("line", { x1: pad.l, x2: pad.l + w, y1: yy, y2: yy, class: "grid" }));
+      const lab = svg("text", { x: pad.l - 4, y: yy + 4, "text-anchor": "end" });
+      lab.textContent = fmt(max * f, max < 10 ? 2 : 0);
+      s.append(lab);
+    }
+    const [gm, n] = this.geomean();
+    this.caption.textContent = n ? "power test " + this.rep + ": geometric mean " + fmt(gm, 3) + " s over " + n + " queries" : "";
+    this.legend.replaceChildren();
+    if (names.length === 0) {
+      const none = svg("text", { x: pad.l + w / 2, y: pad.t + h / 2, "text-anchor": "middle", class: "none" });
+      none.textContent = "no query done yet";
+      s.append(none);
+      return;
+    }
+    if (this.power.size) this.legend.append(el("span", { className: "key s0" }, "power " + this.rep));
+    if (this.thr.size) this.legend.append(el("span", { className: "key s1" }, "throughput, mean of the streams"));
+    const slot = w / names.length, bw = Math.max(1, (slot - 2) / 2);
+    names.forEach((name, i) => {
+      const x0 = pad.l + i * slot + 1;
+      const bar = (k, v, cls, tip) => {
+        const r = svg("rect", { x: (x0 + k * bw).toFixed(1), y: y(v).toFixed(1), width: bw.toFixed(1),
+          height: Math.max(0.5, pad.t + h - y(v)).toFixed(1), class: cls, "data-query": name });
+        const title = svg("title", {});
+        title.textContent = tip;
+        r.append(title);
+        s.append(r);
+      };
+      const q = this.power.get(name);
+      if (q) {
+        bar(0, q.seconds, "s0" + (q.status === "ok" ? "" : " bad"), "power " + this.rep + " " + name + ": " + fmt(q.seconds, 3) + " s, " +
+          q.status + (q.read_mbps ? ", " + fmt(q.read_mbps, 1) + " MB/s read" : ""));
+      }
+      const t = this.thr.get(name);
+      if (t) bar(1, t.sum / t.n, "s1" + (t.bad ? " bad" : ""), "throughput " + name + ": " + fmt(t.sum / t.n, 3) + " s on average over " + t.n + " streams");
+      if (names.length <= 12 || i % 2 === 0) {
+        const lab = svg("text", { x: (x0 + slot / 2).toFixed(1), y: chartH - 6, "text-anchor": "middle" });
+        lab.textContent = name;
+        s.append(lab);
+      }
+    });
+  }
+}
+
 function niceMax(v) {
   if (!(v > 0)) return 1;
   const p = Math.pow(10, Math.floor(Math.log10(v)));
@@ -282,6 +380,7 @@ function onLiveEvent(stop, name, d) {
     case "progress":
       if (d.started) {
         if (d.started.run_id) live.runID = d.started.run_id;
+        if (d.started.kind === "tpch") tpchCharts();
         note("started " + (d.started.kind || "") + " run " + (d.started.run_id || ""));
       } else if (d.point) note("step " + d.point.index + " of " + d.point.count + ": " + (d.point.name || ""));
       else if (d.scenario_step) note("scenario step " + d.scenario_step.step + " of " + d.scenario_step.steps + ": " + d.scenario_step.kind);
@@ -289,8 +388,7 @@ function onLiveEvent(stop, name, d) {
       return;
     case "result":
       if (d.tpcc) note("step result: NOPM " + fmt(d.tpcc.nopm) + ", TPM " + fmt(d.tpcc.tpm));
-      else if (d.tpch) note(tpchName(d.tpch) + ": " + d.tpch.status + ", " + fmt(d.tpch.seconds, 3) + " s, " + fmt(d.tpch.rows) + " rows" +
-        (d.tpch.error ? ": " + d.tpch.error : ""));
+      else if (d.tpch) onQuery(d.tpch);
       return;
     case "note": return note(d.msg || "");
     case "done": return onDone(d);
@@ -301,6 +399,30 @@ function onLiveEvent(stop, name, d) {
 // "power 1 Q14", "throughput 2 Q3", "power 1 RF1".
 function tpchName(q) {
   return q.test + " " + (q.test === "power" ? q.rep : q.stream) + " " + (q.refresh || "Q" + q.query);
+}
+
+// tpchCharts gives a TPC-H run the query bars in place of the TPC-C
+// charts that have nothing to show (a scenario's earlier TPC-C runs keep
+// theirs).
+function tpchCharts() {
+  const c = live.charts;
+  if (c.tpch) return;
+  for (const k of ["tpm", "lat"]) {
+    if (c[k] && c[k].series.size === 0) { c[k].fig.remove(); delete c[k]; }
+  }
+  c.tpch = new QueryBars();
+  $("live-charts").prepend(c.tpch.fig);
+}
+
+// onQuery shows a TPC-H query's (or refresh function's) result: a note, the
+// step and test in the figures, its bar.
+function onQuery(q) {
+  note(tpchName(q) + ": " + q.status + ", " + fmt(q.seconds, 3) + " s, " + fmt(q.rows) + " rows" + (q.error ? ": " + q.error : ""));
+  $("live-step").textContent = tpchName(q);
+  $("live-phase").textContent = q.test;
+  tpchCharts();
+  live.charts.tpch.add(q);
+  redraw();
 }
 
 function note(msg) {
@@ -330,13 +452,18 @@ function onTick(d) {
     c.lat.add("p99", t, x.new_order_p99_ms);
   }
   if (tel) tickTelemetry(t, tel);
-  if (!live.drawPending) {
-    live.drawPending = true;
-    requestAnimationFrame(() => {
-      live.drawPending = false;
-      for (const ch of Object.values(live.charts)) ch.draw(live.t0, live.t1);
-    });
-  }
+  redraw();
+}
+
+// redraw draws every live chart at the next frame, once however many
+// events came before it.
+function redraw() {
+  if (live.drawPending) return;
+  live.drawPending = true;
+  requestAnimationFrame(() => {
+    live.drawPending = false;
+    for (const ch of Object.values(live.charts)) ch.draw(live.t0, live.t1);
+  });
 }
 
 function tickTelemetry(t, tel) {
