@@ -35,7 +35,8 @@ type Knee struct {
 
 // FindKnee finds the knee of an open-loop run's steps (as GroupTPCC gives
 // them: one per rate); bound is the p99 bound, 0 for KneeP99Factor times
-// the lowest rate's. It is nil without open-loop steps.
+// the lowest rate's (the lowest with a New-Order). It is nil without
+// open-loop steps.
 func FindKnee(steps []*TPCCStep, bound time.Duration) *Knee {
 	var open []*TPCCStep
 	for _, s := range steps {
@@ -49,7 +50,15 @@ func FindKnee(steps []*TPCCStep, bound time.Duration) *Knee {
 	slices.SortStableFunc(open, func(a, b *TPCCStep) int { return cmp.Compare(a.OfferedTPM, b.OfferedTPM) })
 	boundMs := float64(bound) / float64(time.Millisecond)
 	if bound <= 0 {
-		boundMs = KneeP99Factor * newOrderP99(open[0])
+		// The lowest rate whose step completed a New-Order: a short step
+		// at a low rate may have none, and a bound of 0 would fail every
+		// rate after it. With none in any step, the p99 is not judged.
+		for _, s := range open {
+			if p := newOrderP99(s); p > 0 {
+				boundMs = KneeP99Factor * p
+				break
+			}
+		}
 	}
 	k := &Knee{P99BoundMs: boundMs}
 	for _, s := range open {
@@ -100,7 +109,7 @@ func notHeld(s *TPCCStep, boundMs float64) string {
 		return fmt.Sprintf("at %.0f TPM offered, %.0f TPM were served: %.1f%% of the %d transactions that arrived, more than %d%% short",
 			s.OfferedTPM, measured, 100*float64(done)/float64(arrivals), arrivals, KneeFollowPct)
 	}
-	if p := newOrderP99(s); p > boundMs {
+	if p := newOrderP99(s); boundMs > 0 && p > boundMs {
 		return fmt.Sprintf("at %.0f TPM offered, the New-Order p99 from the intended start was %.2f ms, over the %.2f ms bound", s.OfferedTPM, p, boundMs)
 	}
 	return ""

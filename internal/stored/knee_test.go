@@ -49,6 +49,11 @@ func TestFindKnee(t *testing.T) {
 	if k := FindKnee([]*TPCCStep{held}, 0); k.OfferedTPM != 0 || !strings.Contains(k.Why, "96.7% of the 180") {
 		t.Errorf("none running at the end: %+v; want 2000 not held", k)
 	}
+	// A lowest rate with no New-Order sets no bound of 0: the next rate's
+	// p99 sets it.
+	if k := FindKnee([]*TPCCStep{openStep(50, 2, 2, 0), openStep(100, 4, 4, 3), openStep(200, 8, 8, 40)}, 0); k.OfferedTPM != 100 || k.P99BoundMs != 30 {
+		t.Errorf("no New-Order at the lowest rate: %+v; want the bound 10 x 3 ms, the knee at 100", k)
+	}
 	// Repetitions are judged together.
 	g := openStep(5000, 0, 0, 3)
 	g.Repetitions = []*TPCCStep{openStep(5000, 5000, 5000, 3), openStep(5000, 5000, 4700, 3)}
