@@ -208,14 +208,7 @@ class Chart {
     max = niceMax(max);
     const w = chartW - pad.l - pad.r, h = chartH - pad.t - pad.b;
     const x = (t) => pad.l + (t1 > t0 ? ((t - t0) / (t1 - t0)) * w : w);
-    const y = (v) => pad.t + h - (v / max) * h;
-    for (const f of [0, 0.5, 1]) {
-      const yy = y(max * f);
-      s.append(svg("line", { x1: pad.l, x2: pad.l + w, y1: yy, y2: yy, class: "grid" }));
-      const lab = svg("text", { x: pad.l - 4, y: yy + 4, "text-anchor": "end" });
-      lab.textContent = fmt(max * f, max < 10 ? 1 : 0);
-      s.append(lab);
-    }
+    const y = valueAxis(s, max, 1);
     const span = svg("text", { x: pad.l + w, y: chartH - 4, "text-anchor": "end" });
     span.textContent = Math.round(t1 - t0) + " s";
     s.append(span);
@@ -286,14 +279,7 @@ class QueryBars {
     for (const t of this.thr.values()) max = Math.max(max, t.sum / t.n);
     max = niceMax(max);
     const w = chartW - pad.l - pad.r, h = chartH - pad.t - pad.b;
-    const y = (v) => pad.t + h - (v / max) * h;
-    for (const f of [0, 0.5, 1]) {
-      const yy = y(max * f);
-      s.append(svg("line", { x1: pad.l, x2: pad.l + w, y1: yy, y2: yy, class: "grid" }));
-      const lab = svg("text", { x: pad.l - 4, y: yy + 4, "text-anchor": "end" });
-      lab.textContent = fmt(max * f, max < 10 ? 2 : 0);
-      s.append(lab);
-    }
+    const y = valueAxis(s, max, 2);
     const [gm, n] = this.geomean();
     this.caption.textContent = n ? "power test " + this.rep + ": geometric mean " + fmt(gm, 3) + " s over " + n + " queries" : "";
     this.legend.replaceChildren();
@@ -330,6 +316,21 @@ class QueryBars {
       }
     });
   }
+}
+
+// valueAxis draws a chart's grid lines at 0, half and all of max, labelled
+// with digits decimals below 10, and returns the value-to-y mapping.
+function valueAxis(s, max, digits) {
+  const w = chartW - pad.l - pad.r, h = chartH - pad.t - pad.b;
+  const y = (v) => pad.t + h - (v / max) * h;
+  for (const f of [0, 0.5, 1]) {
+    const yy = y(max * f);
+    s.append(svg("line", { x1: pad.l, x2: pad.l + w, y1: yy, y2: yy, class: "grid" }));
+    const lab = svg("text", { x: pad.l - 4, y: yy + 4, "text-anchor": "end" });
+    lab.textContent = fmt(max * f, max < 10 ? digits : 0);
+    s.append(lab);
+  }
+  return y;
 }
 
 function niceMax(v) {
