@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -245,9 +246,16 @@ type Meta struct {
 }
 
 // ReplaceSchema is what a build does with the TPC-C tables it found in
-// database dbName: nothing when there are none; with drop, drops them
-// (dropSchema); without, refuses as bad input naming --drop.
+// database dbName (and TPCHMetaTable, when the caller looked for it too):
+// nothing when there are none; with drop, drops them (dropSchema);
+// without, refuses as bad input naming --drop. A TPC-H build there is
+// refused either way: its CUSTOMER and ORDERS have TPC-C's names, and
+// --drop would take them from under it.
 func ReplaceSchema(found []string, drop bool, dbName string, dropSchema func() error) error {
+	if slices.Contains(found, TPCHMetaTable) {
+		return InputErrorf("database %s holds a TPC-H build, whose customer and orders tables have TPC-C's names; "+
+			"build TPC-C in a database of its own", dbName)
+	}
 	if len(found) == 0 {
 		return nil
 	}

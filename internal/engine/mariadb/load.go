@@ -130,7 +130,7 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 	if err := db.checkLocalInfile(ctx, conn); err != nil {
 		return nil, err
 	}
-	found, err := existingTables(ctx, conn)
+	found, err := existingOf(ctx, conn, append(schemaTables(), engine.TPCHMetaTable))
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,10 @@ func TestBuildTPCH(t *testing.T) {
 	if res, err := db.BuildTPCH(ctx, engine.TPCHBuildOptions{Scale: small, Workers: 2, Drop: true}); err != nil || res.Rows[tpch.Orders] != 12000 {
 		t.Errorf("a build with drop at SF 0.008: %+v, %v; want 12,000 orders", res, err)
 	}
+	tpchtest.CheckNoTPCCOver(t, db, 0.008, func() error {
+		_, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 1, Drop: true})
+		return err
+	})
 
 	// A TPC-C schema's ORDERS is not TPC-H's: refused even with drop, and kept.
 	odb, other := openTest(t, mariatest.NewDatabase(t))

@@ -63,7 +63,7 @@ func (db *DB) BuildTPCC(ctx context.Context, opts engine.BuildOptions) (*tpcc.Bu
 	}
 	defer conn.Close(context.Background())
 
-	found, err := existingTables(ctx, conn)
+	found, err := existingOf(ctx, conn, append(schemaTables(), engine.TPCHMetaTable))
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,8 @@ import (
 // A TPC-H build at SF 0.01 holds exactly the generator's rows, read back
 // with COPY; has its keys and foreign-key indexes; and is refused a
 // second time without --drop and replaced with it. Tables of TPC-H's names
-// that no TPC-H build made are never dropped.
+// that no TPC-H build made are never dropped, nor is a TPC-H build's by a
+// TPC-C build with --drop.
 func TestBuildTPCH(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -75,6 +76,13 @@ func TestBuildTPCH(t *testing.T) {
 	if res, err := db.BuildTPCH(ctx, engine.TPCHBuildOptions{Scale: small, Workers: 2, Drop: true}); err != nil || res.Rows[tpch.Orders] != 12000 {
 		t.Errorf("a build with drop at SF 0.008: %+v, %v; want 12,000 orders", res, err)
 	}
+
+	// Nor is a TPC-C build over it dropped: its CUSTOMER and ORDERS would
+	// go from under the TPC-H build.
+	tpchtest.CheckNoTPCCOver(t, db, 0.008, func() error {
+		_, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 1, Drop: true})
+		return err
+	})
 
 	// A TPC-C schema's ORDERS is not TPC-H's: refused even with drop, and kept.
 	odb, other := openTest(t, pgtest.NewDatabase(t))

@@ -209,3 +209,17 @@ func CheckServerSeconds(t *testing.T, r engine.TPCHRunner) {
 		t.Errorf("after a failed query: %.6f s on the server; want 0", server)
 	}
 }
+
+// CheckNoTPCCOver wants a TPC-C build with --drop (build) over r's TPC-H
+// build at scale factor sf refused as bad input, and the TPC-H build
+// intact: TPC-C's CUSTOMER and ORDERS have TPC-H's names, and --drop would
+// take them from under it.
+func CheckNoTPCCOver(t *testing.T, r engine.TPCHRunner, sf float64, build func() error) {
+	t.Helper()
+	if err := build(); !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "holds a TPC-H build") {
+		t.Errorf("a TPC-C build with drop over a TPC-H build: %v; want bad input", err)
+	}
+	if info, err := r.TPCHBuild(context.Background()); err != nil || info.Scale != sf {
+		t.Errorf("the TPC-H build after the refused TPC-C build: %+v, %v; want SF %g, intact", info, err, sf)
+	}
+}
