@@ -25,19 +25,20 @@ func TestMonitorNodeExporters(t *testing.T) {
 	res := t.TempDir()
 	killed := make(chan time.Time, 1)
 	go func() {
-		// 2.5 s into the run, counted from its store's creation: on a
+		// 4 s into the run, counted from its store's creation: on a
 		// loaded host the command took seconds to get there, and h2 had
-		// answered once when killed.
+		// answered once when killed; and once, 2.5 s after the store was
+		// made, the sampling had only just begun.
 		for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
 			if ents, _ := os.ReadDir(res); len(ents) > 0 {
 				break
 			}
 		}
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(4 * time.Second)
 		c.KillNodeExporter(t, 1)
 		killed <- time.Now()
 	}()
-	code, out, errOut := runTierbench(t, "monitor", "--duration", "6s", "--interval", "500ms", "--block-trace=false",
+	code, out, errOut := runTierbench(t, "monitor", "--duration", "8s", "--interval", "500ms", "--block-trace=false",
 		"--node-exporter", "h1="+c.Hosts[0].NodeExporter, "--node-exporter", "h2="+c.Hosts[1].NodeExporter,
 		"--results", res, "--json")
 	if code != 0 {
@@ -79,15 +80,15 @@ func TestMonitorNodeExporters(t *testing.T) {
 			t.Errorf("host %s: clock offset %.1f ms on one machine", h.Host, h.OffsetMs)
 		}
 	}
-	// About 12 samples of 500 ms: h1 answered all, h2 the ones before it was
+	// About 16 samples of 500 ms: h1 answered all, h2 the ones before it was
 	// killed. A host with no core to spare takes fewer (a loaded CI host's
 	// h1 gave 7), each a sample of both hosts.
 	h1, h2 := doc.Hosts[0], doc.Hosts[1]
 	if h1.Missing != 0 || h1.Samples < 5 {
-		t.Errorf("h1: %d samples, %d missing; want about 12 and none", h1.Samples, h1.Missing)
+		t.Errorf("h1: %d samples, %d missing; want about 16 and none", h1.Samples, h1.Missing)
 	}
 	if h2.Missing < 2 || h2.Samples < 2 || h2.Samples >= h1.Samples {
-		t.Errorf("h2: %d samples, %d missing; want a few of each (killed 2.5 s into 6)", h2.Samples, h2.Missing)
+		t.Errorf("h2: %d samples, %d missing; want a few of each (killed 4 s into 8)", h2.Samples, h2.Missing)
 	}
 	m := regexp.MustCompile(`node_exporter h2 \(http://[^)]+\) stopped answering at (\d\d:\d\d:\d\d)`).FindStringSubmatch(errOut)
 	if m == nil {
