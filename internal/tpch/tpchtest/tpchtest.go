@@ -143,32 +143,20 @@ func CheckRunner(t *testing.T, r engine.TPCHRunner, count func(table string) int
 // fresh build at SF 0.01 and compares every answer with the reference's.
 func CheckAnswers(t *testing.T, r engine.TPCHRunner) {
 	t.Helper()
-	ctx := context.Background()
-	sess, err := r.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
-	if err != nil {
-		t.Fatal(err)
+	queries := make([]int, 22)
+	for i := range queries {
+		queries[i] = i + 1
 	}
-	defer sess.Close()
-	subs := tpch.ValidationSubstitutions(0.01)
-	for n := 1; n <= 22; n++ {
-		q, err := tpch.Statements(r.TPCHDialect(), n, subs[n-1], 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := sess.Query(ctx, append(q.Setup, q.Answer), time.Minute)
-		if len(q.Teardown) > 0 {
-			if _, terr := sess.Query(ctx, q.Teardown, 0); terr != nil {
-				t.Errorf("Q%d's teardown: %v", n, terr)
-			}
-		}
+	validationQueries(t, r, queries, func(sess engine.TPCHSession, n int, q tpch.Query) {
+		rows, err := sess.Query(context.Background(), append(slices.Clone(q.Setup), q.Answer), time.Minute)
 		if err != nil {
 			t.Errorf("Q%d: %v", n, err)
-			continue
+			return
 		}
 		if err := tpch.CheckAnswer(0.01, n, rows); err != nil {
 			t.Error(err)
 		}
-	}
+	})
 }
 
 // CheckServerSeconds runs Q1, Q15 (a view's creation, the query, its
@@ -178,36 +166,48 @@ func CheckAnswers(t *testing.T, r engine.TPCHRunner) {
 func CheckServerSeconds(t *testing.T, r engine.TPCHRunner) {
 	t.Helper()
 	ctx := context.Background()
-	sess, err := r.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	subs := tpch.ValidationSubstitutions(0.01)
-	for _, n := range []int{1, 15, 18} {
-		q, err := tpch.Statements(r.TPCHDialect(), n, subs[n-1], 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	sess := validationQueries(t, r, []int{1, 15, 18}, func(sess engine.TPCHSession, n int, q tpch.Query) {
 		began := time.Now()
-		_, err = sess.Query(ctx, append(slices.Clone(q.Setup), q.Answer), time.Minute)
+		_, err := sess.Query(ctx, append(slices.Clone(q.Setup), q.Answer), time.Minute)
 		client := time.Since(began).Seconds()
-		server := sess.ServerSeconds(ctx)
-		if len(q.Teardown) > 0 {
-			if _, terr := sess.Query(ctx, q.Teardown, 0); terr != nil {
-				t.Errorf("Q%d's teardown: %v", n, terr)
-			}
-		}
-		if err != nil || server <= 0 || server > client {
+		if server := sess.ServerSeconds(ctx); err != nil || server <= 0 || server > client {
 			t.Errorf("Q%d: %v, %.6f s on the server, %.6f s on the client; want above 0 and no more than the client's", n, err, server, client)
 		}
-	}
+	})
 	if _, err := sess.Query(ctx, []string{"SELECT no_such_column FROM region"}, 0); err == nil {
 		t.Error("a query of a missing column succeeded")
 	}
 	if server := sess.ServerSeconds(ctx); server != 0 {
 		t.Errorf("after a failed query: %.6f s on the server; want 0", server)
 	}
+}
+
+// validationQueries opens one session on r (closed when the test ends)
+// and, for each query of ns with the validation parameters at SF 0.01,
+// calls run, which runs its setup and answer, then runs its teardown (a
+// view's dropping). It returns the session.
+func validationQueries(t *testing.T, r engine.TPCHRunner, ns []int, run func(sess engine.TPCHSession, n int, q tpch.Query)) engine.TPCHSession {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := r.NewTPCHSession(ctx, engine.TPCHSessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sess.Close)
+	subs := tpch.ValidationSubstitutions(0.01)
+	for _, n := range ns {
+		q, err := tpch.Statements(r.TPCHDialect(), n, subs[n-1], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(sess, n, q)
+		if len(q.Teardown) > 0 {
+			if _, err := sess.Query(ctx, q.Teardown, 0); err != nil {
+				t.Errorf("Q%d's teardown: %v", n, err)
+			}
+		}
+	}
+	return sess
 }
 
 // CheckNoTPCCOver wants a TPC-C build with --drop (build) over r's TPC-H
