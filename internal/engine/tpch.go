@@ -219,6 +219,13 @@ func TPCHSettings(ctx context.Context, r TPCHRunner, opts TPCHSessionOptions) (m
 	return sess.Settings(), nil
 }
 
+// Byte sizes, for the bounds engines give TPCHShare.
+const (
+	KiB int64 = 1 << 10
+	MiB int64 = 1 << 20
+	GiB int64 = 1 << 30
+)
+
 // TPCHShare is what one sort, hash, join buffer or temporary table of a
 // TPC-H session may take of memory m (bytes) with sessions at once:
 // m/(32 × sessions), clamped to [lo, hi] and rounded down to a multiple

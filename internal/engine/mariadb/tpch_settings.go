@@ -10,12 +10,6 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 )
 
-const (
-	kib = int64(1) << 10
-	mib = int64(1) << 20
-	gib = int64(1) << 30
-)
-
 // TPCHBuffers are the per-query buffers of a TPC-H session, in bytes, on
 // a server sized for memory m (bytes) with sessions at once: each is
 // m/(32 × sessions) (engine.TPCHShare) within its bounds. A session takes
@@ -41,12 +35,12 @@ type TPCHBuffers struct {
 
 // NewTPCHBuffers is the rule of TPCHBuffers.
 func NewTPCHBuffers(m int64, sessions int) TPCHBuffers {
-	join := engine.TPCHShare(m, sessions, 256*kib, 256*mib)
+	join := engine.TPCHShare(m, sessions, 256*engine.KiB, 256*engine.MiB)
 	return TPCHBuffers{
 		JoinBuffer: join,
 		JoinSpace:  4 * join,
-		SortBuffer: engine.TPCHShare(m, sessions, 256*kib, 256*mib),
-		TmpTable:   engine.TPCHShare(m, sessions, 16*mib, gib),
+		SortBuffer: engine.TPCHShare(m, sessions, 256*engine.KiB, 256*engine.MiB),
+		TmpTable:   engine.TPCHShare(m, sessions, 16*engine.MiB, engine.GiB),
 	}
 }
 
@@ -100,20 +94,17 @@ func setTPCHSettings(ctx context.Context, conn *sql.Conn, sessions int) (map[str
 
 // sessionValues reads the session's values of tpchSettingNames, in bytes.
 func sessionValues(ctx context.Context, conn *sql.Conn) (map[string]string, error) {
-	rows, err := conn.QueryContext(ctx, "SHOW SESSION VARIABLES WHERE Variable_name IN "+inList(tpchSettingNames))
+	values := map[string]string{}
+	err := rowsOf(ctx, conn, "SHOW SESSION VARIABLES WHERE Variable_name IN "+inList(tpchSettingNames), func(rows *sql.Rows) error {
+		var name, value string
+		err := rows.Scan(&name, &value)
+		values[name] = value
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	values := map[string]string{}
-	for rows.Next() {
-		var name, value string
-		if err := rows.Scan(&name, &value); err != nil {
-			return nil, err
-		}
-		values[name] = value
-	}
-	return values, rows.Err()
+	return values, nil
 }
 
 // sendStages are the profile's stages in which the server sends the end
@@ -140,7 +131,7 @@ func (s *tpchSession) ServerSeconds(ctx context.Context) float64 {
 	var id int64
 	var query string
 	found := false
-	if err := s.rowsOf(ctx, "SHOW PROFILES", func(rows *sql.Rows) error {
+	if err := rowsOf(ctx, s.conn, "SHOW PROFILES", func(rows *sql.Rows) error {
 		var secs float64
 		found = true
 		return rows.Scan(&id, &secs, &query)
@@ -149,7 +140,7 @@ func (s *tpchSession) ServerSeconds(ctx context.Context) float64 {
 	}
 	var total float64
 	sending := false
-	if err := s.rowsOf(ctx, "SHOW PROFILE FOR QUERY "+strconv.FormatInt(id, 10), func(rows *sql.Rows) error {
+	if err := rowsOf(ctx, s.conn, "SHOW PROFILE FOR QUERY "+strconv.FormatInt(id, 10), func(rows *sql.Rows) error {
 		var stage string
 		var secs float64
 		if err := rows.Scan(&stage, &secs); err != nil {
@@ -166,10 +157,9 @@ func (s *tpchSession) ServerSeconds(ctx context.Context) float64 {
 	return total
 }
 
-// rowsOf runs query on the session's connection and calls row for each
-// row.
-func (s *tpchSession) rowsOf(ctx context.Context, query string, row func(*sql.Rows) error) error {
-	rows, err := s.conn.QueryContext(ctx, query)
+// rowsOf runs query on conn and calls row for each row.
+func rowsOf(ctx context.Context, conn *sql.Conn, query string, row func(*sql.Rows) error) error {
+	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {
 		return err
 	}

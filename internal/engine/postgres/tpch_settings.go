@@ -10,11 +10,6 @@ import (
 	"github.com/tierbench/tierbench/internal/engine"
 )
 
-const (
-	mib = int64(1) << 20
-	gib = int64(1) << 30
-)
-
 // tpchSettingNames are the settings a TPC-H session records: work_mem,
 // which it sets, then the server's that it keeps. A name the server does
 // not know (hash_mem_multiplier before 13) drops out.
@@ -33,7 +28,7 @@ var tpchSettingNames = []string{"work_mem", "hash_mem_multiplier", "max_parallel
 // own work_mem, and a hash twice it, which the rule's eighth of M leaves
 // room for.
 func TPCHWorkMem(m int64, sessions int) int64 {
-	return engine.TPCHShare(m, sessions, 4*mib, gib)
+	return engine.TPCHShare(m, sessions, 4*engine.MiB, engine.GiB)
 }
 
 // setTPCHSettings sets a TPC-H session's work_mem from the memory the
