@@ -114,6 +114,23 @@ func (s *schedule) by(t time.Time) int64 {
 	return n
 }
 
+// unstarted counts the arrivals intended after from and at or before to
+// that no VU has begun: those not claimed, and those claimed and not
+// started. Once the VUs have stopped at a step's end, that is the queue
+// the end left, by how long it had waited.
+func (s *schedule) unstarted(from, to time.Time) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lo, hi := float64(from.Sub(s.t0)), float64(to.Sub(s.t0))
+	n := int64(s.due(hi) - s.due(lo))
+	for _, c := range s.claimAt {
+		if c > lo && c <= hi { // NaN compares false
+			n++
+		}
+	}
+	return n
+}
+
 // waiting counts the arrivals due by now that no VU has claimed.
 func (s *schedule) waiting(now time.Time) int64 {
 	s.mu.Lock()

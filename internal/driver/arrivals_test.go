@@ -92,4 +92,20 @@ func TestScheduleQueue(t *testing.T) {
 	if n := s.by(t0.Add(-time.Second)); n != 0 {
 		t.Errorf("%d arrivals due before the start; want 0", n)
 	}
+	// Not begun: the arrivals claimed for 1, 2 and 3 s, and those not
+	// claimed, at 4 s on; counted in (from, to].
+	for _, c := range []struct {
+		from, to time.Duration
+		want     int64
+	}{
+		{500 * time.Millisecond, 2500 * time.Millisecond, 2}, {time.Second, 2 * time.Second, 1}, {1500 * time.Millisecond, 5 * time.Second, 4},
+		{-time.Second, 0, 0}} {
+		if n := s.unstarted(t0.Add(c.from), t0.Add(c.to)); n != c.want {
+			t.Errorf("%d arrivals in (%v, %v] not begun; want %d", n, c.from, c.to, c.want)
+		}
+	}
+	s.started(1) // the one at 2 s
+	if n := s.unstarted(t0.Add(1500*time.Millisecond), t0.Add(5*time.Second)); n != 3 {
+		t.Errorf("%d arrivals in (1.5 s, 5 s] not begun, the one at 2 s begun; want 3", n)
+	}
 }

@@ -94,8 +94,10 @@ func (o *openLoop) finish(res *stored.TPCCStep, rate float64, arrival string) {
 		arrival = ArrivalPoisson
 	}
 	due := o.sched.by(res.MeasureEnd)
+	unserved := max(due-o.started.Load(), 0)
 	ol := &stored.OpenLoop{OfferedTPM: rate, Arrival: arrival, Arrivals: due - o.before, Late: o.late.Load(),
-		Unserved: max(due-o.started.Load(), 0), MaxQueue: o.maxQueue.Load(), InFlight: o.inFlight.Load(), TxnService: map[string]metrics.Summary{},
+		Unserved: unserved, MaxQueue: o.maxQueue.Load(), InFlight: o.inFlight.Load(), TxnService: map[string]metrics.Summary{},
+		WaitingAtEnd:   min(o.sched.unstarted(res.MeasureEnd.Add(-o.lateAfter), res.MeasureEnd), unserved),
 		ScheduleJitter: metrics.Summarize(o.jitter.Step(0))}
 	for k := range tpcc.NumKinds {
 		ol.TxnService[k.String()] = metrics.Summarize(o.service.Step(int(k)))

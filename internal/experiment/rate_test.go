@@ -46,6 +46,7 @@ type rateDoc struct {
 		Unserved       int64                      `json:"unserved"`
 		MaxQueue       int64                      `json:"max_queue"`
 		InFlight       int64                      `json:"in_flight"`
+		WaitingAtEnd   int64                      `json:"waiting_at_end"`
 		Txn            map[string]metrics.Summary `json:"txn"`
 		TxnService     map[string]metrics.Summary `json:"txn_service"`
 		ScheduleJitter metrics.Summary            `json:"schedule_jitter"`
@@ -106,6 +107,11 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		if math.Abs(float64(got)-rate) > tolerance {
 			t.Errorf("%s %d is not within %.0f of the offered %g", name, got, tolerance, rate)
 		}
+	}
+	// Of the unserved, those queued for less than --late-after (1 s) at
+	// the end: the last arrival, when it alone was missed.
+	if s.WaitingAtEnd < 0 || s.WaitingAtEnd > s.Unserved || (lastOnly && s.WaitingAtEnd != 1) {
+		t.Errorf("%d waiting at the end, %d unserved; want 0 to %d, and 1 when the last arrival alone was missed", s.WaitingAtEnd, s.Unserved, s.Unserved)
 	}
 	// At most one a VU was still running when the interval ended.
 	if s.InFlight < 0 || s.InFlight > int64(s.VUs) {

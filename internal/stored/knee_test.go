@@ -49,6 +49,12 @@ func TestFindKnee(t *testing.T) {
 	if k := FindKnee([]*TPCCStep{held}, 0); k.OfferedTPM != 0 || !strings.Contains(k.Why, "96.7% of the 180") {
 		t.Errorf("none running at the end: %+v; want 2000 not held", k)
 	}
+	// So were those queued at the end and not yet late: 174 completed,
+	// 2 running and 3 waiting of 180 is 99.4%.
+	held.InFlight, held.WaitingAtEnd = 2, 3
+	if k := FindKnee([]*TPCCStep{held}, 0); k.OfferedTPM != 2000 {
+		t.Errorf("2 running and 3 waiting at the end: %+v; want 2000 held", k)
+	}
 	// A lowest rate with no New-Order sets no bound of 0: the next rate's
 	// p99 sets it.
 	if k := FindKnee([]*TPCCStep{openStep(50, 2, 2, 0), openStep(100, 4, 4, 3), openStep(200, 8, 8, 40)}, 0); k.OfferedTPM != 100 || k.P99BoundMs != 30 {

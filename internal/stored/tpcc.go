@@ -99,7 +99,10 @@ type TPCCStep struct {
 // interval; of those begun in it, how many waited for a VU longer than
 // --late-after; the arrivals due by its end that never began; the most
 // that waited at once; those begun in it and still running at its end
-// (served, though not among the step's completed transactions). The step's Txn latencies are then measured from each
+// (served, though not among the step's completed transactions); of the
+// unserved, those that had waited less than --late-after when it ended
+// (queued behind a server keeping pace, as a short step's last arrivals
+// are). The step's Txn latencies are then measured from each
 // transaction's intended start, and TxnService holds the time from when it
 // was sent. ScheduleJitter is how late a waiting VU woke for its arrival:
 // the pacing's own error.
@@ -111,6 +114,7 @@ type OpenLoop struct {
 	Unserved       int64                      `json:"unserved"`
 	MaxQueue       int64                      `json:"max_queue"`
 	InFlight       int64                      `json:"in_flight"`
+	WaitingAtEnd   int64                      `json:"waiting_at_end"`
 	TxnService     map[string]metrics.Summary `json:"txn_service"`
 	ScheduleJitter metrics.Summary            `json:"schedule_jitter"`
 }
@@ -199,6 +203,7 @@ func tpccFigures(s *TPCCStep) map[string]float64 {
 	}
 	if o := s.OpenLoop; o != nil {
 		f["late"], f["unserved"], f["max_queue"], f["in_flight"] = float64(o.Late), float64(o.Unserved), float64(o.MaxQueue), float64(o.InFlight)
+		f["waiting_at_end"] = float64(o.WaitingAtEnd)
 		for k, t := range o.TxnService {
 			for name, v := range map[string]float64{"mean_ms": t.MeanMs, "p50_ms": t.P50Ms, "p95_ms": t.P95Ms, "p99_ms": t.P99Ms,
 				"p999_ms": t.P999Ms, "max_ms": t.MaxMs} {
@@ -370,6 +375,7 @@ func aggregateOpen(reps []*TPCCStep, mean func(string) float64) *OpenLoop {
 		g.Late += o.Late
 		g.Unserved += o.Unserved
 		g.InFlight += o.InFlight
+		g.WaitingAtEnd += o.WaitingAtEnd
 		g.MaxQueue = max(g.MaxQueue, o.MaxQueue)
 		j := &g.ScheduleJitter
 		j.Count += o.ScheduleJitter.Count
