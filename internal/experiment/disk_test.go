@@ -284,8 +284,10 @@ func TestRunDiskRateFractions(t *testing.T) {
 	}
 	// A host as loaded as CI's can starve fio of the CPU it needs at even
 	// a quarter of the maximum it measured moments before (CI run 30 did
-	// 93.9% of it); such a run says nothing about the knee, so it is run
-	// again, three times at most.
+	// 93.9% of it), or starve the maximum itself, which four times over
+	// then meets (92 IOPS measured, 367 held, in a run beside MariaDB's
+	// tests); such a run says nothing about the knee, so it is run again,
+	// three times at most.
 	held := func(p stored.Point) bool {
 		return math.Abs(p.Read.IOPS-float64(p.RateIOPS)) <= 0.02*float64(p.RateIOPS)+3*math.Sqrt(float64(p.RateIOPS)*p.Seconds)/p.Seconds
 	}
@@ -302,10 +304,11 @@ func TestRunDiskRateFractions(t *testing.T) {
 		// The knee's own rule (2%, no allowance for chance) must hold
 		// at the low rate too, or the knee falls below it.
 		low := out.Points[1]
-		if try == 3 || low.Read == nil || held(low) && len(out.Knees) == 1 && out.Knees[0].OfferedIOPS != 0 {
+		if try == 3 || low.Read == nil || held(low) && len(out.Knees) == 1 && out.Knees[0].OfferedIOPS != 0 && out.Knees[0].NextIOPS != 0 {
 			break
 		}
-		t.Logf("try %d: fio did %.0f of %d IOPS offered at a quarter of the maximum; running again", try, low.Read.IOPS, low.RateIOPS)
+		t.Logf("try %d: fio did %.0f of %d IOPS offered at a quarter of the maximum, %.0f IOPS; knees %+v; running again",
+			try, low.Read.IOPS, low.RateIOPS, out.Points[0].Read.IOPS, out.Knees)
 	}
 	most := out.Points[0].Read.IOPS
 	for i, f := range []float64{0.25, 4} {
