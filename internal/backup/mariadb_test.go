@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/backup"
 	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/clustertest"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/mariadb"
 	"github.com/tierbench/tierbench/internal/server"
@@ -114,59 +114,38 @@ func startMaria(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 }
 
 // procWatch samples the command line and environment of every process on
-// the host until stopped, looking for a secret.
+// the host until stopped (clustertest.WatchProcs), looking for a secret.
 type procWatch struct {
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
-	leaks   []string
-	seen    map[string]bool // comm of every process sampled
-	samples int
+	procs *clustertest.Procs
+	mu    sync.Mutex
+	leaks []string
+	seen  map[string]bool // comm of every process sampled
 }
 
-func watchProcs(secret string) *procWatch {
-	w := &procWatch{stop: make(chan struct{}), done: make(chan struct{}), seen: map[string]bool{}}
-	go func() {
-		defer close(w.done)
-		for {
-			select {
-			case <-w.stop:
-				return
-			default:
+func watchProcs(t *testing.T, secret string) *procWatch {
+	w := &procWatch{seen: map[string]bool{}}
+	w.procs = clustertest.WatchProcs(t, func(pid string) {
+		comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+		name := strings.TrimSpace(string(comm))
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.seen[name] = true
+		for _, f := range []string{"cmdline", "environ"} {
+			if b, err := os.ReadFile("/proc/" + pid + "/" + f); err == nil && bytes.Contains(b, []byte(secret)) {
+				w.leaks = append(w.leaks, fmt.Sprintf("%s (pid %s) %s", name, pid, f))
 			}
-			entries, _ := os.ReadDir("/proc")
-			for _, e := range entries {
-				if _, err := strconv.Atoi(e.Name()); err != nil {
-					continue
-				}
-				comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
-				name := strings.TrimSpace(string(comm))
-				for _, f := range []string{"cmdline", "environ"} {
-					b, err := os.ReadFile("/proc/" + e.Name() + "/" + f)
-					if err == nil && bytes.Contains(b, []byte(secret)) {
-						w.mu.Lock()
-						w.leaks = append(w.leaks, fmt.Sprintf("%s (pid %s) %s", name, e.Name(), f))
-						w.mu.Unlock()
-					}
-				}
-				w.mu.Lock()
-				w.seen[name] = true
-				w.mu.Unlock()
-			}
-			w.mu.Lock()
-			w.samples++
-			w.mu.Unlock()
-			time.Sleep(time.Millisecond)
 		}
-	}()
+	})
 	return w
 }
 
-// end stops the watch and returns what it found.
-func (w *procWatch) end() (leaks []string, seen map[string]bool, samples int) {
-	close(w.stop)
-	<-w.done
-	return w.leaks, w.seen, w.samples
+// end stops the watch and returns what it found and how many passes it
+// made.
+func (w *procWatch) end() (leaks []string, seen map[string]bool, samples int64) {
+	samples = w.procs.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.leaks, w.seen, samples
 }
 
 // secretFiles lists the files under dir that hold secret.
@@ -313,7 +292,7 @@ func TestMariaDBBackupRestore(t *testing.T) {
 			if err := o.Check(); err != nil {
 				t.Fatal(err)
 			}
-			watch := watchProcs(password)
+			watch := watchProcs(t, password)
 			b, dir, err := backup.Backup(ctx, o, 1)
 			if err != nil {
 				watch.end()

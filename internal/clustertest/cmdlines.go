@@ -7,30 +7,32 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// Cmdlines samples the command line of every process on this machine (the
-// controller's and, since network namespaces share the process table, every
-// test host's) until stopped: for the tests that a secret is on none.
-type Cmdlines struct {
-	stop chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	seen map[string]bool
+// Procs walks this machine's processes (the controller's and, since
+// network namespaces share the process table, every test host's) until
+// stopped, every 5 ms, handing each pid to be read to its visitor: for
+// the tests that a secret is on no command line or in no environment.
+//
+// A pass lists the processes and visits those that appeared in the last
+// 2 s (a child runs its parent's command line until it execs), and every
+// 500 ms everyone: reading every process's command line at every pass cost
+// two thirds of a core beside 475 processes (20 µs each), most of them
+// servers whose command lines never change. A process that execs
+// something new after its first 2 s is visited within 500 ms.
+type Procs struct {
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	passes atomic.Int64
 }
 
-// WatchCmdlines starts sampling every 5 ms; the test's end stops it.
-//
-// Each pass lists the processes. It reads the command lines of those that
-// appeared in the last 2 s (a child runs its parent's until it execs), and
-// every 500 ms everyone's: reading every process's at every pass cost two
-// thirds of a core beside 475 processes (20 µs each), most of them servers
-// whose command lines never change. A process that execs something new
-// after its first 2 s is seen within 500 ms.
-func WatchCmdlines(t testing.TB) *Cmdlines {
-	w := &Cmdlines{stop: make(chan struct{}), seen: map[string]bool{}}
+// WatchProcs starts walking the processes; visit is called from one
+// goroutine. The test's end stops it.
+func WatchProcs(t testing.TB, visit func(pid string)) *Procs {
+	w := &Procs{stop: make(chan struct{})}
 	const young, every = 2 * time.Second, 500 * time.Millisecond
 	w.wg.Add(1)
 	go func() {
@@ -40,7 +42,7 @@ func WatchCmdlines(t testing.TB) *Cmdlines {
 			pass  int       // the last pass that saw it
 		}
 		pids := map[string]*pid{}
-		var sweep time.Time // the last pass that read every process's
+		var sweep time.Time // the last pass that visited everyone
 		for pass := 0; ; pass++ {
 			now := time.Now()
 			all := now.Sub(sweep) >= every
@@ -68,13 +70,8 @@ func WatchCmdlines(t testing.TB) *Cmdlines {
 					pids[name] = seen
 				}
 				seen.pass = pass
-				if !all && now.Sub(seen.first) >= young {
-					continue
-				}
-				if b, err := os.ReadFile(filepath.Join("/proc", name, "cmdline")); err == nil && len(b) > 0 {
-					w.mu.Lock()
-					w.seen[strings.ReplaceAll(string(b), "\x00", " ")] = true
-					w.mu.Unlock()
+				if all || now.Sub(seen.first) < young {
+					visit(name)
 				}
 			}
 			for name, seen := range pids { // gone: its pid may come back as another process
@@ -82,6 +79,7 @@ func WatchCmdlines(t testing.TB) *Cmdlines {
 					delete(pids, name)
 				}
 			}
+			w.passes.Add(1)
 			select {
 			case <-w.stop:
 				return
@@ -89,19 +87,45 @@ func WatchCmdlines(t testing.TB) *Cmdlines {
 			}
 		}
 	}()
-	t.Cleanup(w.Stop)
+	t.Cleanup(func() { w.Stop() })
 	return w
 }
 
-// Stop ends the sampling; calling it again does nothing.
-func (w *Cmdlines) Stop() {
+// Stop ends the walk, once its pass is over, and returns how many passes
+// it made; calling it again does nothing more.
+func (w *Procs) Stop() int64 {
 	select {
 	case <-w.stop:
 	default:
 		close(w.stop)
 	}
 	w.wg.Wait()
+	return w.passes.Load()
 }
+
+// Cmdlines samples the command line of every process on this machine
+// until stopped (WatchProcs).
+type Cmdlines struct {
+	procs *Procs
+	mu    sync.Mutex
+	seen  map[string]bool
+}
+
+// WatchCmdlines starts sampling; the test's end stops it.
+func WatchCmdlines(t testing.TB) *Cmdlines {
+	w := &Cmdlines{seen: map[string]bool{}}
+	w.procs = WatchProcs(t, func(pid string) {
+		if b, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline")); err == nil && len(b) > 0 {
+			w.mu.Lock()
+			w.seen[strings.ReplaceAll(string(b), "\x00", " ")] = true
+			w.mu.Unlock()
+		}
+	})
+	return w
+}
+
+// Stop ends the sampling; calling it again does nothing.
+func (w *Cmdlines) Stop() { w.procs.Stop() }
 
 // Lines stops the sampling and returns the command lines seen (arguments
 // joined by spaces), sorted.
