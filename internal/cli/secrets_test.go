@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -695,8 +696,76 @@ type leakScan struct {
 	t       *testing.T
 	secrets []secret // added to before the scans, which may run side by side
 	mu      sync.Mutex
+	forms   *formIndex // of secrets, made again when a secret is added
 	// What was scanned, for the log.
 	outputs, files, bytes int
+}
+
+// formIndex finds the forms of every secret in one pass over the data: the
+// forms by their first four bytes, and a filter of those that turns most
+// positions away at a glance. A byte search per form of each secret went
+// over a data directory's copy 86 times: 9 s of the secrets test's CPU.
+type formIndex struct {
+	secrets int                // how many it was made from
+	filter  [1 << 10]uint64    // a bit per hash of a form's first four bytes
+	first   map[uint32][]found // by the form's first four bytes
+	shorter []found            // forms under four bytes, searched whole
+}
+
+// found is a form of secret number secret, named form.
+type found struct {
+	secret int
+	form   string
+	text   []byte
+}
+
+// index returns the index of the secrets added so far.
+func (s *leakScan) index() *formIndex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.forms != nil && s.forms.secrets == len(s.secrets) {
+		return s.forms
+	}
+	x := &formIndex{secrets: len(s.secrets), first: map[uint32][]found{}}
+	for i, sec := range s.secrets {
+		for form, text := range sec.forms {
+			f := found{secret: i, form: form, text: []byte(text)}
+			switch {
+			case text == "":
+			case len(text) < 4:
+				x.shorter = append(x.shorter, f)
+			default:
+				k := binary.LittleEndian.Uint32(f.text)
+				h := formHash(k)
+				x.filter[h>>6] |= 1 << (h & 63)
+				x.first[k] = append(x.first[k], f)
+			}
+		}
+	}
+	s.forms = x
+	return x
+}
+
+func formHash(k uint32) uint32 { return (k * 0x9e3779b1) >> 16 }
+
+// find calls hit with each form found in data (a form found again, again).
+func (x *formIndex) find(data []byte, hit func(found)) {
+	for i := 0; i+4 <= len(data); i++ {
+		k := binary.LittleEndian.Uint32(data[i:])
+		if h := formHash(k); x.filter[h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		for _, f := range x.first[k] {
+			if bytes.HasPrefix(data[i:], f.text) {
+				hit(f)
+			}
+		}
+	}
+	for _, f := range x.shorter {
+		if bytes.Contains(data, f.text) {
+			hit(f)
+		}
+	}
 }
 
 // count adds to what was scanned.
@@ -793,31 +862,31 @@ func (s *leakScan) find(where string, data []byte, allowed []string) {
 }
 
 // leaks names the secrets, but the allowed ones, found in data, each with
-// the first form it was found in.
+// a form it was found in.
 func (s *leakScan) leaks(data []byte, allowed []string) []string {
-	var found []string
+	var leaked []string
+	idx := s.index()
+	in := map[int]string{} // secret → a form it was found in
+	idx.find(data, func(f found) { in[f.secret] = f.form })
 	var lower []byte // data in ASCII lower case, made once for the patterns
-	for _, sec := range s.secrets {
+	for i, sec := range s.secrets[:idx.secrets] {
 		if contains(allowed, sec.name) {
 			continue
 		}
-		for form, text := range sec.forms {
-			if text != "" && bytes.Contains(data, []byte(text)) {
-				found = append(found, fmt.Sprintf("%s (%s)", sec.name, form))
-				break
-			}
+		if form, ok := in[i]; ok {
+			leaked = append(leaked, fmt.Sprintf("%s (%s)", sec.name, form))
 		}
 		for form, re := range sec.patterns {
 			if lower == nil {
 				lower = asciiLower(data)
 			}
 			if m := findAfter(re, data, lower, patternStart); m != nil {
-				found = append(found, fmt.Sprintf("%s (%s: %q)", sec.name, form, m))
+				leaked = append(leaked, fmt.Sprintf("%s (%s: %q)", sec.name, form, m))
 				break
 			}
 		}
 	}
-	return found
+	return leaked
 }
 
 // patternStart is the text every pattern of a short password starts with,
