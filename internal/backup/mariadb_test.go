@@ -38,17 +38,24 @@ func mariaContext(t *testing.T) context.Context {
 // mariaDB is a pool on the database of dsn, closed when the test ends.
 func mariaDB(t *testing.T, dsn string) *sql.DB {
 	t.Helper()
-	cfg, err := mariadb.ParseDSN(dsn)
+	db, err := openPool(dsn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func openPool(dsn string) (*sql.DB, error) {
+	cfg, err := mariadb.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
 	}
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	db := sql.OpenDB(c)
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sql.OpenDB(c), nil
 }
 
 // oddSQL is a table whose values LOAD DATA's text format has to escape
@@ -90,26 +97,33 @@ const oddDigest = `SELECT CONCAT_WS('|', (SELECT GROUP_CONCAT(CONCAT_WS(',', id,
 	   FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name NOT LIKE 'pair\_%'))`
 
 // startMaria starts a managed MariaDB of the test's own with a one-warehouse
-// TPC-C schema (its stored procedures included) and the odd tables.
+// TPC-C schema (its stored procedures included) and the odd tables: a copy
+// of a server built once per test process.
 func startMaria(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	t.Helper()
-	info := mariatest.StartManaged(t, ctx)
-	db, err := mariadb.Open(ctx, info.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	start := time.Now()
-	if _, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("TPC-C, 1 warehouse, built in %v", time.Since(start).Round(time.Millisecond))
-	pool := mariaDB(t, info.DSN)
-	for _, s := range oddSQL {
-		if _, err := pool.ExecContext(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
+	info := mariatest.StartCloned(t, ctx, "tpcc1-odd", func(ctx context.Context, dsn string) error {
+		db, err := mariadb.Open(ctx, dsn)
+		if err != nil {
+			return err
 		}
-	}
+		defer db.Close()
+		start := time.Now()
+		if _, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 2}); err != nil {
+			return err
+		}
+		t.Logf("TPC-C, 1 warehouse, built in %v", time.Since(start).Round(time.Millisecond))
+		pool, err := openPool(dsn)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		for _, s := range oddSQL {
+			if _, err := pool.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+		}
+		return nil
+	})
 	return info.DataDir, info.DSN
 }
 

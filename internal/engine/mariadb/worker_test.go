@@ -110,14 +110,19 @@ func (e *txnEnv) otherConn() *sql.Conn {
 
 func testTransactions(t *testing.T, mode string) {
 	ctx := context.Background()
-	dsn := mariatest.StartManaged(t, ctx).DSN
+	// Each mode's server of its own, both copies of one built once.
+	dsn := mariatest.StartCloned(t, ctx, "tpcc2", func(ctx context.Context, dsn string) error {
+		db, err := mariadb.Open(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if _, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 2, Workers: 2}); err != nil {
+			return err
+		}
+		return db.InstallRoutines(ctx) // until BuildTPCC installs them
+	}).DSN
 	db, conn := openTest(t, dsn)
-	if _, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 2, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.InstallRoutines(ctx); err != nil { // until BuildTPCC installs them
-		t.Fatal(err)
-	}
 	e := &txnEnv{t: t, ctx: ctx, dsn: dsn, db: db, conn: conn, mode: mode}
 	e.w = e.newWorker()
 	t.Cleanup(e.w.Close)

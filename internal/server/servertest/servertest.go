@@ -43,18 +43,20 @@ type Harness struct {
 	DropDB       func(ctx context.Context, adminDSN, name string) error
 	WithDatabase func(dsn, name string) (string, error)
 
-	once    sync.Once
-	dir     string // the world-searchable directory holding the data directory
-	dataDir string
-	dsn     string
-	missing error // no server binaries: skip (or fail in CI)
-	err     error // the server did not start
+	once      sync.Once
+	templates sync.Map // name → *template (StartCloned)
+	dir       string   // the world-searchable directory holding the data directory
+	dataDir   string
+	dsn       string
+	missing   error // no server binaries: skip (or fail in CI)
+	err       error // the server did not start
 }
 
 // started lists the harnesses whose shared server Main must stop.
 var started struct {
 	sync.Mutex
 	list []*Harness
+	dirs []string // the templates' directories (StartCloned)
 }
 
 // MissingBinaries skips the test (or, when CI=true, fails it) with the reason.
@@ -105,6 +107,69 @@ func (h *Harness) StartManaged(t testing.TB, ctx context.Context) server.Info {
 		t.Fatal(err)
 	}
 	return info
+}
+
+// StartCloned starts a managed server of the test's own, stopped when the
+// test ends, from a copy of a template: a managed server that fill filled
+// once per test process for name, then stopped. For tests that stop, kill
+// or copy their server and need data in it first (a TPC-C build): the
+// copy takes a second or two where a MariaDB build of one warehouse takes
+// ten of CPU. Main removes the templates.
+func (h *Harness) StartCloned(t testing.TB, ctx context.Context, name string, fill func(ctx context.Context, dsn string) error) server.Info {
+	t.Helper()
+	h.RequireBinaries(t)
+	v, _ := h.templates.LoadOrStore(name, &template{})
+	tmpl := v.(*template)
+	tmpl.once.Do(func() { tmpl.dataDir, tmpl.err = h.makeTemplate(ctx, fill) })
+	if tmpl.err != nil {
+		t.Fatalf("the %s template %s: %v", h.Display, name, tmpl.err)
+	}
+	dataDir := filepath.Join(TempDir(t), "data")
+	if err := server.Clone(ctx, tmpl.dataDir, dataDir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		server.Stop(ctx, dataDir, "immediate")
+	})
+	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: dataDir, NewPort: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// template is a stopped managed server that StartCloned copies.
+type template struct {
+	once    sync.Once
+	dataDir string
+	err     error
+}
+
+// makeTemplate starts a managed server in a directory of its own (which
+// Main removes, or the next process's reapOrphans once this one died),
+// fills it and stops it.
+func (h *Harness) makeTemplate(ctx context.Context, fill func(ctx context.Context, dsn string) error) (string, error) {
+	dir, err := worldDir(h.sharedPrefix())
+	if err != nil {
+		return "", err
+	}
+	started.Lock()
+	started.dirs = append(started.dirs, dir)
+	started.Unlock()
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return "", err
+	}
+	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: filepath.Join(dir, "data")})
+	if err != nil {
+		return "", err
+	}
+	ferr := fill(ctx, info.DSN)
+	if _, err := server.Stop(context.WithoutCancel(ctx), info.DataDir, "fast"); err != nil && ferr == nil {
+		ferr = err
+	}
+	return info.DataDir, ferr
 }
 
 func worldDir(prefix string) (string, error) {
@@ -242,6 +307,9 @@ func Main(m *testing.M) {
 		}
 		cancel()
 		os.RemoveAll(h.dir)
+	}
+	for _, dir := range started.dirs {
+		os.RemoveAll(dir)
 	}
 	started.Unlock()
 	os.Exit(code)
