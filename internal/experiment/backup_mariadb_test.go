@@ -14,7 +14,6 @@ import (
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
-	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 )
 
@@ -31,13 +30,8 @@ func TestRunBackupMariaDB(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	base := mariatest.TempDir(t)
-	dataDir := filepath.Join(base, "data")
-	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
-	info, err := server.Start(ctx, server.Options{Engine: "mariadb", DataDir: dataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpcctest.Build(t, ctx, info.DSN, 1)
+	info := tpcctest.MariaDB(t, ctx, 1)
+	dataDir := info.DataDir
 	password := strings.Split(strings.TrimPrefix(info.DSN, "mariadb://tierbench:"), "@")[0]
 	res := filepath.Join(base, "results")
 

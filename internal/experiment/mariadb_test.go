@@ -187,18 +187,21 @@ func TestRunDurabilityKillDSN(t *testing.T) {
 	t.Parallel()
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		testDurabilityKillDSN(t, pgtest.StartManaged(t, context.Background()))
+		info := pgtest.StartManaged(t, context.Background())
+		tpcctest.Build(t, context.Background(), info.DSN, 1)
+		testDurabilityKillDSN(t, info)
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		t.Parallel()
-		testDurabilityKillDSN(t, mariatest.StartManaged(t, context.Background()))
+		testDurabilityKillDSN(t, tpcctest.MariaDB(t, context.Background(), 1))
 	})
 }
 
+// testDurabilityKillDSN runs the test on the managed server of info, which
+// holds a one-warehouse build.
 func testDurabilityKillDSN(t *testing.T, info server.Info) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tpcctest.Build(t, ctx, info.DSN, 1)
 	var restarts sync.WaitGroup
 	restarts.Add(1)
 	started := 0

@@ -18,6 +18,8 @@ import (
 
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/experiment"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
@@ -105,12 +107,27 @@ func databaseDSN(t *testing.T, dsn, name string) string {
 // Build builds a TPC-C schema of the given warehouses at dsn.
 func Build(t testing.TB, ctx context.Context, dsn string, warehouses int) {
 	t.Helper()
+	if err := build(ctx, dsn, warehouses); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func build(ctx context.Context, dsn string, warehouses int) error {
 	db, err := experiment.Open(ctx, dsn)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer db.Close()
-	if _, err := experiment.Build(ctx, db, engine.BuildOptions{Warehouses: warehouses, Workers: 2}, experiment.Nop{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err = experiment.Build(ctx, db, engine.BuildOptions{Warehouses: warehouses, Workers: 2}, experiment.Nop{})
+	return err
+}
+
+// MariaDB starts a managed MariaDB of the test's own, stopped when the test
+// ends, holding a TPC-C schema of the given warehouses: a copy of one built
+// once per test process (mariatest.StartCloned).
+func MariaDB(t testing.TB, ctx context.Context, warehouses int) server.Info {
+	t.Helper()
+	return mariatest.StartCloned(t, ctx, fmt.Sprintf("tpcc%d", warehouses), func(ctx context.Context, dsn string) error {
+		return build(ctx, dsn, warehouses)
+	})
 }
