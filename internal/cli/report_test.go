@@ -15,7 +15,7 @@ import (
 )
 
 // The main job ends by writing the report. Two runs of `tierbench run`
-// (2 warehouses, steps of 1 and 2 VUs; the second reuses the schema) give
+// (1 warehouse, steps of 1 and 2 VUs; the second reuses the schema) give
 // a report of each, with every section that has data, charts with data,
 // nothing fetched from the network, and a browser that renders it without
 // an error; then `tierbench report` compares the two.
@@ -27,7 +27,7 @@ func TestRunWritesReport(t *testing.T) {
 	t.Cleanup(func() { server.Stop(context.Background(), data, "immediate") })
 	runIDs := make([]string, 2)
 	for i := range runIDs {
-		code, out, errOut := runTierbench(t, "run", "--json", "--datadir", data, "--results", res, "--warehouses", "2",
+		code, out, errOut := runTierbench(t, "run", "--json", "--datadir", data, "--results", res, "--warehouses", "1",
 			"--vus", "1,2", "--rampup", "0s", "--duration", "2s")
 		if code != 0 {
 			t.Fatalf("run %d: exit %d: %s", i+1, code, errOut)
