@@ -19,18 +19,18 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // managedServer starts a managed server of its own (the test kills it)
-// with a 1-warehouse schema.
+// with a 1-warehouse schema: a copy of one built once.
 func managedServer(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 	t.Helper()
-	info := pgtest.StartManaged(t, ctx)
-	db, err := all.Open(ctx, info.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
+	info := pgtest.StartCloned(t, ctx, "tpcc1", func(ctx context.Context, dsn string) error {
+		db, err := all.Open(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = db.BuildTPCC(ctx, engine.BuildOptions{Warehouses: 1, Workers: 2})
+		return err
+	})
 	return info.DataDir, info.DSN
 }
 

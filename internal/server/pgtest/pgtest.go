@@ -71,6 +71,14 @@ func StartManaged(t testing.TB, ctx context.Context) server.Info {
 	return harness.StartManaged(t, ctx)
 }
 
+// StartCloned starts a managed PostgreSQL of the test's own, stopped when
+// the test ends, from a copy of one that fill filled once per test process
+// for name (a TPC-C build, say), then stopped.
+func StartCloned(t testing.TB, ctx context.Context, name string, fill func(ctx context.Context, dsn string) error) server.Info {
+	t.Helper()
+	return harness.StartCloned(t, ctx, name, fill)
+}
+
 // DSN is the DSN of this process's shared server (a superuser), started on
 // first use, or TIERBENCH_TEST_DSN when set.
 func DSN(t testing.TB) string { t.Helper(); return harness.DSN(t) }
