@@ -418,6 +418,8 @@ func TestExecuteTiersAtLoadScenario(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
 	fiotest.Require(t)
+	// The probe is 6 s: the slow tier's copy starts cold at 100 IOPS, and a
+	// loaded CI host's 3 s probe completed no transaction there (run 43).
 	// A CI host with no core to spare can stall the fast tier's server
 	// for most of a 2 s step at half its maximum (44.6% served in one
 	// run, 90.6% in another with other packages' tests busy): the sweep's
@@ -448,7 +450,7 @@ func tiersAtLoad(t *testing.T) (rec *scenarioRecorder, knees map[string]float64,
 	dir := pgtest.TempDir(t)
 	res, group, rec := executeBundled(t, "tiers-at-load", dir, map[string]string{"warehouses": "1", "loop": "1GiB", "memory": "256MiB",
 		"slow_iops": "100", "slow_mbps": "10", "disk_rates": "20,40", "disk_duration": "1s",
-		"pool": "4", "rates": "25%,200%", "probe": "3s", "rampup": "1s", "duration": "2s"})
+		"pool": "4", "rates": "25%,200%", "probe": "6s", "rampup": "1s", "duration": "2s"})
 	knees = map[string]float64{}
 	for _, r := range groupRuns(t, res, group) {
 		var doc struct {
