@@ -245,21 +245,30 @@ func TestRunTPCCRateStall(t *testing.T) {
 	}
 	t.Logf("open loop: New-Order p99 %.1f ms, service p99 %.1f ms, %d late, queue %d, %d unserved", no.P99Ms, svc.P99Ms, open.Late, open.MaxQueue, open.Unserved)
 
-	// A loaded CI host once showed a closed-loop step whose stall lay
-	// within its interval and in no transaction's time (max 136 ms; not
-	// understood yet): such a step is run again, up to three in all.
+	// The stall holds the 4 transactions in flight, whatever their types:
+	// the longest of any type shows it (New-Order's alone missed it when
+	// none of the 4 was a New-Order). A loaded CI host once showed a
+	// closed-loop step whose stall lay within its interval and in no
+	// transaction's time (max 136 ms; not understood yet): such a step is
+	// run again, up to three in all.
 	var cno metrics.Summary
+	var longest float64
 	for try := 1; try <= 3; try++ {
 		closed := run(experiment.TPCCConfig{VUs: []int{4}, RampUp: time.Second, Duration: 6 * time.Second}).Steps[0]
-		if cno = closed.Txn["new_order"]; cno.MaxMs >= 1500 {
+		cno, longest = closed.Txn["new_order"], 0
+		for _, x := range closed.Txn {
+			longest = max(longest, x.MaxMs)
+		}
+		if longest >= 1500 {
 			break
 		}
-		t.Logf("closed loop, try %d: New-Order max %.1f ms; the stall reached no transaction", try, cno.MaxMs)
+		t.Logf("closed loop, try %d: the longest transaction %.1f ms; the stall reached none", try, longest)
 	}
-	if cno.MaxMs < 1500 || cno.P99Ms > 1000 {
-		t.Errorf("closed loop: New-Order p99 %.1f ms, max %.1f ms; want the stall in the max (1,500 or more) and not in the p99 (under 1,000)", cno.P99Ms, cno.MaxMs)
+	if longest < 1500 || cno.P99Ms > 1000 {
+		t.Errorf("closed loop: New-Order p99 %.1f ms, the longest transaction %.1f ms; want the stall in the longest (1,500 or more) and not in the p99 (under 1,000)",
+			cno.P99Ms, longest)
 	}
-	t.Logf("closed loop: New-Order p99 %.1f ms, max %.1f ms", cno.P99Ms, cno.MaxMs)
+	t.Logf("closed loop: New-Order p99 %.1f ms, the longest transaction %.1f ms", cno.P99Ms, longest)
 }
 
 // stallAt calls stall once, at the first tick at least at into a step's
