@@ -96,13 +96,18 @@ func TempDir(t testing.TB) string {
 func (h *Harness) StartManaged(t testing.TB, ctx context.Context) server.Info {
 	t.Helper()
 	h.RequireBinaries(t)
-	dataDir := filepath.Join(TempDir(t), "data")
+	return h.startOwn(t, ctx, server.Options{Engine: h.Engine, DataDir: filepath.Join(TempDir(t), "data")})
+}
+
+// startOwn starts the server of opts, stopped when the test ends.
+func (h *Harness) startOwn(t testing.TB, ctx context.Context, opts server.Options) server.Info {
+	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		server.Stop(ctx, dataDir, "immediate")
+		server.Stop(ctx, opts.DataDir, "immediate")
 	})
-	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: dataDir})
+	info, err := server.Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +117,9 @@ func (h *Harness) StartManaged(t testing.TB, ctx context.Context) server.Info {
 // StartCloned starts a managed server of the test's own, stopped when the
 // test ends, from a copy of a template: a managed server that fill filled
 // once per test process for name, then stopped. For tests that stop, kill
-// or copy their server and need data in it first (a TPC-C build): the
-// copy takes a second or two where a MariaDB build of one warehouse takes
-// ten of CPU. Main removes the templates.
+// or copy their server and need data in it first (a TPC-C build): a copy
+// of the template's files (server.Clone) where a MariaDB build of one
+// warehouse took 14 s in a loaded run. Main removes the templates.
 func (h *Harness) StartCloned(t testing.TB, ctx context.Context, name string, fill func(ctx context.Context, dsn string) error) server.Info {
 	t.Helper()
 	h.RequireBinaries(t)
@@ -128,16 +133,7 @@ func (h *Harness) StartCloned(t testing.TB, ctx context.Context, name string, fi
 	if err := server.Clone(ctx, tmpl.dataDir, dataDir); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		server.Stop(ctx, dataDir, "immediate")
-	})
-	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: dataDir, NewPort: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
+	return h.startOwn(t, ctx, server.Options{Engine: h.Engine, DataDir: dataDir, NewPort: true})
 }
 
 // template is a stopped managed server that StartCloned copies.
@@ -151,20 +147,13 @@ type template struct {
 // Main removes, or the next process's reapOrphans once this one died),
 // fills it and stops it.
 func (h *Harness) makeTemplate(ctx context.Context, fill func(ctx context.Context, dsn string) error) (string, error) {
-	dir, err := worldDir(h.sharedPrefix())
+	dir, info, err := h.startOwned(ctx, nil)
 	if err != nil {
 		return "", err
 	}
 	started.Lock()
 	started.dirs = append(started.dirs, dir)
 	started.Unlock()
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return "", err
-	}
-	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: filepath.Join(dir, "data")})
-	if err != nil {
-		return "", err
-	}
 	ferr := fill(ctx, info.DSN)
 	if _, err := server.Stop(context.WithoutCancel(ctx), info.DataDir, "fast"); err != nil && ferr == nil {
 		ferr = err
@@ -211,19 +200,8 @@ func (h *Harness) startShared() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	reapOrphans(ctx, h.sharedPrefix())
-	dir, err := worldDir(h.sharedPrefix())
+	dir, info, err := h.startOwned(ctx, h.Settings)
 	if err != nil {
-		h.err = err
-		return
-	}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		os.RemoveAll(dir)
-		h.err = err
-		return
-	}
-	info, err := server.Start(ctx, server.Options{Engine: h.Engine, DataDir: filepath.Join(dir, "data"), Settings: h.Settings})
-	if err != nil {
-		os.RemoveAll(dir)
 		h.err = err
 		return
 	}
@@ -231,6 +209,24 @@ func (h *Harness) startShared() {
 	started.Lock()
 	started.list = append(started.list, h)
 	started.Unlock()
+}
+
+// startOwned starts a managed server with settings in DIR/data of a new
+// world-searchable directory whose ownerFile names this process, so that
+// reapOrphans removes it should the process die first. On an error nothing
+// is left.
+func (h *Harness) startOwned(ctx context.Context, settings map[string]string) (dir string, info server.Info, err error) {
+	if dir, err = worldDir(h.sharedPrefix()); err != nil {
+		return "", info, err
+	}
+	if err = os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err == nil {
+		info, err = server.Start(ctx, server.Options{Engine: h.Engine, DataDir: filepath.Join(dir, "data"), Settings: settings})
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", info, err
+	}
+	return dir, info, nil
 }
 
 // ownerFile, in a shared server's directory, records the PID of the test
