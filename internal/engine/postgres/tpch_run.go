@@ -93,7 +93,7 @@ func (s *tpchSession) Query(ctx context.Context, stmts []string, timeout time.Du
 	for _, stmt := range stmts {
 		began := time.Now()
 		rows, err := s.statement(ctx, stmt)
-		if sqlState(err) == "57014" && s.timeout > 0 && time.Since(began) < s.timeout {
+		if s.timedOut(err) && time.Since(began) < s.timeout {
 			// Cancelled for statement_timeout before the timeout had run,
 			// as PostgreSQL 15 once did here 2 ms into a 10 ms timeout on a
 			// loaded host: not this statement's timeout, so it is run
@@ -130,10 +130,14 @@ func (s *tpchSession) statement(ctx context.Context, stmt string) ([][]string, e
 	return out, rows.Err()
 }
 
-// queryErr marks a statement the server cancelled for its timeout
-// (SQLSTATE 57014, query_canceled, with statement_timeout's message).
+// timedOut says whether the server cancelled a statement for the
+// session's timeout (SQLSTATE 57014, query_canceled, with
+// statement_timeout's message).
+func (s *tpchSession) timedOut(err error) bool { return sqlState(err) == "57014" && s.timeout > 0 }
+
+// queryErr marks a statement the server cancelled for its timeout.
 func (s *tpchSession) queryErr(err error) error {
-	if sqlState(err) == "57014" && s.timeout > 0 {
+	if s.timedOut(err) {
 		return fmt.Errorf("%w after %s: %s", engine.ErrQueryTimeout, s.timeout, redactErr(err, s.db.dsn))
 	}
 	return errors.New(redactErr(err, s.db.dsn))
