@@ -143,11 +143,14 @@ func TestBuildCheckAndCorruption(t *testing.T) {
 		t.Fatalf("after deleting an order line: failed %v, want 3.3.2.4 and 3.3.2.6", f)
 	}
 
-	// A payment-like change to one customer's balance breaks 10 and 12.
+	// A payment-like change to one customer's balance breaks 10 and 12;
+	// raising another's year-to-date payment breaks 12 alone (one query
+	// counts both, and must not mix them up).
 	exec(t, conn, "UPDATE customer SET c_balance = c_balance - 5 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 7")
+	exec(t, conn, "UPDATE customer SET c_ytd_payment = c_ytd_payment + 3 WHERE c_w_id = 2 AND c_d_id = 4 AND c_id = 9")
 	f = failed(check(t, db))
-	if f["3.3.2.10"] != 1 || f["3.3.2.12"] != 1 {
-		t.Fatalf("after changing a balance: failed %v, want 3.3.2.10 and 3.3.2.12", f)
+	if f["3.3.2.10"] != 1 || f["3.3.2.12"] != 2 {
+		t.Fatalf("after changing a balance and a year-to-date payment: failed %v, want 3.3.2.10 once and 3.3.2.12 twice", f)
 	}
 
 	// Delivering an order by hand (NEW-ORDER row gone, carrier left null)
