@@ -98,9 +98,17 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 	// flight at the end are missing from the count as well, and those a
 	// stall in the ramp-up left waiting are served in the interval (a CI
 	// run's MariaDB step counted 3.6% over the rate): the most that waited
-	// at once bounds both.
+	// at once bounds both. A stall in the ramp-up alone shows in the
+	// interval only as arrivals that waited (a loaded host's MariaDB step
+	// here counted 8% over, its New-Order p99 575 ms against 19 ms of
+	// service): so the longest latency, measured from the intended start,
+	// tells too.
+	var waited float64
+	for _, lat := range s.Txn {
+		waited = max(waited, lat.MaxMs)
+	}
 	tolerance := 0.02 * rate
-	if slowest >= stalled {
+	if slowest >= stalled || waited >= stalled {
 		tolerance += float64(s.Unserved+int64(s.VUs)+s.MaxQueue) * 60 / s.Seconds
 	}
 	for name, got := range map[string]int64{"tpm": s.TPM, "client_tpm": s.ClientTPM} {
