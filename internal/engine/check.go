@@ -70,41 +70,50 @@ func RunCheck(t CheckTables, opts CheckOptions, violations func(id string, wareh
 	return res, nil
 }
 
-// CustomerPair names the query an engine's conditions hold for 3.3.2.10 and
-// 3.3.2.12 together. Both compare each customer's balance with the sum of
-// its delivered order lines, the costliest aggregate of the check, so one
-// query computes that sum once and counts the violations of each: 10's
-// first, 12's second.
-const CustomerPair = "3.3.2.10+12"
+// Pairs of conditions that an engine checks with one query each, named
+// here, whose first count is the first condition's violations and whose
+// second is the second's:
+//   - LinesPair: 6 and 7 both count each order's lines (7 those
+//     delivered), one pass over ORDER-LINE;
+//   - CustomerPair: 10 and 12 both compare each customer's balance with
+//     the sum of its delivered lines, the check's costliest aggregate.
+const (
+	LinesPair    = "3.3.2.6+7"
+	CustomerPair = "3.3.2.10+12"
+)
+
+// pairOf maps a paired condition to its pair's query and its count there.
+var pairOf = map[string]struct {
+	query string
+	i     int
+}{
+	"3.3.2.6": {LinesPair, 0}, "3.3.2.7": {LinesPair, 1},
+	"3.3.2.10": {CustomerPair, 0}, "3.3.2.12": {CustomerPair, 1},
+}
 
 // PairedViolations is the violations function of RunCheck over query, which
-// runs an engine's query for a condition (or for CustomerPair) on
-// warehouses ws and scans its counts into dest (each an *int64). Conditions 10 and 12 share
-// one run of the CustomerPair query: both are expensive, so RunCheck asks
-// for them with the same warehouses.
+// runs an engine's query for a condition or a pair on warehouses ws and
+// scans its counts into dest (each an *int64). A pair's conditions share
+// one run of its query: both are expensive or neither, so RunCheck asks for
+// them with the same warehouses.
 func PairedViolations(query func(id string, ws []int, dest ...any) error) func(id string, ws []int) (int64, error) {
-	var pair [2]int64
-	paired := false
+	counted := map[string]*[2]int64{}
 	return func(id string, ws []int) (int64, error) {
-		k := -1
-		switch id {
-		case "3.3.2.10":
-			k = 0
-		case "3.3.2.12":
-			k = 1
+		p, ok := pairOf[id]
+		if !ok {
+			var n int64
+			err := query(id, ws, &n)
+			return n, err
 		}
-		if k >= 0 {
-			if !paired {
-				if err := query(CustomerPair, ws, &pair[0], &pair[1]); err != nil {
-					return 0, err
-				}
-				paired = true
+		c := counted[p.query]
+		if c == nil {
+			c = new([2]int64)
+			if err := query(p.query, ws, &c[0], &c[1]); err != nil {
+				return 0, err
 			}
-			return pair[k], nil
+			counted[p.query] = c
 		}
-		var n int64
-		err := query(id, ws, &n)
-		return n, err
+		return c[p.i], nil
 	}
 }
 
@@ -170,9 +179,6 @@ var commonConditionSQL = map[string]string{
 		+ (SELECT count(*) FROM new_order
 		  LEFT JOIN orders ON o_w_id = no_w_id AND o_d_id = no_d_id AND o_id = no_o_id
 		  WHERE o_id IS NULL)`,
-	"3.3.2.7": `SELECT count(*) FROM orders
-		JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
-		WHERE (o_carrier_id IS NULL) <> (ol_delivery_d IS NULL)`,
 	"3.3.2.8": `SELECT count(*) FROM warehouse
 		LEFT JOIN (SELECT h_w_id, sum(h_amount) s FROM history GROUP BY h_w_id) h ON h_w_id = w_id
 		WHERE w_ytd <> coalesce(s, 0)`,

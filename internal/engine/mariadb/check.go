@@ -32,15 +32,21 @@ var conditionSQL = engine.ConditionSQL(map[string]string{
 		    SELECT ol_w_id, ol_d_id, 0, count(*), 0, 1 FROM order_line GROUP BY ol_w_id, ol_d_id) u
 		  GROUP BY w, d) v
 		WHERE has_o = 0 OR has_ol = 0 OR s <> c`,
-	// Both directions: an undelivered order without its NEW-ORDER row (or a
-	// delivered one with it), and a NEW-ORDER row without its order.
-	"3.3.2.6": `SELECT count(*) FROM (
-		  SELECT sum(n) n, sum(c) c, max(has_o) has_o FROM (
-		    SELECT o_w_id w, o_d_id d, o_id o, o_ol_cnt n, 0 c, 1 has_o FROM orders
+	// 6 and 7 in one query (engine.LinesPair), over each order's lines
+	// counted once: 6 in both directions (an order whose line count is
+	// wrong or that has none, and lines without their order), 7 the lines
+	// of an order whose delivery disagrees with its carrier (every
+	// delivered line of an undelivered order, every undelivered one of a
+	// delivered order).
+	engine.LinesPair: `SELECT CAST(coalesce(sum(has_o = 0 OR c = 0 OR c <> n), 0) AS SIGNED),
+		  CAST(coalesce(sum(CASE WHEN has_o = 0 OR c = 0 THEN 0 WHEN undelivered = 1 THEN dl ELSE c - dl END), 0) AS SIGNED)
+		FROM (
+		  SELECT sum(n) n, sum(c) c, sum(dl) dl, max(has_o) has_o, max(undelivered) undelivered FROM (
+		    SELECT o_w_id w, o_d_id d, o_id o, o_ol_cnt n, 0 c, 0 dl, 1 has_o, o_carrier_id IS NULL undelivered FROM orders
 		    UNION ALL
-		    SELECT ol_w_id, ol_d_id, ol_o_id, 0, count(*), 0 FROM order_line GROUP BY ol_w_id, ol_d_id, ol_o_id) u
-		  GROUP BY w, d, o) v
-		WHERE has_o = 0 OR c = 0 OR c <> n`,
+		    SELECT ol_w_id, ol_d_id, ol_o_id, 0, count(*), count(ol_delivery_d), 0, 0 FROM order_line
+		    GROUP BY ol_w_id, ol_d_id, ol_o_id) u
+		  GROUP BY w, d, o) v`,
 	// 10 and 12 in one query (engine.CustomerPair): the delivered lines
 	// are summed per customer once and joined, rather than two correlated
 	// sub-queries per customer; COALESCE keeps customers with no delivered

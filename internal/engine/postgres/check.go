@@ -23,12 +23,17 @@ var conditionSQL = engine.ConditionSQL(map[string]string{
 		FULL JOIN (SELECT ol_w_id, ol_d_id, count(*) c FROM order_line GROUP BY ol_w_id, ol_d_id) l
 		  ON o_w_id = ol_w_id AND o_d_id = ol_d_id
 		WHERE s IS NULL OR c IS NULL OR s <> c`,
-	// Both directions: an undelivered order without its NEW-ORDER row (or a
-	// delivered one with it), and a NEW-ORDER row without its order.
-	"3.3.2.6": `SELECT count(*) FROM orders
-		FULL JOIN (SELECT ol_w_id, ol_d_id, ol_o_id, count(*) c FROM order_line GROUP BY ol_w_id, ol_d_id, ol_o_id) l
-		  ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
-		WHERE o_id IS NULL OR c IS NULL OR c <> o_ol_cnt`,
+	// 6 and 7 in one query (engine.LinesPair), over each order's lines
+	// counted once: 6 in both directions (an order whose line count is
+	// wrong or that has none, and lines without their order), 7 the lines
+	// of an order whose delivery disagrees with its carrier (every
+	// delivered line of an undelivered order, every undelivered one of a
+	// delivered order).
+	engine.LinesPair: `WITH l AS (SELECT ol_w_id, ol_d_id, ol_o_id, count(*) c, count(ol_delivery_d) d FROM order_line
+		  GROUP BY ol_w_id, ol_d_id, ol_o_id)
+		SELECT count(*) FILTER (WHERE o_id IS NULL OR c IS NULL OR c <> o_ol_cnt),
+		  coalesce(sum(CASE WHEN o_carrier_id IS NULL THEN d ELSE c - d END) FILTER (WHERE o_id IS NOT NULL AND c IS NOT NULL), 0)
+		FROM orders FULL JOIN l ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id`,
 	// 10 and 12 in one query (engine.CustomerPair): the delivered lines
 	// are summed per order, then per customer, and joined, rather than two
 	// correlated sub-queries per customer; COALESCE keeps customers with no

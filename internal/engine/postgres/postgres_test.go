@@ -154,11 +154,17 @@ func TestBuildCheckAndCorruption(t *testing.T) {
 	}
 
 	// Delivering an order by hand (NEW-ORDER row gone, carrier left null)
-	// breaks 5; the database is no longer as loaded, so 11 is not applicable.
+	// breaks 5; the database is no longer as loaded, so 11 is not
+	// applicable. A delivered line of an undelivered order and an
+	// undelivered line of a delivered one break 7 twice (and 6, which
+	// counts the same lines in one query with it, not at all).
 	exec(t, conn, "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = 2101")
+	exec(t, conn, "UPDATE order_line SET ol_delivery_d = now() WHERE ol_w_id = 2 AND ol_d_id = 1 AND ol_o_id = 2500 AND ol_number = 1")
+	exec(t, conn, "UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 2 AND ol_d_id = 2 AND ol_o_id = 5 AND ol_number = 2")
 	got = check(t, db)
-	if got.AsLoaded || failed(got)["3.3.2.5"] != 1 {
-		t.Fatalf("after removing a new_order row: as_loaded %v, failed %v", got.AsLoaded, failed(got))
+	if f := failed(got); got.AsLoaded || f["3.3.2.5"] != 1 || f["3.3.2.7"] != 2 || f["3.3.2.6"] != 1 {
+		t.Fatalf("after removing a new_order row and changing two lines' delivery: as_loaded %v, failed %v; want 5 once, 7 twice, 6 still once (the lost line)",
+			got.AsLoaded, f)
 	}
 	for _, c := range got.Conditions {
 		if c.ID == "3.3.2.11" && (c.Scope != "not-applicable" || !c.OK) {
