@@ -138,8 +138,11 @@ type procWatch struct {
 
 func watchProcs(t *testing.T, secret string) *procWatch {
 	w := &procWatch{seen: map[string]bool{}}
-	w.procs = clustertest.WatchProcs(t, func(pid string) {
-		comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+	w.procs = clustertest.WatchProcs(t, func(pid string) bool {
+		comm, err := os.ReadFile("/proc/" + pid + "/comm")
+		if err != nil {
+			return false
+		}
 		name := strings.TrimSpace(string(comm))
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -149,6 +152,7 @@ func watchProcs(t *testing.T, secret string) *procWatch {
 				w.leaks = append(w.leaks, fmt.Sprintf("%s (pid %s) %s", name, pid, f))
 			}
 		}
+		return true
 	})
 	return w
 }
