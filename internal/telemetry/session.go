@@ -221,6 +221,7 @@ type prev struct {
 	disks    DiskCounters
 	hasDisks bool
 	db       map[string]float64
+	dbAt     time.Time // when db was read: a reading that failed keeps the one before
 }
 
 func (s *Session) loop(ctx context.Context) {
@@ -328,12 +329,14 @@ func (s *Session) read(ctx context.Context, p *prev) (x Sample, ok bool) {
 		qctx, cancel := context.WithTimeout(ctx, s.cfg.Interval)
 		st, err := s.cfg.DB.Stats(qctx)
 		cancel()
+		// A reading that failed (a loaded server past the interval)
+		// leaves the last good one in place: the next reading's rates span
+		// both intervals, rather than the next interval having none.
 		if err == nil {
-			x.DB = dbRates(p.db, st, secs)
-			p.db = st.Counters
+			x.DB = dbRates(p.db, st, now.Sub(p.dbAt).Seconds())
+			p.db, p.dbAt = st.Counters, now
 		} else if ctx.Err() == nil {
 			s.warn(fmt.Sprintf("no database telemetry: %v", err))
-			p.db = nil
 		}
 	}
 	if res := scrapes(); len(s.nodes) > 0 && ctx.Err() == nil { // Stop cut the scrapes short: no figures, no warnings

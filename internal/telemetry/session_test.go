@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -100,5 +102,50 @@ func TestSamplingFor(t *testing.T) {
 		if got := samplingFor(c.rate, c.cur); got != c.want {
 			t.Errorf("samplingFor(%.0f, %d) = %d, want %d", c.rate, c.cur, got, c.want)
 		}
+	}
+}
+
+// flakyStats counts 100 commits between readings and fails every other
+// reading after the first, as a loaded server past the interval does.
+type flakyStats struct{ calls int }
+
+func (f *flakyStats) Stats(context.Context) (engine.Stats, error) {
+	f.calls++
+	if f.calls%2 == 0 {
+		return engine.Stats{}, errors.New("timeout")
+	}
+	return engine.Stats{Counters: map[string]float64{"commits": float64(100 * f.calls)}}, nil
+}
+
+func (f *flakyStats) ServerInfo(context.Context) (string, int, error) { return "", 0, nil }
+
+// A database reading that fails keeps the one before it: the next good
+// reading has its rate, over the time since that one (here 200 commits in
+// two intervals), rather than none.
+func TestDBReadingFailedKeepsTheLastGood(t *testing.T) {
+	s, err := Start(context.Background(), Config{Interval: 50 * time.Millisecond, DB: &flakyStats{}, Warn: func(string) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	s.Stop()
+	var rated, good int
+	for _, x := range s.Samples(time.Time{}, time.Now()) {
+		if x.DB == nil {
+			continue // a failed reading
+		}
+		good++
+		if r, ok := x.DB["commits_per_s"]; ok {
+			rated++
+			// 200 commits over about two intervals (a late tick makes it
+			// longer, never shorter than the one interval since the
+			// failed reading).
+			if r <= 0 || r > 200/0.05 {
+				t.Errorf("commits_per_s %g; want 200 over the time since the last good reading", r)
+			}
+		}
+	}
+	if good < 2 || rated != good {
+		t.Errorf("%d good readings after the first, %d with a rate; want every one rated", good, rated)
 	}
 }
