@@ -34,6 +34,7 @@ type RunOptions struct {
 	// DataDirSet records that --datadir was given: only the default moves
 	// when the server's user cannot reach it (reachableDataDir).
 	DataDirSet bool
+	options.OpenLoop
 	options.Repetitions
 	options.Noisy
 	options.Telemetry
@@ -53,6 +54,7 @@ func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Results, "results", "./tierbench-results", "results store directory")
 	fs.StringVar(&o.Mode, "mode", engine.ModeRoutines, "routines or statements")
 	fs.StringVar(&o.Report, "report", "", "the HTML report to write at the end (default: RESULTS/report.html)")
+	o.OpenLoop.AddFlags(fs)
 	o.Repetitions.AddFlags(fs, "VU count", "1,2,4,1,2,4")
 	o.Noisy.AddFlags(fs, "step")
 	o.Telemetry.AddFlags(fs)
@@ -76,7 +78,7 @@ func newRunCommand(g *Globals) *cobra.Command {
 }
 
 func runMain(ctx context.Context, g *Globals, opts RunOptions) error {
-	runOpts := options.TPCCRun{VUs: opts.VUs, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
+	runOpts := options.TPCCRun{VUs: opts.VUs, OpenLoop: opts.OpenLoop, RampUp: opts.RampUp, Duration: opts.Duration, Results: opts.Results,
 		Mode: opts.Mode, Repetitions: opts.Repetitions, Noisy: opts.Noisy, Telemetry: opts.Telemetry}
 	run, err := runOpts.Config()
 	if err != nil {

@@ -16,7 +16,8 @@ import (
 // unprivileged server user cannot reach: it says so in one line, uses a
 // directory under /var/lib/tierbench named after the clone's path instead,
 // finds the same one on the next run, and keeps the results where they
-// were asked for.
+// were asked for. The runs are open-loop (--rate), as the main job may be:
+// its summary has the offered rate's column.
 func TestRunDefaultDataDirUnderPrivateHome(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root runs the server as another user") // an ordinary user's server reads its own home
@@ -31,7 +32,7 @@ func TestRunDefaultDataDirUnderPrivateHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(clone)
-	args := []string{"run", "--warehouses", "1", "--build-vus", "2", "--vus", "1", "--rampup", "0s", "--duration", "2s"}
+	args := []string{"run", "--warehouses", "1", "--build-vus", "2", "--vus", "1", "--rampup", "0s", "--duration", "2s", "--rate", "1200"}
 	var used string
 	for i := range 2 {
 		code, out, errOut := runTierbench(t, args...)
@@ -57,6 +58,9 @@ func TestRunDefaultDataDirUnderPrivateHome(t *testing.T) {
 		}
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s%s", i+1, code, out, errOut)
+		}
+		if !strings.Contains(out, "offered TPM") {
+			t.Errorf("run %d with --rate: no offered rate in its summary:\n%s", i+1, out)
 		}
 	}
 	if st, err := server.Status(context.Background(), used); err != nil || !st.Running {

@@ -15,12 +15,8 @@ import (
 // TPCCRun are the options of a TPC-C run (`tpcc run`), but its database:
 // each front end says where the DSN comes from.
 type TPCCRun struct {
-	VUs            string
-	Rate           string
-	Arrival        string
-	LateAfter      string
-	Probe          string
-	KneeP99        string
+	VUs string
+	OpenLoop
 	RampUp         string
 	Duration       string
 	Results        string
@@ -42,11 +38,7 @@ type TPCCRun struct {
 func (o *TPCCRun) AddFlags(fs *pflag.FlagSet) {
 	d := experiment.NewTPCCConfig()
 	fs.StringVar(&o.VUs, "vus", units.FormatCountList(d.VUs), "virtual users per step, e.g. 1,2,3,5,8,13 (ranges like 1-4 too)")
-	fs.StringVar(&o.Rate, "rate", "", "offer transactions at a fixed rate, in transactions a minute (all types, in the mix's proportions), one step per rate, e.g. 20000,40000, or as fractions of the most the VUs serve, e.g. 20%,60%,100%; --vus is then the one pool of VUs that serves the arrivals, and latency is measured from each transaction's intended start")
-	fs.StringVar(&o.Probe, "probe", units.FormatDuration(d.Probe), "with --rate fractions: the measured interval of the closed-loop step that finds the maximum they are fractions of")
-	fs.StringVar(&o.KneeP99, "knee-p99", "0s", "with several rates: the New-Order p99 (from the intended start) a rate below the knee may reach (0s: ten times the lowest rate's)")
-	fs.StringVar(&o.Arrival, "arrival", d.Arrival, "with --rate: how arrivals are spaced, poisson (random, exponential gaps) or constant")
-	fs.StringVar(&o.LateAfter, "late-after", units.FormatDuration(d.LateAfter), "with --rate: an arrival that waits longer than this for a free VU counts as late")
+	o.OpenLoop.AddFlags(fs)
 	fs.StringVar(&o.RampUp, "rampup", units.FormatDuration(d.RampUp), "ramp-up before each step's measured interval (not measured)")
 	fs.StringVar(&o.Duration, "duration", units.FormatDuration(d.Duration), "measured interval of each step")
 	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
@@ -64,46 +56,73 @@ func (o *TPCCRun) AddFlags(fs *pflag.FlagSet) {
 	o.Thresholds.AddFlags(fs, "nopm>=50000 or new_order.p99<=10ms")
 }
 
+// OpenLoop are the options of TPC-C at fixed rates, tpcc run's and the main
+// job's (run): the rates, how arrivals are spaced, when one is late, the
+// closed-loop probe that fractions are of, and the knee's bound.
+type OpenLoop struct {
+	Rate      string
+	Arrival   string
+	LateAfter string
+	Probe     string
+	KneeP99   string
+}
+
+// AddFlags registers the options.
+func (o *OpenLoop) AddFlags(fs *pflag.FlagSet) {
+	d := experiment.NewTPCCConfig()
+	fs.StringVar(&o.Rate, "rate", "", "offer transactions at a fixed rate, in transactions a minute (all types, in the mix's proportions), one step per rate, e.g. 20000,40000, or as fractions of the most the VUs serve, e.g. 20%,60%,100%; --vus is then the one pool of VUs that serves the arrivals, and latency is measured from each transaction's intended start")
+	fs.StringVar(&o.Probe, "probe", units.FormatDuration(d.Probe), "with --rate fractions: the measured interval of the closed-loop step that finds the maximum they are fractions of")
+	fs.StringVar(&o.KneeP99, "knee-p99", "0s", "with several rates: the New-Order p99 (from the intended start) a rate below the knee may reach (0s: ten times the lowest rate's)")
+	fs.StringVar(&o.Arrival, "arrival", d.Arrival, "with --rate: how arrivals are spaced, poisson (random, exponential gaps) or constant")
+	fs.StringVar(&o.LateAfter, "late-after", units.FormatDuration(d.LateAfter), "with --rate: an arrival that waits longer than this for a free VU counts as late")
+}
+
 // Config turns the options into a run's config, its DSN left for the front
-// end; the run's rules are its Validate's.
+// end; the run's rules are its Validate's. Options that do not parse are
+// all reported at once, before Validate.
 func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 	var cfg experiment.TPCCConfig
+	var bad Errors
+	add := func(err error) {
+		bad = append(bad, List(err)...)
+	}
 	steps, err := units.ParseCountList(o.VUs)
 	if err != nil {
-		return cfg, Badf("vus", "--vus: %v", err)
+		add(Badf("vus", "--vus: %v", err))
 	}
 	if cfg.Rates, cfg.RateFractions, err = rateList(o.Rate, "rate"); err != nil {
-		return cfg, err
+		add(err)
 	}
-	// A front end without the open loop's flags (run) leaves them empty.
+	// A front end without the open loop's flags leaves them empty.
 	d := experiment.NewTPCCConfig()
 	cfg.LateAfter, cfg.Probe = d.LateAfter, d.Probe
 	for _, f := range []struct {
 		field, flag, val string
 		to               *time.Duration
-	}{{"late_after", "--late-after", o.LateAfter, &cfg.LateAfter}, {"probe", "--probe", o.Probe, &cfg.Probe}, {"knee_p99", "--knee-p99", o.KneeP99, &cfg.KneeP99}} {
-		if f.val == "" {
+	}{{"late_after", "--late-after", o.LateAfter, &cfg.LateAfter}, {"probe", "--probe", o.Probe, &cfg.Probe}, {"knee_p99", "--knee-p99", o.KneeP99, &cfg.KneeP99},
+		{"rampup", "--rampup", o.RampUp, &cfg.RampUp}, {"duration", "--duration", o.Duration, &cfg.Duration}} {
+		if f.val == "" && f.field != "rampup" && f.field != "duration" {
 			continue
 		}
 		if *f.to, err = units.ParseDuration(f.val); err != nil {
-			return cfg, Badf(f.field, "%s: %v", f.flag, err)
+			add(Badf(f.field, "%s: %v", f.flag, err))
 		}
 	}
 	cfg.Arrival = o.Arrival
-	if cfg.RampUp, err = units.ParseDuration(o.RampUp); err != nil {
-		return cfg, Badf("rampup", "--rampup: %v", err)
-	}
-	if cfg.Duration, err = units.ParseDuration(o.Duration); err != nil {
-		return cfg, Badf("duration", "--duration: %v", err)
-	}
 	cfg.Mix = tpcc.DefaultMix
 	if o.Mix != "" {
 		if cfg.Mix, err = tpcc.ParseMix(o.Mix, o.MixUnchecked); err != nil {
-			return cfg, Badf("mix", "--mix: %v", err)
+			add(Badf("mix", "--mix: %v", err))
 		}
 	}
 	if cfg.Telemetry, err = o.Sampling(); err != nil {
-		return cfg, err
+		if len(List(err)) == 0 {
+			return cfg, err
+		}
+		add(err)
+	}
+	if len(bad) > 0 {
+		return cfg, bad
 	}
 	cfg.Repeat, cfg.BackToBack = o.Repeat, o.BackToBack
 	cfg.Noisy = o.Judge()

@@ -1,10 +1,13 @@
 package options
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/experiment"
 )
 
 // The open loop's options: a rate list, its arrivals and lateness bound,
@@ -30,5 +33,20 @@ func TestTPCCRunRate(t *testing.T) {
 	unregistered.Rate, unregistered.Arrival, unregistered.LateAfter = "", "", ""
 	if cfg, err := unregistered.Config(); err != nil || len(cfg.Rates) != 0 || cfg.LateAfter != time.Second {
 		t.Errorf("without the open loop's flags: rates %v, late after %s, %v", cfg.Rates, cfg.LateAfter, err)
+	}
+}
+
+// Options that do not parse are refused together, each by its field, as
+// the console shows each next to its input.
+func TestTPCCRunEveryProblemAtOnce(t *testing.T) {
+	var o TPCCRun
+	parseFlags(t, &o, "--vus", "1,,2", "--rate", "fast", "--duration", "soon", "--mix", "no=200", "--results", t.TempDir())
+	_, err := o.Config()
+	var fields []string
+	for _, e := range List(err) {
+		fields = append(fields, e.Field)
+	}
+	if !errors.Is(err, experiment.ErrInvalid) || strings.Join(fields, ",") != "vus,rate,duration,mix" {
+		t.Errorf("%v: fields %v; want vus, rate, duration and mix, each bad input", err, fields)
 	}
 }
