@@ -75,9 +75,10 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	waitJS(t, p, 20*time.Second, "the scenarios listed with the token",
 		`!document.getElementById("token-dialog").open && document.getElementById("scenario-name").options.length > 0`)
 
-	// A bad duration is refused next to its field.
-	fillStart(t, p, dsn, "1", "1s", "soon")
-	waitJS(t, p, 20*time.Second, "the duration's error next to it", `document.getElementById("err-duration").textContent.length > 0`)
+	// A bad duration and a bad rate are refused, each next to its field.
+	fillStart(t, p, dsn, "1", "1s", "soon", "fast")
+	waitJS(t, p, 20*time.Second, "the duration's and the rate's errors next to them",
+		`document.getElementById("err-duration").textContent.length > 0 && document.getElementById("err-rate").textContent.length > 0`)
 	if text := jsString(t, p, `document.getElementById("err-dsn").textContent`); text != "" {
 		t.Errorf("the DSN shows an error for a bad duration: %q", text)
 	}
@@ -158,8 +159,9 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	t.Logf("scenario error: %s", jsString(t, p, `document.getElementById("scenario-errors").textContent`))
 	shot(t, p, filepath.Join(art, name+"-scenario.png"))
 
-	// A quick run, followed live.
-	fillStart(t, p, dsn, "1", "1s", "8s")
+	// A quick run, followed live: open-loop at 1,200 TPM (a closed loop
+	// spends a core here, beside the browser).
+	fillStart(t, p, dsn, "1", "1s", "8s", "1200")
 	waitJS(t, p, 20*time.Second, "the run followed",
 		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, tpchRun))
 	first := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
@@ -175,6 +177,9 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	if n := jsInt(t, p, `document.querySelectorAll("#chart-tpm polyline").length`); n != 2 {
 		t.Errorf("the TPM chart has %d lines; want TPM and NOPM", n)
 	}
+	if code, body := srv.do(t, "GET", "/api/v1/runs/"+first, nil, nil); code != 200 || !strings.Contains(body, `"offered_tpm": 1200`) {
+		t.Errorf("the run started with a rate: %d; want its step offered 1200 TPM\n%s", code, body)
+	}
 	shot(t, p, filepath.Join(art, name+"-done.png"))
 
 	// The finished run's report, in the page.
@@ -183,7 +188,7 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	shot(t, p, filepath.Join(art, name+"-report.png"))
 
 	// A second short run, then both compared.
-	fillStart(t, p, dsn, "1", "1s", "3s")
+	fillStart(t, p, dsn, "1", "1s", "3s", "1200")
 	waitJS(t, p, 20*time.Second, "the second run followed",
 		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, first))
 	second := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
@@ -205,7 +210,8 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	// Cancel button, and the running one interrupted with its own.
 	var running, waiting struct{ ID string }
 	for _, r := range []*struct{ ID string }{&running, &waiting} {
-		if code, body := srv.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": "1", "rampup": "1s", "duration": "1m"}, r); code != 202 {
+		if code, body := srv.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "dsn": dsn, "vus": "1", "rampup": "1s", "duration": "1m",
+			"rate": "600"}, r); code != 202 {
 			t.Fatalf("queueing a run: %d %s", code, body)
 		}
 	}
@@ -385,14 +391,14 @@ func waitJS(t *testing.T, p browserPage, timeout time.Duration, what, expr strin
 }
 
 // fillStart fills the quick TPC-C form and submits it.
-func fillStart(t *testing.T, p browserPage, dsn, vus, rampup, duration string) {
+func fillStart(t *testing.T, p browserPage, dsn, vus, rampup, duration, rate string) {
 	t.Helper()
 	js(t, p, fmt.Sprintf(`(() => {
 		const set = (id, v) => { document.getElementById(id).value = v; };
-		set("start-dsn", %q); set("start-vus", %q); set("start-rampup", %q); set("start-duration", %q);
+		set("start-dsn", %q); set("start-vus", %q); set("start-rampup", %q); set("start-duration", %q); set("start-rate", %q);
 		document.getElementById("start-submit").click();
 		return true;
-	})()`, dsn, vus, rampup, duration))
+	})()`, dsn, vus, rampup, duration, rate))
 }
 
 // watchTPM reads the live TPM text until it has changed at least twice

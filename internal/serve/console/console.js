@@ -520,7 +520,7 @@ function onDone(d) {
 // ids (PREFIX-form, PREFIX-NAME with - for _, PREFIX-submit,
 // PREFIX-error) and the keys it sends.
 const quickRuns = [
-  { kind: "tpcc", prefix: "start", keys: ["server", "dsn", "vus", "rampup", "duration"] },
+  { kind: "tpcc", prefix: "start", keys: ["server", "dsn", "vus", "rampup", "duration", "rate"] },
   { kind: "tpch", prefix: "tpch", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
 ];
 
