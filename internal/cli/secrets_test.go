@@ -350,7 +350,7 @@ func TestSecrets(t *testing.T) {
 	// the server it used). Then the commands that read what was stored.
 	for _, args := range [][]string{
 		{"run", "--datadir", dataDir, "--warehouses", "1", "--build-vus", "2", "--vus", "1", "--rampup", "0s", "--duration", "2s",
-			"--results", res},
+			"--rate", "1200", "--results", res},
 		{"server", "status", "--datadir", dataDir},
 	} {
 		code, out, errOut := runTierbench(t, args...)

@@ -19,7 +19,6 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/report"
-	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
@@ -54,13 +53,8 @@ func TestRunBackup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	base := pgtest.TempDir(t)
-	dataDir := filepath.Join(base, "data")
-	t.Cleanup(func() { server.Stop(context.Background(), dataDir, "immediate") })
-	info, err := server.Start(ctx, server.Options{DataDir: dataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpcctest.Build(t, ctx, info.DSN, 1)
+	info := tpcctest.Postgres(t, ctx, 1)
+	dataDir := info.DataDir
 	res := filepath.Join(base, "results")
 	password := strings.Split(strings.TrimPrefix(info.DSN, "postgres://tierbench:"), "@")[0]
 

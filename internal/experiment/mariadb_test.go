@@ -21,7 +21,6 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
-	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
 // checkTPCC runs the consistency checks on the database at dsn (`tpcc
@@ -187,9 +186,7 @@ func TestRunDurabilityKillDSN(t *testing.T) {
 	t.Parallel()
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		info := pgtest.StartManaged(t, context.Background())
-		tpcctest.Build(t, context.Background(), info.DSN, 1)
-		testDurabilityKillDSN(t, info)
+		testDurabilityKillDSN(t, tpcctest.Postgres(t, context.Background(), 1))
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		t.Parallel()

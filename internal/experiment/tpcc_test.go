@@ -297,14 +297,9 @@ var auditBounds = map[string][2]float64{
 func TestRunTPCCSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
-	dir := filepath.Join(pgtest.TempDir(t), "data")
 	ctx := context.Background()
-	info, err := server.Start(ctx, server.Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Stop(context.Background(), dir, "immediate") })
-	tpcctest.Build(t, ctx, info.DSN, 1)
+	info := tpcctest.Postgres(t, ctx, 1)
+	dir := info.DataDir
 
 	done := make(chan struct{})
 	var res *experiment.TPCCResult

@@ -122,6 +122,18 @@ func build(ctx context.Context, dsn string, warehouses int) error {
 	return err
 }
 
+// Postgres starts a managed PostgreSQL of the test's own, stopped when the
+// test ends, holding a TPC-C schema of the given warehouses: a copy of one
+// built once per test process (pgtest.StartCloned), for the tests that
+// stop, kill or back up the server itself, which Database's shared server
+// is not theirs to do.
+func Postgres(t testing.TB, ctx context.Context, warehouses int) server.Info {
+	t.Helper()
+	return pgtest.StartCloned(t, ctx, fmt.Sprintf("tpcc%d", warehouses), func(ctx context.Context, dsn string) error {
+		return build(ctx, dsn, warehouses)
+	})
+}
+
 // MariaDB starts a managed MariaDB of the test's own, stopped when the test
 // ends, holding a TPC-C schema of the given warehouses: a copy of one built
 // once per test process (mariatest.StartCloned).
