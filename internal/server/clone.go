@@ -209,6 +209,15 @@ func skipInClone(rel string, d fs.DirEntry) bool {
 // copyFile streams src into a new file dst, in copyBuffer pieces, checking
 // ctx between them, and starts the written data's writeback so the fsync at
 // the end has less to wait for.
+//
+// Only the regions that hold data are read and written. The copy is first
+// allocated whole (fallocate), as the source is, so a region the source
+// never wrote (a hole, or space preallocated and not yet written) reads as
+// zeros in the copy too and is on disk just as much. MariaDB's redo log is
+// such a file: 1 GiB preallocated, of which a one-warehouse build had
+// written 166 MiB; streaming the rest cost every clone a gigabyte of reads
+// and writes. Where the file system cannot preallocate or find the data
+// (lseek SEEK_DATA), every byte is copied.
 func copyFile(ctx context.Context, src, dst string, buf []byte) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -220,23 +229,35 @@ func copyFile(ctx context.Context, src, dst string, buf []byte) error {
 		return err
 	}
 	defer out.Close()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		// Plain reads and writes: io.Copy between two *os.File would use
-		// copy_file_range (see Clone).
-		n, rerr := in.Read(buf)
-		if n > 0 {
-			if _, err := out.Write(buf[:n]); err != nil {
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	regions := [][2]int64{{0, size}} // [start, end) of what to copy
+	if size > 0 && unix.Fallocate(int(out.Fd()), 0, 0, size) == nil {
+		regions = dataRegions(int(in.Fd()), size)
+	}
+	for _, r := range regions {
+		for off := r[0]; off < r[1]; {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return rerr
+			// Plain reads and writes: io.Copy between two *os.File would
+			// use copy_file_range (see Clone).
+			n, rerr := in.ReadAt(buf[:min(int64(len(buf)), r[1]-off)], off)
+			if n > 0 {
+				if _, err := out.WriteAt(buf[:n], off); err != nil {
+					return err
+				}
+				off += int64(n)
+			}
+			if rerr == io.EOF {
+				break // the source shrank: what it has now is copied
+			}
+			if rerr != nil {
+				return rerr
+			}
 		}
 	}
 	// A hint, as PostgreSQL's pg_flush_data: failure only costs speed.
@@ -245,6 +266,32 @@ func copyFile(ctx context.Context, src, dst string, buf []byte) error {
 	// copy's are dropped once fsynced (fsyncPath).
 	_ = unix.Fadvise(int(in.Fd()), 0, 0, unix.FADV_DONTNEED)
 	return out.Close()
+}
+
+// dataRegions lists the [start, end) regions of the file fd (size bytes)
+// that hold data, by lseek's SEEK_DATA and SEEK_HOLE; the whole file where
+// the file system does not tell.
+func dataRegions(fd int, size int64) [][2]int64 {
+	var out [][2]int64
+	for off := int64(0); off < size; {
+		start, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) { // no data after off
+			break
+		}
+		if err != nil {
+			return [][2]int64{{0, size}}
+		}
+		end, err := unix.Seek(fd, start, unix.SEEK_HOLE)
+		if err != nil {
+			return [][2]int64{{0, size}}
+		}
+		end = min(end, size)
+		if start < end {
+			out = append(out, [2]int64{start, end})
+		}
+		off = end
+	}
+	return out
 }
 
 // keepAttrs gives path the mode and, when tierbench runs as root, the owner

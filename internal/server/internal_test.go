@@ -1,12 +1,17 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestMemorySettings(t *testing.T) {
@@ -242,4 +247,67 @@ func TestClassify(t *testing.T) {
 			t.Logf("%s: %v", name, err)
 		}
 	}
+}
+
+// copyFile copies only the regions that hold data, into a copy allocated
+// whole: a file preallocated to 8 MiB of which 1 MiB at 2 MiB was written
+// reads the same in the copy, the copy has at least the source's blocks,
+// and its unwritten part stayed unwritten (a hole to SEEK_DATA), not 7 MiB
+// of zeros written.
+func TestCopyFileDataOnly(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	f, err := os.Create(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, 8*mib); err != nil {
+		f.Close()
+		t.Skipf("no fallocate on %s: %v", dir, err) // copyFile then copies every byte
+	}
+	data := bytes.Repeat([]byte("tierbench"), mib/9+1)[:mib]
+	if _, err := f.WriteAt(data, 2*mib); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(context.Background(), src, dst, make([]byte, copyBuffer)); err != nil {
+		t.Fatal(err)
+	}
+	// Where each holds data, before reading them brings their pages into
+	// the cache (which lseek counts as data).
+	want := [][2]int64{{2 * mib, 3 * mib}}
+	if got := dataRegions(int(mustOpen(t, src).Fd()), 8*mib); !slices.Equal(got, want) {
+		t.Skipf("the file system tells the source's data at %v, not %v", got, want)
+	}
+	if got := dataRegions(int(mustOpen(t, dst).Fd()), 8*mib); !slices.Equal(got, want) {
+		t.Errorf("the copy holds data at %v; want %v alone (nothing written where the source has none)", got, want)
+	}
+	var sst, dstat unix.Stat_t
+	if err := unix.Stat(src, &sst); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Stat(dst, &dstat); err != nil {
+		t.Fatal(err)
+	}
+	if dstat.Blocks < sst.Blocks {
+		t.Errorf("the copy has %d blocks allocated, the source %d; want it allocated whole too", dstat.Blocks, sst.Blocks)
+	}
+	a, _ := os.ReadFile(src)
+	b, _ := os.ReadFile(dst)
+	if len(b) != 8*mib || !bytes.Equal(a, b) {
+		t.Fatalf("the copy has %d bytes, equal to the source: %v; want the source's 8 MiB", len(b), bytes.Equal(a, b))
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
