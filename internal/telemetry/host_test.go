@@ -4,7 +4,9 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -292,6 +294,71 @@ func TestHostCPUMatchesProcfs(t *testing.T) {
 	} {
 		if f.mid < f.lo-1e-9 || f.mid > f.hi+1e-9 || f.hi <= 0 && f.name == "idle" {
 			t.Errorf("%s: procfs %v, ours %v before and %v after", f.name, f.mid, f.lo, f.hi)
+		}
+	}
+}
+
+// BenchmarkTreeCPUThreads reads the tree of this process, whose threads
+// (a Go program's several) each have a children file: the case of a
+// workload tierbench runs in-process, or of MariaDB's one mariadbd.
+func BenchmarkTreeCPUThreads(b *testing.B) {
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 16 { // threads of their own, as a busy process has
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			<-stop
+		}()
+	}
+	b.Cleanup(func() { close(stop); wg.Wait() })
+	r := &treeCPU{root: "/proc"}
+	r.ticksSince([]int{os.Getpid()})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, found := r.ticksSince([]int{os.Getpid()}); !found[0] {
+			b.Fatal("this process is gone")
+		}
+	}
+}
+
+// A child that a thread other than the main one started is in the tree:
+// the children files of every thread are read, not the process's own
+// alone. Each of several threads starts one.
+func TestTreeCPUChildrenOfThreads(t *testing.T) {
+	if _, ok := procChildren("/proc", os.Getpid()); !ok {
+		skipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
+	}
+	var pids []int
+	var mu sync.Mutex
+	var started sync.WaitGroup
+	hold := make(chan struct{}) // the threads live on until the tree is read
+	defer close(hold)
+	for range 4 {
+		started.Add(1)
+		go func() {
+			runtime.LockOSThread() // a thread of its own; never unlocked, so it ends with the goroutine
+			cmd := exec.Command("sleep", "30")
+			err := cmd.Start()
+			if err == nil {
+				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+				mu.Lock()
+				pids = append(pids, cmd.Process.Pid)
+				mu.Unlock()
+			} else {
+				t.Error(err)
+			}
+			started.Done()
+			<-hold
+		}()
+	}
+	started.Wait()
+	r := &treeCPU{root: "/proc"}
+	r.ticksSince([]int{os.Getpid()})
+	for _, p := range pids {
+		if !slices.Contains(r.tree, p) {
+			t.Errorf("child %d of a thread is not in the tree %v", p, r.tree)
 		}
 	}
 }
