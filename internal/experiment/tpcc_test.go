@@ -538,11 +538,13 @@ func storedVUs(t *testing.T, dir, runID string) string {
 // that is neither the server's nor tierbench's: every repetition is flagged
 // noisy with the share it took. Discarding noisy repetitions cannot leave
 // them all out (nothing else measured the step), so it keeps them and says
-// none was discarded.
+// none was discarded. The run is open-loop at 1,200 TPM: the spinner's
+// share is judged the same, and a closed loop took the other core from it.
 func TestRunTPCCNoisy(t *testing.T) {
 	dsn := tpcctest.Database(t, 1)
 	proctest.Spinner(t)
 	res, err := runTPCC(t, context.Background(), t.TempDir(), experiment.TPCCConfig{DSN: dsn, VUs: []int{1}, Repeat: 2,
+		Rates: []float64{1200}, Arrival: driver.ArrivalConstant, LateAfter: time.Second,
 		Record: experiment.Record{Noisy: discardNoisy()}, RampUp: time.Second, Duration: 2 * time.Second})
 	if err != nil {
 		t.Fatalf("run: %v", err)
