@@ -18,8 +18,8 @@ import (
 // stopped, every 5 ms, handing each pid to be read to its visitor: for
 // the tests that a secret is on no command line or in no environment.
 //
-// A pass visits the processes that appeared in the last 250 ms, every
-// fourth pass (20 ms) those that appeared in the last 2 s (a child runs its
+// A pass visits the processes that appeared in the last 100 ms, every
+// tenth pass (50 ms) those that appeared in the last 2 s (a child runs its
 // parent's command line until it execs), and every 500 ms everyone:
 // reading every process's command line at every pass cost two thirds of a
 // core beside 475 processes (20 µs each), most of them servers whose
@@ -44,7 +44,7 @@ type Procs struct {
 // stops it.
 func WatchProcs(t testing.TB, visit func(pid string) bool) *Procs {
 	w := &Procs{stop: make(chan struct{})}
-	const newborn, young, every = 250 * time.Millisecond, 2 * time.Second, 500 * time.Millisecond
+	const newborn, young, every = 100 * time.Millisecond, 2 * time.Second, 500 * time.Millisecond
 	pidMax := 1 << 22 // the kernel's ceiling, should pid_max not read
 	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
@@ -102,7 +102,7 @@ func WatchProcs(t testing.TB, visit func(pid string) bool) *Procs {
 			} else {
 				kept := recent[:0] // those still there
 				for _, p := range recent {
-					if (pass%4 != 0 && now.Sub(p.first) >= newborn) || visit(p.name) {
+					if (pass%10 != 0 && now.Sub(p.first) >= newborn) || visit(p.name) {
 						kept = append(kept, p)
 					}
 				}
