@@ -280,7 +280,8 @@ func openBrowser(t *testing.T, bin string) *chromePage {
 	t.Cleanup(cancel)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900),
+		chromedp.Env("TMPDIR="+t.TempDir())) // its org.chromium.Chromium.* directories go with the test's (reporttest)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(actx)

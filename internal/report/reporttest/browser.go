@@ -98,6 +98,10 @@ func CheckInBrowserOpened(t testing.TB, htmlPath string, minCharts int, screensh
 		chromedp.NoSandbox, // root in a container or VM has no usable sandbox
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Without /dev/shm Chromium keeps its shared memory in
+		// org.chromium.Chromium.* directories under TMPDIR, and leaves
+		// them: in the test's own temporary directory, they go with it.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 		chromedp.WindowSize(1000, 800),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
