@@ -99,9 +99,11 @@ func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 	for _, f := range []struct {
 		field, flag, val string
 		to               *time.Duration
-	}{{"late_after", "--late-after", o.LateAfter, &cfg.LateAfter}, {"probe", "--probe", o.Probe, &cfg.Probe}, {"knee_p99", "--knee-p99", o.KneeP99, &cfg.KneeP99},
-		{"rampup", "--rampup", o.RampUp, &cfg.RampUp}, {"duration", "--duration", o.Duration, &cfg.Duration}} {
-		if f.val == "" && f.field != "rampup" && f.field != "duration" {
+		optional         bool // empty keeps the default
+	}{{"late_after", "--late-after", o.LateAfter, &cfg.LateAfter, true}, {"probe", "--probe", o.Probe, &cfg.Probe, true},
+		{"knee_p99", "--knee-p99", o.KneeP99, &cfg.KneeP99, true},
+		{"rampup", "--rampup", o.RampUp, &cfg.RampUp, false}, {"duration", "--duration", o.Duration, &cfg.Duration, false}} {
+		if f.val == "" && f.optional {
 			continue
 		}
 		if *f.to, err = units.ParseDuration(f.val); err != nil {
