@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,15 +130,19 @@ func startMaria(t *testing.T, ctx context.Context) (dataDir, dsn string) {
 
 // procWatch samples the command line and environment of every process on
 // the host until stopped (clustertest.WatchProcs), looking for a secret.
+// It also keeps the option files (--defaults-file) given to the
+// mariadb-backup processes whose command line names a directory under
+// target: the ones this test's cycle started, not other tests' cycles'.
 type procWatch struct {
-	procs *clustertest.Procs
-	mu    sync.Mutex
-	leaks []string
-	seen  map[string]bool // comm of every process sampled
+	procs    *clustertest.Procs
+	mu       sync.Mutex
+	leaks    []string
+	seen     map[string]bool // comm of every process sampled
+	optFiles map[string]bool
 }
 
-func watchProcs(t *testing.T, secret string) *procWatch {
-	w := &procWatch{seen: map[string]bool{}}
+func watchProcs(t *testing.T, secret, target string) *procWatch {
+	w := &procWatch{seen: map[string]bool{}, optFiles: map[string]bool{}}
 	w.procs = clustertest.WatchProcs(t, func(pid string) bool {
 		comm, err := os.ReadFile("/proc/" + pid + "/comm")
 		if err != nil {
@@ -148,8 +153,19 @@ func watchProcs(t *testing.T, secret string) *procWatch {
 		defer w.mu.Unlock()
 		w.seen[name] = true
 		for _, f := range []string{"cmdline", "environ"} {
-			if b, err := os.ReadFile("/proc/" + pid + "/" + f); err == nil && bytes.Contains(b, []byte(secret)) {
+			b, err := os.ReadFile("/proc/" + pid + "/" + f)
+			if err != nil {
+				continue
+			}
+			if bytes.Contains(b, []byte(secret)) {
 				w.leaks = append(w.leaks, fmt.Sprintf("%s (pid %s) %s", name, pid, f))
+			}
+			if f == "cmdline" && name == "mariadb-backup" && bytes.Contains(b, []byte("="+target+"/")) {
+				for _, arg := range strings.Split(string(b), "\x00") {
+					if file, ok := strings.CutPrefix(arg, "--defaults-file="); ok {
+						w.optFiles[file] = true
+					}
+				}
 			}
 		}
 		return true
@@ -164,6 +180,14 @@ func (w *procWatch) end() (leaks []string, seen map[string]bool, samples int64) 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.leaks, w.seen, samples
+}
+
+// optionFiles lists the option files the watched cycle's processes were
+// given; call it after end.
+func (w *procWatch) optionFiles() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Sorted(maps.Keys(w.optFiles))
 }
 
 // secretFiles lists the files under dir that hold secret.
@@ -310,7 +334,7 @@ func TestMariaDBBackupRestore(t *testing.T) {
 			if err := o.Check(); err != nil {
 				t.Fatal(err)
 			}
-			watch := watchProcs(t, password)
+			watch := watchProcs(t, password, target)
 			b, dir, err := backup.Backup(ctx, o, 1)
 			if err != nil {
 				watch.end()
@@ -383,16 +407,17 @@ func TestMariaDBBackupRestore(t *testing.T) {
 			if err := backup.Cleanup(ctx, target, false); err != nil || exists(target) {
 				t.Errorf("Cleanup: %v; target left: %v", err, exists(target))
 			}
-			// Other tests' cycles run beside this one, each with an option
-			// file of its own: this cycle's is the one with its password.
-			if entries, _ := os.ReadDir(os.TempDir()); slices.ContainsFunc(entries, func(e fs.DirEntry) bool {
-				if !strings.HasPrefix(e.Name(), "tierbench-mariadb-backup-") {
-					return false
+			// Other tests' cycles run beside this one, on clones of the
+			// same server (the same password), each with an option file of
+			// its own: this cycle's is the one its mariadb-backup was given.
+			files := watch.optionFiles()
+			if !logical && len(files) == 0 {
+				t.Error("the watch saw no mariadb-backup of this cycle given an option file")
+			}
+			for _, f := range files {
+				if exists(filepath.Dir(f)) {
+					t.Errorf("mariadb-backup's option file %s was left", f)
 				}
-				b, err := os.ReadFile(filepath.Join(os.TempDir(), e.Name(), "backup.cnf"))
-				return err == nil && strings.Contains(string(b), password)
-			}) {
-				t.Error("mariadb-backup's option file was left in " + os.TempDir())
 			}
 		})
 	}
