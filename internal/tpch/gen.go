@@ -182,6 +182,10 @@ type generator struct {
 	// keySeq is the slot of each 32 order keys this generator's orders
 	// take: 0 for the loaded ones, 1 for a refresh function's.
 	keySeq int64
+	// touched keeps what touchComments read, so that its reads are made;
+	// ends is its buffer of the comments' first and last bytes.
+	touched int
+	ends    []int64
 }
 
 func newGenerator(sc Scale) *generator {

@@ -3,6 +3,7 @@ package tpch
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -80,6 +81,84 @@ func TestSkip(t *testing.T) {
 	b.skip(sLineQty, 1000)
 	if a.value[sLineQty] != b.value[sLineQty] {
 		t.Fatalf("after 1000 draws %d, after skipping 1000 %d", a.value[sLineQty], b.value[sLineQty])
+	}
+}
+
+// scaled's integer quotient is dbgen's double-precision one wherever it
+// is taken: every draw for the ranges the rows use most, and draws near
+// both ends of the stream and at random for ranges up to 2^20.
+func TestScaledIsDbgens(t *testing.T) {
+	byDoubles := func(v, low, high int64) int64 {
+		return low + int64(float64(v)/float64(rngModulus)*float64(high-low+1))
+	}
+	check := func(v, low, high int64) bool {
+		if got, want := scaled(v, low, high), byDoubles(v, low, high); got != want {
+			t.Errorf("scaled(%d, %d, %d) = %d; in double precision %d", v, low, high, got, want)
+			return false
+		}
+		return true
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, r := range []int64{1, 2, 7, 50, 92, 121, 456, 9999, 99901, 1099999, 1<<20 - 1} {
+		for v := int64(1); v < 1<<16; v++ {
+			if !check(v, 0, r-1) || !check(rngModulus-v, 1, r) {
+				return
+			}
+		}
+		for range 1 << 16 {
+			if !check(rng.Int64N(rngModulus-1)+1, -5, r-6) {
+				return
+			}
+		}
+	}
+	// Beyond 2^20 the doubles do it.
+	if got, want := scaled(rngModulus-1, 0, textPoolSize-200), byDoubles(rngModulus-1, 0, textPoolSize-200); got != want {
+		t.Errorf("a pool offset: %d; want %d", got, want)
+	}
+}
+
+// A row's end skips the rest of its boundary as skip does, for every
+// length the multiplier table holds.
+func TestSkipMult(t *testing.T) {
+	for n := range int64(len(skipMult)) {
+		a := newStreams()
+		a.skip(sPartName, n)
+		if got := mulMod(streamDefs[sPartName].seed, skipMult[n]); got != a.value[sPartName] {
+			t.Errorf("skipping %d by the table: %d; by squaring %d", n, got, a.value[sPartName])
+		}
+	}
+	if len(skipMult) != 93 {
+		t.Errorf("the table holds %d skips; want 0 to 92, PART's name's boundary", len(skipMult))
+	}
+}
+
+// touchComments reads the very comments the rows then cut: the sum of
+// each one's first and last byte, from the streams' states at the rows'
+// start, is the sum over the lines' last fields. SUPPLIER is left out: a
+// Better Business Bureau note may overwrite a comment's first byte.
+func TestTouchComments(t *testing.T) {
+	sc, err := NewScale(0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for table := range commentStreams {
+		if table == Supplier {
+			continue
+		}
+		for _, first := range []int64{1, 77} {
+			r := newRowSource(sc, table, first)
+			got := r.g.touchComments(table, 50)
+			want, lines := 0, 0
+			for _, line := range strings.Split(strings.TrimSuffix(string(r.next(nil, 50)), "\n"), "\n") {
+				f := strings.Split(line, "|")
+				c := f[len(f)-2]
+				want += int(c[0]) + int(c[len(c)-1])
+				lines++
+			}
+			if got != want || lines < 50 {
+				t.Errorf("%s from row %d: touched %d; the %d lines' comments sum to %d", table, first, got, lines, want)
+			}
+		}
 	}
 }
 

@@ -31,44 +31,52 @@ func textPool() []byte {
 // followed by a space, the last cut to fit.
 func makeTextPool(size int) []byte {
 	s := newStreams()
-	text := poolBuffer(size + 4096)[:0] // room for the last sentence, cut below
-	for len(text) < size {
-		text = append(s.sentence(text, sTextPool), ' ')
+	text := poolBuffer(size + 4096) // room for the last sentence, cut below
+	for n := 0; n < size; {
+		n = s.sentence(text, n, sTextPool)
+		text[n] = ' '
+		n++
 	}
 	return text[:size:size]
 }
 
-// sentence appends a sentence: a grammar form, its phrases, a terminator
-// in place of the last phrase's trailing space.
-func (s *streams) sentence(b []byte, i int) []byte {
+// sentence writes a sentence into b from n on and returns where it ends:
+// a grammar form, its phrases, a terminator in place of the last phrase's
+// trailing space. b has room for a sentence past n.
+func (s *streams) sentence(b []byte, n, i int) int {
 	form := grammar[s.pick(grammar, i)].text
 	for k := 0; k < len(form); k++ {
 		switch form[k] {
 		case 'V':
-			b = s.phrase(b, &grammarWords.verbPhrases, i)
+			n = s.phrase(b, n, &grammarWords.verbPhrases, i)
 		case 'N':
-			b = s.phrase(b, &grammarWords.nounPhrases, i)
+			n = s.phrase(b, n, &grammarWords.nounPhrases, i)
 		case 'P':
-			b = append(b, s.draw(&grammarWords.prepositions, i)...)
-			b = append(b, " the "...)
-			b = s.phrase(b, &grammarWords.nounPhrases, i)
+			n += copy(b[n:], s.draw(&grammarWords.prepositions, i))
+			n += copy(b[n:], " the ")
+			n = s.phrase(b, n, &grammarWords.nounPhrases, i)
 		case 'T':
-			b = append(b[:len(b)-1], s.draw(&grammarWords.terminators, i)...)
+			n--
+			n += copy(b[n:], s.draw(&grammarWords.terminators, i))
 		}
 	}
-	return b
+	return n
 }
 
-// phrase appends a phrase of a form drawn from forms: for each of its
-// tokens, a word of the part of speech the token's first letter names,
-// then the token's punctuation if it has any, then a space.
-func (s *streams) phrase(b []byte, forms *phraseForms, i int) []byte {
-	for _, tok := range forms.forms[s.pickIndex(&forms.picker, i)] {
-		b = append(b, s.draw(&tok.words, i)...)
-		b = append(b, tok.punct...)
-		b = append(b, ' ')
+// phrase writes a phrase of a form drawn from forms into b from n on, and
+// returns where it ends: for each of its tokens, a word of the part of
+// speech the token's first letter names, then the token's punctuation if
+// it has any, then a space. Each is written as 16 bytes, the next word
+// over the spare ones: two stores, where a copy of its length took a call.
+func (s *streams) phrase(b []byte, n int, forms *phraseForms, i int) int {
+	toks := forms.forms[s.pickIndex(&forms.picker, i)]
+	for k := range toks {
+		tok := &toks[k] // not a copy of its three slices
+		w := &tok.texts[s.pickIndex(&tok.words, i)]
+		*(*[16]byte)(b[n:]) = w.text
+		n += int(w.n)
 	}
-	return b
+	return n
 }
 
 // A picker draws a member of a distribution as pick does, by a table of
@@ -104,11 +112,17 @@ type phraseForms struct {
 	forms [][]token
 }
 
-// token is a word of a form: the words it is drawn from, and the
-// punctuation after it.
+// token is a word of a form: the words it is drawn from, and each of them
+// as the pool has it there, with the token's punctuation and a space.
 type token struct {
 	words picker
-	punct string
+	texts []word16
+}
+
+// word16 is a word of at most 16 bytes, padded to 16.
+type word16 struct {
+	text [16]byte
+	n    uint8
 }
 
 // grammarWords are the pickers of the pool's grammar.
@@ -132,7 +146,17 @@ func parseForms(forms dist, of map[byte]picker) phraseForms {
 	for _, f := range forms {
 		var toks []token
 		for _, w := range strings.Fields(f.text) {
-			toks = append(toks, token{words: of[w[0]], punct: w[1:]})
+			tok := token{words: of[w[0]]}
+			for _, word := range tok.words.d {
+				text := word.text + w[1:] + " "
+				if len(text) > 16 {
+					panic("tpch: the grammar's word " + text + " is over 16 bytes")
+				}
+				w16 := word16{n: uint8(len(text))}
+				copy(w16.text[:], text)
+				tok.texts = append(tok.texts, w16)
+			}
+			toks = append(toks, tok)
 		}
 		pf.forms = append(pf.forms, toks)
 	}
@@ -147,6 +171,65 @@ func (s *streams) text(b []byte, avg int, i int) []byte {
 	off := s.unif(0, textPoolSize-hi, i)
 	n := s.unif(lo, hi, i)
 	return append(b, p[off:off+n]...)
+}
+
+// commentStream is where a table's comments come from: their stream and
+// average length, and how many a generator row cuts (0: an order's
+// lines, one each). A row's comments are cut back to back, two draws each
+// (offset, length), and then the stream skips to the row's boundary.
+type commentStream struct{ stream, avg, perRow int }
+
+var commentStreams = map[string]commentStream{
+	Part: {sPartCmnt, 14, 1}, PartSupp: {sPsCmnt, 124, suppPerPart}, Supplier: {sSuppCmnt, 63, 1},
+	Customer: {sCustCmnt, 73, 1}, Orders: {sOrderCmnt, 49, 1}, LineItem: {sLineCmnt, 27, 0},
+}
+
+// aheadRows is how many generator rows' comments touchComments reads
+// ahead: about 150 cache lines for LINEITEM, which stay in the caches
+// until the rows copy them.
+const aheadRows = 32
+
+// touchComments reads the first and the last byte of every comment the
+// next rows generator rows of table will cut from the pool, and returns
+// their sum, which the caller keeps (so that the reads stay). Each comment
+// lies at a random offset in 300 MiB, and the row that copies it waits for
+// its cache lines: one miss after another, half of a generator's time.
+// These reads do not wait on each other, so the processor has many misses
+// under way at once, and the rows then find their comments in the cache.
+// The draws are made again from the streams' states at the rows' start,
+// which do not move.
+func (g *generator) touchComments(table string, rows int64) (sum int) {
+	c, ok := commentStreams[table]
+	if !ok {
+		return 0
+	}
+	lo, hi := lengthBounds(c.avg)
+	v, lines := g.s.value[c.stream], g.s.value[sOrderLines]
+	ends := g.ends[:0]
+	for range rows {
+		n := int64(c.perRow)
+		if n == 0 {
+			lines = next(lines)
+			n = scaled(lines, 1, maxLines)
+		}
+		for range n {
+			v = next(v)
+			off := scaled(v, 0, textPoolSize-hi)
+			v = next(v)
+			ends = append(ends, off, off+scaled(v, lo, hi)-1)
+		}
+		if c.perRow == 0 {
+			v = mulMod(v, skipMult[2*(maxLines-n)])
+		}
+	}
+	g.ends = ends
+	// The reads apart from the draws: a loop of loads alone keeps more of
+	// them under way than one that waits on a division between two.
+	p := textPool()
+	for _, off := range ends {
+		sum += int(p[off])
+	}
+	return sum
 }
 
 // poolBuffer is n bytes for the text pool, asked for on huge pages: every

@@ -114,8 +114,11 @@ func newRowSource(sc Scale, table string, first int64) *rowSource {
 // next appends the lines of the next n generator rows to buf.
 func (r *rowSource) next(buf []byte, n int64) []byte {
 	g := r.g
-	for end := r.row + n; r.row < end; r.row++ {
+	for start, end := r.row, r.row+n; r.row < end; r.row++ {
 		i := r.row
+		if (i-start)%aheadRows == 0 {
+			g.touched += g.touchComments(r.table, min(aheadRows, end-i))
+		}
 		switch r.table {
 		case Part:
 			buf, _ = g.part(buf, nil, i, writeMain)
