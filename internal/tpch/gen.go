@@ -3,6 +3,7 @@ package tpch
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -207,13 +208,48 @@ func appendMoney(b []byte, cents int64) []byte {
 		b = append(b, '-')
 		cents = -cents
 	}
-	b = strconv.AppendInt(b, cents/100, 10)
-	b = append(b, '.', byte('0'+cents%100/10), byte('0'+cents%10))
-	return append(b, '|')
+	b = appendDigits(b, uint64(cents/100), '.')
+	r := cents % 100 * 2
+	return append(b, pairs[r], pairs[r+1], '|')
 }
 
 func appendInt(b []byte, v int64) []byte {
-	return append(strconv.AppendInt(b, v, 10), '|')
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	return appendDigits(b, uint64(v), '|')
+}
+
+// pairs are the two digits of 00 to 99.
+const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859606162636465666768697071727374757677787980818283848586878889" +
+	"90919293949596979899"
+
+// appendDigits appends u in decimal and then sep, writing the digits in
+// place from the last, two at a time: strconv.AppendInt formats into a
+// buffer of its own and then copies, which took a sixth of a generator's
+// time.
+func appendDigits(b []byte, u uint64, sep byte) []byte {
+	n := 1
+	for p := u; p >= 10; p /= 10 {
+		n++
+	}
+	l := len(b)
+	b = slices.Grow(b, n+1)[:l+n+1]
+	b[l+n] = sep
+	i := l + n
+	for ; u >= 100; u /= 100 {
+		r := u % 100 * 2
+		i -= 2
+		b[i], b[i+1] = pairs[r], pairs[r+1]
+	}
+	if u >= 10 {
+		b[i-2], b[i-1] = pairs[u*2], pairs[u*2+1]
+	} else {
+		b[i-1] = byte('0' + u)
+	}
+	return b
 }
 
 func appendStr(b []byte, v string) []byte {

@@ -3,7 +3,9 @@ package tpch
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -114,6 +116,20 @@ func TestScaledIsDbgens(t *testing.T) {
 	// Beyond 2^20 the doubles do it.
 	if got, want := scaled(rngModulus-1, 0, textPoolSize-200), byDoubles(rngModulus-1, 0, textPoolSize-200); got != want {
 		t.Errorf("a pool offset: %d; want %d", got, want)
+	}
+}
+
+// The digits written in place are strconv's, at every length.
+func TestAppendDigits(t *testing.T) {
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 101, 999, 1000, 6000000, -1, -99999, 1<<63 - 1} {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10)+"|"; got != want {
+			t.Errorf("appendInt(%d) = %q; want %q", v, got, want)
+		}
+		if v < 1<<53 {
+			if got, want := string(appendMoney(nil, v)), fmt.Sprintf("%.2f|", float64(v)/100); got != want {
+				t.Errorf("appendMoney(%d) = %q; want %q", v, got, want)
+			}
+		}
 	}
 }
 
