@@ -87,8 +87,8 @@ func TestSkip(t *testing.T) {
 }
 
 // scaled's integer quotient is dbgen's double-precision one wherever it
-// is taken: every draw for the ranges the rows use most, and draws near
-// both ends of the stream and at random for ranges up to 2^20.
+// is taken: draws near both ends of the stream and at random for the
+// ranges the rows use, and for wide ranges those nearest a whole number.
 func TestScaledIsDbgens(t *testing.T) {
 	byDoubles := func(v, low, high int64) int64 {
 		return low + int64(float64(v)/float64(rngModulus)*float64(high-low+1))
@@ -113,9 +113,33 @@ func TestScaledIsDbgens(t *testing.T) {
 			}
 		}
 	}
-	// Beyond 2^20 the doubles do it.
-	if got, want := scaled(rngModulus-1, 0, textPoolSize-200), byDoubles(rngModulus-1, 0, textPoolSize-200); got != want {
-		t.Errorf("a pool offset: %d; want %d", got, want)
+	// Beyond 2^20, draws at random and those whose v·r/M lies nearest a
+	// whole number, from below and from above, where the doubles decide.
+	for _, r := range []int64{1 << 20, textPoolSize - 7*27*16/10 + 1, textPoolSize - 124*16/10 + 1, 1<<31 - 2} {
+		for range 1 << 16 {
+			if !check(rng.Int64N(rngModulus-1)+1, 0, r-1) {
+				return
+			}
+		}
+		// v·r ≡ ±t (mod M): v = ±t·r⁻¹, the inverse r^(M−2) (M is prime).
+		inv := int64(1)
+		for e, sq := int64(rngModulus-2), r%rngModulus; e > 0; e /= 2 {
+			if e%2 == 1 {
+				inv = mulMod(inv, sq)
+			}
+			sq = mulMod(sq, sq)
+		}
+		for t := int64(1); t < 1<<12; t++ {
+			if !check(mulMod(t, inv), 0, r-1) || !check(mulMod(rngModulus-t, inv), 0, r-1) {
+				return
+			}
+		}
+	}
+	// dbgen's wrapped range.
+	for _, v := range []int64{1, 12345, rngModulus - 1} {
+		if got, want := scaled(v, 0, maxLong), int64(float64(v)/float64(rngModulus)*-2147483648); got != want {
+			t.Errorf("scaled(%d, 0, maxLong) = %d; want %d", v, got, want)
+		}
 	}
 }
 

@@ -136,14 +136,27 @@ func (s *streams) unif(low, high int64, i int) int64 {
 // whole part of v/M·r, where M is the modulus and r = high−low+1, each step
 // in double precision as dbgen makes it.
 //
-// Below 2^20, r takes the integers' quotient instead, which is the same
-// number, without a division's latency (a sixth of a generator's time).
-// v·r/M is never whole (M is a prime above v and r), so it lies at least
-// 1/M ≈ 4.7e-10 from a whole number; the two double-precision steps err
-// by less than r·2^-52, under 2.4e-10 for these r: the whole part stays.
+// The integers' quotient q = ⌊v·r/M⌋ is the same number, without a
+// division's latency (a sixth of a generator's time), unless v·r/M lies
+// within the doubles' error of a whole number. That error is under
+// r·2^-52; on the remainder's scale (v·r − q·M) under r·2^-21, so a
+// remainder more than r/2^20 from both 0 and M leaves the whole part as it
+// is. v·r/M is never whole (M is a prime above v and r), so for r below
+// 2^20 it always does; for a pool offset (r near 2^28) one draw in some
+// ten million goes by the doubles. r of 2^31, where dbgen's range wraps,
+// always does.
 func scaled(v, low, high int64) int64 {
-	if r := high - low + 1; r > 0 && r < 1<<20 {
+	r := high - low + 1
+	if r > 0 && r < 1<<20 {
 		return low + int64(uint64(v)*uint64(r)/rngModulus)
+	}
+	if r > 0 && r < 1<<31 {
+		p := uint64(v) * uint64(r)
+		q := p / rngModulus
+		rem, slack := p-q*rngModulus, uint64(r)>>20+1
+		if rem >= slack && rngModulus-rem > slack {
+			return low + int64(q)
+		}
 	}
 	rng := float64(high - low + 1)
 	if low == 0 && high == maxLong {

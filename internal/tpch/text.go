@@ -28,55 +28,77 @@ func textPool() []byte {
 }
 
 // makeTextPool makes the first size bytes of the pool: sentences, each
-// followed by a space, the last cut to fit.
+// followed by a space, the last cut to fit. The pool's stream is drawn as
+// unif draws it, its state handed from call to call in a register rather
+// than kept in a streams (the pool takes 45 million draws).
 func makeTextPool(size int) []byte {
-	s := newStreams()
 	text := poolBuffer(size + 4096) // room for the last sentence, cut below
+	v := streamDefs[sTextPool].seed
 	for n := 0; n < size; {
-		n = s.sentence(text, n, sTextPool)
+		n, v = sentence(text, n, v)
 		text[n] = ' '
 		n++
 	}
 	return text[:size:size]
 }
 
-// sentence writes a sentence into b from n on and returns where it ends:
-// a grammar form, its phrases, a terminator in place of the last phrase's
+// pickAt draws a member of p's distribution on the stream whose state is
+// v, and returns its index and the stream's next state.
+func pickAt(p *picker, v int64) (int, int64) {
+	v = next(v)
+	return int(p.at[scaled(v, 1, int64(len(p.at)))-1]), v
+}
+
+// sentence writes a sentence into b from n on, drawing on the stream
+// whose state is v, and returns where it ends and the stream's state: a
+// grammar form, its phrases, a terminator in place of the last phrase's
 // trailing space. b has room for a sentence past n.
-func (s *streams) sentence(b []byte, n, i int) int {
-	form := grammar[s.pick(grammar, i)].text
+func sentence(b []byte, n int, v int64) (int, int64) {
+	g := &grammarWords
+	var k int
+	k, v = pickAt(&g.sentences, v)
+	form := g.sentences.d[k].text
 	for k := 0; k < len(form); k++ {
 		switch form[k] {
 		case 'V':
-			n = s.phrase(b, n, &grammarWords.verbPhrases, i)
+			n, v = phrase(b, n, &g.verbPhrases, v)
 		case 'N':
-			n = s.phrase(b, n, &grammarWords.nounPhrases, i)
+			n, v = phrase(b, n, &g.nounPhrases, v)
 		case 'P':
-			n += copy(b[n:], s.draw(&grammarWords.prepositions, i))
+			var j int
+			j, v = pickAt(&g.prepositions, v)
+			n += copy(b[n:], g.prepositions.d[j].text)
 			n += copy(b[n:], " the ")
-			n = s.phrase(b, n, &grammarWords.nounPhrases, i)
+			n, v = phrase(b, n, &g.nounPhrases, v)
 		case 'T':
+			var j int
+			j, v = pickAt(&g.terminators, v)
 			n--
-			n += copy(b[n:], s.draw(&grammarWords.terminators, i))
+			n += copy(b[n:], g.terminators.d[j].text)
 		}
 	}
-	return n
+	return n, v
 }
 
 // phrase writes a phrase of a form drawn from forms into b from n on, and
-// returns where it ends: for each of its tokens, a word of the part of
-// speech the token's first letter names, then the token's punctuation if
-// it has any, then a space. Each is written as 16 bytes, the next word
-// over the spare ones: two stores, where a copy of its length took a call.
-func (s *streams) phrase(b []byte, n int, forms *phraseForms, i int) int {
-	toks := forms.forms[s.pickIndex(&forms.picker, i)]
+// returns where it ends and the stream's state: for each of its tokens, a
+// word of the part of speech the token's first letter names, then the
+// token's punctuation if it has any, then a space. Each is written as 16
+// bytes, the next word over the spare ones: two stores, where a copy of
+// its length took a call.
+func phrase(b []byte, n int, forms *phraseForms, v int64) (int, int64) {
+	var f int
+	f, v = pickAt(&forms.picker, v)
+	toks := forms.forms[f]
 	for k := range toks {
 		tok := &toks[k] // not a copy of its three slices
-		w := &tok.texts[s.pickIndex(&tok.words, i)]
+		var j int
+		j, v = pickAt(&tok.words, v)
+		w := &tok.texts[j]
 		*(*[16]byte)(b[n:]) = w.text
 		n += int(w.n)
 	}
-	return n
+	return n, v
 }
 
 // A picker draws a member of a distribution as pick does, by a table of
@@ -100,11 +122,6 @@ func newPicker(d dist) picker {
 	return p
 }
 
-func (s *streams) pickIndex(p *picker, i int) int {
-	return int(p.at[s.unif(1, int64(len(p.at)), i)-1])
-}
-
-func (s *streams) draw(p *picker, i int) string { return p.d[s.pickIndex(p, i)].text }
 
 // phraseForms are a phrase's forms, parsed once into tokens.
 type phraseForms struct {
@@ -128,10 +145,10 @@ type word16 struct {
 // grammarWords are the pickers of the pool's grammar.
 var grammarWords = func() (g struct {
 	nounPhrases, verbPhrases                                 phraseForms
-	prepositions, terminators                                picker
+	sentences, prepositions, terminators                     picker
 	articles, adjectives, adverbs, nouns, auxiliaries, verbs picker
 }) {
-	g.prepositions, g.terminators = newPicker(prepositions), newPicker(terminators)
+	g.sentences, g.prepositions, g.terminators = newPicker(grammar), newPicker(prepositions), newPicker(terminators)
 	g.articles, g.adjectives, g.adverbs, g.nouns = newPicker(articles), newPicker(adjectives), newPicker(adverbs), newPicker(nouns)
 	g.auxiliaries, g.verbs = newPicker(auxiliaries), newPicker(verbs)
 	// A noun phrase's A, J, D and N; a verb phrase's D, X and V (its forms
