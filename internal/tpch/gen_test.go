@@ -62,8 +62,8 @@ func TestDates(t *testing.T) {
 	if dates[0] != "1992-01-01" || dates[59] != "1992-02-29" || dates[totalDays-1] != "1998-12-31" {
 		t.Errorf("dates: %s %s %s", dates[0], dates[59], dates[totalDays-1])
 	}
-	if julian(startDate+1263) != 95168 || dates[1263] != "1995-06-17" {
-		t.Errorf("the current date: julian %d, %s; want 95168, 1995-06-17", julian(startDate+1263), dates[1263])
+	if julian(startDate+1263) != 95168 || dates[1263] != "1995-06-17" || lastCurrentDay != startDate+1263 {
+		t.Errorf("the current date: julian %d, %s, last day %d; want 95168, 1995-06-17, %d", julian(startDate+1263), dates[1263], lastCurrentDay, startDate+1263)
 	}
 	// Of each 32 order keys the first 8 are the loaded orders', the next 8
 	// the refresh function's.
@@ -145,7 +145,7 @@ func TestScaledIsDbgens(t *testing.T) {
 
 // The digits written in place are strconv's, at every length.
 func TestAppendDigits(t *testing.T) {
-	for _, v := range []int64{0, 1, 9, 10, 99, 100, 101, 999, 1000, 6000000, -1, -99999, 1<<63 - 1} {
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 101, 999, 1000, 9999, 10000, 6000000, 99999999, 100000000, -1, -99999, 1e18 - 1, 1e18, 1<<63 - 1} {
 		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10)+"|"; got != want {
 			t.Errorf("appendInt(%d) = %q; want %q", v, got, want)
 		}
