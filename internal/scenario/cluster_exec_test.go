@@ -57,7 +57,7 @@ targets:
 servers:
   - {name: db, engine: postgres, target: data, hosts: "h1,h2", count: 2, memory: 256MiB}
 steps:
-  - disk: {target: data, hosts: all, profile: quick, duration: 1s, size: 16MiB}
+  - disk: {target: data, hosts: all, profile: quick, duration: 1s, ramp: 0s, size: 16MiB}
   - tpcc-build: {server: db, warehouses: 1}
   - neighbours: {tpcc: "db-1..3", backup: db-4, vus: 1, rate: 600, rampup: 7s, duration: 9s, cycles: 1}
   - check: {server: db}

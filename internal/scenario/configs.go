@@ -57,6 +57,9 @@ func backupConfig(cycles, repeat int, spacing time.Duration, startAt time.Time, 
 // diskConfig is a disk step's run of its profile.
 func diskConfig(st *DiskStep) (experiment.DiskConfig, error) {
 	cfg, err := experiment.ProfileConfig(st.Profile, st.Duration, 0, st.Size)
+	if st.Ramp != nil {
+		cfg.Settings.Ramp = *st.Ramp
+	}
 	cfg.Repeat, cfg.BackToBack = st.Repeat, st.BackToBack
 	cfg.RatesIOPS, cfg.RateFractions, cfg.KneeP99 = st.Rates, st.Fractions, st.KneeP99
 	return cfg, err

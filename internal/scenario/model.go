@@ -175,7 +175,10 @@ type DiskStep struct {
 	Target   string        `json:"target"`
 	Profile  string        `json:"profile"`            // a bundled profile (tierbench disk profiles); default quick
 	Duration time.Duration `json:"duration,omitempty"` // per point; 0 = the profile's
-	Size     int64         `json:"size,omitempty"`     // test file bytes; 0 = the profile's
+	// Ramp is each point's unmeasured warm-up (disk run --ramp); nil: the
+	// profile's. 0s is none.
+	Ramp *time.Duration `json:"ramp,omitempty"`
+	Size int64          `json:"size,omitempty"` // test file bytes; 0 = the profile's
 	// Hosts run the profile all at once through their fio servers (fio's
 	// client/server mode), the target a directory on each; none: the
 	// controller runs it on the target itself.

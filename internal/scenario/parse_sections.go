@@ -467,7 +467,7 @@ func (p *parser) parseSteps(f field) {
 
 func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	const what = KindDisk
-	fs := p.fields(body, what, []string{"target", "profile", "duration", "size", "hosts", "thresholds", "repeat", "back_to_back", "rate", "knee_p99"})
+	fs := p.fields(body, what, []string{"target", "profile", "duration", "ramp", "size", "hosts", "thresholds", "repeat", "back_to_back", "rate", "knee_p99"})
 	p.required(at, fs, what, "target")
 	st := &DiskStep{Profile: "quick", Thresholds: p.thresholds(fs, what, stored.KindDisk), Repetitions: p.repetitions(fs, what, true)}
 	if f, ok := fs["hosts"]; ok {
@@ -486,6 +486,11 @@ func (p *parser) diskStep(at, body *yaml.Node) *DiskStep {
 	}
 	if f, ok := fs["duration"]; ok {
 		st.Duration, _ = p.duration(f.val, what+": duration (0: the profile's)", false)
+	}
+	if f, ok := fs["ramp"]; ok {
+		if d, ok := p.duration(f.val, what+": ramp", false); ok {
+			st.Ramp = &d
+		}
 	}
 	if f, ok := fs["size"]; ok {
 		st.Size, _ = p.size(f.val, what+": size")

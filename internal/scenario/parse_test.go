@@ -238,6 +238,7 @@ steps:
   - neighbours: {tpcc: "db-1..db-2, one", backup: [db-3..4], vus: 3, rampup: 1s, duration: 2m, cycles: 2, interval: 1m, mode: statements,
       rate: 6000, arrival: constant, late_after: 2s}
   - check: {server: db, all: true}
+  - disk: {target: slow, ramp: 0s}
   - report:
 `
 	sc, err := Parse("shapes.yaml", []byte(src), "", nil)
@@ -257,6 +258,17 @@ steps:
 		Repetitions: Repetitions{Repeat: 1}}) {
 		t.Errorf("disk: %+v", d)
 	}
+	// A ramp given is the points' ramp, 0s none; without one, the
+	// profile's (paper's 10s).
+	last := len(sc.Steps) - 2
+	for k, want := range map[int]time.Duration{0: 10 * time.Second, last: 0} {
+		if d := sc.Steps[k].Disk; k == last && (d == nil || d.Ramp == nil || *d.Ramp != 0) {
+			t.Errorf("disk with ramp 0s: %+v", d)
+		}
+		if cfg, err := diskConfig(sc.Steps[k].Disk); err != nil || cfg.Settings.Ramp != want {
+			t.Errorf("step %d: the points' ramp %v (%v); want %v", k, cfg.Settings.Ramp, err, want)
+		}
+	}
 	if b := sc.Steps[1].Backup; b.Target != "fast" || b.Cycles != 2 || b.Interval != time.Minute || !b.Logical || len(b.Instances) != 4 {
 		t.Errorf("backup: %+v", b)
 	}
@@ -275,8 +287,8 @@ steps:
 	if c := sc.Steps[4].Check; !c.All || len(c.Instances) != 4 {
 		t.Errorf("check: %+v", c)
 	}
-	if sc.Steps[5].Report == nil || sc.Steps[5].Line != 17 {
-		t.Errorf("report: %+v", sc.Steps[5])
+	if sc.Steps[6].Report == nil || sc.Steps[6].Line != 18 {
+		t.Errorf("report: %+v", sc.Steps[6])
 	}
 }
 
