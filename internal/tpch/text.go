@@ -122,7 +122,6 @@ func newPicker(d dist) picker {
 	return p
 }
 
-
 // phraseForms are a phrase's forms, parsed once into tokens.
 type phraseForms struct {
 	picker
