@@ -240,7 +240,7 @@ func (g *generator) touchComments(table string, rows int64) (sum int) {
 	}
 	g.ends = ends
 	// The reads apart from the draws: a loop of loads alone keeps more of
-	// them under way than one that waits on a division between two.
+	// them under way than one with the draws' arithmetic between them.
 	p := textPool()
 	for _, off := range ends {
 		sum += int(p[off])
