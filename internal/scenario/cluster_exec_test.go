@@ -102,6 +102,21 @@ func TestExecuteClusterScenario(t *testing.T) {
 		t.Fatalf("%v\nthe observer heard:\n%s", err, told)
 	}
 
+	// The two hosts built at once: each host's build began before either
+	// host's clone, which follows its build.
+	var building, cloning []int
+	for k, line := range strings.Split(told, "\n") {
+		switch {
+		case strings.Contains(line, "building (or reusing)"):
+			building = append(building, k)
+		case strings.Contains(line, "cloning "):
+			cloning = append(cloning, k)
+		}
+	}
+	if len(building) != 2 || len(cloning) != 2 || building[1] > cloning[0] {
+		t.Errorf("the builds' and clones' notes at lines %v and %v; want both builds begun before the first clone", building, cloning)
+	}
+
 	store, err := results.OpenReadOnly(res)
 	if err != nil {
 		t.Fatal(err)

@@ -561,19 +561,58 @@ func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
 	if st.From != "" {
 		return e.copyBuilt(ctx, st)
 	}
-	var groups [][]string // the instances on each host, in order
-	for i, name := range st.Instances {
-		if i == 0 || e.instances[name].host != e.instances[st.Instances[i-1]].host {
-			groups = append(groups, nil)
+	var hosts []string // in the order of their first instance
+	on := map[string][]string{}
+	for _, name := range st.Instances {
+		h := e.instances[name].host
+		if _, ok := on[h]; !ok {
+			hosts = append(hosts, h)
 		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], name)
+		on[h] = append(on[h], name)
 	}
-	for _, names := range groups {
-		if err := e.buildOn(ctx, st, names); err != nil {
-			return err
-		}
+	if len(hosts) == 1 {
+		return e.buildOn(ctx, st, on[hosts[0]])
 	}
-	return nil
+	// The hosts are different machines: each builds its instances while
+	// the others build theirs, and the scenario's listener hears them one
+	// call at a time.
+	obs := e.obs
+	e.obs = &lockedListener{Listener: obs}
+	defer func() { e.obs = obs }()
+	grp, gctx := errgroup.WithContext(ctx)
+	for _, h := range hosts {
+		grp.Go(func() error { return e.buildOn(gctx, st, on[h]) })
+	}
+	return grp.Wait()
+}
+
+// lockedListener passes each call to its Listener in turn, for work done
+// at once whose listener expects one call at a time.
+type lockedListener struct {
+	mu sync.Mutex
+	Listener
+}
+
+func (l *lockedListener) Note(msg string) { l.mu.Lock(); defer l.mu.Unlock(); l.Listener.Note(msg) }
+func (l *lockedListener) Started(s experiment.Started) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Listener.Started(s)
+}
+func (l *lockedListener) Progress(p experiment.Progress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Listener.Progress(p)
+}
+func (l *lockedListener) Tick(t experiment.Tick) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Listener.Tick(t)
+}
+func (l *lockedListener) Result(r experiment.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Listener.Result(r)
 }
 
 // buildOn builds the schema on the first of one host's instances and
