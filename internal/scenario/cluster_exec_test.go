@@ -102,19 +102,25 @@ func TestExecuteClusterScenario(t *testing.T) {
 		t.Fatalf("%v\nthe observer heard:\n%s", err, told)
 	}
 
-	// The two hosts built at once: each host's build began before either
-	// host's clone, which follows its build.
-	var building, cloning []int
+	// The two hosts built at once: each host's TPC-C build began before
+	// either host's clone, which follows its build; each host's first
+	// TPC-H build began before either host's second.
+	var building, cloning, tpch []int
 	for k, line := range strings.Split(told, "\n") {
 		switch {
 		case strings.Contains(line, "building (or reusing)"):
 			building = append(building, k)
 		case strings.Contains(line, "cloning "):
 			cloning = append(cloning, k)
+		case strings.Contains(line, "building TPC-H"):
+			tpch = append(tpch, k)
 		}
 	}
 	if len(building) != 2 || len(cloning) != 2 || building[1] > cloning[0] {
 		t.Errorf("the builds' and clones' notes at lines %v and %v; want both builds begun before the first clone", building, cloning)
+	}
+	if lines := strings.Split(told, "\n"); len(tpch) != 4 || strings.Contains(lines[tpch[0]], "host h1") == strings.Contains(lines[tpch[1]], "host h1") {
+		t.Errorf("the TPC-H builds' notes at lines %v; want the first two on the two hosts", tpch)
 	}
 
 	store, err := results.OpenReadOnly(res)

@@ -555,33 +555,40 @@ func tierGroup(t *execTarget, name string, memory int64) (grp *cgroup.Group, dev
 }
 
 // TPCCBuild builds (or reuses) the schema on the server's first instance
-// on each of its hosts; the host's other instances are copies of its
-// stopped, checked data directory.
+// on each of its hosts, the hosts at once (onEachHost); the host's other
+// instances are copies of its stopped, checked data directory.
 func (e *executor) TPCCBuild(ctx context.Context, st *TPCCBuildStep) error {
 	if st.From != "" {
 		return e.copyBuilt(ctx, st)
 	}
+	return e.onEachHost(ctx, st.Instances, func(ctx context.Context, names []string) error { return e.buildOn(ctx, st, names) })
+}
+
+// onEachHost runs f with each host's instances among names, in their
+// order, every host at once: the hosts are different machines. The
+// scenario's listener hears them one call at a time.
+func (e *executor) onEachHost(ctx context.Context, names []string, f func(ctx context.Context, names []string) error) error {
 	var hosts []string // in the order of their first instance
 	on := map[string][]string{}
-	for _, name := range st.Instances {
-		h := e.instances[name].host
+	for _, name := range names {
+		h := ""
+		if in, ok := e.instances[name]; ok {
+			h = in.host
+		}
 		if _, ok := on[h]; !ok {
 			hosts = append(hosts, h)
 		}
 		on[h] = append(on[h], name)
 	}
 	if len(hosts) == 1 {
-		return e.buildOn(ctx, st, on[hosts[0]])
+		return f(ctx, on[hosts[0]])
 	}
-	// The hosts are different machines: each builds its instances while
-	// the others build theirs, and the scenario's listener hears them one
-	// call at a time.
 	obs := e.obs
 	e.obs = &lockedListener{Listener: obs}
 	defer func() { e.obs = obs }()
 	grp, gctx := errgroup.WithContext(ctx)
 	for _, h := range hosts {
-		grp.Go(func() error { return e.buildOn(gctx, st, on[h]) })
+		grp.Go(func() error { return f(gctx, on[h]) })
 	}
 	return grp.Wait()
 }

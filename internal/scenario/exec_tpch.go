@@ -12,30 +12,33 @@ import (
 )
 
 // TPCHBuild builds the TPC-H tables on each of the server's instances, one
-// after another, in the database of their own the build makes beside the
-// TPC-C schema's; a build there from before is replaced, so that every
-// run starts from the generator's rows.
+// after another on each host, the hosts at once (onEachHost), in the
+// database of their own the build makes beside the TPC-C schema's; a
+// build there from before is replaced, so that every run starts from the
+// generator's rows.
 func (e *executor) TPCHBuild(ctx context.Context, st *TPCHBuildStep) error {
 	cfg := tpchBuildConfig(st)
-	for _, name := range st.Instances {
-		in, err := e.instance(name)
-		if err != nil {
-			return err
+	return e.onEachHost(ctx, st.Instances, func(ctx context.Context, names []string) error {
+		for _, name := range names {
+			in, err := e.instance(name)
+			if err != nil {
+				return err
+			}
+			dsn, err := experiment.TPCHDatabaseOf(ctx, in.dsn)
+			if err != nil {
+				return fmt.Errorf("server %s: %w", in.name, err)
+			}
+			if in.host != "" {
+				err = e.tpchBuildRemote(ctx, in, dsn, cfg)
+			} else {
+				err = e.tpchBuildLocal(ctx, dsn, cfg)
+			}
+			if err != nil {
+				return fmt.Errorf("server %s: %w", in.name, err)
+			}
 		}
-		dsn, err := experiment.TPCHDatabaseOf(ctx, in.dsn)
-		if err != nil {
-			return fmt.Errorf("server %s: %w", in.name, err)
-		}
-		if in.host != "" {
-			err = e.tpchBuildRemote(ctx, in, dsn, cfg)
-		} else {
-			err = e.tpchBuildLocal(ctx, dsn, cfg)
-		}
-		if err != nil {
-			return fmt.Errorf("server %s: %w", in.name, err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (e *executor) tpchBuildLocal(ctx context.Context, dsn string, cfg experiment.TPCHBuildConfig) error {
