@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -77,6 +78,7 @@ func Clone(ctx context.Context, src, dst string) (err error) {
 		}
 	}()
 
+	wal := walNeeded(ctx, src)
 	buf := make([]byte, copyBuffer)
 	var synced []string // what to fsync once everything is written
 	type dirAttrs struct {
@@ -99,7 +101,7 @@ func Clone(ctx context.Context, src, dst string) (err error) {
 			synced = append(synced, dst)
 			return nil
 		}
-		if skipInClone(rel, d) {
+		if skipInClone(rel, d) || !wal.keeps(rel) {
 			return nil
 		}
 		fi, err := os.Lstat(p)
@@ -204,6 +206,82 @@ func skipInClone(rel string, d fs.DirEntry) bool {
 		}
 	}
 	return false
+}
+
+// walSegments are the WAL segments a copy of a cleanly shut down
+// PostgreSQL data directory needs: those from the last checkpoint's redo
+// point to the checkpoint itself, one segment after a clean shutdown. The
+// others are older ones the next checkpoint removes, and old ones renamed
+// for reuse (max_wal_size's worth after a large load: 113 MiB after one
+// warehouse), which a server that finds them missing makes anew. The zero
+// value keeps every segment.
+type walSegments struct{ first, last string }
+
+// keeps says whether the entry rel of the data directory is to be copied:
+// anything but a segment (or its archive status) outside first..last.
+func (w walSegments) keeps(rel string) bool {
+	if w.first == "" {
+		return true
+	}
+	name, ok := strings.CutPrefix(rel, "pg_wal"+string(filepath.Separator))
+	if !ok {
+		return true
+	}
+	name = strings.TrimPrefix(name, "archive_status"+string(filepath.Separator))
+	name, _, _ = strings.Cut(name, ".")
+	if len(name) != 24 || strings.Trim(name, "0123456789ABCDEF") != "" {
+		return true // not a segment: a timeline's history, the status directory
+	}
+	return name >= w.first && name <= w.last
+}
+
+// walNeeded finds the segments a copy of the PostgreSQL data directory dir
+// needs, from pg_controldata: every segment (the zero value) unless the
+// server was shut down cleanly and the tool of its major version reads it.
+func walNeeded(ctx context.Context, dir string) walSegments {
+	version, err := os.ReadFile(filepath.Join(dir, "PG_VERSION"))
+	if err != nil {
+		return walSegments{}
+	}
+	bin, err := FindBinaries("")
+	if err != nil || strings.TrimSpace(string(version)) != strconv.Itoa(bin.Major) {
+		return walSegments{}
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(bin.Dir, "pg_controldata"), "-D", dir)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.Output()
+	if err != nil {
+		return walSegments{}
+	}
+	return parseControlData(string(out))
+}
+
+// parseControlData reads pg_controldata's report: the redo point's segment
+// and the checkpoint's, on the checkpoint's timeline, for a cluster shut
+// down cleanly; otherwise the zero value.
+func parseControlData(out string) walSegments {
+	field := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			field[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	first := field["Latest checkpoint's REDO WAL file"]
+	hi, lo, ok := strings.Cut(field["Latest checkpoint location"], "/")
+	tli, err1 := strconv.ParseUint(field["Latest checkpoint's TimeLineID"], 10, 32)
+	size, err2 := strconv.ParseUint(field["Bytes per WAL segment"], 10, 64)
+	h, err3 := strconv.ParseUint(hi, 16, 32)
+	l, err4 := strconv.ParseUint(lo, 16, 32)
+	if field["Database cluster state"] != "shut down" || len(first) != 24 || !ok ||
+		errors.Join(err1, err2, err3, err4) != nil || size == 0 || size > 1<<32 || 1<<32%size != 0 {
+		return walSegments{}
+	}
+	seg, perID := (h<<32|l)/size, (1<<32)/size
+	last := fmt.Sprintf("%08X%08X%08X", tli, seg/perID, seg%perID)
+	if last < first {
+		return walSegments{}
+	}
+	return walSegments{first, last}
 }
 
 // copyFile streams src into a new file dst, in copyBuffer pieces, checking

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,6 +36,12 @@ func TestClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(t, ctx, info.DSN, "CREATE TABLE keep (x int); INSERT INTO keep VALUES (42)")
+	// WAL in several segments, and a checkpoint that recycles the old ones
+	// as future ones: a copy needs none of them but the last checkpoint's.
+	for range 3 {
+		exec(t, ctx, info.DSN, "INSERT INTO keep SELECT 0 FROM generate_series(1, 1000); DELETE FROM keep WHERE x = 0; SELECT pg_switch_wal()")
+	}
+	exec(t, ctx, info.DSN, "CHECKPOINT")
 
 	// Refused while the source runs, and nothing is made.
 	var de *server.DataDirError
@@ -59,6 +66,9 @@ func TestClone(t *testing.T) {
 		}
 	}
 	compareTrees(t, src, dst)
+	if a, b := segments(t, src), segments(t, dst); len(a) < 3 || len(b) != 1 || !slices.Contains(a, b[0]) {
+		t.Errorf("WAL segments: the source's %v, the clone's %v; want one of the source's several, the shutdown checkpoint's", a, b)
+	}
 	// Neither side stays cached: each server brings its own data in, in
 	// its own memory cgroup.
 	for _, dir := range []string{src, dst} {
@@ -90,13 +100,41 @@ func TestClone(t *testing.T) {
 	}
 }
 
+// isSegment says whether rel is a WAL segment of a PostgreSQL data
+// directory, which a clone copies only when needed (segments).
+func isSegment(rel string) bool {
+	name, ok := strings.CutPrefix(rel, "pg_wal/")
+	return ok && len(name) == 24 && strings.Trim(name, "0123456789ABCDEF") == ""
+}
+
+// segments lists the WAL segments in dir.
+func segments(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, "pg_wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if isSegment("pg_wal/" + e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
 // cachedPages counts the pages of dir's regular files, and how many of
-// them are in the page cache (mincore).
+// them are in the page cache (mincore). WAL segments are left out: those
+// a clone does not copy it does not read either, and the pages the source
+// server wrote into them stay its own.
 func cachedPages(t *testing.T, dir string) (pages, cached int) {
 	t.Helper()
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
+		}
+		if rel, _ := filepath.Rel(dir, p); isSegment(rel) {
+			return nil
 		}
 		fi, err := d.Info()
 		if err != nil || fi.Size() == 0 {
@@ -141,7 +179,7 @@ func compareTrees(t *testing.T, src, dst string) {
 		}
 		rel, _ := filepath.Rel(src, p)
 		if rel == "postmaster.pid" || rel == "postmaster.opts" || rel == server.LogFile || d.Type()&fs.ModeSocket != 0 ||
-			strings.HasPrefix(rel, ".s.PGSQL.") {
+			strings.HasPrefix(rel, ".s.PGSQL.") || isSegment(rel) {
 			return nil
 		}
 		a, err := os.Lstat(p)

@@ -311,3 +311,49 @@ func mustOpen(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// pg_controldata's report gives the segments a copy needs: from the redo
+// point's to the checkpoint's, on its timeline, for a cluster shut down
+// cleanly; anything else (a crashed one, a report it cannot read) keeps
+// every segment.
+func TestParseControlData(t *testing.T) {
+	report := func(state, loc, redoFile, tli, size string) string {
+		return "pg_control version number:            1300\n" +
+			"Database cluster state:               " + state + "\n" +
+			"Latest checkpoint location:           " + loc + "\n" +
+			"Latest checkpoint's REDO location:    " + loc + "\n" +
+			"Latest checkpoint's REDO WAL file:    " + redoFile + "\n" +
+			"Latest checkpoint's TimeLineID:       " + tli + "\n" +
+			"Bytes per WAL segment:                " + size + "\n"
+	}
+	for _, c := range []struct {
+		out  string
+		want walSegments
+	}{
+		{report("shut down", "0/75D1000", "000000010000000000000007", "1", "16777216"),
+			walSegments{"000000010000000000000007", "000000010000000000000007"}},
+		// A checkpoint past the redo point's segment; the second 4 GiB of
+		// WAL; 64 MiB segments; timeline 3.
+		{report("shut down", "1/8000028", "000000030000000100000001", "3", "67108864"),
+			walSegments{"000000030000000100000001", "000000030000000100000002"}},
+		{report("in production", "0/75D1000", "000000010000000000000007", "1", "16777216"), walSegments{}},
+		{report("shut down", "0/75D1000", "000000010000000000000007", "1", "1000"), walSegments{}},
+		{report("shut down", "zz", "000000010000000000000007", "1", "16777216"), walSegments{}},
+		{"pg_controldata: fatal: could not open file", walSegments{}},
+	} {
+		if got := parseControlData(c.out); got != c.want {
+			t.Errorf("%q: %+v; want %+v", c.out, got, c.want)
+		}
+	}
+	w := walSegments{"000000010000000000000007", "000000010000000000000008"}
+	for rel, want := range map[string]bool{
+		"pg_wal/000000010000000000000007": true, "pg_wal/000000010000000000000009": false,
+		"pg_wal/000000010000000000000006": false, "pg_wal/archive_status/000000010000000000000006.done": false,
+		"pg_wal/archive_status/000000010000000000000008.ready": true, "pg_wal/00000002.history": true,
+		"pg_wal/archive_status": true, "base/1/000000010000000000000006": true, "PG_VERSION": true,
+	} {
+		if w.keeps(rel) != want || !(walSegments{}).keeps(rel) {
+			t.Errorf("keeps(%s) = %v; want %v (and true with no segments known)", rel, w.keeps(rel), want)
+		}
+	}
+}
