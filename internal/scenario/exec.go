@@ -593,34 +593,25 @@ func (e *executor) onEachHost(ctx context.Context, names []string, f func(ctx co
 	return grp.Wait()
 }
 
-// lockedListener passes each call to its Listener in turn, for work done
-// at once whose listener expects one call at a time.
+// lockedListener passes each Observer call to its Listener in turn, for
+// work done at once (onEachHost) whose listener expects one call at a time.
 type lockedListener struct {
 	mu sync.Mutex
 	Listener
 }
 
-func (l *lockedListener) Note(msg string) { l.mu.Lock(); defer l.mu.Unlock(); l.Listener.Note(msg) }
-func (l *lockedListener) Started(s experiment.Started) {
+// inTurn runs f when no other call is running.
+func (l *lockedListener) inTurn(f func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.Listener.Started(s)
+	f()
 }
-func (l *lockedListener) Progress(p experiment.Progress) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.Listener.Progress(p)
-}
-func (l *lockedListener) Tick(t experiment.Tick) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.Listener.Tick(t)
-}
-func (l *lockedListener) Result(r experiment.Result) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.Listener.Result(r)
-}
+
+func (l *lockedListener) Note(msg string)                { l.inTurn(func() { l.Listener.Note(msg) }) }
+func (l *lockedListener) Started(s experiment.Started)   { l.inTurn(func() { l.Listener.Started(s) }) }
+func (l *lockedListener) Progress(p experiment.Progress) { l.inTurn(func() { l.Listener.Progress(p) }) }
+func (l *lockedListener) Tick(t experiment.Tick)         { l.inTurn(func() { l.Listener.Tick(t) }) }
+func (l *lockedListener) Result(r experiment.Result)     { l.inTurn(func() { l.Listener.Result(r) }) }
 
 // buildOn builds the schema on the first of one host's instances and
 // clones it into the others.
