@@ -212,9 +212,9 @@ func skipInClone(rel string, d fs.DirEntry) bool {
 // PostgreSQL data directory needs: those from the last checkpoint's redo
 // point to the checkpoint itself, one segment after a clean shutdown. The
 // others are older ones the next checkpoint removes, and old ones renamed
-// for reuse (max_wal_size's worth after a large load: 113 MiB after one
-// warehouse), which a server that finds them missing makes anew. The zero
-// value keeps every segment.
+// for reuse (up to max_wal_size's worth after a large load; six of seven
+// on a server here after a TPC-C run), which a server that finds them
+// missing makes anew. The zero value keeps every segment.
 type walSegments struct{ first, last string }
 
 // keeps says whether the entry rel of the data directory is to be copied:
