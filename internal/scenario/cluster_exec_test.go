@@ -106,7 +106,8 @@ func TestExecuteClusterScenario(t *testing.T) {
 	// either host's clone, which follows its build; each host's first
 	// TPC-H build began before either host's second.
 	var building, cloning, tpch []int
-	for k, line := range strings.Split(told, "\n") {
+	notes := strings.Split(told, "\n")
+	for k, line := range notes {
 		switch {
 		case strings.Contains(line, "building (or reusing)"):
 			building = append(building, k)
@@ -119,7 +120,7 @@ func TestExecuteClusterScenario(t *testing.T) {
 	if len(building) != 2 || len(cloning) != 2 || building[1] > cloning[0] {
 		t.Errorf("the builds' and clones' notes at lines %v and %v; want both builds begun before the first clone", building, cloning)
 	}
-	if lines := strings.Split(told, "\n"); len(tpch) != 4 || strings.Contains(lines[tpch[0]], "host h1") == strings.Contains(lines[tpch[1]], "host h1") {
+	if len(tpch) != 4 || strings.Contains(notes[tpch[0]], "host h1") == strings.Contains(notes[tpch[1]], "host h1") {
 		t.Errorf("the TPC-H builds' notes at lines %v; want the first two on the two hosts", tpch)
 	}
 
