@@ -199,6 +199,10 @@ type generator struct {
 	// ends is its buffer of the comments' first and last bytes.
 	touched int
 	ends    []int64
+	// orderLines is how many lines the last order had, and key its key
+	// as each of them begins.
+	orderLines int64
+	key        []byte
 }
 
 func newGenerator(sc Scale) *generator {
@@ -223,6 +227,20 @@ func appendMoney(b []byte, cents int64) []byte {
 	b = appendDigits(b, uint64(cents/100), '.')
 	r := cents % 100 * 2
 	return append(b, pairs[r], pairs[r+1], '|')
+}
+
+// appendSmall appends v, from 0 to 99, and '|': no call, where
+// appendInt's is a tenth of its cost for the many small numbers.
+func appendSmall(b []byte, v int64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v), '|')
+	}
+	return append(b, pairs[2*v], pairs[2*v+1], '|')
+}
+
+// appendCents appends cents, from 0 to 99, as money: 0.07 for 7.
+func appendCents(b []byte, cents int64) []byte {
+	return append(b, '0', '.', pairs[2*cents], pairs[2*cents+1], '|')
 }
 
 func appendInt(b []byte, v int64) []byte {
@@ -287,9 +305,9 @@ func appendPadded(b []byte, tag string, v int64, width int) []byte {
 // phone appends a phone number of nation n: its country code, then three
 // groups drawn on stream i.
 func (g *generator) phone(b []byte, n int64, i int) []byte {
-	area := g.s.unif(100, 999, i)
-	exch := g.s.unif(100, 999, i)
-	num := g.s.unif(1000, 9999, i)
+	area := g.s.unifSmall(100, 999, i)
+	exch := g.s.unifSmall(100, 999, i)
+	num := g.s.unifSmall(1000, 9999, i)
 	return fmt.Appendf(b, "%02d-%03d-%03d-%04d|", 10+n%90, area, exch, num)
 }
 
@@ -326,12 +344,12 @@ func (g *generator) part(parts, supps []byte, i int64, w int) ([]byte, []byte) {
 			parts = append(parts, colors[g.perm[k]].text...)
 		}
 		parts = append(parts, '|')
-		mfgr := s.unif(1, 5, sPartMfg)
+		mfgr := s.unifSmall(1, 5, sPartMfg)
 		parts = appendPadded(parts, "Manufacturer#", mfgr, 1)
-		brand := s.unif(1, 5, sPartBrand)
+		brand := s.unifSmall(1, 5, sPartBrand)
 		parts = appendPadded(parts, "Brand#", mfgr*10+brand, 2)
 		parts = appendStr(parts, partTypes[s.pick(partTypes, sPartType)].text)
-		parts = appendInt(parts, s.unif(1, 50, sPartSize))
+		parts = appendInt(parts, s.unifSmall(1, 50, sPartSize))
 		parts = appendStr(parts, containers[s.pick(containers, sPartCntr)].text)
 		parts = appendMoney(parts, retailPrice(i))
 		parts = append(s.text(parts, 14, sPartCmnt), '|', '\n')
@@ -340,8 +358,8 @@ func (g *generator) part(parts, supps []byte, i int64, w int) ([]byte, []byte) {
 		for n := range int64(suppPerPart) {
 			supps = appendInt(supps, i)
 			supps = appendInt(supps, g.scale.partSupplier(i, n))
-			supps = appendInt(supps, s.unif(1, 9999, sPsQty))
-			supps = appendMoney(supps, s.unif(100, 100000, sPsCost))
+			supps = appendInt(supps, s.unifSmall(1, 9999, sPsQty))
+			supps = appendMoney(supps, s.unifSmall(100, 100000, sPsCost))
 			supps = append(s.text(supps, 124, sPsCmnt), '|', '\n')
 		}
 	}
@@ -356,7 +374,7 @@ func (g *generator) party(b []byte, i int64, tag string, addr, nation, phone, ba
 	b = appendInt(b, i)
 	b = appendPadded(b, tag, i, 9)
 	b = append(g.s.vstr(b, 25, addr), '|')
-	n := g.s.unif(0, int64(len(nations)-1), nation)
+	n := g.s.unifSmall(0, int64(len(nations)-1), nation)
 	b = appendInt(b, n)
 	b = g.phone(b, n, phone)
 	return appendMoney(b, g.s.unif(-99999, 999999, bal))
@@ -373,10 +391,10 @@ func (g *generator) supplier(b []byte, i int64) []byte {
 	// A few suppliers' comments carry a Better Business Bureau note
 	// (clause 4.2.3): the draws are made for every supplier.
 	const base, baseLen, typeLen = "Customer ", 9, 10
-	press := s.unif(1, 10000, sBBBCmnt)
-	kind := s.unif(0, 100, sBBBType)
-	noise := s.unif(0, int64(len(comment))-(baseLen+typeLen), sBBBJunk)
-	offset := s.unif(0, int64(len(comment))-(baseLen+typeLen+noise), sBBBOffset)
+	press := s.unifSmall(1, 10000, sBBBCmnt)
+	kind := s.unifSmall(0, 100, sBBBType)
+	noise := s.unifSmall(0, int64(len(comment))-(baseLen+typeLen), sBBBJunk)
+	offset := s.unifSmall(0, int64(len(comment))-(baseLen+typeLen+noise), sBBBOffset)
 	if press <= bbbComments {
 		copy(comment[offset:], base)
 		note := "Recommends"
@@ -408,17 +426,21 @@ func (g *generator) order(orders, lines []byte, i int64, w int) ([]byte, []byte)
 	s := g.s
 	s.rowStart()
 	key := orderKey(i, g.keySeq)
-	date := s.unif(startDate, orderDateMax, sOrderDate)
-	n := s.unif(1, maxLines, sOrderLines)
+	date := s.unifSmall(startDate, orderDateMax, sOrderDate)
+	n := s.unifSmall(1, maxLines, sOrderLines)
+	g.orderLines = n
+	if w&writeDetail != 0 {
+		g.key = appendDigits(g.key[:0], uint64(key), '|') // the same on each line
+	}
 	var total, shipped int64
 	for l := int64(1); l <= n; l++ {
-		qty := s.unif(1, 50, sLineQty)
-		disc := s.unif(0, 10, sLineDiscount)
-		tax := s.unif(0, 8, sLineTax)
+		qty := s.unifSmall(1, 50, sLineQty)
+		disc := s.unifSmall(0, 10, sLineDiscount)
+		tax := s.unifSmall(0, 8, sLineTax)
 		part := s.unif(1, g.scale.Parts, sLinePart)
 		price := retailPrice(part) * qty
 		total += price * (100 - disc) / 100 * (100 + tax) / 100
-		ship := s.unif(1, 121, sLineShip) + date
+		ship := s.unifSmall(1, 121, sLineShip) + date
 		status := "O"
 		if ship <= lastCurrentDay {
 			status = "F"
@@ -429,21 +451,21 @@ func (g *generator) order(orders, lines []byte, i int64, w int) ([]byte, []byte)
 		}
 		instr := instructions[s.pick(instructions, sLineInstr)].text
 		mode := shipModes[s.pick(shipModes, sLineMode)].text
-		supp := g.scale.partSupplier(part, s.unif(0, 3, sLineSupp))
-		commit := s.unif(30, 90, sLineCommit) + date
-		receipt := s.unif(1, 30, sLineReceipt) + ship
+		supp := g.scale.partSupplier(part, s.unifSmall(0, 3, sLineSupp))
+		commit := s.unifSmall(30, 90, sLineCommit) + date
+		receipt := s.unifSmall(1, 30, sLineReceipt) + ship
 		flag := "N"
 		if receipt <= lastCurrentDay {
 			flag = returnFlags[s.pick(returnFlags, sLineRFlag)].text
 		}
-		lines = appendInt(lines, key)
+		lines = append(lines, g.key...)
 		lines = appendInt(lines, part)
 		lines = appendInt(lines, supp)
-		lines = appendInt(lines, l)
-		lines = appendInt(lines, qty)
+		lines = appendSmall(lines, l)
+		lines = appendSmall(lines, qty)
 		lines = appendMoney(lines, price)
-		lines = appendMoney(lines, disc)
-		lines = appendMoney(lines, tax)
+		lines = appendCents(lines, disc)
+		lines = appendCents(lines, tax)
 		lines = appendStr(lines, flag[:1])
 		lines = appendStr(lines, status)
 		lines = appendStr(lines, dates[ship-startDate])

@@ -157,6 +157,42 @@ func TestAppendDigits(t *testing.T) {
 	}
 }
 
+// appendSmall and appendCents write what appendInt and appendMoney do, for
+// every number they take.
+func TestAppendSmall(t *testing.T) {
+	for v := range int64(100) {
+		if got, want := string(appendSmall([]byte("x"), v)), string(appendInt([]byte("x"), v)); got != want {
+			t.Errorf("appendSmall(%d) = %q; appendInt writes %q", v, got, want)
+		}
+		if got, want := string(appendCents(nil, v)), string(appendMoney(nil, v)); got != want {
+			t.Errorf("appendCents(%d) = %q; appendMoney writes %q", v, got, want)
+		}
+	}
+}
+
+// unifSmall is dbgen's draw only below 2^20 numbers: the lists a row picks
+// from, and the pool's word lists, stay below it.
+func TestPickRanges(t *testing.T) {
+	g := &grammarWords
+	lists := map[string]int64{
+		"containers": containers.total(), "part types": partTypes.total(), "segments": segments.total(),
+		"instructions": instructions.total(), "ship modes": shipModes.total(), "return flags": returnFlags.total(),
+		"priorities": priorities.total(),
+	}
+	for name, p := range map[string]*picker{
+		"sentences": &g.sentences, "prepositions": &g.prepositions, "terminators": &g.terminators,
+		"articles": &g.articles, "adjectives": &g.adjectives, "adverbs": &g.adverbs, "nouns": &g.nouns,
+		"auxiliaries": &g.auxiliaries, "verbs": &g.verbs,
+	} {
+		lists[name] = int64(len(p.at))
+	}
+	for name, n := range lists {
+		if n < 1 || n >= 1<<20 {
+			t.Errorf("%s: %d weights; unifSmall draws from 1 to 2^20-1", name, n)
+		}
+	}
+}
+
 // A row's end skips the rest of its boundary as skip does, for every
 // length the multiplier table holds.
 func TestSkipMult(t *testing.T) {
@@ -217,7 +253,7 @@ func TestRunsAgree(t *testing.T) {
 			t.Fatalf("%s: %d rows, %d bytes written of %d: %v", table, rows, n, whole.Len(), err)
 		}
 		for _, first := range []int64{2, sc.generatorRows(table)/2 + 1} {
-			tail := genRows(sc, table, first, sc.generatorRows(table)-first+1, nil)
+			tail := newRowSource(sc, table, first).next(nil, sc.generatorRows(table)-first+1)
 			if !bytes.HasSuffix(whole.Bytes(), tail) || len(tail) == 0 {
 				t.Errorf("%s from row %d: not the end of the whole table", table, first)
 			}

@@ -46,7 +46,7 @@ func makeTextPool(size int) []byte {
 // v, and returns its index and the stream's next state.
 func pickAt(p *picker, v int64) (int, int64) {
 	v = next(v)
-	return int(p.at[scaled(v, 1, int64(len(p.at)))-1]), v
+	return int(p.at[scaledSmall(v, 0, int64(len(p.at))-1)]), v
 }
 
 // sentence writes a sentence into b from n on, drawing on the stream
@@ -185,7 +185,7 @@ func (s *streams) text(b []byte, avg int, i int) []byte {
 	lo, hi := lengthBounds(avg)
 	p := textPool()
 	off := s.unif(0, textPoolSize-hi, i)
-	n := s.unif(lo, hi, i)
+	n := s.unifSmall(lo, hi, i)
 	return append(b, p[off:off+n]...)
 }
 
@@ -226,13 +226,13 @@ func (g *generator) touchComments(table string, rows int64) (sum int) {
 		n := int64(c.perRow)
 		if n == 0 {
 			lines = next(lines)
-			n = scaled(lines, 1, maxLines)
+			n = scaledSmall(lines, 1, maxLines)
 		}
 		for range n {
 			v = next(v)
 			off := scaled(v, 0, textPoolSize-hi)
 			v = next(v)
-			ends = append(ends, off, off+scaled(v, lo, hi)-1)
+			ends = append(ends, off, off+scaledSmall(v, lo, hi)-1)
 		}
 		if c.perRow == 0 {
 			v = mulMod(v, skipMult[2*(maxLines-n)])

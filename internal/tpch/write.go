@@ -1,7 +1,6 @@
 package tpch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -26,9 +25,9 @@ func WriteTable(ctx context.Context, w io.Writer, sc Scale, table string, worker
 	// and more, copied on every growth.
 	chunk := min(max(total/int64(workers*8), 1000), maxRun)
 	n := int((total + chunk - 1) / chunk)
-	done := make([]chan []byte, n)
+	done := make([]chan run, n)
 	for i := range done {
-		done[i] = make(chan []byte, 1)
+		done[i] = make(chan run, 1)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -41,17 +40,22 @@ func WriteTable(ctx context.Context, w io.Writer, sc Scale, table string, worker
 				return
 			}
 			first := int64(i)*chunk + 1
-			go func() { done[i] <- genRows(sc, table, first, min(chunk, total-first+1), runBuffers.Get().([]byte)) }()
+			go func() {
+				r := newRowSource(sc, table, first)
+				b := r.next(runBuffers.Get().([]byte), min(chunk, total-first+1))
+				done[i] <- run{b, r.lines}
+			}()
 		}
 	}()
 	for i := range n {
-		var b []byte
+		var r run
 		select {
-		case b = <-done[i]:
+		case r = <-done[i]:
 		case <-ctx.Done():
 			return rows, written, ctx.Err()
 		}
-		rows += int64(bytes.Count(b, []byte{'\n'}))
+		b := r.text
+		rows += r.lines
 		m, err := w.Write(b)
 		written += int64(m)
 		if err != nil {
@@ -61,6 +65,12 @@ func WriteTable(ctx context.Context, w io.Writer, sc Scale, table string, worker
 		<-slots
 	}
 	return rows, written, nil
+}
+
+// run is a run of a table's lines, made by one generator.
+type run struct {
+	text  []byte
+	lines int64
 }
 
 // generatorRows is how many generator rows make table: its own rows, but
@@ -82,13 +92,6 @@ var owners = map[string][2]int{
 	Supplier: {tSupplier, tNone}, Customer: {tCustomer, tNone}, Nation: {tNation, tNone}, Region: {tRegion, tNone},
 }
 
-// genRows makes the lines of table from generator rows first to
-// first+n-1 (1-based).
-func genRows(sc Scale, table string, first, n int64, buf []byte) []byte {
-	r := newRowSource(sc, table, first)
-	return r.next(buf, n)
-}
-
 // maxRun is the most generator rows WriteTable makes in one run: 4,096
 // orders are about 2 MB of LINEITEM's lines.
 const maxRun = 4096
@@ -102,6 +105,7 @@ type rowSource struct {
 	g     *generator
 	table string
 	row   int64 // the next generator row
+	lines int64 // how many lines it has made
 }
 
 func newRowSource(sc Scale, table string, first int64) *rowSource {
@@ -124,6 +128,7 @@ func (r *rowSource) next(buf []byte, n int64) []byte {
 			buf, _ = g.part(buf, nil, i, writeMain)
 		case PartSupp:
 			_, buf = g.part(nil, buf, i, writeDetail)
+			r.lines += suppPerPart - 1
 		case Supplier:
 			buf = g.supplier(buf, i)
 		case Customer:
@@ -132,11 +137,13 @@ func (r *rowSource) next(buf []byte, n int64) []byte {
 			buf, _ = g.order(buf, nil, i, writeMain)
 		case LineItem:
 			_, buf = g.order(nil, buf, i, writeDetail)
+			r.lines += g.orderLines - 1
 		case Nation:
 			buf = g.nation(buf, i)
 		case Region:
 			buf = g.region(buf, i)
 		}
+		r.lines++
 	}
 	return buf
 }
