@@ -199,6 +199,11 @@ type generator struct {
 	// ends is its buffer of the comments' first and last bytes.
 	touched int
 	ends    []int64
+	// cut is how many of ends comment has used, endsStream the stream
+	// they were drawn on, and pool the text pool.
+	cut        int
+	endsStream int
+	pool       []byte
 	// orderLines is how many lines the last order had, and key its key
 	// as each of them begins.
 	orderLines int64
@@ -352,7 +357,7 @@ func (g *generator) part(parts, supps []byte, i int64, w int) ([]byte, []byte) {
 		parts = appendInt(parts, s.unifSmall(1, 50, sPartSize))
 		parts = appendStr(parts, containers[s.pick(containers, sPartCntr)].text)
 		parts = appendMoney(parts, retailPrice(i))
-		parts = append(s.text(parts, 14, sPartCmnt), '|', '\n')
+		parts = append(g.comment(parts, 14, sPartCmnt), '|', '\n')
 	}
 	if w&writeDetail != 0 {
 		for n := range int64(suppPerPart) {
@@ -360,7 +365,7 @@ func (g *generator) part(parts, supps []byte, i int64, w int) ([]byte, []byte) {
 			supps = appendInt(supps, g.scale.partSupplier(i, n))
 			supps = appendInt(supps, s.unifSmall(1, 9999, sPsQty))
 			supps = appendMoney(supps, s.unifSmall(100, 100000, sPsCost))
-			supps = append(s.text(supps, 124, sPsCmnt), '|', '\n')
+			supps = append(g.comment(supps, 124, sPsCmnt), '|', '\n')
 		}
 	}
 	s.rowStop(tPart, tPartSupp)
@@ -386,7 +391,7 @@ func (g *generator) supplier(b []byte, i int64) []byte {
 	s.rowStart()
 	b = g.party(b, i, "Supplier#", sSuppAddr, sSuppNation, sSuppPhone, sSuppBal)
 	start := len(b)
-	b = s.text(b, 63, sSuppCmnt)
+	b = g.comment(b, 63, sSuppCmnt)
 	comment := b[start:]
 	// A few suppliers' comments carry a Better Business Bureau note
 	// (clause 4.2.3): the draws are made for every supplier.
@@ -414,7 +419,7 @@ func (g *generator) customer(b []byte, i int64) []byte {
 	s.rowStart()
 	b = g.party(b, i, "Customer#", sCustAddr, sCustNation, sCustPhone, sCustBal)
 	b = appendStr(b, segments[s.pick(segments, sCustSegment)].text)
-	b = append(s.text(b, 73, sCustCmnt), '|', '\n')
+	b = append(g.comment(b, 73, sCustCmnt), '|', '\n')
 	s.rowStop(tCustomer, tNone)
 	return b
 }
@@ -473,7 +478,7 @@ func (g *generator) order(orders, lines []byte, i int64, w int) ([]byte, []byte)
 		lines = appendStr(lines, dates[receipt-startDate])
 		lines = appendStr(lines, instr)
 		lines = appendStr(lines, mode)
-		lines = append(s.text(lines, 27, sLineCmnt), '|', '\n')
+		lines = append(g.comment(lines, 27, sLineCmnt), '|', '\n')
 	}
 	if w&writeMain != 0 {
 		cust := s.unif(1, g.scale.Customers, sOrderCust)
@@ -497,7 +502,7 @@ func (g *generator) order(orders, lines []byte, i int64, w int) ([]byte, []byte)
 		orders = appendStr(orders, prio)
 		orders = appendPadded(orders, "Clerk#", clerk, 9)
 		orders = appendInt(orders, 0) // O_SHIPPRIORITY
-		orders = append(s.text(orders, 49, sOrderCmnt), '|', '\n')
+		orders = append(g.comment(orders, 49, sOrderCmnt), '|', '\n')
 	}
 	s.rowStop(tOrders, tLineItem)
 	return orders, lines

@@ -238,14 +238,29 @@ func (g *generator) touchComments(table string, rows int64) (sum int) {
 			v = mulMod(v, skipMult[2*(maxLines-n)])
 		}
 	}
-	g.ends = ends
+	g.ends, g.cut, g.endsStream, g.pool = ends, 0, c.stream, textPool()
 	// The reads apart from the draws: a loop of loads alone keeps more of
 	// them under way than one with the draws' arithmetic between them.
-	p := textPool()
 	for _, off := range ends {
-		sum += int(p[off])
+		sum += int(g.pool[off])
 	}
 	return sum
+}
+
+// comment appends the next comment of stream i, as s.text draws it: where
+// touchComments found it, when it drew this stream's comments ahead, so
+// that each comment's offset is drawn once (with a division: r is near
+// 2^28).
+func (g *generator) comment(b []byte, avg int, i int) []byte {
+	if i != g.endsStream || g.cut == len(g.ends) {
+		return g.s.text(b, avg, i)
+	}
+	s := g.s
+	s.value[i] = next(next(s.value[i]))
+	s.usage[i] += 2
+	first, last := g.ends[g.cut], g.ends[g.cut+1]
+	g.cut += 2
+	return append(b, g.pool[first:last+1]...)
 }
 
 // poolBuffer is n bytes for the text pool, asked for on huge pages: every

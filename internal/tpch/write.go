@@ -43,7 +43,7 @@ func WriteTable(ctx context.Context, w io.Writer, sc Scale, table string, worker
 			go func() {
 				r := newRowSource(sc, table, first)
 				b := r.next(runBuffers.Get().([]byte), min(chunk, total-first+1))
-				done[i] <- run{b, r.lines}
+				done[i] <- run{b, r.made}
 			}()
 		}
 	}()
@@ -105,7 +105,7 @@ type rowSource struct {
 	g     *generator
 	table string
 	row   int64 // the next generator row
-	lines int64 // how many lines it has made
+	made  int64 // how many lines it has made
 }
 
 func newRowSource(sc Scale, table string, first int64) *rowSource {
@@ -117,33 +117,38 @@ func newRowSource(sc Scale, table string, first int64) *rowSource {
 
 // next appends the lines of the next n generator rows to buf.
 func (r *rowSource) next(buf []byte, n int64) []byte {
-	g := r.g
 	for start, end := r.row, r.row+n; r.row < end; r.row++ {
-		i := r.row
-		if (i-start)%aheadRows == 0 {
-			g.touched += g.touchComments(r.table, min(aheadRows, end-i))
+		if (r.row-start)%aheadRows == 0 {
+			r.g.touched += r.g.touchComments(r.table, min(aheadRows, end-r.row))
 		}
-		switch r.table {
-		case Part:
-			buf, _ = g.part(buf, nil, i, writeMain)
-		case PartSupp:
-			_, buf = g.part(nil, buf, i, writeDetail)
-			r.lines += suppPerPart - 1
-		case Supplier:
-			buf = g.supplier(buf, i)
-		case Customer:
-			buf = g.customer(buf, i)
-		case Orders:
-			buf, _ = g.order(buf, nil, i, writeMain)
-		case LineItem:
-			_, buf = g.order(nil, buf, i, writeDetail)
-			r.lines += g.orderLines - 1
-		case Nation:
-			buf = g.nation(buf, i)
-		case Region:
-			buf = g.region(buf, i)
-		}
-		r.lines++
+		buf = r.lines(buf, r.row)
 	}
+	return buf
+}
+
+// lines appends the lines of generator row i.
+func (r *rowSource) lines(buf []byte, i int64) []byte {
+	g := r.g
+	switch r.table {
+	case Part:
+		buf, _ = g.part(buf, nil, i, writeMain)
+	case PartSupp:
+		_, buf = g.part(nil, buf, i, writeDetail)
+		r.made += suppPerPart - 1
+	case Supplier:
+		buf = g.supplier(buf, i)
+	case Customer:
+		buf = g.customer(buf, i)
+	case Orders:
+		buf, _ = g.order(buf, nil, i, writeMain)
+	case LineItem:
+		_, buf = g.order(nil, buf, i, writeDetail)
+		r.made += g.orderLines - 1
+	case Nation:
+		buf = g.nation(buf, i)
+	case Region:
+		buf = g.region(buf, i)
+	}
+	r.made++
 	return buf
 }
