@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -264,18 +263,22 @@ const pairs = "00010203040506070809101112131415161718192021222324252627282930313
 	"4041424344454647484950515253545556575859606162636465666768697071727374757677787980818283848586878889" +
 	"90919293949596979899"
 
+// decimalLen is how many decimal digits u has: from its bit length, as
+// log10(2) ≈ 1233/4096, and one more when u reaches the next power of ten.
+func decimalLen(u uint64) int {
+	n := bits.Len64(u|1) * 1233 >> 12
+	if u >= pow10[n] {
+		n++
+	}
+	return max(n, 1)
+}
+
 // appendDigits appends u in decimal and then sep, writing the digits in
 // place from the last, two at a time: strconv.AppendInt formats into a
 // buffer of its own and then copies, which took a sixth of a generator's
 // time.
 func appendDigits(b []byte, u uint64, sep byte) []byte {
-	// Digits from the bit length: log10(2) ≈ 1233/4096, and one more
-	// when u reaches the next power of ten.
-	n := bits.Len64(u|1) * 1233 >> 12
-	if u >= pow10[n] {
-		n++
-	}
-	n = max(n, 1)
+	n := decimalLen(u)
 	l := len(b)
 	b = slices.Grow(b, n+1)[:l+n+1]
 	b[l+n] = sep
@@ -300,11 +303,10 @@ func appendStr(b []byte, v string) []byte {
 // appendPadded appends tag and v zero-padded to width digits.
 func appendPadded(b []byte, tag string, v int64, width int) []byte {
 	b = append(b, tag...)
-	d := strconv.FormatInt(v, 10)
-	for i := len(d); i < width; i++ {
+	for i := decimalLen(uint64(v)); i < width; i++ {
 		b = append(b, '0')
 	}
-	return append(append(b, d...), '|')
+	return appendDigits(b, uint64(v), '|')
 }
 
 // phone appends a phone number of nation n: its country code, then three
@@ -313,7 +315,11 @@ func (g *generator) phone(b []byte, n int64, i int) []byte {
 	area := g.s.unifSmall(100, 999, i)
 	exch := g.s.unifSmall(100, 999, i)
 	num := g.s.unifSmall(1000, 9999, i)
-	return fmt.Appendf(b, "%02d-%03d-%03d-%04d|", 10+n%90, area, exch, num)
+	// Each group has its width already: 10-99, 100-999, 1000-9999.
+	b = appendDigits(b, uint64(10+n%90), '-')
+	b = appendDigits(b, uint64(area), '-')
+	b = appendDigits(b, uint64(exch), '-')
+	return appendDigits(b, uint64(num), '|')
 }
 
 // What a row of PART or ORDERS writes: its own table's line, its detail
