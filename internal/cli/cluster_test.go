@@ -82,10 +82,14 @@ func TestMonitorNodeExporters(t *testing.T) {
 	}
 	// About 16 samples of 500 ms: h1 answered all, h2 the ones before it was
 	// killed. A host with no core to spare takes fewer (a loaded CI host's
-	// h1 gave 7), each a sample of both hosts.
+	// h1 gave 7), each a sample of both hosts, and h1's exporter, alive
+	// throughout, may still answer one or two past the sample's deadline
+	// there (once 1 of 11, with every package's tests running at once).
 	h1, h2 := doc.Hosts[0], doc.Hosts[1]
-	if h1.Missing != 0 || h1.Samples < 5 {
-		t.Errorf("h1: %d samples, %d missing; want about 16 and none", h1.Samples, h1.Missing)
+	if h1.Missing > 2 || h1.Samples < 5 {
+		t.Errorf("h1: %d samples, %d missing; want about 16 and at most 2 late", h1.Samples, h1.Missing)
+	} else if h1.Missing > 0 {
+		t.Logf("h1, alive throughout, missed %d of %d samples", h1.Missing, h1.Samples+h1.Missing)
 	}
 	if h2.Missing < 2 || h2.Samples < 2 || h2.Samples >= h1.Samples {
 		t.Errorf("h2: %d samples, %d missing; want a few of each (killed 4 s into 8)", h2.Samples, h2.Missing)
