@@ -53,3 +53,19 @@ pgbench_timed() {
 	shift
 	{ time PGPASSWORD=$pw "$pgbench" -n -M "${PGBENCH_MODE:-prepared}" -c "$VUS" -j 1 -T "$secs" "$@" "$uri" >"$out" 2>&1; } 2>&1
 }
+
+# pgbench_nop_scripts W: writes $work/no.sql and $work/pay.sql, New-Order and
+# Payment on the routines tierbench installed, over W warehouses, for
+# pgbench's -f no.sql@50 -f pay.sql@50.
+pgbench_nop_scripts() {
+	local w=$1
+	{
+		echo "\\set w random(1, $w)"; echo '\set d random(1, 10)'; echo '\set c random(1, 3000)'
+		for i in $(seq 10); do echo "\\set i$i random(1, 100000)"; done
+		echo 'SELECT * FROM tpcc_new_order(:w::int, :d::int, :c::int, 1,'
+		echo '  ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10]::int[],'
+		echo '  ARRAY[:w, :w, :w, :w, :w, :w, :w, :w, :w, :w]::int[], ARRAY[5, 5, 5, 5, 5, 5, 5, 5, 5, 5]);'
+	} >"$work/no.sql"
+	printf '%s\n' "\\set w random(1, $w)" '\set d random(1, 10)' '\set c random(1, 3000)' \
+		"SELECT tpcc_payment(:w::int, :d::int, :w::int, :d::int, :c::int, ''::text, 1000::bigint);" >"$work/pay.sql"
+}

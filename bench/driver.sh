@@ -47,15 +47,7 @@ bench_work driver
 pgbench_run() {
 	local w=$1 pgbench pw uri secs cpu
 	pgbench_setup || return 0
-	{
-		echo "\\set w random(1, $w)"; echo '\set d random(1, 10)'; echo '\set c random(1, 3000)'
-		for i in $(seq 10); do echo "\\set i$i random(1, 100000)"; done
-		echo 'SELECT * FROM tpcc_new_order(:w::int, :d::int, :c::int, 1,'
-		echo '  ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10]::int[],'
-		echo '  ARRAY[:w, :w, :w, :w, :w, :w, :w, :w, :w, :w]::int[], ARRAY[5, 5, 5, 5, 5, 5, 5, 5, 5, 5]);'
-	} >"$work/no.sql"
-	printf '%s\n' "\\set w random(1, $w)" '\set d random(1, 10)' '\set c random(1, 3000)' \
-		"SELECT tpcc_payment(:w::int, :d::int, :w::int, :d::int, :c::int, ''::text, 1000::bigint);" >"$work/pay.sql"
+	pgbench_nop_scripts "$w"
 	cpu=$(pgbench_timed "$work/pgbench.out" -f "$work/no.sql@50" -f "$work/pay.sql@50")
 	awk -v w="$w" -v vus="$VUS" -v cpu="$cpu" -v secs="$secs" '
 		/^number of transactions actually processed/ { n = $NF }

@@ -17,6 +17,12 @@
 #    measured interval), New-Order p99 (from the intended start in the
 #    open loop, with the service time's beside it), the schedule's jitter
 #    p99 and the late arrivals. The last line has each column's median.
+# 3. What any client pays for an open loop: ROUNDS rounds, on the same
+#    server, of New-Order and Payment half each through tierbench (closed,
+#    then open at $SHARE% of its client TPM) and through pgbench, the C
+#    client beside PostgreSQL ($VUS clients on one thread, then --rate at
+#    $SHARE% of its TPS). Each line gives the client CPU per transaction of
+#    both loops and their ratio; the last, the medians. PGBENCH=0 skips it.
 set -euo pipefail
 WAREHOUSES=${WAREHOUSES:-2}
 ROUNDS=${ROUNDS:-3}
@@ -70,4 +76,36 @@ for loop in closed open; do
 	awk -v loop="$loop" '$1 == loop { for (i = 2; i <= 8; i++) v[i, ++n[i]] = $i }
 		function med(i,   a, k, m) { m = n[i]; for (k = 1; k <= m; k++) a[k] = v[i, k]; asort(a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
 		END { printf "%-8s %9d %9d %10.1f %10.2f %10.2f %10.3f %6s   (medians)\n", loop, med(2), med(3), med(4), med(5), med(6), med(7), med(8) }' "$rows"
+done
+
+[ "${PGBENCH:-1}" = 0 ] && exit 0
+pgbench_setup || exit 0
+pgbench_nop_scripts "$WAREHOUSES"
+# pgbench_cpu ARGS...: one pgbench run of the New-Order/Payment mix; prints
+# its transactions a second and CPU µs per transaction.
+pgbench_cpu() {
+	local cpu
+	cpu=$(pgbench_timed "$work/pgbench.out" "$@" -f "$work/no.sql@50" -f "$work/pay.sql@50")
+	awk -v cpu="$cpu" -v secs="$secs" '/^number of transactions actually processed/ { n = $NF }
+		END { split(cpu, c, " "); if (n == 0) { print "0 0"; exit }; printf "%.1f %.1f\n", n / secs, (c[1] + c[2]) * 1e6 / n }' "$work/pgbench.out"
+}
+echo
+echo "# the open loop's cost per transaction, New-Order/Payment half each, $VUS connections: tierbench and pgbench"
+printf '%-10s %12s %12s %7s\n' client "closed µs" "open µs" ratio
+nop=(--mix no=50,p=50 --mix-unchecked)
+pairs=$work/pairs
+for _ in $(seq "$ROUNDS"); do
+	closed=$(row closed --vus "$VUS" "${nop[@]}")
+	rate=$(echo "$closed" | awk -v share="$SHARE" '{printf "%d", $3 * share / 100}')
+	open=$(row open --vus "$VUS" --rate "$rate" "${nop[@]}")
+	echo "tierbench $(echo "$closed" | awk '{print $4}') $(echo "$open" | awk '{print $4}')" |
+		awk '{printf "%-10s %12.1f %12.1f %7.2f\n", $1, $2, $3, $3 / $2}' | tee -a "$pairs"
+	read -r tps c_closed < <(pgbench_cpu)
+	read -r _ c_open < <(pgbench_cpu --rate "$(awk -v t="$tps" -v share="$SHARE" 'BEGIN { printf "%d", t * share / 100 }')")
+	printf '%-10s %12.1f %12.1f %7.2f\n' pgbench "$c_closed" "$c_open" "$(awk -v a="$c_closed" -v b="$c_open" 'BEGIN { print (a > 0 ? b / a : 0) }')" | tee -a "$pairs"
+done
+for client in tierbench pgbench; do
+	awk -v c="$client" '$1 == c { for (i = 2; i <= 4; i++) v[i, ++n[i]] = $i }
+		function med(i,   a, k, m) { m = n[i]; for (k = 1; k <= m; k++) a[k] = v[i, k]; asort(a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+		END { printf "%-10s %12.1f %12.1f %7.2f   (medians)\n", c, med(2), med(3), med(4) }' "$pairs"
 done
