@@ -82,12 +82,15 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 	for _, svc := range s.TxnService {
 		slowest = max(slowest, svc.MaxMs)
 	}
-	// And the step's last arrival, due just before the end, is missed
-	// whenever its VU's timer wakes after the end, by however little (a
-	// step here missed one with the jitter's p99 at 3.1 ms): one unserved
-	// and none late is no stall.
-	lastOnly := s.Unserved == 1 && s.Late == 0
-	if (s.Late != 0 || s.Unserved != 0) && !lastOnly && slowest < stalled && s.ScheduleJitter.P99Ms < starved {
+	// And the arrivals due just before the end are missed whenever their
+	// VU's timer wakes after the end, by however little (a step here
+	// missed one with the jitter's p99 at 3.1 ms; a loaded CI host's,
+	// two, with it at 9 ms): none late, and no more unserved than arrive
+	// in the schedule's longest wake-up delay (plus the one due at the
+	// edge), all of them queued for under a second, is no stall.
+	atEnd := math.Ceil(rate/60*s.ScheduleJitter.MaxMs/1000) + 1
+	endOnly := s.Late == 0 && s.Unserved > 0 && float64(s.Unserved) <= atEnd
+	if (s.Late != 0 || s.Unserved != 0) && !endOnly && slowest < stalled && s.ScheduleJitter.P99Ms < starved {
 		t.Errorf("late %d, unserved %d below capacity, the slowest service time %.1f ms, the schedule's jitter p99 %.1f ms; want none",
 			s.Late, s.Unserved, slowest, s.ScheduleJitter.P99Ms)
 	} else if s.Late != 0 || s.Unserved != 0 {
@@ -117,9 +120,9 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		}
 	}
 	// Of the unserved, those queued for less than --late-after (1 s) at
-	// the end: the last arrival, when it alone was missed.
-	if s.WaitingAtEnd < 0 || s.WaitingAtEnd > s.Unserved || (lastOnly && s.WaitingAtEnd != 1) {
-		t.Errorf("%d waiting at the end, %d unserved; want 0 to %d, and 1 when the last arrival alone was missed", s.WaitingAtEnd, s.Unserved, s.Unserved)
+	// the end: all of them, when only the last arrivals were missed.
+	if s.WaitingAtEnd < 0 || s.WaitingAtEnd > s.Unserved || (endOnly && s.WaitingAtEnd != s.Unserved) {
+		t.Errorf("%d waiting at the end, %d unserved; want 0 to %d, and all of them when only the last arrivals were missed", s.WaitingAtEnd, s.Unserved, s.Unserved)
 	}
 	// At most one a VU was still running when the interval ended.
 	if s.InFlight < 0 || s.InFlight > int64(s.VUs) {
