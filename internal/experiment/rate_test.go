@@ -334,7 +334,9 @@ func stallBackends(t *testing.T, ctx context.Context, dsn string, d time.Duratio
 // knee is the lower rate, since at five times the maximum the pool serves
 // about a fifth of what arrives. (At twice it, a CI host whose other tests
 // held the probe to half of what the pool later served saw both rates
-// held.)
+// held. At five times, one held the probe to under a fifth: the pool then
+// served the higher rate, and it failed on New-Order's p99 instead, which
+// is as much a knee.)
 func TestRunTPCCRateFractions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -357,8 +359,11 @@ func TestRunTPCCRateFractions(t *testing.T) {
 		}
 	}
 	k := res.Knee
-	if k == nil || k.OfferedTPM != p.Rates[0] || k.NextTPM != p.Rates[1] || !strings.Contains(k.Why, "were served") {
-		t.Errorf("the knee: %+v; want it at %g, with %g served short", k, p.Rates[0], p.Rates[1])
+	if k == nil || k.OfferedTPM != p.Rates[0] || k.NextTPM != p.Rates[1] ||
+		!strings.Contains(k.Why, "were served") && !strings.Contains(k.Why, "over the") {
+		t.Errorf("the knee: %+v; want it at %g, with %g served short or over the p99 bound", k, p.Rates[0], p.Rates[1])
+	} else if !strings.Contains(k.Why, "were served") {
+		t.Logf("the probe found %d TPM, and the pool served five times that: %s", p.ClientTPM, k.Why)
 	}
 	doc, _ := json.Marshal(res)
 	for _, key := range []string{`"rate_probe":{"vus":4`, `"knee":{"offered_tpm":`, `"fractions_pct":[30,500]`} {
