@@ -239,12 +239,8 @@ func (w walSegments) keeps(rel string) bool {
 // needs, from pg_controldata: every segment (the zero value) unless the
 // server was shut down cleanly and the tool of its major version reads it.
 func walNeeded(ctx context.Context, dir string) walSegments {
-	version, err := os.ReadFile(filepath.Join(dir, "PG_VERSION"))
-	if err != nil {
-		return walSegments{}
-	}
 	bin, err := FindBinaries("")
-	if err != nil || strings.TrimSpace(string(version)) != strconv.Itoa(bin.Major) {
+	if err != nil || checkMajor(dir, bin) != nil {
 		return walSegments{}
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(bin.Dir, "pg_controldata"), "-D", dir)
