@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/fio/fiotest"
+	"github.com/tierbench/tierbench/internal/freeport"
 )
 
 // requirePrometheus fails under CI=true and skips elsewhere when Debian's
@@ -39,12 +39,11 @@ func requirePrometheus(t *testing.T) {
 // freePort returns a port on 127.0.0.1 that nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // startPrometheus runs a Prometheus server on 127.0.0.1 that scrapes

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -432,12 +431,9 @@ func CloneServer(ctx context.Context, cfg CloneConfig, obs Observer) (*ServerSta
 	}
 	sc := cfg.ServerConfig
 	sc.DataDir = dst
-	if sc.Port == 0 {
-		// Not the source's port: the source may run again beside it.
-		if sc.Port, err = freePortBut(src.Port); err != nil {
-			return nil, err
-		}
-	}
+	// Unless a port is given, a free one other than the source's (which
+	// the copy's state file holds): the source may run again beside it.
+	sc.NewPort = true
 	res, err := StartServer(ctx, sc, obs)
 	if res != nil {
 		res.ClonedFrom = from
@@ -473,20 +469,4 @@ func clearCloneTarget(ctx context.Context, dst string, replace bool) error {
 // within reports whether path is inside dir (not dir itself).
 func within(path, dir string) bool {
 	return strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
-}
-
-// freePortBut is a free TCP port on 127.0.0.1 other than avoid.
-func freePortBut(avoid int) (int, error) {
-	for range 10 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("finding a free port: %w", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if port != avoid {
-			return port, nil
-		}
-	}
-	return 0, fmt.Errorf("finding a free port other than %d: none offered", avoid)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/freeport"
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
@@ -34,12 +35,11 @@ func needFio(t *testing.T) *Runner {
 // freePort returns a TCP port on 127.0.0.1 that nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // startServer starts `BIN --server=127.0.0.1,PORT` on a free port and

@@ -306,23 +306,25 @@ func startMariaDB(ctx context.Context, dir string, kind dirKind, st state, opts 
 		return Info{}, err
 	}
 	st.StartedBy = thisProcess(opts.KeepRunning)
-	port := opts.Port
-	if port == 0 && opts.NewPort {
-		if port, err = freePort(); err != nil {
-			return Info{}, err
-		}
-	}
-	if err := mariaConfigure(dir, &st, port, acct); err != nil {
-		if kind != dirManaged {
-			emptyDir(dir)
-		}
+	picked, err := st.choosePort(opts.Port, opts.NewPort)
+	if err != nil {
 		return Info{}, err
 	}
 	wait := 60 * time.Second
 	if opts.StartTimeout > 0 {
 		wait = opts.StartTimeout
 	}
-	pid, err := mariaLaunch(ctx, dir, acct, bins, opts.CgroupProcs, wait)
+	var pid int
+	err = launchOnPort(&st, picked, filepath.Join(dir, LogFile), func() error {
+		err := mariaConfigure(dir, &st, acct)
+		if err != nil && kind != dirManaged {
+			emptyDir(dir)
+		}
+		return err
+	}, func() (err error) {
+		pid, err = mariaLaunch(ctx, dir, acct, bins, opts.CgroupProcs, wait)
+		return err
+	})
 	if err != nil {
 		return Info{}, err
 	}
@@ -423,12 +425,9 @@ func mariaQuote(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`).Replace(s) + "'"
 }
 
-// mariaConfigure picks the port and socket and writes the option file and
+// mariaConfigure picks the socket of st.Port and writes the option file and
 // the state file.
-func mariaConfigure(dir string, st *state, port int, acct account) error {
-	if err := st.choosePort(port); err != nil {
-		return err
-	}
+func mariaConfigure(dir string, st *state, acct account) error {
 	st.SocketDir = dir
 	if len(filepath.Join(dir, mariaSocket)) >= maxSocketPath {
 		st.SocketDir = socketDir(dir+"\x00mariadb", st.Port) // a short directory in /tmp

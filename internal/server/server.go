@@ -30,6 +30,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
+	"github.com/tierbench/tierbench/internal/freeport"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -317,16 +318,8 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		return Info{}, err
 	}
 	st.StartedBy = thisProcess(opts.KeepRunning)
-	port := opts.Port
-	if port == 0 && opts.NewPort {
-		if port, err = freePort(); err != nil {
-			return Info{}, err
-		}
-	}
-	if err := configure(dir, &st, port, bins.Major, acct); err != nil {
-		if kind != dirManaged {
-			emptyDir(dir) // no half-made cluster that a retry would refuse as foreign
-		}
+	picked, err := st.choosePort(opts.Port, opts.NewPort)
+	if err != nil {
 		return Info{}, err
 	}
 
@@ -335,17 +328,29 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 	if opts.StartTimeout > 0 {
 		wait = int(max(opts.StartTimeout.Round(time.Second), time.Second) / time.Second)
 	}
-	cmd, err := acct.commandIn(ctx, opts.CgroupProcs, bins.PgCtl, "start", "-w", "-t", strconv.Itoa(wait), "-s", "-D", dir, "-l", logPath)
+	err = launchOnPort(&st, picked, logPath, func() error {
+		err := configure(dir, &st, bins.Major, acct)
+		if err != nil && kind != dirManaged {
+			emptyDir(dir) // no half-made cluster that a retry would refuse as foreign
+		}
+		return err
+	}, func() error {
+		cmd, err := acct.commandIn(ctx, opts.CgroupProcs, bins.PgCtl, "start", "-w", "-t", strconv.Itoa(wait), "-s", "-D", dir, "-l", logPath)
+		if err != nil {
+			return err
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			msg := lastLines(string(out), 5)
+			if msg != "" {
+				msg = ": " + msg
+			}
+			return fmt.Errorf("PostgreSQL did not start in %s (pg_ctl: %v%s); last lines of %s: %s",
+				dir, err, msg, logPath, tailLines(logPath, 5))
+		}
+		return nil
+	})
 	if err != nil {
 		return Info{}, err
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		msg := lastLines(string(out), 5)
-		if msg != "" {
-			msg = ": " + msg
-		}
-		return Info{}, fmt.Errorf("PostgreSQL did not start in %s (pg_ctl: %v%s); last lines of %s: %s",
-			dir, err, msg, logPath, tailLines(logPath, 5))
 	}
 	pid, port, ok := running(dir)
 	if !ok {
@@ -402,14 +407,11 @@ func (a account) commandIn(ctx context.Context, procs []string, name string, arg
 	return cmd, nil
 }
 
-// configure picks the port and socket directory and writes pg_hba.conf,
+// configure writes the socket directory of st.Port, pg_hba.conf,
 // tierbench.conf and the state file. pg_hba.conf is tierbench's own in a
 // managed directory: rewriting it on every start brings directories made by
 // an older tierbench up to date.
-func configure(dir string, st *state, port, major int, acct account) error {
-	if err := st.choosePort(port); err != nil {
-		return err
-	}
+func configure(dir string, st *state, major int, acct account) error {
 	st.SocketDir = socketDir(dir, st.Port)
 	if st.SocketDir != dir {
 		if err := ensureSocketDir(st.SocketDir, acct); err != nil {
@@ -426,20 +428,77 @@ func configure(dir string, st *state, port, major int, acct account) error {
 	return writeState(dir, *st, acct)
 }
 
-// choosePort sets the port of this start: the one asked for, else the last
-// start's, else (a new data directory) a free one.
-func (st *state) choosePort(port int) error {
+// choosePort sets the port of this start: the one asked for, else with
+// newPort or for a new data directory a free one other than the last
+// start's, else the last start's. It reports whether it picked a free port
+// itself, which launchOnPort may then replace.
+func (st *state) choosePort(asked int, newPort bool) (picked bool, err error) {
 	switch {
-	case port != 0:
-		st.Port = port
-	case st.Port == 0:
-		p, err := freePort()
+	case asked != 0:
+		st.Port = asked
+	case newPort || st.Port == 0:
+		p, err := pickPort(st.Port)
 		if err != nil {
+			return false, err
+		}
+		st.Port, picked = p, true
+	}
+	return picked, nil
+}
+
+// pickPort is how a start picks a free port: freeport.Pick, but for tests
+// that play the race a pick cannot rule out.
+var pickPort = freeport.Pick
+
+// portTries is how many free ports a start tries in all, when the one it
+// picked is taken by someone else before the server binds it.
+const portTries = 3
+
+// launchOnPort writes the server's configuration for st.Port (configure)
+// and starts it (launch). A free port is free only when checked: when
+// picked says tierbench chose st.Port itself and the server could not bind
+// it, it picks another and tries again, portTries times in all. A port the
+// user gave, or the last start's, is never changed.
+func launchOnPort(st *state, picked bool, logPath string, configure, launch func() error) error {
+	for try := 1; ; try++ {
+		if err := configure(); err != nil {
+			return err
+		}
+		from := fileSize(logPath)
+		err := launch()
+		if err == nil || !picked || try == portTries || !portTaken(logPath, from, st.Port) {
+			return err
+		}
+		p, perr := pickPort(st.Port)
+		if perr != nil {
 			return err
 		}
 		st.Port = p
 	}
-	return nil
+}
+
+// portTaken reports whether a start that failed lost its port: the
+// server's log since byte from says so, or 127.0.0.1:port cannot be bound
+// now (the log may be in another language).
+func portTaken(logPath string, from int64, port int) bool {
+	if logSays(logPath, from, "Address already in use") {
+		return true
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(port)))
+	if err != nil {
+		return errors.Is(err, syscall.EADDRINUSE)
+	}
+	l.Close()
+	return false
+}
+
+// fileSize is the size of the file at path, 0 when there is none.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // managedAccount is who runs an existing managed server: the owner of the
@@ -595,15 +654,6 @@ func pgDSN(password, host string, port int) string {
 		RawQuery: "sslmode=disable",
 	}
 	return u.String()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // running reports whether the server of data directory dir (either

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/freeport"
 	"github.com/tierbench/tierbench/internal/stored"
 )
 
@@ -41,12 +42,11 @@ func needNodeExporter(t *testing.T) string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // exporter is a real node_exporter on 127.0.0.1.

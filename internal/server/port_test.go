@@ -1,0 +1,95 @@
+package server_test
+
+import (
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/freeport"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/server/mariatest"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
+)
+
+// A port tierbench picked itself, taken by someone else before the server
+// binds it, is replaced by another; a port the user gave is not. The race
+// is played by a picker that hands out a port this test holds, once per
+// engine. Not parallel: the picker is the package's.
+func TestStartRetriesTakenPort(t *testing.T) {
+	held := map[string]net.Listener{}
+	for _, engine := range []string{server.EnginePostgres, server.EngineMariaDB} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		held[engine] = l
+	}
+	port := func(engine string) int { return held[engine].Addr().(*net.TCPAddr).Port }
+	var mu sync.Mutex
+	var handed []int
+	restore := server.SetPortPicker(func(avoid int) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range []int{port(server.EnginePostgres), port(server.EngineMariaDB)} {
+			// The port the failed start below wrote, handed out again
+			// once: the race lost after the pick.
+			if p == avoid && !slices.Contains(handed, p) {
+				handed = append(handed, p)
+				return p, nil
+			}
+		}
+		return freeport.Pick(avoid)
+	})
+	t.Cleanup(restore)
+
+	for _, engine := range []string{server.EnginePostgres, server.EngineMariaDB} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			if engine == server.EngineMariaDB {
+				mariatest.RequireBinaries(t)
+			} else {
+				pgtest.RequireBinaries(t)
+			}
+			ctx := testContext(t)
+			dir := filepath.Join(pgtest.TempDir(t), "data")
+			stopAtEnd(t, dir)
+			taken := port(engine)
+
+			// Given by the user: kept, and the start fails.
+			_, err := server.Start(ctx, server.Options{Engine: engine, DataDir: dir, Port: taken})
+			if err == nil || !strings.Contains(err.Error(), "already in use") && !strings.Contains(err.Error(), "Bind on TCP/IP port") {
+				t.Fatalf("start on port %d, which this test holds: err = %v; want the server's bind failure", taken, err)
+			}
+			// Picked by tierbench: first the same port (the picker plays
+			// the race), then another.
+			info, err := server.Start(ctx, server.Options{DataDir: dir, NewPort: true})
+			if err != nil {
+				t.Fatalf("start with a new port, the first one picked taken: %v", err)
+			}
+			mu.Lock()
+			lost := slices.Contains(handed, taken)
+			mu.Unlock()
+			if !lost || info.Port == taken || info.Port == 0 {
+				t.Fatalf("port %d (the taken one %d, handed out: %v); want the taken one tried, then another", info.Port, taken, lost)
+			}
+			st, err := server.Status(ctx, dir)
+			if err != nil || !st.Running || st.Port != info.Port {
+				t.Errorf("status after the start: %+v, %v; want running on port %d", st, err, info.Port)
+			}
+			var got string
+			if engine == server.EngineMariaDB {
+				got = mariaQuery(t, info.DSN, "SELECT @@port")
+			} else {
+				got = query(t, ctx, info.DSN, "SHOW port")
+			}
+			if got != strconv.Itoa(info.Port) {
+				t.Errorf("the server says port %s; Start said %d", got, info.Port)
+			}
+		})
+	}
+}
