@@ -228,19 +228,50 @@ func BenchmarkTreeCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	r := &treeCPU{root: "/proc"}
-	for deadline := time.Now().Add(10 * time.Second); len(r.tree) < 9 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		r.ticksSince([]int{cmd.Process.Pid})
+	for _, kind := range []string{"opened", "kept"} {
+		b.Run(kind, func(b *testing.B) {
+			r := &treeCPU{root: "/proc"}
+			if kind == "kept" {
+				r = newTreeCPU("/proc", false)
+				defer r.close()
+			}
+			for deadline := time.Now().Add(10 * time.Second); len(r.tree) < 9 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+				r.ticksSince([]int{cmd.Process.Pid})
+			}
+			if len(r.tree) < 9 {
+				b.Skipf("the shell's children not found: %v", r.tree)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, found := r.ticksSince([]int{cmd.Process.Pid}); !found[0] {
+					b.Fatal("the shell is gone")
+				}
+			}
+		})
 	}
-	if len(r.tree) < 9 {
-		b.Skipf("the shell's children not found: %v", r.tree)
+}
+
+// BenchmarkTreeCPUKernel reads the kernel's threads as a session does,
+// against every file opened each time and every thread's children read.
+func BenchmarkTreeCPUKernel(b *testing.B) {
+	kt := kthreadd("/proc")
+	if kt == 0 {
+		b.Skip("no kernel threads visible in /proc")
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, found := r.ticksSince([]int{cmd.Process.Pid}); !found[0] {
-			b.Fatal("the shell is gone")
-		}
+	for _, kind := range []string{"opened", "kept-flat"} {
+		b.Run(kind, func(b *testing.B) {
+			r := &treeCPU{root: "/proc"}
+			if kind == "kept-flat" {
+				r = newTreeCPU("/proc", true)
+				defer r.close()
+			}
+			r.ticksSince([]int{kt})
+			b.ReportMetric(float64(len(r.tree)), "threads")
+			for b.Loop() {
+				r.ticksSince([]int{kt})
+			}
+		})
 	}
 }
 
@@ -313,13 +344,21 @@ func BenchmarkTreeCPUThreads(b *testing.B) {
 		}()
 	}
 	b.Cleanup(func() { close(stop); wg.Wait() })
-	r := &treeCPU{root: "/proc"}
-	r.ticksSince([]int{os.Getpid()})
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, found := r.ticksSince([]int{os.Getpid()}); !found[0] {
-			b.Fatal("this process is gone")
-		}
+	for _, kind := range []string{"opened", "kept"} {
+		b.Run(kind, func(b *testing.B) {
+			r := &treeCPU{root: "/proc"}
+			if kind == "kept" {
+				r = newTreeCPU("/proc", false)
+				defer r.close()
+			}
+			r.ticksSince([]int{os.Getpid()})
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, found := r.ticksSince([]int{os.Getpid()}); !found[0] {
+					b.Fatal("this process is gone")
+				}
+			}
+		})
 	}
 }
 

@@ -110,7 +110,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		cfg.SelfPID = os.Getpid()
 	}
 	s := &Session{cfg: cfg, warned: map[string]bool{}, done: make(chan struct{}),
-		work: &treeCPU{root: cfg.ProcRoot}, kern: &treeCPU{root: cfg.ProcRoot}, kthread: kthreadd(cfg.ProcRoot)}
+		work: newTreeCPU(cfg.ProcRoot, false), kern: newTreeCPU(cfg.ProcRoot, true), kthread: kthreadd(cfg.ProcRoot)}
 	if s.kthread == 0 {
 		s.warn("kernel threads are not visible in " + cfg.ProcRoot + ": their CPU counts as other processes'")
 	}
@@ -183,6 +183,8 @@ func (s *Session) warnAlways(msg string) {
 func (s *Session) Stop() {
 	s.cancel()
 	<-s.done
+	s.work.close()
+	s.kern.close()
 	for _, n := range s.nodes {
 		n.r.Close()
 	}

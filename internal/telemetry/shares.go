@@ -170,6 +170,9 @@ func (r *treeCPU) ticksSince(roots []int) (ticks []uint64, found []bool) {
 			} else if r.last != nil {
 				ticks[ri] += now.own // new since the last reading (or a reused pid)
 			}
+			if r.flat && i != start {
+				continue
+			}
 			if !r.children(p, st.threads) && i == start {
 				if tree, err := procTreeScan(r.root, p); err == nil { // no children files on this kernel
 					for _, c := range tree[1:] {
@@ -195,5 +198,6 @@ func (r *treeCPU) ticksSince(roots []int) (ticks []uint64, found []bool) {
 		ticks[ri] += gains[ri] - repaid
 	}
 	r.last = next
+	r.endReading()
 	return ticks, found
 }
