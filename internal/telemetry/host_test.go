@@ -228,28 +228,7 @@ func BenchmarkTreeCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for _, kind := range []string{"opened", "kept"} {
-		b.Run(kind, func(b *testing.B) {
-			r := &treeCPU{root: "/proc"}
-			if kind == "kept" {
-				r = newTreeCPU("/proc", false)
-				defer r.close()
-			}
-			for deadline := time.Now().Add(10 * time.Second); len(r.tree) < 9 && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
-				r.ticksSince([]int{cmd.Process.Pid})
-			}
-			if len(r.tree) < 9 {
-				b.Skipf("the shell's children not found: %v", r.tree)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, found := r.ticksSince([]int{cmd.Process.Pid}); !found[0] {
-					b.Fatal("the shell is gone")
-				}
-			}
-		})
-	}
+	benchTreeReadings(b, cmd.Process.Pid, false, 9)
 }
 
 // BenchmarkTreeCPUKernel reads the kernel's threads as a session does,
@@ -259,18 +238,41 @@ func BenchmarkTreeCPUKernel(b *testing.B) {
 	if kt == 0 {
 		b.Skip("no kernel threads visible in /proc")
 	}
-	for _, kind := range []string{"opened", "kept-flat"} {
-		b.Run(kind, func(b *testing.B) {
+	benchTreeReadings(b, kt, true, 2)
+}
+
+// benchTreeReadings times readings of root's tree, once it has at least
+// size processes, by a treeCPU that opens its files each time ("opened",
+// every process's children read) and by one that keeps them ("kept", flat
+// as given).
+func benchTreeReadings(b *testing.B, root int, flat bool, size int) {
+	for _, kept := range []bool{false, true} {
+		name := "opened"
+		if kept {
+			name = "kept"
+		}
+		b.Run(name, func(b *testing.B) {
 			r := &treeCPU{root: "/proc"}
-			if kind == "kept-flat" {
-				r = newTreeCPU("/proc", true)
+			if kept {
+				r = newTreeCPU("/proc", flat)
 				defer r.close()
 			}
-			r.ticksSince([]int{kt})
-			b.ReportMetric(float64(len(r.tree)), "threads")
-			for b.Loop() {
-				r.ticksSince([]int{kt})
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				r.ticksSince([]int{root})
+				if len(r.tree) >= size {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Skipf("the tree of %d has %v; want %d processes", root, r.tree, size)
+				}
 			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, found := r.ticksSince([]int{root}); !found[0] {
+					b.Fatalf("%d is gone", root)
+				}
+			}
+			b.ReportMetric(float64(len(r.tree)), "procs")
 		})
 	}
 }
@@ -344,22 +346,7 @@ func BenchmarkTreeCPUThreads(b *testing.B) {
 		}()
 	}
 	b.Cleanup(func() { close(stop); wg.Wait() })
-	for _, kind := range []string{"opened", "kept"} {
-		b.Run(kind, func(b *testing.B) {
-			r := &treeCPU{root: "/proc"}
-			if kind == "kept" {
-				r = newTreeCPU("/proc", false)
-				defer r.close()
-			}
-			r.ticksSince([]int{os.Getpid()})
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, found := r.ticksSince([]int{os.Getpid()}); !found[0] {
-					b.Fatal("this process is gone")
-				}
-			}
-		})
-	}
+	benchTreeReadings(b, os.Getpid(), false, 1)
 }
 
 // A child that a thread other than the main one started is in the tree:
