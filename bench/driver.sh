@@ -21,6 +21,12 @@
 # if pgbench, a different client, reaches no more than tierbench, the
 # throughput is the server's on this configuration, not the driver's.
 #
+# The rows above run with the block tracer off and the rest of the
+# telemetry on. Row routines/notel runs the routines with no telemetry
+# (--interval 0), row routines/trace with the block tracer on too, as
+# `tpcc run` does by default: what tierbench's own sampling costs per
+# transaction. TELEMETRY=0 skips them.
+#
 # Row routines/async runs the routines with synchronous_commit=off, set by
 # the DSN for tierbench's connections only: commits then return before
 # their WAL is flushed. It is not a durable configuration; it shows how
@@ -165,6 +171,13 @@ for w in $WAREHOUSES; do
 	for mode in $MODES; do
 		tb_row "$w" "$mode" --mode "$mode"
 	done
+	# What telemetry costs the driver: the routines with none at all, and
+	# with the block tracer on as well, which is tpcc run's default
+	# (TELEMETRY=0 skips both).
+	if [ "${TELEMETRY:-1}" != 0 ]; then
+		tb_row "$w" "routines/notel" --mode routines --interval 0
+		tb_row "$w" "routines/trace" --mode routines --block-trace=true
+	fi
 	# The same routines with commits that do not wait for the WAL flush:
 	# how much of the gap to a throughput target is the server's commit
 	# wait rather than the driver (ASYNC=0 skips it).
