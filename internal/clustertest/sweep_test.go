@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,19 @@ func TestSweepStale(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { stray.Wait(); close(exited) }()
 	t.Cleanup(func() { stray.Process.Kill() })
+	// Only once it is inside: `ip netns exec` enters the namespace after it
+	// starts, and a sweep that looked before then would find the namespace
+	// empty, remove it, and leave the process to enter it unseen.
+	pid := strconv.Itoa(stray.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		out, _ := exec.Command(tl.ip, "netns", "pids", ns).Output()
+		if slices.Contains(strings.Fields(string(out)), pid) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the process %s is not in namespace %s after 10 s (its processes: %q)", pid, ns, out)
+		}
+	}
 
 	sweepStale(tl.ip)
 
