@@ -341,21 +341,21 @@ func (r *treeCPU) children(p, threads int) bool {
 func (r *treeCPU) threadIDs(p int) []int {
 	k := procFile{pid: p, kind: taskDir}
 	var names []string
+	read := false
 	if f, ok := r.files[k]; ok {
 		var err error
 		if _, err = f.dir.Seek(0, io.SeekStart); err == nil {
 			names, err = f.dir.Readdirnames(-1)
 		}
-		if err == nil {
+		if read = err == nil; read {
 			f.gen = r.gen
 			r.files[k] = f
 		} else {
 			closeKept(f)
 			delete(r.files, k)
-			names = nil
 		}
 	}
-	if names == nil {
+	if !read {
 		d, err := os.Open(k.path(r.root))
 		if err != nil {
 			return nil
@@ -396,27 +396,11 @@ func readInto(buf *[]byte, path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	if len(*buf) == 0 {
-		*buf = make([]byte, 4096)
+	b, err := preadAll(buf, fd)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
-	b, n := *buf, 0
-	for {
-		if n == len(b) {
-			b = append(b, make([]byte, len(b))...)
-			*buf = b
-		}
-		m, err := unix.Read(fd, b[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		if m == 0 {
-			return b[:n], nil
-		}
-		n += m
-	}
+	return b, nil
 }
 
 // procStat is what the session reads of a /proc/PID/stat line: CPU ticks
