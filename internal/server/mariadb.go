@@ -512,10 +512,7 @@ CREATE DATABASE IF NOT EXISTS %[3]s;
 // leaves no zombie behind.
 func mariaLaunch(ctx context.Context, dir string, acct account, bins MariaDBBinaries, procs []string, wait time.Duration) (int, error) {
 	logPath := filepath.Join(dir, LogFile)
-	var logStart int64
-	if fi, err := os.Stat(logPath); err == nil {
-		logStart = fi.Size()
-	}
+	logStart := fileSize(logPath)
 	// Not bound to ctx: the server must outlive the start.
 	cmd, err := acct.commandIn(context.Background(), procs, bins.Mariadbd, "--defaults-file="+filepath.Join(dir, MariaConfFile))
 	if err != nil {
