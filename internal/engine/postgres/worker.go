@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/tierbench/tierbench/internal/engine"
@@ -257,28 +258,66 @@ type routineWorker struct {
 	base
 	stmts [numCalls]*pgconn.StatementDescription
 	p     binaryParams
+	bind  pgproto3.Bind
 }
 
 // call runs routine c with the parameters in w.p and hands its one result
 // row to scan, which must copy what it keeps. A call that returns no row is
 // an error.
+//
+// The call speaks the extended protocol through the connection's
+// frontend itself: Bind, Execute and Sync in one write, then the replies
+// up to ReadyForQuery. pgconn's ExecStatement did the same with more
+// around it, which a one-row call to a prepared routine does not need:
+// per call, it armed and stopped a 15 ms timer that guards a large write
+// against a server blocked writing to us (these messages are a few
+// hundred bytes, far below a socket's buffer), and built and drained a
+// result reader. The connection is otherwise idle while a worker calls
+// (a worker is one VU's), and the routines change no setting the server
+// reports, so pgconn's view of it stays right.
 func (w *routineWorker) call(ctx context.Context, c int, scan func(row [][]byte) error) error {
 	values, formats := w.p.args()
-	rr := w.conn.PgConn().ExecStatement(ctx, w.stmts[c], values, formats, binaryResults)
-	var scanErr error
+	pc := w.conn.PgConn()
+	fe := pc.Frontend()
+	w.bind = pgproto3.Bind{PreparedStatement: w.stmts[c].Name, ParameterFormatCodes: formats, Parameters: values, ResultFormatCodes: binaryResults}
+	fe.SendBind(&w.bind)
+	fe.SendExecute(&pgproto3.Execute{})
+	fe.SendSync(&pgproto3.Sync{})
+	if err := fe.Flush(); err != nil {
+		return w.lost(err)
+	}
+	var scanErr, pgErr error
 	rows := 0
-	for rr.NextRow() {
-		if rows++; rows == 1 {
-			scanErr = scan(rr.Values())
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			return w.lost(err)
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.DataRow:
+			if rows++; rows == 1 {
+				scanErr = scan(msg.Values)
+			}
+		case *pgproto3.ErrorResponse:
+			pgErr = pgconn.ErrorResponseToPgError(msg)
+		case *pgproto3.ReadyForQuery:
+			switch {
+			case pgErr != nil:
+				return pgErr
+			case scanErr == nil && rows != 1:
+				return fmt.Errorf("%s returned %d rows, want 1", routineCalls[c].name, rows)
+			}
+			return scanErr
 		}
 	}
-	if _, err := rr.Close(); err != nil {
-		return err
-	}
-	if scanErr == nil && rows != 1 {
-		scanErr = fmt.Errorf("%s returned %d rows, want 1", routineCalls[c].name, rows)
-	}
-	return scanErr
+}
+
+// lost closes the connection after a failed write or read in the middle of
+// a call, whose replies can no longer be told apart from the next call's,
+// and returns err.
+func (w *routineWorker) lost(err error) error {
+	_ = w.conn.PgConn().Conn().Close()
+	return err
 }
 
 // int4At and int8At decode a binary column, refusing NULL and odd sizes.

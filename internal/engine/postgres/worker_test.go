@@ -95,6 +95,7 @@ func testTransactions(t *testing.T, mode string) {
 	t.Run("lock-order", func(t *testing.T) { e.t = t; testLockOrder(e) })
 	t.Run("payment-lock-order", func(t *testing.T) { e.t = t; testPaymentLockOrder(e) })
 	t.Run("delivery", func(t *testing.T) { e.t = t; testDelivery(e) })
+	t.Run("after-error", func(t *testing.T) { e.t = t; testAfterError(e) })
 	t.Run("burst", func(t *testing.T) { e.t = t; testBurst(e) })
 	t.Run("verify-orders", func(t *testing.T) { e.t = t; testVerifyOrders(e) })
 	if mode == engine.ModeRoutines {
@@ -202,6 +203,49 @@ func (e *txnEnv) xacts() (commits, rollbacks int64) {
 	e.t.Helper()
 	e.query(`SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()`, nil, &commits, &rollbacks)
 	return commits, rollbacks
+}
+
+// testAfterError runs, on one worker, a New-Order the server rolls back
+// (an error reply), then a Payment and a New-Order that commit: each must
+// get its own reply, so a call reads everything the last one left. Then
+// the worker's backend is terminated, and its next call is a lost
+// connection.
+func testAfterError(e *txnEnv) {
+	t, ctx := e.t, e.ctx
+	w := e.newWorker()
+	defer w.Close()
+	prev := e.nextOID(1, 3)
+	ls := lines(1, 3, 1000)
+	ls[len(ls)-1].ItemID = tpcc.UnusedItemID
+	out, err := w.NewOrder(ctx, &tpcc.NewOrderInput{W: 1, D: 3, C: 1, Lines: ls, Rollback: true, AllLocal: true})
+	if err != nil || !out.RolledBack || out.OID != prev {
+		t.Fatalf("rolled-back New-Order: %+v, %v; want RolledBack with O_ID %d", out, err, prev)
+	}
+	pay, err := w.Payment(ctx, &tpcc.PaymentInput{W: 1, D: 3, CW: 1, CD: 3, CID: 7, AmountCents: 1234})
+	if err != nil || pay.CID != 7 {
+		t.Fatalf("Payment after the rollback: %+v, %v; want customer 7", pay, err)
+	}
+	out, err = w.NewOrder(ctx, &tpcc.NewOrderInput{W: 1, D: 3, C: 2, Lines: lines(1, 3, 1000), AllLocal: true})
+	if err != nil || out.RolledBack || out.OID != prev {
+		t.Fatalf("New-Order after them: %+v, %v; want O_ID %d committed", out, err, prev)
+	}
+	var pid uint32
+	switch w := w.(type) {
+	case *routineWorker:
+		pid = w.conn.PgConn().PID()
+	case *stmtWorker:
+		pid = w.conn.PgConn().PID()
+	}
+	var ok bool
+	e.query(`SELECT pg_terminate_backend($1, 5000)`, []any{pid}, &ok)
+	if !ok {
+		t.Fatalf("backend %d was not terminated", pid)
+	}
+	_, err = w.Payment(ctx, &tpcc.PaymentInput{W: 1, D: 3, CW: 1, CD: 3, CID: 7, AmountCents: 1})
+	var te *engine.TxnError
+	if !errors.As(err, &te) || te.Kind != engine.ErrConnection {
+		t.Fatalf("a call on a terminated backend: %v; want a lost connection", err)
+	}
 }
 
 func testRollback(e *txnEnv) {
