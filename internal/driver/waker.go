@@ -27,7 +27,6 @@ import (
 // call through the runtime's syscall bookkeeping woke its monitor thread
 // from its idle sleep at nearly every arrival of a lightly loaded step.
 type waker struct {
-	fd    int
 	file  *os.File // nil: the timer waits
 	rc    syscall.RawConn
 	timer *time.Timer
@@ -46,7 +45,7 @@ func newWaker(ctx context.Context) *waker {
 	w := &waker{}
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err == nil {
-		w.fd, w.file = fd, os.NewFile(uintptr(fd), "timerfd")
+		w.file = os.NewFile(uintptr(fd), "timerfd")
 		if w.rc, err = w.file.SyscallConn(); err == nil {
 			w.fn = w.arm
 			w.stop = context.AfterFunc(ctx, func() { _ = w.file.SetReadDeadline(time.Unix(1, 0)) })

@@ -275,7 +275,16 @@ type routineWorker struct {
 // result reader. The connection is otherwise idle while a worker calls
 // (a worker is one VU's), and the routines change no setting the server
 // reports, so pgconn's view of it stays right.
+//
+// The driver's contexts never end (it calls Interrupt instead); a context
+// that does end closes the socket, as Interrupt does.
 func (w *routineWorker) call(ctx context.Context, c int, scan func(row [][]byte) error) error {
+	if ctx.Done() != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		defer context.AfterFunc(ctx, w.Interrupt)()
+	}
 	values, formats := w.p.args()
 	pc := w.conn.PgConn()
 	fe := pc.Frontend()

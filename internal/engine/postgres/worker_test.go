@@ -229,6 +229,13 @@ func testAfterError(e *txnEnv) {
 	if err != nil || out.RolledBack || out.OID != prev {
 		t.Fatalf("New-Order after them: %+v, %v; want O_ID %d committed", out, err, prev)
 	}
+	cw := e.newWorker()
+	defer cw.Close()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := cw.Payment(cancelled, &tpcc.PaymentInput{W: 1, D: 3, CW: 1, CD: 3, CID: 7, AmountCents: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a call with its context ended: %v; want %v", err, context.Canceled)
+	}
 	var pid uint32
 	switch w := w.(type) {
 	case *routineWorker:
