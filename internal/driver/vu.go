@@ -181,13 +181,19 @@ func (v *vu) prepare(kind tpcc.Kind) {
 func (v *vu) execute(ctx context.Context, kind tpcc.Kind) (rolledBack bool, err error) {
 	for attempt := 0; ; attempt++ {
 		rolledBack, err = v.once(ctx, kind)
-		var te *engine.TxnError
-		if err == nil || attempt >= v.cfg.Retry || !errors.As(err, &te) ||
-			!te.Kind.Retryable() {
+		if err == nil || attempt >= v.cfg.Retry || !retryable(err) {
 			return rolledBack, err
 		}
 		v.counts.retries.Add(1)
 	}
+}
+
+// retryable reports whether err is a failure a retry may cure. It is a
+// function of its own so that only a failed transaction pays for the
+// error target that escapes to errors.As.
+func retryable(err error) bool {
+	var te *engine.TxnError
+	return errors.As(err, &te) && te.Kind.Retryable()
 }
 
 func (v *vu) once(ctx context.Context, kind tpcc.Kind) (bool, error) {
