@@ -27,10 +27,9 @@ import (
 // call through the runtime's syscall bookkeeping woke its monitor thread
 // from its idle sleep at nearly every arrival of a lightly loaded step.
 type waker struct {
-	file  *os.File // nil: the timer waits
-	rc    syscall.RawConn
-	timer *time.Timer
-	stop  func() bool
+	file *os.File // nil: a Go timer waits (sleep)
+	rc   syscall.RawConn
+	stop func() bool
 
 	// The current wait's end and outcome, for the callback, which is made
 	// once: a closure per wait would be an allocation.
@@ -54,8 +53,6 @@ func newWaker(ctx context.Context) *waker {
 		_ = w.file.Close()
 		w.file = nil
 	}
-	w.timer = time.NewTimer(time.Hour)
-	w.timer.Stop()
 	return w
 }
 

@@ -286,8 +286,7 @@ func (w *routineWorker) call(ctx context.Context, c int, scan func(row [][]byte)
 		defer context.AfterFunc(ctx, w.Interrupt)()
 	}
 	values, formats := w.p.args()
-	pc := w.conn.PgConn()
-	fe := pc.Frontend()
+	fe := w.conn.PgConn().Frontend()
 	w.bind = pgproto3.Bind{PreparedStatement: w.stmts[c].Name, ParameterFormatCodes: formats, Parameters: values, ResultFormatCodes: binaryResults}
 	fe.SendBind(&w.bind)
 	fe.SendExecute(&pgproto3.Execute{})
@@ -321,11 +320,11 @@ func (w *routineWorker) call(ctx context.Context, c int, scan func(row [][]byte)
 	}
 }
 
-// lost closes the connection after a failed write or read in the middle of
-// a call, whose replies can no longer be told apart from the next call's,
-// and returns err.
+// lost closes the socket (Interrupt) after a failed write or read in the
+// middle of a call, whose replies can no longer be told apart from the next
+// call's, and returns err.
 func (w *routineWorker) lost(err error) error {
-	_ = w.conn.PgConn().Conn().Close()
+	w.Interrupt()
 	return err
 }
 
