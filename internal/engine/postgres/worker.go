@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -259,6 +260,26 @@ type routineWorker struct {
 	stmts [numCalls]*pgconn.StatementDescription
 	p     binaryParams
 	bind  pgproto3.Bind
+	// busy is held while a call is on the wire. pgconn's own lock does not
+	// see a call that goes around it, and the driver may ask PublishStats
+	// while a transaction that outlasted the edge's wait is still running:
+	// a query sent then would interleave with the call's replies.
+	busy sync.Mutex
+}
+
+// errBusy is PublishStats's answer while a call is on the wire, as
+// pgconn's "conn busy" was: the driver then reads the counters until they
+// settle.
+var errBusy = errors.New("the connection is busy with a transaction")
+
+// PublishStats publishes the connection's statistics (base.PublishStats),
+// unless a call is on the wire.
+func (w *routineWorker) PublishStats(ctx context.Context) (bool, error) {
+	if !w.busy.TryLock() {
+		return false, errBusy
+	}
+	defer w.busy.Unlock()
+	return w.base.PublishStats(ctx)
 }
 
 // call runs routine c with the parameters in w.p and hands its one result
@@ -285,6 +306,8 @@ func (w *routineWorker) call(ctx context.Context, c int, scan func(row [][]byte)
 		}
 		defer context.AfterFunc(ctx, w.Interrupt)()
 	}
+	w.busy.Lock()
+	defer w.busy.Unlock()
 	values, formats := w.p.args()
 	fe := w.conn.PgConn().Frontend()
 	w.bind = pgproto3.Bind{PreparedStatement: w.stmts[c].Name, ParameterFormatCodes: formats, Parameters: values, ResultFormatCodes: binaryResults}
