@@ -34,6 +34,13 @@ type Conn struct {
 	// allocation. A read and a write may run at the same time (pgconn
 	// reads in the background while it writes a large message).
 	r, w rawCall
+
+	// A request kept by a Write after HoldWrite, for the next Read to send
+	// (see HoldWrite); hold says the next Write is to be kept.
+	held []byte
+	hold bool
+	// exchange is the read's callback when a held request goes first.
+	exchange func(fd uintptr) bool
 }
 
 // rawCall is one direction of a Conn.
@@ -42,6 +49,11 @@ type rawCall struct {
 	n     int
 	errno syscall.Errno
 	fn    func(fd uintptr) bool
+
+	// send is what a read writes before it reads (HoldWrite); sendErr says
+	// the write failed, with errno.
+	send    []byte
+	sendErr bool
 }
 
 // Wrap returns c reading and writing by raw system calls, or c itself
@@ -56,7 +68,7 @@ func Wrap(c net.Conn) net.Conn {
 		return c
 	}
 	r := &Conn{Conn: c, rc: rc}
-	r.r.fn, r.w.fn = r.r.read, r.w.write
+	r.r.fn, r.w.fn, r.exchange = r.r.read, r.w.write, r.r.sendThenRead
 	return r
 }
 
@@ -85,6 +97,33 @@ func (c *rawCall) read(fd uintptr) bool {
 
 // write is the write callback: it writes all of c.buf, and returns false
 // to wait for room when the socket's buffer is full.
+// sendThenRead is a read's callback that first writes c.send, the request
+// whose reply the read is for. The poller forgets the socket's old
+// readiness before it calls the callback and waits after it returns
+// false, so the reply, which cannot come before the request has gone,
+// always wakes the wait: the read that would find nothing yet is not
+// made. Bytes that came before the request (a reply's tail the caller had
+// not read yet) are read with the reply.
+func (c *rawCall) sendThenRead(fd uintptr) bool {
+	if len(c.send) == 0 {
+		return c.read(fd)
+	}
+	for len(c.send) > 0 {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.send[0])), uintptr(len(c.send)))
+		switch e {
+		case 0:
+			c.send = c.send[r:]
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return true // no room: Read writes the rest as Write does
+		default:
+			c.errno, c.sendErr = e, true
+			return true
+		}
+	}
+	return false
+}
+
 func (c *rawCall) write(fd uintptr) bool {
 	for len(c.buf) > 0 {
 		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.buf[0])), uintptr(len(c.buf)))
@@ -108,9 +147,21 @@ func (c *Conn) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	r := &c.r
+	if len(c.held) > 0 {
+		if n, err, done := c.sendHeld(b); done {
+			return n, err
+		}
+	}
 	r.buf, r.n, r.errno = b, 0, 0
 	err := c.rc.Read(r.fn)
 	r.buf = nil
+	return c.readResult(err)
+}
+
+// readResult turns the outcome of a read's wait and of its callback into
+// Read's results.
+func (c *Conn) readResult(err error) (int, error) {
+	r := &c.r
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -122,10 +173,60 @@ func (c *Conn) Read(b []byte) (int, error) {
 	return r.n, nil
 }
 
+// HoldWrite makes the next Write keep its bytes rather than send them, and
+// report them written: the next Read sends them from inside its wait, which
+// saves the read that would find no reply yet, one system call a round
+// trip. It is for a request whose reply the caller reads next; another
+// Write first sends the kept bytes as they were due, and Close drops them.
+func (c *Conn) HoldWrite() { c.hold = true }
+
+// sendHeld writes the kept request inside the wait for its reply and reads
+// into b. done is false when the request could not all be written at once
+// (a full socket buffer): it has then been written by Write, and Read goes
+// on as a plain read.
+func (c *Conn) sendHeld(b []byte) (n int, err error, done bool) {
+	r := &c.r
+	r.buf, r.n, r.errno, r.send, r.sendErr = b, 0, 0, c.held, false
+	c.held = c.held[:0]
+	err = c.rc.Read(c.exchange)
+	rest := r.send
+	r.buf, r.send = nil, nil
+	switch {
+	case err != nil && len(rest) > 0:
+		return 0, c.opError("write", err), true
+	case r.sendErr:
+		return 0, c.opError("write", r.errno), true
+	case len(rest) > 0:
+		if _, err := c.write(rest); err != nil {
+			return 0, err, true
+		}
+		return 0, nil, false
+	}
+	n, err = c.readResult(err)
+	return n, err, true
+}
+
 func (c *Conn) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	if c.hold {
+		c.hold = false
+		c.held = append(c.held[:0], b...)
+		return len(b), nil
+	}
+	if len(c.held) > 0 {
+		held := c.held
+		c.held = c.held[:0]
+		if _, err := c.write(held); err != nil {
+			return 0, err
+		}
+	}
+	return c.write(b)
+}
+
+// write sends all of b.
+func (c *Conn) write(b []byte) (int, error) {
 	w := &c.w
 	w.buf, w.n, w.errno = b, 0, 0
 	err := c.rc.Write(w.fn)

@@ -162,3 +162,163 @@ func TestWrapRawPipe(t *testing.T) {
 		t.Fatalf("Wrap(pipe) = %T; want the pipe itself", got)
 	}
 }
+
+// TestHoldWrite checks the held request: it leaves only with the Read of
+// its reply, the reply always ends that wait, including when it comes in
+// pieces or after bytes left unread from the reply before, and a request
+// too large for the socket buffer still goes whole.
+func TestHoldWrite(t *testing.T) {
+	t.Run("kept until the read", func(t *testing.T) {
+		c, peer := rawPair(t)
+		c.HoldWrite()
+		if n, err := c.Write([]byte("ping")); n != 4 || err != nil {
+			t.Fatalf("held Write = %d, %v; want 4, nil", n, err)
+		}
+		peer.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if n, err := peer.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the peer read %d bytes (%v) of a held request before any Read", n, err)
+		}
+		go func() {
+			peer.SetReadDeadline(time.Time{})
+			b := make([]byte, 4)
+			if _, err := io.ReadFull(peer, b); err == nil {
+				peer.Write(append(b, " pong"...))
+			}
+		}()
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		got := make([]byte, 9)
+		if _, err := io.ReadFull(c, got); err != nil || string(got) != "ping pong" {
+			t.Fatalf("reply = %q, %v; want \"ping pong\"", got, err)
+		}
+	})
+	t.Run("round trips", func(t *testing.T) {
+		c, peer := rawPair(t)
+		// The peer answers request i (8 bytes: i) with its reply, sent whole,
+		// in two pieces a moment apart, or with its last byte a moment later,
+		// which the client reads only with the next reply: the byte comes
+		// before the next request or while its reply is awaited.
+		go func() {
+			req := make([]byte, 8)
+			for i := 0; ; i++ {
+				if _, err := io.ReadFull(peer, req); err != nil {
+					return
+				}
+				reply := append(req, bytes.Repeat([]byte{byte(i)}, i%50)...)
+				switch i % 3 {
+				case 0:
+					peer.Write(reply)
+				case 1:
+					peer.Write(reply[:3])
+					time.Sleep(time.Duration(i%7) * 100 * time.Microsecond)
+					peer.Write(reply[3:])
+				case 2:
+					peer.Write(reply[:len(reply)-1])
+					time.Sleep(time.Duration(i%5) * 50 * time.Microsecond)
+					peer.Write(reply[len(reply)-1:])
+				}
+			}
+		}()
+		c.SetReadDeadline(time.Now().Add(60 * time.Second)) // a lost wake-up fails, not hangs
+		var owed int // bytes of the last reply still to read
+		for i := range 600 {
+			req := make([]byte, 8)
+			req[0], req[1] = byte(i), byte(i>>8)
+			c.HoldWrite()
+			if _, err := c.Write(req); err != nil {
+				t.Fatal(err)
+			}
+			want := owed + 8 + i%50
+			got := make([]byte, want)
+			n, err := io.ReadFull(c, got[:want-boolInt(i%3 == 2)])
+			if err != nil {
+				t.Fatalf("round trip %d: read %d bytes: %v", i, n, err)
+			}
+			if !bytes.Equal(got[owed:owed+8], req) {
+				t.Fatalf("round trip %d: reply %x does not start with the request %x", i, got[owed:owed+8], req)
+			}
+			owed = boolInt(i%3 == 2)
+		}
+	})
+	t.Run("larger than the socket buffer", func(t *testing.T) {
+		c, peer := rawPair(t)
+		big := bytes.Repeat([]byte("0123456789abcdef"), 1<<20) // 16 MiB
+		go func() {
+			n, _ := io.CopyN(io.Discard, peer, int64(len(big)))
+			peer.Write([]byte{byte(n >> 24)})
+		}()
+		c.HoldWrite()
+		c.Write(big)
+		c.SetReadDeadline(time.Now().Add(60 * time.Second))
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(c, b); err != nil || b[0] != byte(len(big)>>24) {
+			t.Fatalf("reply = %x, %v; want the peer to have read all %d bytes", b, err, len(big))
+		}
+	})
+	t.Run("another write sends it first", func(t *testing.T) {
+		c, peer := rawPair(t)
+		c.HoldWrite()
+		c.Write([]byte("first "))
+		c.Write([]byte("second"))
+		peer.SetReadDeadline(time.Now().Add(30 * time.Second))
+		got := make([]byte, 12)
+		if _, err := io.ReadFull(peer, got); err != nil || string(got) != "first second" {
+			t.Fatalf("the peer read %q, %v; want \"first second\"", got, err)
+		}
+	})
+	t.Run("closed while waiting", func(t *testing.T) {
+		c, peer := rawPair(t)
+		done := make(chan error, 1)
+		go func() {
+			c.HoldWrite()
+			c.Write([]byte("never answered"))
+			_, err := c.Read(make([]byte, 8))
+			done <- err
+		}()
+		peer.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.ReadFull(peer, make([]byte, 14)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		select {
+		case err := <-done:
+			if !errors.Is(err, net.ErrClosed) {
+				t.Fatalf("Read after Close = %v; want net.ErrClosed", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not end a Read waiting for a held request's reply")
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		c, _ := rawPair(t)
+		c.HoldWrite()
+		c.Write([]byte("never answered"))
+		c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("Read of a reply that never comes, past its deadline = %v; want a timeout", err)
+		}
+	})
+	t.Run("peer gone", func(t *testing.T) {
+		c, peer := rawPair(t)
+		peer.(*net.TCPConn).SetLinger(0)
+		peer.Close()
+		time.Sleep(20 * time.Millisecond) // the reset has come
+		var err error
+		for range 100 {
+			c.HoldWrite()
+			c.Write([]byte("after the reset"))
+			if _, err = c.Read(make([]byte, 8)); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			t.Fatal("a held request to a reset connection never failed")
+		}
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
