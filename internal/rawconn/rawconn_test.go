@@ -219,7 +219,7 @@ func TestHoldWrite(t *testing.T) {
 			}
 		}()
 		c.SetReadDeadline(time.Now().Add(60 * time.Second)) // a lost wake-up fails, not hangs
-		var owed int // bytes of the last reply still to read
+		var owed int                                        // bytes of the last reply still to read
 		for i := range 600 {
 			req := make([]byte, 8)
 			req[0], req[1] = byte(i), byte(i>>8)
