@@ -24,12 +24,28 @@ import (
 func workerConn(w engine.Worker) (*wconn, error) {
 	switch w := w.(type) {
 	case *routineWorker:
+		if w.wire != nil {
+			// The driver reads the connection next: the last CALL's
+			// closing OK must not be left for it.
+			if err := w.wire.settle(); err != nil {
+				return nil, err
+			}
+		}
 		return w.wconn, nil
 	case *stmtWorker:
 		return w.wconn, nil
 	}
 	return nil, fmt.Errorf("%T is not a worker of package mariadb", w)
 }
+
+// WireCalls says whether w makes its calls by wire.go's code.
+func WireCalls(w engine.Worker) bool {
+	rw, ok := w.(*routineWorker)
+	return ok && rw.wire != nil
+}
+
+// SetDriverCalls makes db's routines workers call through the driver.
+func SetDriverCalls(db *DB) { db.driverCalls = true }
 
 // WorkerExec runs a statement without parameters on a worker's own
 // connection (a session setting, say).
@@ -280,4 +296,23 @@ func TestVariantSQL(t *testing.T) {
 	if got := variantSQL(vLines, 15); strings.Count(got, "?") != 9*15 {
 		t.Errorf("lines: %d parameters", strings.Count(got, "?"))
 	}
+}
+
+// settle reads what is owed of the last CALL's reply, so that the driver
+// may use the connection. Only tests do (workerConn): a worker's calls
+// never hand the connection back.
+func (cw *callWire) settle() error {
+	if !cw.owed {
+		return nil
+	}
+	cw.owed, cw.inReply = false, true
+	if err := cw.finish(); err != nil {
+		_ = cw.conn.Close()
+		return err
+	}
+	if cw.pos != cw.end {
+		_ = cw.conn.Close()
+		return errors.New("the server sent more than a CALL's reply")
+	}
+	return nil
 }

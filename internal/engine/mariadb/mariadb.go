@@ -47,7 +47,15 @@ type DB struct {
 	mu         sync.Mutex
 	statsConn  *sql.Conn // kept open for Stats and ServerInfo
 	countsConn *sql.Conn // kept open for Counters
+
+	// driverCalls makes the routines' calls through the driver rather than
+	// wire.go's code (the tests compare the two).
+	driverCalls bool
 }
+
+// tls says whether the connections may use TLS, whose records only the
+// driver reads.
+func (db *DB) tls() bool { return db.cfg.TLSConfig != "" && db.cfg.TLSConfig != "false" }
 
 // ParseDSN turns a mysql:// or mariadb:// URL into the driver's
 // configuration:

@@ -63,6 +63,7 @@ type wconn struct {
 	db     *DB
 	dc     driver.Conn
 	sock   net.Conn    // set by the dialer during Connect, before any other use
+	greet  *greetingConn
 	broken atomic.Bool // Interrupt closed the socket
 	args   []driver.Value
 	dest   [32]driver.Value
@@ -78,6 +79,10 @@ func (db *DB) openWorkerConn(ctx context.Context) (*wconn, error) {
 		if err == nil {
 			c.sock = nc
 			nc = rawconn.Wrap(nc)
+			if rc, ok := nc.(*rawconn.Conn); ok {
+				c.greet = &greetingConn{Conn: rc}
+				nc = c.greet
+			}
 		}
 		return nc, err
 	}
@@ -352,6 +357,7 @@ var callSQL = [numCalls]string{
 // routineWorker runs the transactions as stored procedures.
 type routineWorker struct {
 	*wconn
+	wire  *callWire // the calls by this package's own protocol code (wire.go); nil: by the driver's
 	calls [numCalls]driver.Stmt
 	lines []byte // New-Order's lines as JSON
 }
@@ -361,6 +367,15 @@ func newRoutineWorker(ctx context.Context, c *wconn) (*routineWorker, error) {
 		return nil, err
 	}
 	w := &routineWorker{wconn: c, lines: make([]byte, 0, 32*tpcc.MaxOrderLines)}
+	if c.greet != nil && !c.db.tls() && !c.db.driverCalls {
+		wire, err := newCallWire(c.greet)
+		if err != nil {
+			return nil, fmt.Errorf("preparing the TPC-C routines' calls: %w", err)
+		}
+		if w.wire = wire; wire != nil {
+			return w, nil
+		}
+	}
 	for i, sql := range callSQL {
 		st, err := c.prepare(ctx, sql)
 		if err != nil {
@@ -400,6 +415,15 @@ func (c *wconn) checkRoutines(ctx context.Context) error {
 // call runs procedure k with c.args and reads its one result row of n
 // columns into c.dest; decode must take what it needs before call returns.
 func (w *routineWorker) call(ctx context.Context, k, n int, decode func([]driver.Value) error) error {
+	if w.wire != nil {
+		if ctx.Done() != nil {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			defer context.AfterFunc(ctx, w.Interrupt)()
+		}
+		return w.wire.call(k, n, w.args, w.dest[:], decode)
+	}
 	rows, err := w.query(ctx, w.calls[k])
 	if err != nil {
 		return err

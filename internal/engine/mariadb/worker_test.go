@@ -126,6 +126,9 @@ func testTransactions(t *testing.T, mode string) {
 	e := &txnEnv{t: t, ctx: ctx, dsn: dsn, db: db, conn: conn, mode: mode}
 	e.w = e.newWorker()
 	t.Cleanup(e.w.Close)
+	if wire := mariadb.WireCalls(e.w); wire != (mode == engine.ModeRoutines) {
+		t.Fatalf("a %s worker makes its calls by its own protocol code: %v", mode, wire)
+	}
 
 	t.Run("each", func(t *testing.T) { e.t = t; testEach(e) })
 	t.Run("rollback", func(t *testing.T) { e.t = t; testRollback(e) })
@@ -141,6 +144,23 @@ func testTransactions(t *testing.T, mode string) {
 	t.Run("burst", func(t *testing.T) { e.t = t; testBurst(e) })
 	t.Run("verify-orders", func(t *testing.T) { e.t = t; testVerifyOrders(e) })
 	if mode == engine.ModeRoutines {
+		// The calls through the driver, as on a TLS connection.
+		t.Run("driver-calls", func(t *testing.T) {
+			wireDB, wireW := e.db, e.w
+			defer func() { e.t, e.db, e.w = t, wireDB, wireW }()
+			e.t = t
+			e.db, _ = openTest(t, dsn)
+			mariadb.SetDriverCalls(e.db)
+			e.w = e.newWorker()
+			defer e.w.Close()
+			if mariadb.WireCalls(e.w) {
+				t.Fatal("SetDriverCalls did not take")
+			}
+			for name, f := range map[string]func(*txnEnv){"payment-by-name": testPaymentByName,
+				"lock-timeout": testLockTimeout, "counting": testCounting} {
+				t.Run(name, func(t *testing.T) { e.t = t; f(e) })
+			}
+		})
 		t.Run("routines-missing", func(t *testing.T) { e.t = t; testRoutinesMissing(e) })
 	}
 }

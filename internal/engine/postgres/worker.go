@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/tierbench/tierbench/internal/engine"
+	"github.com/tierbench/tierbench/internal/rawconn"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
 
@@ -314,6 +315,9 @@ func (w *routineWorker) call(ctx context.Context, c int, scan func(row [][]byte)
 	fe.SendBind(&w.bind)
 	fe.SendExecute(&pgproto3.Execute{})
 	fe.SendSync(&pgproto3.Sync{})
+	if rc, ok := w.conn.PgConn().Conn().(*rawconn.Conn); ok {
+		rc.HoldWrite() // the call goes out with the first read of its reply
+	}
 	if err := fe.Flush(); err != nil {
 		return w.lost(err)
 	}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# bench/pairs.sh — the client CPU per transaction of two tierbench builds, in
+# alternating whole-process pairs on one managed server.
+#
+#   bench/pairs.sh OLD NEW                       # PostgreSQL, routines, 4 VUs
+#   ENGINE=mariadb PAIRS=8 bench/pairs.sh OLD NEW
+#   EXTRA="--rate 40000" bench/pairs.sh OLD NEW  # the open loop
+#
+# OLD and NEW are tierbench binaries, e.g. one built from an earlier commit:
+#   git worktree add /tmp/old HEAD~3 && (cd /tmp/old && go build -o /tmp/tb.old ./cmd/tierbench)
+#
+# NEW starts a managed server ($ENGINE) and builds $WAREHOUSES warehouses
+# once; then each pair runs `tpcc run --vus $VUS --rampup $RAMPUP --duration
+# $DURATION $EXTRA` with OLD and with NEW, one after the other, the first of
+# the two alternating from pair to pair. A pair's two runs share their
+# minute, so the host's drift from hour to hour (a third on the reference
+# machine) falls mostly outside the ratio. Prints each run's client CPU per
+# transaction (tierbench's user + system time over the measured interval,
+# its telemetry included) and TPM, each pair's NEW/OLD ratio, and the
+# medians. About PAIRS × 2 × (RAMPUP + DURATION + 3 s).
+set -euo pipefail
+[ $# -eq 2 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
+OLD=$(realpath "$1")
+NEW=$(realpath "$2")
+ENGINE=${ENGINE:-postgres}
+PAIRS=${PAIRS:-6}
+VUS=${VUS:-4}
+WAREHOUSES=${WAREHOUSES:-2}
+RAMPUP=${RAMPUP:-3s}
+DURATION=${DURATION:-20s}
+EXTRA=${EXTRA:-}
+TB=$NEW
+. "$(dirname "$0")/common.sh"
+bench_work pairs
+
+"$NEW" server start --engine "$ENGINE" --datadir "$work/data" --json >"$work/server.json"
+dsn=$(sfield dsn <"$work/server.json")
+TIERBENCH_DSN=$dsn "$NEW" tpcc build --warehouses "$WAREHOUSES" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+export TIERBENCH_DSN=$dsn # the DSN (and its password) stays off the command lines
+
+run() { # run BINARY: "cpu tpm"
+	# shellcheck disable=SC2086 # EXTRA is a list of flags
+	out=$("$1" tpcc run --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $EXTRA --json 2>/dev/null)
+	printf '%s %s\n' "$(printf '%s\n' "$out" | field client_cpu_us_per_txn)" "$(printf '%s\n' "$out" | field tpm)"
+}
+
+echo "engine=$ENGINE vus=$VUS warehouses=$WAREHOUSES duration=$DURATION extra='$EXTRA' load=$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-5s %12s %8s %12s %8s %7s\n' pair old_us old_tpm new_us new_tpm ratio
+: >"$work/pairs"
+for i in $(seq "$PAIRS"); do
+	if [ $((i % 2)) -eq 1 ]; then
+		read -r ou ot < <(run "$OLD")
+		read -r nu nt < <(run "$NEW")
+	else
+		read -r nu nt < <(run "$NEW")
+		read -r ou ot < <(run "$OLD")
+	fi
+	ratio=$(awk -v o="$ou" -v n="$nu" 'BEGIN { printf "%.3f", n / o }')
+	printf '%-5s %12.1f %8s %12.1f %8s %7s\n' "$i" "$ou" "$ot" "$nu" "$nt" "$ratio"
+	echo "$ou $nu $ratio" >>"$work/pairs"
+done
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+printf 'median: old %.1f µs, new %.1f µs, ratio %.3f; load=%s\n' \
+	"$(cut -d' ' -f1 "$work/pairs" | median)" "$(cut -d' ' -f2 "$work/pairs" | median)" \
+	"$(cut -d' ' -f3 "$work/pairs" | median)" "$(cut -d' ' -f1-3 /proc/loadavg)"
