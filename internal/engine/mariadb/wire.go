@@ -344,13 +344,15 @@ func (cw *callWire) exchange(k, n int, args, dest []driver.Value, decode func([]
 	}
 }
 
+var errMalformedOK = errors.New("the server sent a malformed OK packet")
+
 // after handles the OK (p) that ends a result or a CALL: with more results
 // to come, the CALL's closing OK is read now if it is here already, and
 // owed otherwise. It returns err.
 func (cw *callWire) after(p []byte, err error) error {
 	status, ok := okStatus(p)
 	if !ok {
-		return errors.New("the server sent a malformed OK packet")
+		return errMalformedOK
 	}
 	if status&statusMoreRes == 0 {
 		cw.inReply = false
@@ -380,7 +382,7 @@ func (cw *callWire) finish() error {
 		case 0x00, 0xfe:
 			status, ok := okStatus(p)
 			if !ok {
-				return errors.New("the server sent a malformed OK packet")
+				return errMalformedOK
 			}
 			if status&statusMoreRes == 0 {
 				cw.inReply = false
