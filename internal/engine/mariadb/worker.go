@@ -63,9 +63,9 @@ var (
 type wconn struct {
 	db     *DB
 	dc     driver.Conn
-	sock   net.Conn    // set by the dialer during Connect, before any other use
-	greet  *greetingConn
-	broken atomic.Bool // Interrupt closed the socket
+	sock   net.Conn      // set by the dialer during Connect, before any other use
+	greet  *greetingConn // the socket as the driver reads it, noting the server's capabilities (wire.go)
+	broken atomic.Bool   // Interrupt closed the socket
 	args   []driver.Value
 	dest   [32]driver.Value
 }
