@@ -95,8 +95,6 @@ func (c *rawCall) read(fd uintptr) bool {
 	}
 }
 
-// write is the write callback: it writes all of c.buf, and returns false
-// to wait for room when the socket's buffer is full.
 // sendThenRead is a read's callback that first writes c.send, the request
 // whose reply the read is for. The poller forgets the socket's old
 // readiness before it calls the callback and waits after it returns
@@ -124,6 +122,8 @@ func (c *rawCall) sendThenRead(fd uintptr) bool {
 	return false
 }
 
+// write is the write callback: it writes all of c.buf, and returns false
+// to wait for room when the socket's buffer is full.
 func (c *rawCall) write(fd uintptr) bool {
 	for len(c.buf) > 0 {
 		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.buf[0])), uintptr(len(c.buf)))
@@ -148,7 +148,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 	}
 	r := &c.r
 	if len(c.held) > 0 {
-		if n, err, done := c.sendHeld(b); done {
+		if n, done, err := c.sendHeld(b); done {
 			return n, err
 		}
 	}
@@ -184,7 +184,7 @@ func (c *Conn) HoldWrite() { c.hold = true }
 // into b. done is false when the request could not all be written at once
 // (a full socket buffer): it has then been written by Write, and Read goes
 // on as a plain read.
-func (c *Conn) sendHeld(b []byte) (n int, err error, done bool) {
+func (c *Conn) sendHeld(b []byte) (n int, done bool, err error) {
 	r := &c.r
 	r.buf, r.n, r.errno, r.send, r.sendErr = b, 0, 0, c.held, false
 	c.held = c.held[:0]
@@ -193,17 +193,17 @@ func (c *Conn) sendHeld(b []byte) (n int, err error, done bool) {
 	r.buf, r.send = nil, nil
 	switch {
 	case err != nil && len(rest) > 0:
-		return 0, c.opError("write", err), true
+		return 0, true, c.opError("write", err)
 	case r.sendErr:
-		return 0, c.opError("write", r.errno), true
+		return 0, true, c.opError("write", r.errno)
 	case len(rest) > 0:
 		if _, err := c.write(rest); err != nil {
-			return 0, err, true
+			return 0, true, err
 		}
-		return 0, nil, false
+		return 0, false, nil
 	}
 	n, err = c.readResult(err)
-	return n, err, true
+	return n, true, err
 }
 
 func (c *Conn) Write(b []byte) (int, error) {
