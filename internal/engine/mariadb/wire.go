@@ -112,7 +112,7 @@ func greetingCaps(b []byte) (caps, ext uint32) {
 	if len(b) < 5 {
 		return 0, 0
 	}
-	n := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
+	n := payloadLen(b)
 	if n < 1 || n > len(b)-4 || b[4] != 10 {
 		return 0, 0
 	}
@@ -204,7 +204,7 @@ func (cw *callWire) packet() ([]byte, error) {
 		b := cw.buf[cw.pos:cw.end]
 		need := 4
 		if len(b) >= 4 {
-			n := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
+			n := payloadLen(b)
 			switch {
 			case n == maxPacket:
 				return nil, errors.New("the server sent a packet too long for a CALL's reply")
@@ -236,8 +236,12 @@ func (cw *callWire) packet() ([]byte, error) {
 // buffered says whether the next packet has been read whole already.
 func (cw *callWire) buffered() bool {
 	b := cw.buf[cw.pos:cw.end]
-	return len(b) >= 4 && len(b)-4 >= int(b[0])|int(b[1])<<8|int(b[2])<<16
+	return len(b) >= 4 && len(b)-4 >= payloadLen(b)
 }
+
+// payloadLen reads the payload length from a packet's header at b[0:3]
+// (then comes its sequence number).
+func payloadLen(b []byte) int { return int(b[0]) | int(b[1])<<8 | int(b[2])<<16 }
 
 // errPacket turns an ERR packet into the driver's error type, which
 // classify reads.
@@ -350,12 +354,11 @@ var errMalformedOK = errors.New("the server sent a malformed OK packet")
 // to come, the CALL's closing OK is read now if it is here already, and
 // owed otherwise. It returns err.
 func (cw *callWire) after(p []byte, err error) error {
-	status, ok := okStatus(p)
-	if !ok {
-		return errMalformedOK
+	last, okErr := cw.ends(p)
+	if okErr != nil {
+		return okErr
 	}
-	if status&statusMoreRes == 0 {
-		cw.inReply = false
+	if last {
 		return err
 	}
 	if !cw.buffered() {
@@ -366,6 +369,20 @@ func (cw *callWire) after(p []byte, err error) error {
 		return ferr
 	}
 	return err
+}
+
+// ends reads the OK packet p and says whether it is the reply's last
+// (no more results to come), which ends the reply.
+func (cw *callWire) ends(p []byte) (bool, error) {
+	status, ok := okStatus(p)
+	if !ok {
+		return false, errMalformedOK
+	}
+	if status&statusMoreRes != 0 {
+		return false, nil
+	}
+	cw.inReply = false
+	return true, nil
 }
 
 // finish reads what is left of a CALL's reply after its result set: the
@@ -380,13 +397,8 @@ func (cw *callWire) finish() error {
 		}
 		switch p[0] {
 		case 0x00, 0xfe:
-			status, ok := okStatus(p)
-			if !ok {
-				return errMalformedOK
-			}
-			if status&statusMoreRes == 0 {
-				cw.inReply = false
-				return nil
+			if last, err := cw.ends(p); err != nil || last {
+				return err
 			}
 		case 0xff:
 			return fmt.Errorf("a CALL ended with an error after its result: %w", errPacket(p))
