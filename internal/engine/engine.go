@@ -160,6 +160,23 @@ type Worker interface {
 	Close()
 }
 
+// InterruptOnDone is for a worker's call that does not watch its context
+// itself: it returns ctx.Err() when ctx has ended already, and otherwise
+// has w's Interrupt close the connection should ctx end during the call,
+// returning the function that undoes that. A context that can never end,
+// as the driver's are, costs nothing.
+func InterruptOnDone(ctx context.Context, w interface{ Interrupt() }) (stop func() bool, err error) {
+	if ctx.Done() == nil {
+		return neverStop, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.AfterFunc(ctx, w.Interrupt), nil
+}
+
+func neverStop() bool { return false }
+
 // ErrorKind classifies a failed transaction.
 type ErrorKind string
 

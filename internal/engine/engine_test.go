@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestScheme(t *testing.T) {
@@ -53,5 +56,44 @@ func TestRedact(t *testing.T) {
 	}
 	if strings.Contains(Redact("postgres://u:topsecret@h/db"), "topsecret") {
 		t.Error("password survived")
+	}
+}
+
+type interrupts struct{ n atomic.Int32 }
+
+func (i *interrupts) Interrupt() { i.n.Add(1) }
+
+// InterruptOnDone: an ended context refuses the call; one that ends during
+// it interrupts once; a stopped watch, or a context that cannot end, never.
+func TestInterruptOnDone(t *testing.T) {
+	var w interrupts
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := InterruptOnDone(ended, &w); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an ended context: %v; want context.Canceled", err)
+	}
+	stop, err := InterruptOnDone(context.Background(), &w)
+	if err != nil || stop() {
+		t.Fatalf("a context that cannot end: %v, stop reported a watch", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := InterruptOnDone(ctx, &w); err != nil {
+		t.Fatal(err)
+	}
+	stopped, cancelStopped := context.WithCancel(context.Background())
+	stop, _ = InterruptOnDone(stopped, &w)
+	if !stop() {
+		t.Fatal("stop did not undo a watch")
+	}
+	cancelStopped()
+	cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for w.n.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // a second, wrong interrupt would have come by now
+	if n := w.n.Load(); n != 1 {
+		t.Fatalf("%d interrupts; want 1 (the watched context that ended)", n)
 	}
 }

@@ -417,12 +417,11 @@ func (c *wconn) checkRoutines(ctx context.Context) error {
 // columns into c.dest; decode must take what it needs before call returns.
 func (w *routineWorker) call(ctx context.Context, k, n int, decode func([]driver.Value) error) error {
 	if w.wire != nil {
-		if ctx.Done() != nil {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			defer context.AfterFunc(ctx, w.Interrupt)()
+		stop, err := engine.InterruptOnDone(ctx, w)
+		if err != nil {
+			return err
 		}
+		defer stop()
 		return w.wire.call(k, n, w.args, w.dest[:], decode)
 	}
 	rows, err := w.query(ctx, w.calls[k])

@@ -301,12 +301,11 @@ func (w *routineWorker) PublishStats(ctx context.Context) (bool, error) {
 // The driver's contexts never end (it calls Interrupt instead); a context
 // that does end closes the socket, as Interrupt does.
 func (w *routineWorker) call(ctx context.Context, c int, scan func(row [][]byte) error) error {
-	if ctx.Done() != nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		defer context.AfterFunc(ctx, w.Interrupt)()
+	stop, err := engine.InterruptOnDone(ctx, w)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	w.busy.Lock()
 	defer w.busy.Unlock()
 	values, formats := w.p.args()
