@@ -73,11 +73,12 @@ func (w *waker) arm(fd uintptr) bool {
 
 // until waits until t, and reports false when ctx ended first.
 func (w *waker) until(ctx context.Context, t time.Time) bool {
-	if time.Until(t) <= 0 {
+	d := time.Until(t)
+	if d <= 0 {
 		return ctx.Err() == nil
 	}
 	if w.file == nil {
-		return sleep(ctx, time.Until(t))
+		return sleep(ctx, d)
 	}
 	w.at, w.errno = t, 0
 	if err := w.rc.Read(w.fn); err != nil {
