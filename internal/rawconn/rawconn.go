@@ -41,6 +41,10 @@ type Conn struct {
 	hold bool
 	// exchange is the read's callback when a held request goes first.
 	exchange func(fd uintptr) bool
+
+	// wakeAt is what the next Read asked of its wait (WakeAt); mark is
+	// the socket's low-water mark as last set (0: the kernel's one byte).
+	wakeAt, mark int
 }
 
 // rawCall is one direction of a Conn.
@@ -54,6 +58,10 @@ type rawCall struct {
 	// the write failed, with errno.
 	send    []byte
 	sendErr bool
+
+	// lowat, when not 0, is the receive low-water mark to set before the
+	// callback reads or waits (WakeAt).
+	lowat int
 }
 
 // Wrap returns c reading and writing by raw system calls, or c itself
@@ -85,6 +93,7 @@ func Dialer(dial func(ctx context.Context, network, addr string) (net.Conn, erro
 
 // read is the read callback: false asks the poller to wait for data.
 func (c *rawCall) read(fd uintptr) bool {
+	c.setMark(fd)
 	for {
 		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.buf[0])), uintptr(len(c.buf)))
 		if e == syscall.EINTR {
@@ -106,6 +115,7 @@ func (c *rawCall) sendThenRead(fd uintptr) bool {
 	if len(c.send) == 0 {
 		return c.read(fd)
 	}
+	c.setMark(fd)
 	for len(c.send) > 0 {
 		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.send[0])), uintptr(len(c.send)))
 		switch e {
@@ -120,6 +130,19 @@ func (c *rawCall) sendThenRead(fd uintptr) bool {
 		}
 	}
 	return false
+}
+
+// setMark sets the socket's receive low-water mark (SO_RCVLOWAT) to
+// c.lowat, once, if a Read asked for it: the kernel wakes a waiting reader
+// only once that many bytes have come (or the peer closed). A failure is
+// left for the read to meet: the mark is only a saving.
+func (c *rawCall) setMark(fd uintptr) {
+	if c.lowat == 0 {
+		return
+	}
+	v := int32(c.lowat)
+	syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, uintptr(unsafe.Pointer(&v)), 4, 0)
+	c.lowat = 0
 }
 
 // write is the write callback: it writes all of c.buf, and returns false
@@ -147,6 +170,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	r := &c.r
+	c.markFor(len(b))
 	if len(c.held) > 0 {
 		if n, done, err := c.sendHeld(b); done {
 			return n, err
@@ -171,6 +195,29 @@ func (c *Conn) readResult(err error) (int, error) {
 		return 0, io.EOF
 	}
 	return r.n, nil
+}
+
+// WakeAt makes the next Read's wait end only once n bytes have come, or
+// the peer has closed: a reply that comes in pieces, the first of them
+// known to be shorter than n, then wakes its reader once instead of once a
+// piece. The caller must know that at least n bytes are to come. Reads
+// after that one wake at the first byte again. The mark is kept on the
+// socket from one Read to the next, so asking the same n each time costs
+// one system call in all.
+func (c *Conn) WakeAt(n int) { c.wakeAt = n }
+
+// markFor arranges the socket's low-water mark for a Read into b: the
+// one WakeAt asked for, or the kernel's one byte. Bytes that came under a
+// higher mark without waking anyone are read before any wait, by the read
+// callback or with the reply (sendThenRead).
+func (c *Conn) markFor(room int) {
+	want := max(min(c.wakeAt, room), 1)
+	c.wakeAt = 0
+	if want == max(c.mark, 1) {
+		return
+	}
+	c.mark = want
+	c.r.lowat = want
 }
 
 // HoldWrite makes the next Write keep its bytes rather than send them, and

@@ -322,3 +322,89 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestWakeAt checks the low-water mark a Read may ask for: its wait
+// sleeps through a first piece shorter than the mark, the Reads after it
+// wake at the first byte again, bytes that came under the mark are read
+// by the next Read, and a peer that closes short of the mark still ends
+// the wait.
+func TestWakeAt(t *testing.T) {
+	// answer writes the reply "01234" and, a moment later, "56789".
+	answer := func(peer net.Conn, req int) {
+		if req > 0 {
+			if _, err := io.ReadFull(peer, make([]byte, req)); err != nil {
+				return
+			}
+		}
+		peer.Write([]byte("01234"))
+		time.Sleep(30 * time.Millisecond)
+		peer.Write([]byte("56789"))
+	}
+	for _, held := range []bool{false, true} {
+		name := map[bool]string{false: "plain read", true: "held request"}[held]
+		t.Run(name+" sleeps through a short piece", func(t *testing.T) {
+			c, peer := rawPair(t)
+			c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			for i := range 4 { // the mark stays set from one Read to the next
+				req := 0
+				if held {
+					req = 3
+					c.HoldWrite()
+					c.Write([]byte("req"))
+				}
+				go answer(peer, req)
+				c.WakeAt(8)
+				b := make([]byte, 64)
+				n, err := c.Read(b)
+				if err != nil || string(b[:n]) != "0123456789" {
+					t.Fatalf("Read %d after WakeAt(8) = %q, %v; want both pieces, \"0123456789\", in one wake-up", i, b[:n], err)
+				}
+			}
+		})
+	}
+	t.Run("the next read wakes at the first byte", func(t *testing.T) {
+		c, peer := rawPair(t)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		go answer(peer, 0)
+		c.WakeAt(8)
+		if _, err := io.ReadFull(c, make([]byte, 10)); err != nil {
+			t.Fatal(err)
+		}
+		go peer.Write([]byte("x"))
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 8)
+		if n, err := c.Read(b); err != nil || string(b[:n]) != "x" {
+			t.Fatalf("a Read after the WakeAt one, on one byte sent = %q, %v; want \"x\"", b[:n], err)
+		}
+	})
+	t.Run("bytes that came under the mark", func(t *testing.T) {
+		c, peer := rawPair(t)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		go answer(peer, 0)
+		c.WakeAt(8)
+		if _, err := io.ReadFull(c, make([]byte, 10)); err != nil {
+			t.Fatal(err)
+		}
+		peer.Write([]byte("abc")) // under the mark still set: nobody is woken
+		time.Sleep(20 * time.Millisecond)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 8)
+		if n, err := c.Read(b); err != nil || string(b[:n]) != "abc" {
+			t.Fatalf("a Read of 3 bytes that came under the mark = %q, %v; want \"abc\"", b[:n], err)
+		}
+	})
+	t.Run("peer closes short of the mark", func(t *testing.T) {
+		c, peer := rawPair(t)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		go func() {
+			peer.Write([]byte("abc"))
+			time.Sleep(20 * time.Millisecond)
+			peer.Close()
+		}()
+		c.WakeAt(100)
+		got, err := io.ReadAll(c)
+		if err != nil || string(got) != "abc" {
+			t.Fatalf("reading to the end of a peer that sent 3 bytes under a mark of 100 = %q, %v; want \"abc\", nil", got, err)
+		}
+	})
+}
