@@ -24,8 +24,10 @@ import (
 // select their outputs (routines.sql), so the result set is the
 // transaction's end; callWire returns with it and reads the closing OK, if
 // it has not come yet, with the next call's reply (owed). It also sends
-// each request from inside the wait for its reply (rawconn.HoldWrite) and
-// allocates nothing a call beyond the values it returns.
+// each request from inside the wait for its reply (rawconn.HoldWrite),
+// and a wait that has an OK owed sleeps through it (rawconn.WakeAt): one
+// wake-up a call, not two. It allocates nothing a call beyond the values
+// it returns.
 //
 // It is used only on a plain socket (no TLS, whose records the driver
 // reads) to a server that announces CLIENT_DEPRECATE_EOF, as MariaDB 10.2
@@ -41,6 +43,7 @@ const (
 	statusMoreRes   = 0x0008  // SERVER_MORE_RESULTS_EXISTS
 	flagUnsigned    = 0x0020  // UNSIGNED_FLAG of a column definition
 	maxPacket       = 1<<24 - 1
+	minOK           = 4 + 7 // the shortest OK packet, header included; an ERR packet is longer
 )
 
 // Column types of the binary protocol that a result row may hold.
@@ -69,6 +72,7 @@ type callWire struct {
 	pos   int
 	end   int
 	owed  bool // the last CALL's closing OK is still to be read
+	okLen int  // the length of the last closing OK read, header included
 	// inReply says a reply is not read to its end: an error then closes
 	// the connection.
 	inReply bool
@@ -279,6 +283,13 @@ func (cw *callWire) exchange(k, n int, args, dest []driver.Value, decode func([]
 	}
 	if cw.owed {
 		cw.owed = false
+		if cw.pos == cw.end {
+			// The owed OK nearly always comes alone, and this call's
+			// reply a moment later: the wait sleeps through the OK (as
+			// long as the last one) and wakes with the reply. Both are at
+			// least a bare OK long, so that many bytes are sure to come.
+			cw.conn.WakeAt(min(max(cw.okLen, minOK)+1, 2*minOK))
+		}
 		if err := cw.finish(); err != nil {
 			return err
 		}
@@ -398,6 +409,7 @@ func (cw *callWire) finish() error {
 		switch p[0] {
 		case 0x00, 0xfe:
 			if last, err := cw.ends(p); err != nil || last {
+				cw.okLen = 4 + len(p)
 				return err
 			}
 		case 0xff:
