@@ -42,9 +42,10 @@ type Conn struct {
 	// exchange is the read's callback when a held request goes first.
 	exchange func(fd uintptr) bool
 
-	// wakeAt is what the next Read asked of its wait (WakeAt); mark is
-	// the socket's low-water mark as last set (0: the kernel's one byte).
+	// wakeAt is the mark WakeAt set for the next Read; mark is the
+	// socket's low-water mark as last set (0: the kernel's one byte).
 	wakeAt, mark int
+	setMark      func(fd uintptr)
 }
 
 // rawCall is one direction of a Conn.
@@ -76,7 +77,7 @@ func Wrap(c net.Conn) net.Conn {
 		return c
 	}
 	r := &Conn{Conn: c, rc: rc}
-	r.r.fn, r.w.fn, r.exchange = r.r.read, r.w.write, r.r.sendThenRead
+	r.r.fn, r.w.fn, r.exchange, r.setMark = r.r.read, r.w.write, r.r.sendThenRead, r.r.setMark
 	return r
 }
 
@@ -133,9 +134,8 @@ func (c *rawCall) sendThenRead(fd uintptr) bool {
 }
 
 // setMark sets the socket's receive low-water mark (SO_RCVLOWAT) to
-// c.lowat, once, if a Read asked for it: the kernel wakes a waiting reader
-// only once that many bytes have come (or the peer closed). A failure is
-// left for the read to meet: the mark is only a saving.
+// c.lowat, if it is to change (WakeAt). A failure is left for the read to
+// meet: the mark is only a saving.
 func (c *rawCall) setMark(fd uintptr) {
 	if c.lowat == 0 {
 		return
@@ -170,7 +170,10 @@ func (c *Conn) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	r := &c.r
-	c.markFor(len(b))
+	if c.wakeAt == 0 && c.mark > 1 {
+		c.mark, r.lowat = 1, 1 // set by the callback, before it reads
+	}
+	c.wakeAt = 0
 	if len(c.held) > 0 {
 		if n, done, err := c.sendHeld(b); done {
 			return n, err
@@ -197,27 +200,21 @@ func (c *Conn) readResult(err error) (int, error) {
 	return r.n, nil
 }
 
-// WakeAt makes the next Read's wait end only once n bytes have come, or
-// the peer has closed: a reply that comes in pieces, the first of them
-// known to be shorter than n, then wakes its reader once instead of once a
-// piece. The caller must know that at least n bytes are to come. Reads
-// after that one wake at the first byte again. The mark is kept on the
-// socket from one Read to the next, so asking the same n each time costs
-// one system call in all.
-func (c *Conn) WakeAt(n int) { c.wakeAt = n }
-
-// markFor arranges the socket's low-water mark for a Read into b: the
-// one WakeAt asked for, or the kernel's one byte. Bytes that came under a
-// higher mark without waking anyone are read before any wait, by the read
-// callback or with the reply (sendThenRead).
-func (c *Conn) markFor(room int) {
-	want := max(min(c.wakeAt, room), 1)
-	c.wakeAt = 0
-	if want == max(c.mark, 1) {
-		return
+// WakeAt sets the socket's receive low-water mark (SO_RCVLOWAT) to n
+// bytes, until the next Read has returned: the kernel wakes neither that
+// Read nor the process's poller for the bytes that come until n have, or
+// the peer has closed. A reply known to come after a short piece that is
+// no use alone then costs one wake-up, not two. The caller must know that
+// at least n bytes are to come. A Read without WakeAt before it sets the
+// mark back to one byte, first reading what came under the higher one.
+// The mark is a system call only when it changes.
+func (c *Conn) WakeAt(n int) {
+	n = max(n, 1)
+	c.wakeAt = n
+	if n != max(c.mark, 1) {
+		c.mark, c.r.lowat = n, n
+		_ = c.rc.Control(c.setMark) // a failure only forgoes the saving
 	}
-	c.mark = want
-	c.r.lowat = want
 }
 
 // HoldWrite makes the next Write keep its bytes rather than send them, and

@@ -283,13 +283,6 @@ func (cw *callWire) exchange(k, n int, args, dest []driver.Value, decode func([]
 	}
 	if cw.owed {
 		cw.owed = false
-		if cw.pos == cw.end {
-			// The owed OK nearly always comes alone, and this call's
-			// reply a moment later: the wait sleeps through the OK (as
-			// long as the last one) and wakes with the reply. Both are at
-			// least a bare OK long, so that many bytes are sure to come.
-			cw.conn.WakeAt(min(max(cw.okLen, minOK)+1, 2*minOK))
-		}
 		if err := cw.finish(); err != nil {
 			return err
 		}
@@ -374,6 +367,14 @@ func (cw *callWire) after(p []byte, err error) error {
 	}
 	if !cw.buffered() {
 		cw.inReply, cw.owed = false, true
+		if cw.pos == cw.end {
+			// The owed OK nearly always comes alone, before or after the
+			// next call has gone, and that call's reply later: neither
+			// the poller nor the wait for the reply wakes for the OK (as
+			// long as the last one). The OK and the reply are each at
+			// least a bare OK long, so that many bytes are sure to come.
+			cw.conn.WakeAt(min(max(cw.okLen, minOK)+1, 2*minOK))
+		}
 		return err
 	}
 	if ferr := cw.finish(); ferr != nil {
