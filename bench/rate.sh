@@ -9,21 +9,27 @@
 #    60,000 to 3,000,000 a minute: how late arrivals began (p99, max), the
 #    share that began within 1 ms, and the client CPU per arrival, whose
 #    inverse is what one core can schedule.
-# 2. On a managed PostgreSQL (a fresh one, $WAREHOUSES warehouses), ROUNDS
-#    pairs, alternating: a closed loop of $VUS VUs (its client TPM is the
-#    throughput to match), then an open loop offering $SHARE% of that TPM
-#    (Poisson arrivals) to a pool of as many VUs. Each row
-#    gives TPM, client CPU per transaction (tierbench's rusage over the
-#    measured interval), New-Order p99 (from the intended start in the
-#    open loop, with the service time's beside it), the schedule's jitter
-#    p99 and the late arrivals. The last line has each column's median.
+# 2. On a managed server ($ENGINE: postgres or mariadb; a fresh one,
+#    $WAREHOUSES warehouses), each loop at the same throughput, ROUNDS
+#    rounds: for each n in LOADS, a closed loop of n VUs (its client TPM is
+#    the throughput to match), then an open loop offering that TPM (Poisson
+#    arrivals) to a pool of $VUS VUs. A closed loop below saturation has
+#    fewer VUs, an open one the same pool at a lower rate: both leave the
+#    server idle at times, and both pay the wake-ups that costs. Each row
+#    gives both loops' TPM and client CPU per transaction (tierbench's rusage
+#    over the measured interval, telemetry included), their ratio, and the
+#    open loop's New-Order p99 (from the intended start), jitter p99 and late
+#    arrivals. The last lines have each load's medians.
 # 3. What any client pays for an open loop: ROUNDS rounds, on the same
 #    server, of New-Order and Payment half each through tierbench (closed,
 #    then open at $SHARE% of its client TPM) and through pgbench, the C
 #    client beside PostgreSQL ($VUS clients on one thread, then --rate at
 #    $SHARE% of its TPS). Each line gives the client CPU per transaction of
-#    both loops and their ratio; the last, the medians. PGBENCH=0 skips it.
+#    both loops and their ratio; the last, the medians. PGBENCH=0 (or
+#    ENGINE=mariadb) skips it.
 set -euo pipefail
+ENGINE=${ENGINE:-postgres}
+LOADS=${LOADS:-1 2 3}
 WAREHOUSES=${WAREHOUSES:-2}
 ROUNDS=${ROUNDS:-3}
 VUS=${VUS:-4}
@@ -43,7 +49,7 @@ go test -run '^$' -bench Pacer -benchtime 1x ./internal/driver | grep '^Benchmar
 	sed -E 's/BenchmarkPacer\/tpm=([0-9]+)-[0-9]+ +1 +[0-9]+ ns\/op/\1 TPM:/'
 
 export TIERBENCH_DSN
-TIERBENCH_DSN=$("$TB" server start --datadir "$work/data" --json | sed -n 's/^ *"dsn": "\(.*\)",$/\1/p')
+TIERBENCH_DSN=$("$TB" server start --engine "$ENGINE" --datadir "$work/data" --json | sed -n 's/^ *"dsn": "\(.*\)",$/\1/p')
 "$TB" tpcc build --warehouses "$WAREHOUSES" >/dev/null 2>&1
 
 # row LABEL ARGS...: one step, as a row.
@@ -63,21 +69,24 @@ print("%-8s %9d %9d %10.1f %10.2f %10.2f %10.3f %6s" % (sys.argv[1], s["tpm"], s
 }
 
 echo
-echo "# closed loop ($VUS VUs) against open loop (a pool of $VUS VUs) at $SHARE% of the closed loop's throughput, PostgreSQL, $WAREHOUSES warehouses"
-printf '%-8s %9s %9s %10s %10s %10s %10s %6s\n' loop TPM client "µs/txn" "NO p99" "svc p99" "jitter p99" late
+echo "# closed loop of n VUs against open loop (a pool of $VUS VUs) offered the closed loop's throughput, $ENGINE, $WAREHOUSES warehouses"
+printf '%-3s %9s %10s %9s %10s %7s %10s %10s %6s\n' n "closed TPM" "closed µs" "open TPM" "open µs" ratio "NO p99" "jitter p99" late
 rows=$work/rows
 for _ in $(seq "$ROUNDS"); do
-	closed=$(row closed --vus "$VUS")
-	echo "$closed" | tee -a "$rows"
-	rate=$(echo "$closed" | awk -v share="$SHARE" '{printf "%d", $3 * share / 100}')
-	row open --vus "$VUS" --rate "$rate" | tee -a "$rows"
+	for n in $LOADS; do
+		closed=$(row closed --vus "$n")
+		rate=$(echo "$closed" | awk '{print $3}')
+		open=$(row open --vus "$VUS" --rate "$rate")
+		echo "$n $closed $open" | awk '{printf "%-3s %9d %10.1f %9d %10.1f %7.3f %10.2f %10.3f %6s\n", $1, $4, $5, $12, $13, $13 / $5, $14, $16, $17}' | tee -a "$rows"
+	done
 done
-for loop in closed open; do
-	awk -v loop="$loop" '$1 == loop { for (i = 2; i <= 8; i++) v[i, ++n[i]] = $i }
-		function med(i,   a, k, m) { m = n[i]; for (k = 1; k <= m; k++) a[k] = v[i, k]; asort(a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
-		END { printf "%-8s %9d %9d %10.1f %10.2f %10.2f %10.3f %6s   (medians)\n", loop, med(2), med(3), med(4), med(5), med(6), med(7), med(8) }' "$rows"
+for n in $LOADS; do
+	awk -v n="$n" '$1 == n { for (i = 2; i <= 9; i++) v[i, ++c[i]] = $i }
+		function med(i,   a, k, m) { m = c[i]; for (k = 1; k <= m; k++) a[k] = v[i, k]; asort(a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+		END { printf "%-3s %9d %10.1f %9d %10.1f %7.3f %10.2f %10.3f %6s   (medians)\n", n, med(2), med(3), med(4), med(5), med(6), med(7), med(8), med(9) }' "$rows"
 done
 
+[ "$ENGINE" = postgres ] || exit 0
 [ "${PGBENCH:-1}" = 0 ] && exit 0
 pgbench_setup || exit 0
 pgbench_nop_scripts "$WAREHOUSES"
