@@ -362,37 +362,31 @@ func TestWakeAt(t *testing.T) {
 			}
 		})
 	}
-	t.Run("the next read wakes at the first byte", func(t *testing.T) {
-		c, peer := rawPair(t)
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		go answer(peer, 0)
-		c.WakeAt(8)
-		if _, err := io.ReadFull(c, make([]byte, 10)); err != nil {
-			t.Fatal(err)
-		}
-		go peer.Write([]byte("x"))
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		b := make([]byte, 8)
-		if n, err := c.Read(b); err != nil || string(b[:n]) != "x" {
-			t.Fatalf("a Read after the WakeAt one, on one byte sent = %q, %v; want \"x\"", b[:n], err)
-		}
-	})
-	t.Run("bytes that came under the mark", func(t *testing.T) {
-		c, peer := rawPair(t)
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		go answer(peer, 0)
-		c.WakeAt(8)
-		if _, err := io.ReadFull(c, make([]byte, 10)); err != nil {
-			t.Fatal(err)
-		}
-		peer.Write([]byte("abc")) // under the mark still set: nobody is woken
-		time.Sleep(20 * time.Millisecond)
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		b := make([]byte, 8)
-		if n, err := c.Read(b); err != nil || string(b[:n]) != "abc" {
-			t.Fatalf("a Read of 3 bytes that came under the mark = %q, %v; want \"abc\"", b[:n], err)
-		}
-	})
+	// After a Read under a mark of 8, a plain Read wakes at the first
+	// byte, and reads bytes that came under the mark, waking no one.
+	for _, before := range []bool{false, true} {
+		name := map[bool]string{false: "the next read wakes at the first byte", true: "bytes that came under the mark"}[before]
+		t.Run(name, func(t *testing.T) {
+			c, peer := rawPair(t)
+			c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			go answer(peer, 0)
+			c.WakeAt(8)
+			if _, err := io.ReadFull(c, make([]byte, 10)); err != nil {
+				t.Fatal(err)
+			}
+			if before {
+				peer.Write([]byte("abc"))
+				time.Sleep(20 * time.Millisecond)
+			} else {
+				go peer.Write([]byte("abc"))
+			}
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			b := make([]byte, 8)
+			if n, err := c.Read(b); err != nil || string(b[:n]) != "abc" {
+				t.Fatalf("a Read after the WakeAt one, of 3 bytes sent = %q, %v; want \"abc\"", b[:n], err)
+			}
+		})
+	}
 	t.Run("peer closes short of the mark", func(t *testing.T) {
 		c, peer := rawPair(t)
 		c.SetReadDeadline(time.Now().Add(30 * time.Second))
