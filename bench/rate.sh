@@ -21,19 +21,18 @@
 #    open loop's New-Order p99 (from the intended start), jitter p99 and late
 #    arrivals. The last lines have each load's medians.
 # 3. What any client pays for an open loop: ROUNDS rounds, on the same
-#    server, of New-Order and Payment half each through tierbench (closed,
-#    then open at $SHARE% of its client TPM) and through pgbench, the C
-#    client beside PostgreSQL ($VUS clients on one thread, then --rate at
-#    $SHARE% of its TPS). Each line gives the client CPU per transaction of
-#    both loops and their ratio; the last, the medians. PGBENCH=0 (or
-#    ENGINE=mariadb) skips it.
+#    server and New-Order/Payment half each, of the same comparison as 2
+#    for tierbench and for pgbench, the C client beside PostgreSQL (on one
+#    thread): for each n in LOADS, n clients in a closed loop, then $VUS
+#    offered its throughput (pgbench --rate). Each line gives the client
+#    CPU per transaction of both loops and their ratio; the last, the
+#    medians. PGBENCH=0 (or ENGINE=mariadb) skips it.
 set -euo pipefail
 ENGINE=${ENGINE:-postgres}
 LOADS=${LOADS:-1 2 3}
 WAREHOUSES=${WAREHOUSES:-2}
 ROUNDS=${ROUNDS:-3}
 VUS=${VUS:-4}
-SHARE=${SHARE:-90}
 RAMPUP=${RAMPUP:-5s}
 DURATION=${DURATION:-30s}
 cd "$(dirname "$0")/.."
@@ -99,22 +98,25 @@ pgbench_cpu() {
 		END { split(cpu, c, " "); if (n == 0) { print "0 0"; exit }; printf "%.1f %.1f\n", n / secs, (c[1] + c[2]) * 1e6 / n }' "$work/pgbench.out"
 }
 echo
-echo "# the open loop's cost per transaction, New-Order/Payment half each, $VUS connections: tierbench and pgbench"
-printf '%-10s %12s %12s %7s\n' client "closed µs" "open µs" ratio
+echo "# the open loop's cost per transaction, New-Order/Payment half each, at the closed loop's throughput: tierbench and pgbench"
+printf '%-10s %-3s %12s %12s %7s\n' client n "closed µs" "open µs" ratio
 nop=(--mix no=50,p=50 --mix-unchecked)
 pairs=$work/pairs
 for _ in $(seq "$ROUNDS"); do
-	closed=$(row closed --vus "$VUS" "${nop[@]}")
-	rate=$(echo "$closed" | awk -v share="$SHARE" '{printf "%d", $3 * share / 100}')
-	open=$(row open --vus "$VUS" --rate "$rate" "${nop[@]}")
-	echo "tierbench $(echo "$closed" | awk '{print $4}') $(echo "$open" | awk '{print $4}')" |
-		awk '{printf "%-10s %12.1f %12.1f %7.2f\n", $1, $2, $3, $3 / $2}' | tee -a "$pairs"
-	read -r tps c_closed < <(pgbench_cpu)
-	read -r _ c_open < <(pgbench_cpu --rate "$(awk -v t="$tps" -v share="$SHARE" 'BEGIN { printf "%d", t * share / 100 }')")
-	printf '%-10s %12.1f %12.1f %7.2f\n' pgbench "$c_closed" "$c_open" "$(awk -v a="$c_closed" -v b="$c_open" 'BEGIN { print (a > 0 ? b / a : 0) }')" | tee -a "$pairs"
+	for n in $LOADS; do
+		closed=$(row closed --vus "$n" "${nop[@]}")
+		open=$(row open --vus "$VUS" --rate "$(echo "$closed" | awk '{print $3}')" "${nop[@]}")
+		echo "tierbench $n $(echo "$closed" | awk '{print $4}') $(echo "$open" | awk '{print $4}')" |
+			awk '{printf "%-10s %-3s %12.1f %12.1f %7.3f\n", $1, $2, $3, $4, $4 / $3}' | tee -a "$pairs"
+		read -r tps c_closed < <(VUS=$n pgbench_cpu)
+		read -r _ c_open < <(pgbench_cpu --rate "$(awk -v t="$tps" 'BEGIN { printf "%d", t }')")
+		printf '%-10s %-3s %12.1f %12.1f %7.3f\n' pgbench "$n" "$c_closed" "$c_open" "$(awk -v a="$c_closed" -v b="$c_open" 'BEGIN { print (a > 0 ? b / a : 0) }')" | tee -a "$pairs"
+	done
 done
 for client in tierbench pgbench; do
-	awk -v c="$client" '$1 == c { for (i = 2; i <= 4; i++) v[i, ++n[i]] = $i }
-		function med(i,   a, k, m) { m = n[i]; for (k = 1; k <= m; k++) a[k] = v[i, k]; asort(a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
-		END { printf "%-10s %12.1f %12.1f %7.2f   (medians)\n", c, med(2), med(3), med(4) }' "$pairs"
+	for n in $LOADS; do
+		awk -v c="$client" -v n="$n" '$1 == c && $2 == n { for (i = 3; i <= 5; i++) v[i, ++k[i]] = $i }
+			function med(i,   a, j, m) { m = k[i]; for (j = 1; j <= m; j++) a[j] = v[i, j]; asort(a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+			END { printf "%-10s %-3s %12.1f %12.1f %7.3f   (medians)\n", c, n, med(3), med(4), med(5) }' "$pairs"
+	done
 done
