@@ -43,7 +43,8 @@ type Conn struct {
 	exchange func(fd uintptr) bool
 
 	// wakeAt is the mark WakeAt set for the next Read; mark is the
-	// socket's low-water mark as last set (0: the kernel's one byte).
+	// socket's low-water mark as last set (0: the kernel's one byte);
+	// setMark is r.setMark, made once, for WakeAt to set it at once.
 	wakeAt, mark int
 	setMark      func(fd uintptr)
 }
