@@ -203,8 +203,9 @@ func TestExecuteClusterScenario(t *testing.T) {
 			lastStart = st
 		}
 		var st struct {
-			NOPM  float64 `json:"nopm"`
-			Hosts []struct {
+			NOPM     float64 `json:"nopm"`
+			Unserved float64 `json:"unserved"`
+			Hosts    []struct {
 				Host    string `json:"host"`
 				Samples int    `json:"samples"`
 			} `json:"hosts"`
@@ -212,7 +213,11 @@ func TestExecuteClusterScenario(t *testing.T) {
 		if err := json.Unmarshal(steps[0].Metrics, &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.NOPM <= 0 || len(st.Hosts) != 2 || st.Hosts[0].Samples == 0 || st.Hosts[1].Samples == 0 {
+		// A loaded CI host once held one instance's only VU from its
+		// ramp-up to the end (no transaction done, 167 arrivals unserved,
+		// the disk 20% busy): the step must then show the arrivals it
+		// could not serve.
+		if (st.NOPM <= 0 && st.Unserved < 1) || len(st.Hosts) != 2 || st.Hosts[0].Samples == 0 || st.Hosts[1].Samples == 0 {
 			t.Errorf("run %s: step %s", r.ID, steps[0].Metrics)
 		}
 	}
