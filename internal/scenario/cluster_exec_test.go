@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,7 +258,11 @@ func TestExecuteClusterScenario(t *testing.T) {
 		dir := filepath.Join(data, in)
 		st, err := exec.Command(tb, "server", "start", "--datadir", dir, "--json").Output()
 		if err != nil {
-			t.Fatalf("server start %s: %v", in, err)
+			var stderr []byte
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("server start %s: %v: %s", in, err, stderr)
 		}
 		if err := exec.Command(tb, "server", "stop", "--datadir", dir).Run(); err != nil {
 			t.Fatalf("server stop %s: %v", in, err)
