@@ -42,11 +42,12 @@ type Conn struct {
 	// exchange is the read's callback when a held request goes first.
 	exchange func(fd uintptr) bool
 
-	// wakeAt is the mark WakeAt set for the next Read; mark is the
-	// socket's low-water mark as last set (0: the kernel's one byte);
-	// setMark is r.setMark, made once, for WakeAt to set it at once.
-	wakeAt, mark int
-	setMark      func(fd uintptr)
+	// mark is the socket's receive low-water mark as last set (the
+	// kernel's is one byte); keepMark says WakeAt set it for the next
+	// Read; setMark is r.setMark, made once, for WakeAt to set it at once.
+	mark     int
+	keepMark bool
+	setMark  func(fd uintptr)
 }
 
 // rawCall is one direction of a Conn.
@@ -77,7 +78,7 @@ func Wrap(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	r := &Conn{Conn: c, rc: rc}
+	r := &Conn{Conn: c, rc: rc, mark: 1}
 	r.r.fn, r.w.fn, r.exchange, r.setMark = r.r.read, r.w.write, r.r.sendThenRead, r.r.setMark
 	return r
 }
@@ -171,10 +172,10 @@ func (c *Conn) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	r := &c.r
-	if c.wakeAt == 0 && c.mark > 1 {
+	if !c.keepMark && c.mark > 1 {
 		c.mark, r.lowat = 1, 1 // set by the callback, before it reads
 	}
-	c.wakeAt = 0
+	c.keepMark = false
 	if len(c.held) > 0 {
 		if n, done, err := c.sendHeld(b); done {
 			return n, err
@@ -211,8 +212,8 @@ func (c *Conn) readResult(err error) (int, error) {
 // The mark is a system call only when it changes.
 func (c *Conn) WakeAt(n int) {
 	n = max(n, 1)
-	c.wakeAt = n
-	if n != max(c.mark, 1) {
+	c.keepMark = true
+	if n != c.mark {
 		c.mark, c.r.lowat = n, n
 		_ = c.rc.Control(c.setMark) // a failure only forgoes the saving
 	}
