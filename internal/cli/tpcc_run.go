@@ -80,6 +80,9 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 		fmt.Fprintf(w, "offered %s TPM (%s arrivals, %d in the interval): %d late, %d unserved, at most %d waiting; schedule jitter p99 %.3f ms\n",
 			units.Thousands(int64(o.OfferedTPM)), o.Arrival, o.Arrivals, o.Late, o.Unserved, o.MaxQueue, o.ScheduleJitter.P99Ms)
 	}
+	if d := s.Stalled(); d > 0 {
+		fmt.Fprintf(w, "a transaction was still running when the interval ended, %.1f s after it was sent: the server held its VU, and no latency records it\n", d.Seconds())
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "transaction\tcount\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"
 	if s.OpenLoop != nil { // latency from the intended start, then service time

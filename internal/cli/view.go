@@ -332,7 +332,11 @@ func (v *scenarioView) Checked(instance string, c *tpcc.CheckResult) {
 
 func (v *scenarioView) Neighbour(instance string, s *stored.TPCCStep) {
 	if !v.g.JSON {
-		fmt.Fprintf(v.g.Stdout, "%-12s %3d VUs  %8d TPM  %8d NOPM  NO p95 %.2f ms\n", instance, s.VUs, s.TPM, s.NOPM, s.Txn["new_order"].P95Ms)
+		held := ""
+		if d := s.Stalled(); d > 0 {
+			held = fmt.Sprintf("  a transaction held %.1f s at the end", d.Seconds())
+		}
+		fmt.Fprintf(v.g.Stdout, "%-12s %3d VUs  %8d TPM  %8d NOPM  NO p95 %.2f ms%s\n", instance, s.VUs, s.TPM, s.NOPM, s.Txn["new_order"].P95Ms, held)
 	}
 }
 

@@ -423,6 +423,21 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	defer tick.Stop()
 	lastTick := started
 	var lateSeen int64
+	// A tick's counters are read off this loop, so that a server that
+	// stalls the reading does not hold the phase boundaries back: the
+	// measured interval ends when it was to, and what the stall holds at
+	// its end shows as in flight (oldest_in_flight_ms) rather than as an
+	// interval longer than asked. A tick whose last reading has not
+	// returned starts none; a boundary waits for it (the counters'
+	// connection takes one reading at a time) and drops it.
+	readings := make(chan reading, 1)
+	pending := false
+	awaitReading := func() {
+		if pending {
+			<-readings
+			pending = false
+		}
+	}
 
 	for {
 		// Wake at the next tick or at the phase boundary, whichever is first.
@@ -439,12 +454,18 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			stopVUs()
 			wg.Wait()
 			return nil, ctx.Err()
-		case now := <-tick.C:
+		case <-tick.C:
 			procs.adapt()
-			c, err := cfg.Runner.Counters(ctx)
-			if err == nil {
-				// A tick sent while the interval's start was being read is
-				// dated before it: the live line said "-0s".
+			if !pending {
+				pending = true
+				go func() {
+					c, err := cfg.Runner.Counters(ctx)
+					readings <- reading{at: time.Now(), c: c, err: err}
+				}()
+			}
+		case r := <-readings:
+			pending = false
+			if now, c := r.at, r.c; r.err == nil {
 				if st.open != nil {
 					late := st.open.lateAll.Load()
 					place.Late, place.Queue, lateSeen = late-lateSeen, st.open.sched.waiting(now), late
@@ -452,12 +473,13 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				emitTick(cfg, place, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, hist)
 				prev = c
 			}
-			lastTick = now
+			lastTick = r.at
 		case <-boundary:
 			now := time.Now()
 			switch {
 			case st.measureStart.Load() == 0:
 				st.holding.Store(true)
+				awaitReading()
 				st.quiesce(ctx, drainLimit)
 				if startCounters, err = edgeCounters(ctx, cfg.Runner, vus, false); err != nil {
 					return nil, err
@@ -482,6 +504,8 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			default:
 				st.measureEnd.Store(now.UnixNano())
 				cpu := cpuTime() - cpuStart
+				res.OldestInFlightMs = float64(oldestInFlight(vus, now).Microseconds()) / 1000
+				awaitReading()
 				st.quiesce(ctx, drainLimit)
 				endCounters, err := edgeCounters(ctx, cfg.Runner, vus, true)
 				if err != nil {
@@ -501,6 +525,13 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			}
 		}
 	}
+}
+
+// reading is a tick's counters, read when at says.
+type reading struct {
+	at  time.Time
+	c   engine.Counters
+	err error
 }
 
 // emitTick reports the last second: database TPM/NOPM from the counters'

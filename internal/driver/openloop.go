@@ -53,6 +53,7 @@ func (v *vu) runOpen(ctx context.Context) {
 			return
 		}
 		start := time.Now()
+		v.sent.Store(start.UnixNano())
 		o.sched.started(v.id)
 		o.started.Add(1)
 		late := start.Sub(at) > o.lateAfter
@@ -72,6 +73,7 @@ func (v *vu) runOpen(ctx context.Context) {
 		}
 		rolledBack, err := v.execute(txnCtx, kind)
 		end := time.Now()
+		v.sent.Store(0)
 		v.st.leave()
 		if v.st.inInterval(start) && !v.st.beforeEnd(end) {
 			o.inFlight.Add(1)

@@ -58,6 +58,9 @@ type vu struct {
 	counts  vuCounters
 	auditAt [2]tpcc.Audit // inputs sent before the interval and by its last recorded transaction
 	inMI    bool
+	// sent is when the transaction in progress was sent (Unix ns), 0
+	// between transactions: the end edge reads it (oldestInFlight).
+	sent atomic.Int64
 
 	no  tpcc.NewOrderInput
 	pay tpcc.PaymentInput
@@ -82,8 +85,10 @@ func (v *vu) run(ctx context.Context) {
 			return
 		}
 		start := time.Now()
+		v.sent.Store(start.UnixNano())
 		rolledBack, err := v.execute(txnCtx, kind)
 		end := time.Now()
+		v.sent.Store(0)
 		v.st.leave()
 		ok, goOn := v.settle(ctx, kind, start, end, rolledBack, err)
 		if !goOn {
@@ -112,6 +117,18 @@ func (v *vu) begin(ctx context.Context, kind tpcc.Kind) bool {
 	}
 	v.prepare(kind)
 	return v.st.enter(ctx)
+}
+
+// oldestInFlight is how long the oldest transaction still running at now
+// had been running, from when it was sent; 0 when none was.
+func oldestInFlight(vus []*vu, now time.Time) time.Duration {
+	var oldest time.Duration
+	for _, v := range vus {
+		if sent := v.sent.Load(); sent != 0 {
+			oldest = max(oldest, now.Sub(time.Unix(0, sent)))
+		}
+	}
+	return oldest
 }
 
 // measured says whether a transaction that started and ended then counts

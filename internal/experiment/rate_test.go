@@ -208,7 +208,7 @@ func TestRunTPCCRateStall(t *testing.T) {
 		for try := 1; ; try++ {
 			var wg sync.WaitGroup
 			var from, to time.Time
-			obs := &stallAt{at: time.Second, stall: func() {
+			obs := &stallAt{at: 500 * time.Millisecond, stall: func() {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -280,6 +280,70 @@ func TestRunTPCCRateStall(t *testing.T) {
 			cno.P99Ms, longest)
 	}
 	t.Logf("closed loop: New-Order p99 %.1f ms, the longest transaction %.1f ms", cno.P99Ms, longest)
+}
+
+// A stall that the measured interval's end cuts through: no latency
+// records the transactions it holds, since they end after the interval, so
+// the step gives the age of the oldest one still running at the end
+// (oldest_in_flight_ms), and the report names the step. The closed loop is
+// where this matters most: its VUs offer nothing while held, so nothing
+// else shows the stall.
+func TestRunTPCCStallAtEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := tpcctest.Database(t, 1)
+	noAutovacuum(t, ctx, dsn)
+	const stall = 3 * time.Second
+	dir := t.TempDir()
+	for try := 1; ; try++ {
+		var wg sync.WaitGroup
+		var from, to time.Time
+		obs := &stallAt{at: 500 * time.Millisecond, stall: func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				from, to = stallBackends(t, ctx, dsn, stall)
+			}()
+		}}
+		cfg := experiment.TPCCConfig{DSN: dsn, Mode: engine.ModeRoutines, VUs: []int{2}, RampUp: time.Second, Duration: 3 * time.Second,
+			Repeat: 1, Record: experiment.Record{Results: dir, Telemetry: experiment.DefaultTelemetry}}
+		res, err := experiment.RunTPCC(ctx, cfg, obs)
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		s := res.Steps[0]
+		// The stall is to hold the VUs over a second before the end, so
+		// that the step is called out, and to last past it.
+		if from.IsZero() || !from.Before(s.MeasureEnd.Add(-1200*time.Millisecond)) || !to.After(s.MeasureEnd) {
+			t.Logf("try %d: the stall (%s to %s) did not span the interval's last 1.2 s (its end %s)", try,
+				from.Format("15:04:05.000"), to.Format("15:04:05.000"), s.MeasureEnd.Format("15:04:05.000"))
+			if try == 3 {
+				t.Fatal("three tries and no stall across the interval's last 1.2 s")
+			}
+			continue
+		}
+		// Every VU was held from the stall's start, give or take the few
+		// milliseconds a transaction takes here.
+		held := s.MeasureEnd.Sub(from)
+		got := time.Duration(s.OldestInFlightMs * float64(time.Millisecond))
+		if got < held-200*time.Millisecond || got > held+time.Second {
+			t.Errorf("oldest in flight at the end %v; want about %v, from the stall's start to the end", got, held)
+		}
+		if s.Stalled() != got {
+			t.Errorf("Stalled() %v; want %v", s.Stalled(), got)
+		}
+		w := writeReport(t, dir, report.Options{Runs: []string{res.RunID}, Out: filepath.Join(dir, "report.html")})
+		html, err := os.ReadFile(w.HTML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "step of 2 VUs: a transaction was still running when the measured interval ended"; !strings.Contains(string(html), want) {
+			t.Errorf("the report does not say %q", want)
+		}
+		t.Logf("held %v at the end; oldest in flight %v", held, got)
+		return
+	}
 }
 
 // stallAt calls stall once, at the first tick at least at into a step's

@@ -122,6 +122,9 @@ func tpccSection(runs []*runData) *Section {
 	s.figure(timeline(runs, "tpcc-timeline", "TPM and NOPM per second, with step boundaries", "transactions per minute",
 		[]seriesRef{{"tpm", "TPM", false}, {"nopm", "NOPM", true}}, results.AllSteps))
 	s.table(tpccStepsTable(runs))
+	for _, f := range stallSentences(runs) {
+		s.finding(f)
+	}
 	if t := openLoopTable(runs); t != nil {
 		s.text("Open-loop steps (tpcc run --rate) offered transactions at a fixed rate to a pool of VUs. Their latency is measured " +
 			"from each transaction's intended start, so time queued behind a slow or stalled server counts; the service time, from " +
@@ -253,6 +256,28 @@ func tpccStepsTable(runs []*runData) *Table {
 		}
 	}
 	return t
+}
+
+// stallSentences name each step that ended with a transaction held for
+// stored.StallAfter or longer: no latency records it, so only this shows
+// that the server held a VU (in a closed loop, the coordinated omission
+// its percentiles cannot show).
+func stallSentences(runs []*runData) []string {
+	var out []string
+	for _, rd := range runs {
+		for _, x := range rd.TPCC {
+			if d := x.Stalled(); d > 0 {
+				step := fmt.Sprintf("%d VUs", x.VUs)
+				if x.OpenLoop != nil {
+					step += " at " + thousands(int64(x.OfferedTPM)) + " TPM offered"
+				}
+				out = append(out, fmt.Sprintf("Run %s, step of %s: a transaction was still running when the measured interval ended, "+
+					"%.1f s after it was sent. The server held its VU; no latency records that transaction, and in a closed loop "+
+					"the VU offered nothing else meanwhile.", rd.Label, step, d.Seconds()))
+			}
+		}
+	}
+	return out
 }
 
 // openLoopTable lists the open-loop steps, or is nil when there are none.

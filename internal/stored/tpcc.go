@@ -64,6 +64,13 @@ type TPCCStep struct {
 	// ClientCPUPerTxnUs is tierbench's own CPU time (user + system, all its
 	// threads) over the measured interval, per completed transaction.
 	ClientCPUPerTxnUs float64 `json:"client_cpu_us_per_txn"`
+	// OldestInFlightMs is how long the oldest transaction still running at
+	// the measured interval's end had been running, from when it was sent
+	// (0: none was). No latency records a transaction cut off by the end,
+	// so this is where a server that held a VU for the whole interval
+	// shows, in a closed loop as in an open one. Over repetitions: the
+	// largest.
+	OldestInFlightMs float64 `json:"oldest_in_flight_ms"`
 	// Host, Device and DB are the telemetry of the measured interval
 	// (averages; device percentiles from merged histograms), when sampled.
 	Host   map[string]float64 `json:"host,omitempty"`
@@ -117,6 +124,19 @@ type OpenLoop struct {
 	WaitingAtEnd   int64                      `json:"waiting_at_end"`
 	TxnService     map[string]metrics.Summary `json:"txn_service"`
 	ScheduleJitter metrics.Summary            `json:"schedule_jitter"`
+}
+
+// StallAfter is how old the oldest transaction in flight at a step's end
+// must be for the CLI and the report to call it out (Stalled).
+const StallAfter = time.Second
+
+// Stalled is how long the step's oldest transaction in flight at its end
+// had been running, when that is StallAfter or more, and 0 otherwise.
+func (s *TPCCStep) Stalled() time.Duration {
+	if d := time.Duration(s.OldestInFlightMs * float64(time.Millisecond)); d >= StallAfter {
+		return d
+	}
+	return 0
 }
 
 // GroupTPCC gathers a run's steps, as they ran (repetitions interleaved or back
@@ -279,6 +299,7 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 		g.NOPMCheck.Client += r.NOPMCheck.Client
 		g.NOPMCheck.Bound += r.NOPMCheck.Bound
 		g.NOPMCheck.OK = g.NOPMCheck.OK && r.NOPMCheck.OK
+		g.OldestInFlightMs = max(g.OldestInFlightMs, r.OldestInFlightMs)
 		secs += r.Seconds
 	}
 	g.Seconds = secs / float64(len(reps))
