@@ -206,6 +206,7 @@ func TestExecuteClusterScenario(t *testing.T) {
 		var st struct {
 			NOPM     float64 `json:"nopm"`
 			Unserved float64 `json:"unserved"`
+			Held     float64 `json:"oldest_in_flight_ms"`
 			Hosts    []struct {
 				Host    string `json:"host"`
 				Samples int    `json:"samples"`
@@ -216,9 +217,12 @@ func TestExecuteClusterScenario(t *testing.T) {
 		}
 		// A loaded CI host once held one instance's only VU from its
 		// ramp-up to the end (no transaction done, 167 arrivals unserved,
-		// the disk 20% busy): the step must then show the arrivals it
-		// could not serve.
-		if (st.NOPM <= 0 && st.Unserved < 1) || len(st.Hosts) != 2 || st.Hosts[0].Samples == 0 || st.Hosts[1].Samples == 0 {
+		// the disk 20% busy): the step must then show that a transaction
+		// was held at its end, and the arrivals it could not serve. (The
+		// backends of such runs were seen waiting seconds in the kernel
+		// for data-file reads, with other packages' tests loading the
+		// disk.)
+		if (st.NOPM <= 0 && (st.Held < 1000 || st.Unserved < 1)) || len(st.Hosts) != 2 || st.Hosts[0].Samples == 0 || st.Hosts[1].Samples == 0 {
 			t.Errorf("run %s: step %s", r.ID, steps[0].Metrics)
 		}
 	}
