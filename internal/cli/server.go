@@ -50,7 +50,7 @@ type ServerStartOptions struct {
 func (o *ServerStartOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Engine, "engine", all.Names(true)[0], "database engine ("+strings.Join(all.Names(true), ", ")+")")
 	fs.StringVar(&o.DataDir, "datadir", "", "data directory; created with initdb on first use, reused afterwards")
-	o.addServerFlags(fs, "TCP port (default: the port of the last start, else a free one)")
+	o.addServerFlags(fs, "TCP port (default: the port of the last start, unless another process holds it now, else a free one)")
 }
 
 // addServerFlags registers the flags `server start` and `server clone`

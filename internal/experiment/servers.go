@@ -230,6 +230,10 @@ func StartServer(ctx context.Context, cfg ServerConfig, obs Observer) (*ServerSt
 		return nil, serverProblem(err)
 	}
 	res := &ServerStarted{Info: info}
+	if info.MovedFromPort != 0 {
+		obs.Note(fmt.Sprintf("note: port %d, the last start's, is held by another process; %s in %s now listens on %d, and its DSN changed",
+			info.MovedFromPort, all.Display(info.Engine), info.DataDir, info.Port))
+	}
 	if p, err := netip.ParsePrefix(info.Network); err == nil && p.Bits() == p.Addr().BitLen() {
 		obs.Note(fmt.Sprintf("note: %s is a /%d address: its network is this host alone, so other hosts' logins are refused; give an address whose interface has the network's prefix",
 			info.Listen[0], p.Bits()))

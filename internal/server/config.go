@@ -43,6 +43,9 @@ type state struct {
 	// `server status` can tell a server whose tierbench was killed (absent:
 	// a start by a tierbench that did not record it).
 	StartedBy *starter `json:"started_by,omitempty"`
+	// movedFrom is the last start's port when another process held it and
+	// this start picked a free one instead (Info.MovedFromPort); not kept.
+	movedFrom int
 }
 
 func readState(dir string) (state, error) {

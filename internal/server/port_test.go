@@ -16,7 +16,8 @@ import (
 )
 
 // A port tierbench picked itself, taken by someone else before the server
-// binds it, is replaced by another; a port the user gave is not. The race
+// binds it, is replaced by another; a port the user gave is not; the last
+// start's, taken while the server was stopped, is replaced and reported. The race
 // is played by a picker that hands out a port this test holds, once per
 // engine. Not parallel: the picker is the package's.
 func TestStartRetriesTakenPort(t *testing.T) {
@@ -89,6 +90,29 @@ func TestStartRetriesTakenPort(t *testing.T) {
 			}
 			if got != strconv.Itoa(info.Port) {
 				t.Errorf("the server says port %s; Start said %d", got, info.Port)
+			}
+			if info.MovedFromPort != 0 {
+				t.Errorf("moved from port %d; want 0 for a start asked for a new port", info.MovedFromPort)
+			}
+
+			// The last start's port, taken while the server was stopped:
+			// the next start moves to a free one and says so.
+			if _, err := server.Stop(ctx, dir, "fast"); err != nil {
+				t.Fatal(err)
+			}
+			last := info.Port
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(last)))
+			if err != nil {
+				t.Fatalf("holding the stopped server's port: %v", err)
+			}
+			defer l.Close()
+			moved, err := server.Start(ctx, server.Options{DataDir: dir})
+			if err != nil {
+				t.Fatalf("start after its port %d was taken: %v", last, err)
+			}
+			if moved.MovedFromPort != last || moved.Port == last || !strings.Contains(moved.DSN, ":"+strconv.Itoa(moved.Port)+"/") {
+				t.Errorf("port %d, moved from %d, DSN port right: %v; want a new port, moved from %d", moved.Port, moved.MovedFromPort,
+					strings.Contains(moved.DSN, ":"+strconv.Itoa(moved.Port)+"/"), last)
 			}
 		})
 	}

@@ -114,6 +114,9 @@ type Info struct {
 	// (e.g. 10.0.0.0/24), when the server listens on an Options.Listen.
 	Network        string `json:"network,omitempty"`
 	AlreadyRunning bool   `json:"already_running,omitempty"`
+	// MovedFromPort is the last start's port when another process held it:
+	// the server then started on a free one (Port), and its DSN changed.
+	MovedFromPort int `json:"moved_from_port,omitempty"`
 }
 
 // StatusInfo describes a managed data directory; it is the JSON of `server
@@ -371,7 +374,7 @@ func startedInfo(engine, dir string, st state, pid, port int) Info {
 		dsn = mariaDSN(st.Password, st.dsnHost(), port)
 	}
 	return Info{Engine: engine, DSN: dsn, DataDir: dir, Port: port, PID: pid, Version: st.Version,
-		Listen: st.listenAddrs(), Network: st.Network}
+		Listen: st.listenAddrs(), Network: st.Network, MovedFromPort: st.movedFrom}
 }
 
 // runningInfo is the Info of a server found running, whose last start
@@ -430,20 +433,46 @@ func configure(dir string, st *state, major int, acct account) error {
 
 // choosePort sets the port of this start: the one asked for, else with
 // newPort or for a new data directory a free one other than the last
-// start's, else the last start's. It reports whether it picked a free port
-// itself, which launchOnPort may then replace.
+// start's, else the last start's, unless another process holds it: then a
+// free one, and st.movedFrom says so. It reports whether it picked a free
+// port itself, which launchOnPort may then replace.
 func (st *state) choosePort(asked int, newPort bool) (picked bool, err error) {
+	last := st.Port
 	switch {
 	case asked != 0:
 		st.Port = asked
-	case newPort || st.Port == 0:
-		p, err := pickPort(st.Port)
-		if err != nil {
-			return false, err
-		}
-		st.Port, picked = p, true
+		return false, nil
+	case !newPort && last != 0 && !st.portHeld(last):
+		return false, nil // the last start's, so that the DSN stays the same
 	}
-	return picked, nil
+	p, err := pickPort(last)
+	if err != nil {
+		return false, err
+	}
+	if !newPort && last != 0 {
+		st.movedFrom = last
+	}
+	st.Port = p
+	return true, nil
+}
+
+// portHeld reports whether another process listens on port where the
+// server would: on 127.0.0.1, or on the address it listens on besides.
+// A stopped server's port can be taken by anyone meanwhile (a test's
+// server in a parallel package took one), and a start that kept it
+// failed; it now moves to a free one and says so.
+func (st *state) portHeld(port int) bool {
+	for _, addr := range st.listenAddrs() {
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+		if err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return true
+			}
+			continue
+		}
+		l.Close()
+	}
+	return false
 }
 
 // pickPort is how a start picks a free port: freeport.Pick, but for tests
@@ -458,7 +487,8 @@ const portTries = 3
 // and starts it (launch). A free port is free only when checked: when
 // picked says tierbench chose st.Port itself and the server could not bind
 // it, it picks another and tries again, portTries times in all. A port the
-// user gave, or the last start's, is never changed.
+// user gave is never changed, nor the last start's once choosePort found
+// it free.
 func launchOnPort(st *state, picked bool, logPath string, configure, launch func() error) error {
 	for try := 1; ; try++ {
 		if err := configure(); err != nil {
