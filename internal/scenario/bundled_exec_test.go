@@ -159,7 +159,8 @@ func TestExecuteBackupScenario(t *testing.T) {
 }
 
 // A shortened paper-5-neighbours on its two loop-backed tiers (fast, and
-// slow throttled), 3 instances each cloned from one schema: a baseline of
+// slow throttled), 3 instances each, all with the one schema built on the
+// fast tier: a baseline of
 // TPC-C on all three, then TPC-C on two while the third runs a backup loop,
 // each TPC-C instance open-loop at 900 TPM.
 // Every instance has its results, named with its tier; the slow tier's
@@ -195,6 +196,13 @@ func TestExecuteNeighboursScenario(t *testing.T) {
 			t.Errorf("%s: scenario_target %q; want %q", key, got, tier)
 		}
 		if r.Kind == "tpcc" {
+			// The slow tier's instances got the fast tier's schema copied
+			// cold (and kept saying so after the stop step that let the
+			// fast tier run alone); the fast tier's own were built there.
+			from := param(r, "schema_from")
+			if tier == "slow" && !strings.HasPrefix(from, "copied cold from fast-1 (fast)") || tier == "fast" && from != "" {
+				t.Errorf("%s: schema_from %q; want the slow tier's copied cold from fast-1, the fast tier's empty", key, from)
+			}
 			steps := stepMetrics(t, res, r.ID)
 			// Open-loop at the rate given, each instance its own. Beside
 			// an unthrottled backup, a loaded host can hold one VU's

@@ -327,6 +327,9 @@ func (e *executor) StartServers(ctx context.Context, s Server, _ Target, names [
 		if in.host != "" {
 			in.dataDir = path.Join(t.path, name)
 		}
+		if was, ok := e.instances[name]; ok {
+			in.schemaFrom = was.schemaFrom // started again after a stop step: its data came as before
+		}
 		e.instances[name] = in
 		if i%s.Count > 0 { // not its host's first
 			if in.host != "" && !e.remoteExists(ctx, in) {
