@@ -428,8 +428,9 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	// measured interval ends when it was to, and what the stall holds at
 	// its end shows as in flight (oldest_in_flight_ms) rather than as an
 	// interval longer than asked. A tick whose last reading has not
-	// returned starts none; a boundary waits for it (the counters'
-	// connection takes one reading at a time) and drops it.
+	// returned starts none; a boundary, and a step's end by ctx, wait for
+	// it (the counters' connection takes one reading at a time) and drop
+	// it.
 	readings := make(chan reading, 1)
 	pending := false
 	awaitReading := func() {
@@ -453,6 +454,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 		case <-ctx.Done():
 			stopVUs()
 			wg.Wait()
+			awaitReading() // ended by ctx too: the caller may close the runner next
 			return nil, ctx.Err()
 		case <-tick.C:
 			procs.adapt()
