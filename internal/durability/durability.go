@@ -26,9 +26,13 @@ type Fault interface {
 // Config describes a durability test.
 type Config struct {
 	// Open opens the database; it is called again after each recovery.
-	Open           func(ctx context.Context) (engine.DB, error)
-	Cycles         int
-	VUs            int
+	Open   func(ctx context.Context) (engine.DB, error)
+	Cycles int
+	VUs    int
+	// Rate, when above 0, offers TPC-C at that many transactions a minute
+	// (Poisson arrivals) to the VUs as one pool, as tpcc run --rate does:
+	// the fault then hits the load a user sets rather than saturation.
+	Rate           float64
 	RunBeforeFault time.Duration // TPC-C time before each fault
 	Fault          Fault
 	// RecoverTimeout bounds the wait for the database to answer after a
@@ -164,7 +168,7 @@ func runUntilFault(ctx context.Context, cfg *Config, cycle int, seed uint64, run
 	started := time.Now()
 	done := make(chan error, 1)
 	go func() {
-		_, err := driver.Run(runCtx, driver.Config{
+		dc := driver.Config{
 			Runner: runner, Mode: cfg.Mode, Steps: []int{cfg.VUs}, Duration: 1000 * time.Hour,
 			Mix: tpcc.DefaultMix, Seed: seed,
 			OnNewOrder: func(in *tpcc.NewOrderInput, out tpcc.NewOrderOutput) {
@@ -176,7 +180,11 @@ func runUntilFault(ctx context.Context, cfg *Config, cycle int, seed uint64, run
 					cfg.OnProgress(cycle, time.Since(started), acked.Load())
 				}
 			},
-		})
+		}
+		if cfg.Rate > 0 {
+			dc.Rates = []float64{cfg.Rate}
+		}
+		_, err := driver.Run(runCtx, dc)
 		done <- err
 	}()
 	timer := time.NewTimer(cfg.RunBeforeFault)

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // DurabilityConfig is the durability test of TPC-C clause 3.5.4 on a
@@ -32,6 +33,7 @@ type DurabilityConfig struct {
 	Engine         string // the engine of a new Managed directory ("": PostgreSQL; an existing one keeps its own)
 	Cycles         int
 	VUs            int
+	Rate           float64 // transactions a minute offered to the VUs as a pool (0: a closed loop)
 	RunBeforeFault time.Duration
 	Fault          string // durability.FaultKill, FaultStop, FaultRestart or FaultCommand
 	FaultCommand   string
@@ -59,7 +61,7 @@ func NewDurabilityConfig() DurabilityConfig {
 }
 
 // Validate reports every problem of the config at once, each a *Problem
-// naming its field: dsn or managed, engine, cycles, vus,
+// naming its field: dsn or managed, engine, cycles, vus, rate,
 // run_before_fault, recover_timeout, fault, fault_command, mode,
 // warehouses and results.
 func (c DurabilityConfig) Validate() error {
@@ -81,6 +83,9 @@ func (c DurabilityConfig) Validate() error {
 	}
 	ps.intRange("cycles", c.Cycles, 1, MaxDurabilityCycles, "fault cycles")
 	ps.intRange("vus", c.VUs, 1, MaxVUs, "virtual users")
+	if !(c.Rate >= 0 && c.Rate <= MaxRate) {
+		ps.add("rate", c.Rate, "is out of range; give above 0 to %s transactions a minute, or leave it out for a closed loop", units.Thousands(MaxRate))
+	}
 	if c.RunBeforeFault < time.Second {
 		ps.add("run_before_fault", c.RunBeforeFault, "is too short; give at least 1s, so that transactions are in flight at the fault")
 	}
@@ -114,6 +119,7 @@ type DurabilityResult struct {
 	Status string                    `json:"status"`
 	Fault  string                    `json:"fault"`
 	VUs    int                       `json:"vus"`
+	Rate   float64                   `json:"rate,omitempty"` // the open loop's transactions a minute
 	Cycles []*stored.DurabilityCycle `json:"cycles"`
 	Total  durability.Totals         `json:"total"`
 }
@@ -159,7 +165,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	}
 	name, _ := all.NameOf(dsn)
 	params := &stored.DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
-		VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault.String(), Fault: cfg.Fault, RecoverCommand: cfg.RecoverCommand != "",
+		VUs: cfg.VUs, Rate: cfg.Rate, RunBeforeFault: cfg.RunBeforeFault.String(), Fault: cfg.Fault, RecoverCommand: cfg.RecoverCommand != "",
 		Mode: cfg.Mode, Seed: cfg.Seed}
 	if cfg.Managed == "" {
 		params.DSN = engine.Redact(dsn)
@@ -178,7 +184,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	}
 	cycles, runErr := durability.Run(ctx, durability.Config{
 		Open:   func(ctx context.Context) (engine.DB, error) { return all.Open(ctx, dsn) },
-		Cycles: cfg.Cycles, VUs: cfg.VUs, RunBeforeFault: cfg.RunBeforeFault, Fault: fault,
+		Cycles: cfg.Cycles, VUs: cfg.VUs, Rate: cfg.Rate, RunBeforeFault: cfg.RunBeforeFault, Fault: fault,
 		RecoverTimeout: cfg.RecoverTimeout, LogDir: params.LogDir, Mode: cfg.Mode, Seed: cfg.Seed,
 		OnProgress: func(cycle int, elapsed time.Duration, acked int64) {
 			obs.Progress(Progress{Cycle: &CycleProgress{Cycle: cycle, Cycles: cfg.Cycles, Elapsed: elapsed, Acknowledged: acked}})
@@ -193,7 +199,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 			obs.Result(Result{Cycle: c})
 		},
 	})
-	out := &DurabilityResult{RunID: rec.run.ID, Status: results.StatusComplete, Fault: cfg.Fault, VUs: cfg.VUs,
+	out := &DurabilityResult{RunID: rec.run.ID, Status: results.StatusComplete, Fault: cfg.Fault, VUs: cfg.VUs, Rate: cfg.Rate,
 		Cycles: cycles, Total: durability.Total(cycles)}
 	if out.Cycles == nil {
 		out.Cycles = []*stored.DurabilityCycle{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -134,6 +135,8 @@ func valueText(v any) string {
 		return x.String()
 	case Bytes:
 		return units.FormatSize(int64(x))
+	case float64: // 20000000, not 2e+07
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []int:
 		s := make([]string, len(x))
 		for i, n := range x {

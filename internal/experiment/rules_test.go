@@ -90,9 +90,9 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Errorf("monitor problems in %v; want %v", got, want)
 	}
 
-	du := experiment.DurabilityConfig{DSN: "postgres://u@127.0.0.1:1/db", Managed: dir, Engine: "sqlite", Cycles: 0, VUs: 10001,
+	du := experiment.DurabilityConfig{DSN: "postgres://u@127.0.0.1:1/db", Managed: dir, Engine: "sqlite", Cycles: 0, VUs: 10001, Rate: -1,
 		RunBeforeFault: 0, RecoverTimeout: 0, Fault: "kill", FaultCommand: "true", Mode: "x", Warehouses: 0, Results: dir}
-	want = []string{"managed", "engine", "cycles", "vus", "run_before_fault", "recover_timeout", "fault_command", "mode", "warehouses"}
+	want = []string{"managed", "engine", "cycles", "vus", "rate", "run_before_fault", "recover_timeout", "fault_command", "mode", "warehouses"}
 	if got := fields(t, du.Validate()); !slices.Equal(got, want) {
 		t.Errorf("durability problems in %v; want %v", got, want)
 	}

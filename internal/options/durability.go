@@ -18,6 +18,7 @@ type Durability struct {
 	Engine         string // with --managed: the engine of a new data directory
 	Cycles         int
 	VUs            int
+	Rate           string
 	RunBeforeFault string
 	Fault          string
 	FaultCommand   string
@@ -39,6 +40,7 @@ func (o *Durability) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Engine, "engine", "", "with --managed: the engine of a new data directory ("+strings.Join(all.Names(true), ", ")+"; default postgres; an existing one keeps its own)")
 	fs.IntVar(&o.Cycles, "cycles", d.Cycles, "fault cycles to run")
 	fs.IntVar(&o.VUs, "vus", d.VUs, "virtual users running TPC-C when the fault hits")
+	fs.StringVar(&o.Rate, "rate", "", "offer TPC-C at this many transactions a minute (Poisson arrivals) to the --vus as one pool, so that the fault hits your load rather than saturation (default: a closed loop)")
 	fs.StringVar(&o.RunBeforeFault, "run-before-fault", units.FormatDuration(d.RunBeforeFault), "TPC-C time before each fault (the audited test of clause 3.5 runs at least 5m)")
 	fs.StringVar(&o.Fault, "fault", d.Fault, "the failure: kill (SIGKILL of the server's main process), stop (immediate shutdown; MariaDB: a kill), restart (clean shutdown and start), command (--fault-command)")
 	fs.StringVar(&o.FaultCommand, "fault-command", "", "shell command that causes the failure, with --fault command (e.g. a remote power cut)")
@@ -58,6 +60,9 @@ func (o *Durability) Config(dsn string) (experiment.DurabilityConfig, error) {
 		FaultCommand: o.FaultCommand, RecoverCommand: o.RecoverCommand, Warehouses: o.Warehouses, Rebuild: o.WarehousesSet,
 		Mode: o.Mode, Seed: o.Seed}
 	var err error
+	if c.Rate, err = oneRate(o.Rate); err != nil {
+		return c, err
+	}
 	if c.RunBeforeFault, err = units.ParseDuration(o.RunBeforeFault); err != nil {
 		return c, Badf("run-before-fault", "--run-before-fault: %v", err)
 	}
@@ -65,4 +70,22 @@ func (o *Durability) Config(dsn string) (experiment.DurabilityConfig, error) {
 		return c, Badf("recover-timeout", "--recover-timeout: %v", err)
 	}
 	return c, Flagged(c.Validate(), nil)
+}
+
+// oneRate reads durability's --rate: one rate in transactions a minute,
+// 0 when not given. A fraction has no maximum to be a fraction of here (a
+// durability test runs no probe step), and a list no steps to take.
+func oneRate(s string) (float64, error) {
+	rates, fractions, err := rateList(s, "rate")
+	switch {
+	case err != nil:
+		return 0, err
+	case len(fractions) > 0:
+		return 0, Badf("rate", "--rate %s: a durability test takes transactions a minute, e.g. 20000; it measures no maximum for a fraction to be of", s)
+	case len(rates) > 1:
+		return 0, Badf("rate", "--rate %s: a durability test takes one rate, e.g. 20000; its cycles are not steps", s)
+	case len(rates) == 1:
+		return rates[0], nil
+	}
+	return 0, nil
 }

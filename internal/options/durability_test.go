@@ -16,6 +16,12 @@ func TestDurabilityConfig(t *testing.T) {
 		{nil, "", "dsn", "--dsn is empty; give the server to test, or a --managed server's data directory"},
 		{[]string{"--run-before-fault", "later"}, "postgres://localhost/x", "run_before_fault", "--run-before-fault: "},
 		{[]string{"--fault", "command"}, "postgres://localhost/x", "fault_command", "--fault-command is empty"},
+		// One rate in transactions a minute: a fraction has no maximum to
+		// be of, a list no steps, and 0 or less no load.
+		{[]string{"--rate", "50%"}, "postgres://localhost/x", "rate", "--rate 50%: a durability test takes transactions a minute"},
+		{[]string{"--rate", "1000,2000"}, "postgres://localhost/x", "rate", "--rate 1000,2000: a durability test takes one rate"},
+		{[]string{"--rate", "-5"}, "postgres://localhost/x", "rate", "--rate"},
+		{[]string{"--rate", "20000000"}, "postgres://localhost/x", "rate", "--rate 20000000 is out of range; give above 0 to 10,000,000 transactions a minute, or leave it out for a closed loop"},
 	} {
 		var o Durability
 		parseFlags(t, &o, append([]string{"--results", t.TempDir()}, c.args...)...)

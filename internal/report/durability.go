@@ -14,12 +14,15 @@ func durabilitySection(runs []*runData) *Section {
 	var over int64             // cycles whose excess is outside its bound
 	var maxExcess, bound int64 // the largest excess and its cycle's bound
 	t := &Table{ID: "durability-cycles", Caption: "Fault cycles: acknowledged New-Orders and what recovery kept",
-		Header:  []string{"run", "fault", "cycle", "TPC-C s", "acknowledged", "committed", "found", "lost", "rolled back, found", "excess (bound)", "recovery s", "consistency", "verdict"},
-		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, false, false}}
+		Header:  []string{"run", "fault", "load", "cycle", "TPC-C s", "acknowledged", "committed", "found", "lost", "rolled back, found", "excess (bound)", "recovery s", "consistency", "verdict"},
+		Numeric: []bool{false, false, false, true, true, true, true, true, true, true, true, true, false, false}}
 	for _, rd := range runs {
-		var fault string
+		var fault, load string
 		if p := rd.Params.Durability; p != nil {
-			fault = p.Fault
+			fault, load = p.Fault, fmt.Sprintf("%d VUs, closed loop", p.VUs)
+			if p.Rate > 0 {
+				load = fmt.Sprintf("%s TPM offered to %d VUs", thousands(int64(p.Rate)), p.VUs)
+			}
 		}
 		for _, c := range rd.Durability {
 			cycles++
@@ -39,7 +42,7 @@ func durabilitySection(runs []*runData) *Section {
 			if !c.Consistency {
 				consistency = "fail " + strings.Join(c.Failed, ", ")
 			}
-			t.Rows = append(t.Rows, []string{rd.Label, orUnknown(fault), strconv.Itoa(c.Cycle), num(c.RanSeconds),
+			t.Rows = append(t.Rows, []string{rd.Label, orUnknown(fault), orUnknown(load), strconv.Itoa(c.Cycle), num(c.RanSeconds),
 				thousands(c.Acknowledged), thousands(c.Committed), thousands(c.Found), thousands(c.Lost), thousands(c.RolledBackFound),
 				fmt.Sprintf("%d (%d)", c.Excess, c.ExcessBound), num(c.RecoverySeconds), consistency, verdict})
 		}
@@ -47,7 +50,8 @@ func durabilitySection(runs []*runData) *Section {
 	if cycles == 0 {
 		return s
 	}
-	s.text("Each cycle runs TPC-C, logs every New-Order the database acknowledged, causes the fault while transactions are in flight, " +
+	s.text("Each cycle runs TPC-C (a closed loop, or with --rate an open loop at the rate offered, the load column says which), " +
+		"logs every New-Order the database acknowledged, causes the fault while transactions are in flight, " +
 		"recovers and verifies (TPC-C clause 3.5.4): every committed New-Order must have its order, no rolled-back one may, " +
 		"sum(D_NEXT_O_ID) must have grown by at least the committed ones and by at most one more per virtual user " +
 		"(orders committed but not yet acknowledged when the fault hit), and the consistency conditions must hold.")

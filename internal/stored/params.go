@@ -152,17 +152,18 @@ type BackupParams struct {
 // DurabilityParams is what the store keeps of a durability run. The fault
 // and recovery commands are not kept: they may hold secrets.
 type DurabilityParams struct {
-	DSN            string `json:"dsn,omitempty"`
-	Managed        string `json:"managed,omitempty"`
-	Engine         string `json:"engine"`
-	Warehouses     int    `json:"warehouses"`
-	Cycles         int    `json:"cycles"`
-	VUs            int    `json:"vus"`
-	RunBeforeFault string `json:"run_before_fault"`
-	Fault          string `json:"fault"`
-	RecoverCommand bool   `json:"recover_command"`
-	Mode           string `json:"mode"`
-	Seed           uint64 `json:"seed"`
+	DSN            string  `json:"dsn,omitempty"`
+	Managed        string  `json:"managed,omitempty"`
+	Engine         string  `json:"engine"`
+	Warehouses     int     `json:"warehouses"`
+	Cycles         int     `json:"cycles"`
+	VUs            int     `json:"vus"`
+	Rate           float64 `json:"rate,omitempty"` // transactions a minute offered to the VUs as a pool; none: a closed loop
+	RunBeforeFault string  `json:"run_before_fault"`
+	Fault          string  `json:"fault"`
+	RecoverCommand bool    `json:"recover_command"`
+	Mode           string  `json:"mode"`
+	Seed           uint64  `json:"seed"`
 	// LogDir is where the cycles' success logs go (not stored: it is the
 	// results directory's durability-RUN).
 	LogDir string `json:"-"`
