@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -135,8 +136,10 @@ func valueText(v any) string {
 		return x.String()
 	case Bytes:
 		return units.FormatSize(int64(x))
-	case float64: // 20000000, not 2e+07
-		return strconv.FormatFloat(x, 'f', -1, 64)
+	case float64: // 20000000, not 2e+07; but 1e+300 and 1e-07 as they are
+		if a := math.Abs(x); a >= 1 && a < 1e15 {
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
 	case []int:
 		s := make([]string, len(x))
 		for i, n := range x {
