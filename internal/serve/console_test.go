@@ -228,6 +228,27 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		t.Errorf("the cancelled run: %d, status %q; want interrupted\n%s", code, shown.Run.Status, body)
 	}
 
+	// A scenario's TPC-H runs one after another (tiers, engines), as its
+	// event stream tells them, each get a chart: the second's one query
+	// does not land among the first's 22. The events are the stream's
+	// own, handed to the page's handler; the runs above were real.
+	js(t, p, `(() => {
+		const stop = { stopped: false };
+		live.charts = liveCharts();
+		onLiveEvent(stop, "progress", { started: { run_id: "A", kind: "tpch", params: { label: "db-fast" } } });
+		for (let q = 1; q <= 22; q++) onLiveEvent(stop, "result", { tpch: { test: "power", rep: 1, query: q, seconds: 1, status: "ok", rows: 1 } });
+		onLiveEvent(stop, "progress", { started: { run_id: "B", kind: "tpch", params: { label: "db-slow" } } });
+		onLiveEvent(stop, "result", { tpch: { test: "power", rep: 1, query: 1, seconds: 9, status: "ok", rows: 1 } });
+		return true;
+	})()`)
+	waitJS(t, p, 20*time.Second, "two TPC-H charts, one per run",
+		`document.querySelectorAll('#chart-tpch rect.s0').length === 1 && document.querySelectorAll('#chart-tpch-A rect.s0').length === 22`)
+	latestCap, firstCap := jsString(t, p, `document.querySelector("#chart-tpch figcaption").textContent`),
+		jsString(t, p, `document.querySelector("#chart-tpch-A figcaption").textContent`)
+	if !strings.Contains(latestCap, "of db-slow") || !strings.Contains(latestCap, "over 1 queries") || !strings.Contains(firstCap, "of db-fast") || !strings.Contains(firstCap, "over 22 queries") {
+		t.Errorf("the TPC-H charts' captions %q and %q; want the latest run's (db-slow, 1 query) and the first's (db-fast, 22)", latestCap, firstCap)
+	}
+
 	for _, problem := range p.problems() {
 		t.Errorf("the console in %s: %s", name, problem)
 	}

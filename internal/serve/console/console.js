@@ -232,10 +232,13 @@ class Chart {
 // throughput test's streams that ran it. A bar's tooltip gives its
 // seconds, its status and the read MB/s it drove; a query that did not
 // answer right (timed out, failed, wrong) is drawn in the error colour.
+// A chart is one run's: a scenario's next TPC-H run gets its own, named by
+// the run's label, so that tiers' and engines' queries never mix.
 const tpchNames = [...Array.from({ length: 22 }, (_, i) => "Q" + (i + 1)), "RF1", "RF2"];
 
 class QueryBars {
-  constructor() {
+  constructor(run, label) {
+    this.run = run || "";
     this.rep = 0;
     this.power = new Map(); // name -> the latest power test's result
     this.thr = new Map(); // name -> {sum, n, bad}: the throughput test's streams
@@ -243,7 +246,7 @@ class QueryBars {
     this.legend = el("span", { className: "legend" });
     this.caption = el("span", { className: "geomean" });
     this.fig = el("figure", { className: "chart", id: "chart-tpch" },
-      el("figcaption", {}, "TPC-H query times (s) ", this.caption, " ", this.legend), this.svg);
+      el("figcaption", {}, "TPC-H query times (s)" + (label ? " of " + label : ""), " ", this.caption, " ", this.legend), this.svg);
   }
 
   add(q) {
@@ -381,7 +384,7 @@ function onLiveEvent(stop, name, d) {
     case "progress":
       if (d.started) {
         if (d.started.run_id) live.runID = d.started.run_id;
-        if (d.started.kind === "tpch") tpchCharts();
+        if (d.started.kind === "tpch") tpchCharts(d.started.run_id, d.started.params && d.started.params.label);
         note("started " + (d.started.kind || "") + " run " + (d.started.run_id || ""));
       } else if (d.point) note("step " + d.point.index + " of " + d.point.count + ": " + (d.point.name || ""));
       else if (d.scenario_step) note("scenario step " + d.scenario_step.step + " of " + d.scenario_step.steps + ": " + d.scenario_step.kind);
@@ -404,14 +407,23 @@ function tpchName(q) {
 
 // tpchCharts gives a TPC-H run the query bars in place of the TPC-C
 // charts that have nothing to show (a scenario's earlier TPC-C runs keep
-// theirs).
-function tpchCharts() {
+// theirs). A run other than the one charted (run "" is whichever is
+// charted) gets a chart of its own above it; the earlier keep theirs,
+// under ids of their run.
+function tpchCharts(run, label) {
   const c = live.charts;
-  if (c.tpch) return;
+  if (c.tpch && (!run || c.tpch.run === run || !c.tpch.run)) {
+    if (run && !c.tpch.run) c.tpch.run = run;
+    return;
+  }
   for (const k of ["tpm", "lat"]) {
     if (c[k] && c[k].series.size === 0) { c[k].fig.remove(); delete c[k]; }
   }
-  c.tpch = new QueryBars();
+  if (c.tpch) {
+    c.tpch.fig.id = "chart-tpch-" + c.tpch.run;
+    c["tpch:" + c.tpch.run] = c.tpch;
+  }
+  c.tpch = new QueryBars(run, label);
   $("live-charts").prepend(c.tpch.fig);
 }
 
