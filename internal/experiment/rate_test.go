@@ -206,23 +206,10 @@ func TestRunTPCCRateStall(t *testing.T) {
 	run := func(cfg experiment.TPCCConfig) (doc rateDoc) {
 		t.Helper()
 		for try := 1; ; try++ {
-			var wg sync.WaitGroup
-			var from, to time.Time
-			obs := &stallAt{at: 500 * time.Millisecond, stall: func() {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					from, to = stallBackends(t, ctx, dsn, stall)
-				}()
-			}}
 			cfg.DSN, cfg.Mode, cfg.RampUp = dsn, engine.ModeRoutines, time.Second
 			cfg.Record.Results = t.TempDir()
 			cfg.Repeat, cfg.Record.Telemetry = 1, experiment.DefaultTelemetry
-			res, err := experiment.RunTPCC(ctx, cfg, obs)
-			wg.Wait()
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			res, from, to := runStalled(t, ctx, cfg, time.Second, stall)
 			doc = rateDoc{}
 			out := asDoc(t, res, &doc)
 			if doc.Status != "complete" || len(doc.Steps) != 1 {
@@ -296,22 +283,9 @@ func TestRunTPCCStallAtEnd(t *testing.T) {
 	const stall = 3 * time.Second
 	dir := t.TempDir()
 	for try := 1; ; try++ {
-		var wg sync.WaitGroup
-		var from, to time.Time
-		obs := &stallAt{at: 500 * time.Millisecond, stall: func() {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				from, to = stallBackends(t, ctx, dsn, stall)
-			}()
-		}}
 		cfg := experiment.TPCCConfig{DSN: dsn, Mode: engine.ModeRoutines, VUs: []int{2}, RampUp: time.Second, Duration: 3 * time.Second,
 			Repeat: 1, Record: experiment.Record{Results: dir, Telemetry: experiment.DefaultTelemetry}}
-		res, err := experiment.RunTPCC(ctx, cfg, obs)
-		wg.Wait()
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
+		res, from, to := runStalled(t, ctx, cfg, 500*time.Millisecond, stall)
 		s := res.Steps[0]
 		// The stall is to hold the VUs over a second before the end, so
 		// that the step is called out, and to last past it.
@@ -344,6 +318,27 @@ func TestRunTPCCStallAtEnd(t *testing.T) {
 		t.Logf("held %v at the end; oldest in flight %v", held, got)
 		return
 	}
+}
+
+// runStalled runs cfg with the backends of its database stopped for stall
+// from the first tick at least at into the measured interval, and returns
+// the run and when the stall began and ended (zero if it never began).
+func runStalled(t *testing.T, ctx context.Context, cfg experiment.TPCCConfig, at, stall time.Duration) (res *experiment.TPCCResult, from, to time.Time) {
+	t.Helper()
+	var wg sync.WaitGroup
+	obs := &stallAt{at: at, stall: func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			from, to = stallBackends(t, ctx, cfg.DSN, stall)
+		}()
+	}}
+	res, err := experiment.RunTPCC(ctx, cfg, obs)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return res, from, to
 }
 
 // stallAt calls stall once, at the first tick at least at into a step's
