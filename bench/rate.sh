@@ -3,6 +3,7 @@
 #
 #   bench/rate.sh                         # 2 warehouses, 3 rounds of 30-second steps
 #   ROUNDS=5 DURATION=60s bench/rate.sh
+#   VUS=same SHARE=95 bench/rate.sh       # each open loop on the closed loop's n VUs, at 95% of its TPM
 #
 # 1. The schedule alone (BenchmarkPacer in internal/driver): Poisson arrivals
 #    for a second to 8 VUs that do no work, on one scheduler thread, at
@@ -13,7 +14,9 @@
 #    $WAREHOUSES warehouses), each loop at the same throughput, ROUNDS
 #    rounds: for each n in LOADS, a closed loop of n VUs (its client TPM is
 #    the throughput to match), then an open loop offering that TPM (Poisson
-#    arrivals) to a pool of $VUS VUs. A closed loop below saturation has
+#    arrivals) to a pool of $VUS VUs (VUS=same: n VUs, the closed loop's
+#    own; SHARE=P offers P% of its TPM, default 100, since n VUs cannot
+#    serve all of what n VUs at saturation did). A closed loop below saturation has
 #    fewer VUs, an open one the same pool at a lower rate: both leave the
 #    server idle at times, and both pay the wake-ups that costs. Each row
 #    gives both loops' TPM and client CPU per transaction (tierbench's rusage
@@ -33,6 +36,7 @@ LOADS=${LOADS:-1 2 3}
 WAREHOUSES=${WAREHOUSES:-2}
 ROUNDS=${ROUNDS:-3}
 VUS=${VUS:-4}
+SHARE=${SHARE:-100}
 RAMPUP=${RAMPUP:-5s}
 DURATION=${DURATION:-30s}
 cd "$(dirname "$0")/.."
@@ -68,14 +72,17 @@ print("%-8s %9d %9d %10.1f %10.2f %10.2f %10.3f %6s" % (sys.argv[1], s["tpm"], s
 }
 
 echo
-echo "# closed loop of n VUs against open loop (a pool of $VUS VUs) offered the closed loop's throughput, $ENGINE, $WAREHOUSES warehouses"
+# pool N: the open loop's VUs beside a closed loop of N; offered P TPM: SHARE% of P.
+pool() { if [ "$VUS" = same ]; then echo "$1"; else echo "$VUS"; fi; }
+offered() { awk -v t="$1" -v s="$SHARE" 'BEGIN { printf "%d", t * s / 100 }'; }
+echo "# closed loop of n VUs against open loop (a pool of $VUS VUs) offered $SHARE% of the closed loop's throughput, $ENGINE, $WAREHOUSES warehouses"
 printf '%-3s %9s %10s %9s %10s %7s %10s %10s %6s\n' n "closed TPM" "closed µs" "open TPM" "open µs" ratio "NO p99" "jitter p99" late
 rows=$work/rows
 for _ in $(seq "$ROUNDS"); do
 	for n in $LOADS; do
 		closed=$(row closed --vus "$n")
-		rate=$(echo "$closed" | awk '{print $3}')
-		open=$(row open --vus "$VUS" --rate "$rate")
+		rate=$(offered "$(echo "$closed" | awk '{print $3}')")
+		open=$(row open --vus "$(pool "$n")" --rate "$rate")
 		echo "$n $closed $open" | awk '{printf "%-3s %9d %10.1f %9d %10.1f %7.3f %10.2f %10.3f %6s\n", $1, $4, $5, $12, $13, $13 / $5, $14, $16, $17}' | tee -a "$rows"
 	done
 done
@@ -105,11 +112,11 @@ pairs=$work/pairs
 for _ in $(seq "$ROUNDS"); do
 	for n in $LOADS; do
 		closed=$(row closed --vus "$n" "${nop[@]}")
-		open=$(row open --vus "$VUS" --rate "$(echo "$closed" | awk '{print $3}')" "${nop[@]}")
+		open=$(row open --vus "$(pool "$n")" --rate "$(offered "$(echo "$closed" | awk '{print $3}')")" "${nop[@]}")
 		echo "tierbench $n $(echo "$closed" | awk '{print $4}') $(echo "$open" | awk '{print $4}')" |
 			awk '{printf "%-10s %-3s %12.1f %12.1f %7.3f\n", $1, $2, $3, $4, $4 / $3}' | tee -a "$pairs"
 		read -r tps c_closed < <(VUS=$n pgbench_cpu)
-		read -r _ c_open < <(pgbench_cpu --rate "$(awk -v t="$tps" 'BEGIN { printf "%d", t }')")
+		read -r _ c_open < <(VUS=$(pool "$n") pgbench_cpu --rate "$(awk -v t="$tps" -v s="$SHARE" 'BEGIN { printf "%d", t * s / 100 }')")
 		printf '%-10s %-3s %12.1f %12.1f %7.3f\n' pgbench "$n" "$c_closed" "$c_open" "$(awk -v a="$c_closed" -v b="$c_open" 'BEGIN { print (a > 0 ? b / a : 0) }')" | tee -a "$pairs"
 	done
 done
