@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/freeport"
 	"github.com/tierbench/tierbench/internal/server"
@@ -113,6 +114,23 @@ func TestStartRetriesTakenPort(t *testing.T) {
 			if moved.MovedFromPort != last || moved.Port == last || !strings.Contains(moved.DSN, ":"+strconv.Itoa(moved.Port)+"/") {
 				t.Errorf("port %d, moved from %d, DSN port right: %v; want a new port, moved from %d", moved.Port, moved.MovedFromPort,
 					strings.Contains(moved.DSN, ":"+strconv.Itoa(moved.Port)+"/"), last)
+			}
+
+			// Held only for a moment, as a server just killed holds it
+			// for some 10 ms after `server status` calls it stopped (a
+			// supervisor restarting it then moved it, and a durability
+			// run lost its DSN): the start waits and keeps it.
+			if _, err := server.Stop(ctx, dir, "fast"); err != nil {
+				t.Fatal(err)
+			}
+			brief, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(moved.Port)))
+			if err != nil {
+				t.Fatalf("holding the port for a moment: %v", err)
+			}
+			time.AfterFunc(300*time.Millisecond, func() { brief.Close() })
+			kept, err := server.Start(ctx, server.Options{DataDir: dir})
+			if err != nil || kept.Port != moved.Port || kept.MovedFromPort != 0 {
+				t.Errorf("start with the port held for 300 ms: port %d (moved from %d), %v; want %d kept", kept.Port, kept.MovedFromPort, err, moved.Port)
 			}
 		})
 	}

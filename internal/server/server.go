@@ -72,7 +72,9 @@ type Options struct {
 	// KeepConfig starts a managed directory with the Memory and Settings of
 	// its last start, from its state file, in place of the two above. A
 	// restored copy of a managed server then runs as its source ran when it
-	// was backed up, rather than with PostgreSQL's defaults.
+	// was backed up, rather than with PostgreSQL's defaults. Without Port
+	// or NewPort it keeps the last start's port as if asked for it: it is
+	// never moved to another.
 	KeepConfig bool
 	// PgBin is the directory of initdb/pg_ctl/postgres; empty finds them
 	// (FindBinaries), or reuses those of the last start.
@@ -253,6 +255,9 @@ func Start(ctx context.Context, opts Options) (Info, error) {
 		}
 		if opts.KeepConfig {
 			opts.Memory, opts.Settings = st.Memory, st.Settings
+			if opts.Port == 0 && !opts.NewPort {
+				opts.Port = st.Port // as it last ran: its port too, never moved (a supervisor's restart)
+			}
 		}
 		have := dirEngine(dir)
 		if opts.Engine != "" && opts.Engine != have {
@@ -442,7 +447,7 @@ func (st *state) choosePort(asked int, newPort bool) (picked bool, err error) {
 	case asked != 0:
 		st.Port = asked
 		return false, nil
-	case !newPort && last != 0 && !st.portHeld(last):
+	case !newPort && last != 0 && !st.portHeld(last, portHeldFor):
 		return false, nil // the last start's, so that the DSN stays the same
 	}
 	p, err := pickPort(last)
@@ -456,12 +461,28 @@ func (st *state) choosePort(asked int, newPort bool) (picked bool, err error) {
 	return true, nil
 }
 
+// portHeldFor is how long the last start's port must stay taken before a
+// start moves to another: a server just killed (a durability fault, which
+// a supervisor restarts at once) can hold it for a moment while it goes.
+const portHeldFor = time.Second
+
 // portHeld reports whether another process listens on port where the
-// server would: on 127.0.0.1, or on the address it listens on besides.
-// A stopped server's port can be taken by anyone meanwhile (a test's
-// server in a parallel package took one), and a start that kept it
-// failed; it now moves to a free one and says so.
-func (st *state) portHeld(port int) bool {
+// server would (on 127.0.0.1, or on the address it listens on besides),
+// and has for at least d. A stopped server's port can be taken by anyone
+// meanwhile (a test's server in a parallel package took one), and a start
+// that kept it failed; it now moves to a free one and says so.
+func (st *state) portHeld(port int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
+		if !st.portTakenNow(port) {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+	}
+}
+
+func (st *state) portTakenNow(port int) bool {
 	for _, addr := range st.listenAddrs() {
 		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
 		if err != nil {
