@@ -84,6 +84,9 @@ func oneRate(s string) (float64, error) {
 		return 0, Badf("rate", "--rate %s: a durability test takes transactions a minute, e.g. 20000; it measures no maximum for a fraction to be of", s)
 	case len(rates) > 1:
 		return 0, Badf("rate", "--rate %s: a durability test takes one rate, e.g. 20000; its cycles are not steps", s)
+	case len(rates) == 1 && !(rates[0] > 0): // 0 given is not "no rate"
+		return 0, Badf("rate", "--rate %s is out of range; give above 0 to %s transactions a minute, or leave it out for a closed loop",
+			s, units.Thousands(experiment.MaxRate))
 	case len(rates) == 1:
 		return rates[0], nil
 	}

@@ -21,6 +21,7 @@ func TestDurabilityConfig(t *testing.T) {
 		{[]string{"--rate", "50%"}, "postgres://localhost/x", "rate", "--rate 50%: a durability test takes transactions a minute"},
 		{[]string{"--rate", "1000,2000"}, "postgres://localhost/x", "rate", "--rate 1000,2000: a durability test takes one rate"},
 		{[]string{"--rate", "-5"}, "postgres://localhost/x", "rate", "--rate"},
+		{[]string{"--rate", "0"}, "postgres://localhost/x", "rate", "--rate 0 is out of range; give above 0 to 10,000,000 transactions a minute, or leave it out for a closed loop"},
 		{[]string{"--rate", "20000000"}, "postgres://localhost/x", "rate", "--rate 20000000 is out of range; give above 0 to 10,000,000 transactions a minute, or leave it out for a closed loop"},
 	} {
 		var o Durability
