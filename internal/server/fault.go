@@ -105,12 +105,13 @@ func liveProcess(pid int) bool {
 // recovery, so timeout should allow for replaying the WAL. The restarted
 // server is meant to keep running: the process that crashed it (the
 // durability test) hands it back, and `server status` must not call it
-// orphaned once that process ends. The port is asked for, so a start would
-// fail rather than move it: the caller goes on with the DSN it had.
+// orphaned once that process ends. KeepConfig keeps the port as if asked
+// for, so a start would fail rather than move it: the caller goes on with
+// the DSN it had.
 func Restart(ctx context.Context, dataDir string, timeout time.Duration) (Info, error) {
-	dir, st, err := managed(dataDir)
+	dir, _, err := managed(dataDir) // only a managed directory: Start would make a new one
 	if err != nil {
 		return Info{}, err
 	}
-	return Start(ctx, Options{DataDir: dir, Port: st.Port, Memory: st.Memory, Settings: st.Settings, StartTimeout: timeout, KeepRunning: true})
+	return Start(ctx, Options{DataDir: dir, KeepConfig: true, StartTimeout: timeout, KeepRunning: true})
 }
