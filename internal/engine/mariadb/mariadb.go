@@ -178,10 +178,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	return db, nil
 }
 
-// CheckVersion refuses a server without SELECT … FOR UPDATE SKIP LOCKED,
-// which Delivery needs (clause 2.7.4.2 lets it skip a district whose oldest
-// new order another Delivery holds): MariaDB before 10.6 and MySQL before
-// 8.0. version is VERSION()'s text.
+// CheckVersion refuses a server without JSON_TABLE, which the New-Order
+// procedure reads its order lines with: MariaDB before 10.6 and MySQL
+// before 8.0. version is VERSION()'s text.
 func CheckVersion(version string) error {
 	nums, rest := leadingVersion(version)
 	if len(nums) < 2 {
@@ -193,11 +192,11 @@ func CheckVersion(version string) error {
 	case maria && (major > 10 || major == 10 && minor >= 6):
 		return nil
 	case maria:
-		return engine.InputErrorf("the server is MariaDB %d.%d, which has no SELECT … SKIP LOCKED (Delivery needs it); use MariaDB 10.6 or later", major, minor)
+		return engine.InputErrorf("the server is MariaDB %d.%d, which has no JSON_TABLE (the New-Order procedure needs it); use MariaDB 10.6 or later", major, minor)
 	case major >= 8:
 		return nil
 	default:
-		return engine.InputErrorf("the server is MySQL %d.%d, which has no SELECT … SKIP LOCKED (Delivery needs it); use MySQL 8.0 or later, or MariaDB 10.6 or later", major, minor)
+		return engine.InputErrorf("the server is MySQL %d.%d, which has no JSON_TABLE (the New-Order procedure needs it); use MySQL 8.0 or later, or MariaDB 10.6 or later", major, minor)
 	}
 }
 

@@ -31,11 +31,11 @@
 -- reads only (3.4.1). Lock order as in the PostgreSQL routines: New-Order
 -- its district, then its stock rows sorted by (supply warehouse, item);
 -- Payment its district, its customer, then the warehouse row last; Delivery
--- per district the oldest NEW-ORDER row nobody else holds (SKIP LOCKED).
+-- per district, in ascending order, the oldest NEW-ORDER row.
 --
 -- Each procedure's COMMENT carries the routines' version, which a worker
 -- checks before it runs anything (routinesVersion in runner.go): bump both
--- when a signature or a result changes. SQL SECURITY INVOKER: a procedure
+-- when a signature, a result or what a procedure does changes. SQL SECURITY INVOKER: a procedure
 -- runs with its caller's privileges, so it keeps working in a copy of the
 -- database whose definer account does not exist.
 --
@@ -51,7 +51,7 @@ DROP PROCEDURE IF EXISTS tpcc_new_order$$
 -- the whole transaction back (counted in Com_rollback) and returns the
 -- order number with rolled_back = 1 (2.4.2.3).
 CREATE PROCEDURE tpcc_new_order(p_w INT, p_d INT, p_c INT, p_all_local INT, p_lines VARCHAR(2000))
-MODIFIES SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 1'
+MODIFIES SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 2'
 BEGIN
   DECLARE v_n, v_o, v_found, v_done INT DEFAULT 0;
   DECLARE v_i, v_sw, v_q INT;
@@ -157,7 +157,7 @@ DROP PROCEDURE IF EXISTS tpcc_payment$$
 -- matching customers sorted by C_FIRST, the one at position ceil(n/2)
 -- (2.5.2.2). H_AMOUNT comes in cents. Returns (c_id).
 CREATE PROCEDURE tpcc_payment(p_w INT, p_d INT, p_cw INT, p_cd INT, p_c_id INT, p_c_last VARCHAR(16), p_amount_cents INT)
-MODIFIES SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 1'
+MODIFIES SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 2'
 BEGIN
   DECLARE v_amount DECIMAL(6,2);
   DECLARE v_c, v_n INT;
@@ -254,7 +254,7 @@ DROP PROCEDURE IF EXISTS tpcc_order_status$$
 -- (3.4.1). p_c_id = 0 selects by name as Payment does. Returns (c_id,
 -- o_id, line_count), o_id 0 when the customer has no order.
 CREATE PROCEDURE tpcc_order_status(p_w INT, p_d INT, p_c_id INT, p_c_last VARCHAR(16))
-READS SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 1'
+READS SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 2'
 BEGIN
   DECLARE v_c, v_n, v_o, v_lines INT DEFAULT 0;
   DECLARE v_carrier INT;
@@ -301,11 +301,15 @@ END$$
 DROP PROCEDURE IF EXISTS tpcc_delivery$$
 -- Delivery (2.7), all ten districts in one transaction. Returns (delivered):
 -- the order delivered per district, comma-separated, 0 for a district
--- with nothing to deliver (skipped, 2.7.4.2). SKIP LOCKED lets two
--- Deliveries of one warehouse run at once: the second takes the
--- next-oldest order instead of waiting for the first.
+-- with nothing to deliver (skipped, 2.7.4.2). A second Delivery of the
+-- warehouse waits for the first's row rather than skip it (SKIP LOCKED would
+-- take the next-oldest order, and if the first then rolled back, the
+-- district's undelivered orders would have a gap: 3.3.2.3 fails). Once the
+-- first commits, InnoDB reads the row again, finds it deleted and locks the
+-- next; every Delivery takes the districts in ascending order, so two never
+-- wait in a cycle.
 CREATE PROCEDURE tpcc_delivery(p_w INT, p_carrier INT)
-MODIFIES SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 1'
+MODIFIES SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 2'
 BEGIN
   DECLARE v_d INT DEFAULT 1;
   DECLARE v_o, v_c INT;
@@ -320,7 +324,7 @@ BEGIN
     -- 2.7.4.2: the undelivered order with the lowest NO_O_ID, removed.
     SET v_o = NULL;
     SELECT no_o_id INTO v_o FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d
-     ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+     ORDER BY no_o_id LIMIT 1 FOR UPDATE;
     IF v_o IS NULL THEN
       SET v_out = CONCAT(v_out, IF(v_d = 1, '', ','), '0');
     ELSE
@@ -355,7 +359,7 @@ DROP PROCEDURE IF EXISTS tpcc_stock_level$$
 -- orders whose home-warehouse stock is below the threshold. Committed
 -- reads are enough (3.4.1, level 1). Returns (low_stock).
 CREATE PROCEDURE tpcc_stock_level(p_w INT, p_d INT, p_threshold INT)
-READS SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 1'
+READS SQL DATA SQL SECURITY INVOKER COMMENT 'tierbench routines 2'
 BEGIN
   DECLARE v_next, v_count INT;
   DECLARE v_msg VARCHAR(255);

@@ -20,7 +20,7 @@ var routinesSQL string
 // routinesVersion is the version each procedure's COMMENT in routines.sql
 // carries ('tierbench routines N'); a worker refuses routines of another
 // version.
-const routinesVersion = 1
+const routinesVersion = 2
 
 // routineNames are the stored procedures of engine.ModeRoutines.
 var routineNames = []string{"tpcc_new_order", "tpcc_payment", "tpcc_order_status", "tpcc_delivery", "tpcc_stock_level"}

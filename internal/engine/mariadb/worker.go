@@ -28,8 +28,8 @@ import (
 // only. The lock order is the PostgreSQL worker's (see routines.sql):
 // New-Order its district, then its stock rows sorted by (supply warehouse,
 // item); Payment its district, its customer, the warehouse row last;
-// Delivery per district the oldest NEW-ORDER row no other Delivery holds
-// (SKIP LOCKED).
+// Delivery per district, in ascending order, the oldest NEW-ORDER row
+// (waiting for another Delivery that holds it).
 //
 // Counting: Com_commit and Com_rollback count COMMIT and ROLLBACK
 // statements, whoever runs them (a client or a stored procedure), with or
@@ -687,7 +687,7 @@ var stmtSQL = [numStmts]string{
 
 	// Delivery (2.7.4.2). O_C_ID comes back in the insert id, as above.
 	sDNewOrder: `SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ?
-		ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+		ORDER BY no_o_id LIMIT 1 FOR UPDATE`,
 	sDDelete: `DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?`,
 	sDOrder: `UPDATE orders SET o_carrier_id = ?, o_c_id = LAST_INSERT_ID(o_c_id)
 		WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?`,
@@ -1250,8 +1250,8 @@ func (w *stmtWorker) delivery(ctx context.Context, in *tpcc.DeliveryInput) (tpcc
 		return out, err
 	}
 	for d := int64(1); d <= tpcc.DistrictsPerWarehouse; d++ {
-		// The oldest NEW-ORDER row no other Delivery holds, locked;
-		// none: the district is skipped (2.7.4.2).
+		// The oldest NEW-ORDER row, locked (after another Delivery that
+		// holds it); none: the district is skipped (2.7.4.2).
 		w.setArgs(W, d)
 		rows, err := w.query(ctx, w.st[sDNewOrder])
 		if err != nil {

@@ -684,39 +684,11 @@ func testPaymentLockOrder(e *txnEnv) {
 func (e *txnEnv) blockedWithout(tx *sql.Tx, txn, held, free, probe string, run func() error) {
 	t, ctx := e.t, e.ctx
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- run() }()
-	// fatal ends the test, but not before the transaction, which runs on
-	// the mode's shared worker, is done with it.
-	fatal := func(format string, args ...any) {
-		t.Helper()
-		_ = tx.Rollback()
-		select {
-		case <-done:
-		case <-time.After(time.Minute):
-		}
-		t.Fatalf(format, args...)
-	}
-
-	// Wait until the transaction waits for the held row.
-	deadline := time.Now().Add(30 * time.Second)
-	for e.lockWaits() == 0 {
-		select {
-		case err := <-done:
-			done <- err
-			fatal("%s finished (%v) while another transaction held its %s", txn, err, held)
-		default:
-		}
-		if time.Now().After(deadline) {
-			fatal("%s never waited for its %s, held by another transaction", txn, held)
-		}
-		time.Sleep(150 * time.Millisecond)
-	}
-
+	done := e.startBlocked(tx, txn, held, run)
 	var lockErr error
 	c := e.otherConn()
 	if ptx, err := c.BeginTx(ctx, nil); err != nil {
-		fatal("%v", err)
+		t.Fatal(err)
 	} else {
 		_, lockErr = ptx.ExecContext(ctx, probe)
 		_ = ptx.Rollback()
@@ -729,6 +701,44 @@ func (e *txnEnv) blockedWithout(tx *sql.Tx, txn, held, free, probe string, run f
 	}
 	if lockErr != nil {
 		t.Fatalf("%s, waiting for its %s, already held its %s: %v", txn, held, free, lockErr)
+	}
+}
+
+// startBlocked runs txn in the background and returns once it waits for a
+// row lock (tx holds the row named held), with the channel its outcome
+// comes on. It fails the test if txn finishes first, or never waits; but
+// not before txn, which may run on the mode's shared worker, is done.
+func (e *txnEnv) startBlocked(tx *sql.Tx, txn, held string, run func() error) <-chan error {
+	t := e.t
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	fatal := func(format string, args ...any) {
+		t.Helper()
+		_ = tx.Rollback()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+		}
+		t.Fatalf(format, args...)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// First past INNODB_TRX's 0.1 s of stale answers, which may hold a
+		// wait of the subtest before.
+		time.Sleep(150 * time.Millisecond)
+		select {
+		case err := <-done:
+			done <- err
+			fatal("%s finished (%v) while another transaction held its %s", txn, err, held)
+		default:
+		}
+		if e.lockWaits() > 0 {
+			return done
+		}
+		if time.Now().After(deadline) {
+			fatal("%s never waited for its %s, held by another transaction", txn, held)
+		}
 	}
 }
 
@@ -860,20 +870,27 @@ func testDelivery(e *txnEnv) {
 		FROM orders WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = 2101`, nil, &cid, &sum)
 	e.query(`SELECT CAST(c_balance * 100 AS SIGNED), c_delivery_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = ?`, []any{cid}, &balance, &cnt)
 
-	// Another transaction holds district 2's oldest NEW-ORDER row: SKIP
-	// LOCKED makes the Delivery take the next one instead of waiting.
+	// Another Delivery holds district 2's oldest NEW-ORDER row, then rolls
+	// back. The Delivery waits for it and delivers that order: had it taken
+	// the next one (SKIP LOCKED), the district's undelivered orders would
+	// have a gap (3.3.2.3).
+	var out tpcc.DeliveryOutput
+	delivery := func(carrier int) func() error {
+		return func() (err error) {
+			out, err = e.w.Delivery(ctx, &tpcc.DeliveryInput{W: 2, Carrier: carrier})
+			return err
+		}
+	}
 	tx := e.holdRows(`SELECT 1 FROM new_order WHERE no_w_id = 2 AND no_d_id = 2 AND no_o_id = 2101 FOR UPDATE`)
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	out, err := e.w.Delivery(dctx, &tpcc.DeliveryInput{W: 2, Carrier: 7})
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Delivered[0] != 2101 || out.Delivered[1] != 2102 || out.Skipped != 0 {
-		t.Fatalf("Delivery: %+v, want 2101 in district 1 and 2102 in district 2", out)
-	}
+	done := e.startBlocked(tx, "Delivery", "district 2's oldest NEW-ORDER row", delivery(7))
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if out.Delivered[0] != 2101 || out.Delivered[1] != 2101 || out.Skipped != 0 {
+		t.Fatalf("Delivery: %+v, want 2101 in districts 1 and 2", out)
 	}
 
 	var balanceAfter, cntAfter int64
@@ -892,35 +909,44 @@ func testDelivery(e *txnEnv) {
 	if n := e.int64(`SELECT COUNT(*) FROM new_order WHERE no_w_id = 2 AND no_d_id = 1 AND no_o_id = 2101`); n != 0 {
 		t.Fatal("the NEW-ORDER row of the delivered order is still there")
 	}
-	// The next Delivery takes the order it skipped: district 2 is in
-	// order again (3.3.2.3).
-	out, err = e.w.Delivery(ctx, &tpcc.DeliveryInput{W: 2, Carrier: 8})
-	if err != nil || out.Delivered[1] != 2101 || out.Delivered[0] != 2102 {
-		t.Fatalf("second Delivery: %+v %v", out, err)
+	// Another Delivery delivers district 3's oldest order (2102 now) and
+	// commits: the waiting Delivery goes on to the next, 2103.
+	tx = e.holdRows(deliverByHand[0])
+	for _, q := range deliverByHand[1:] {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
-
-	// A district whose undelivered orders are all being delivered by
-	// others is skipped (2.7.4.2), without waiting.
-	tx = e.holdRows(`SELECT 1 FROM new_order WHERE no_w_id = 2 AND no_d_id = 10 FOR UPDATE`)
-	dctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-	out, err = e.w.Delivery(dctx, &tpcc.DeliveryInput{W: 2, Carrier: 9})
-	cancel()
-	if err != nil || out.Skipped != 1 || out.Delivered[9] != 0 || out.Delivered[8] == 0 {
-		t.Fatalf("Delivery with a locked district: %+v %v", out, err)
-	}
-	if err := tx.Rollback(); err != nil {
+	done = e.startBlocked(tx, "Delivery", "district 3's oldest NEW-ORDER row", delivery(8))
+	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	// A district with nothing to deliver is skipped too. (Its NEW-ORDER
-	// rows are put back afterwards, for the consistency conditions.)
+	if err := <-done; err != nil || out.Delivered[2] != 2103 || out.Delivered[1] != 2102 || out.Skipped != 0 {
+		t.Fatalf("Delivery after another delivered its district's oldest order: %+v %v", out, err)
+	}
+
+	// A district with nothing to deliver is skipped (2.7.4.2). (Its
+	// NEW-ORDER rows are put back afterwards, for the consistency
+	// conditions.)
 	e.exec(`CREATE TEMPORARY TABLE saved_new_order AS SELECT * FROM new_order WHERE no_w_id = 2 AND no_d_id = 9`)
 	e.exec(`DELETE FROM new_order WHERE no_w_id = 2 AND no_d_id = 9`)
-	out, err = e.w.Delivery(ctx, &tpcc.DeliveryInput{W: 2, Carrier: 9})
+	out, err := e.w.Delivery(ctx, &tpcc.DeliveryInput{W: 2, Carrier: 9})
 	e.exec(`INSERT INTO new_order SELECT * FROM saved_new_order`)
 	e.exec(`DROP TEMPORARY TABLE saved_new_order`)
 	if err != nil || out.Skipped != 1 || out.Delivered[8] != 0 || out.Delivered[9] == 0 {
 		t.Fatalf("Delivery with an empty district: %+v %v", out, err)
 	}
+}
+
+// deliverByHand delivers order 2102 of warehouse 2, district 3, as a
+// Delivery would.
+var deliverByHand = []string{
+	`DELETE FROM new_order WHERE no_w_id = 2 AND no_d_id = 3 AND no_o_id = 2102`,
+	`UPDATE orders SET o_carrier_id = 1 WHERE o_w_id = 2 AND o_d_id = 3 AND o_id = 2102`,
+	`UPDATE order_line SET ol_delivery_d = NOW() WHERE ol_w_id = 2 AND ol_d_id = 3 AND ol_o_id = 2102`,
+	`UPDATE customer SET c_delivery_cnt = c_delivery_cnt + 1,
+	   c_balance = c_balance + (SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = 2 AND ol_d_id = 3 AND ol_o_id = 2102)
+	 WHERE c_w_id = 2 AND c_d_id = 3 AND c_id = (SELECT o_c_id FROM orders WHERE o_w_id = 2 AND o_d_id = 3 AND o_id = 2102)`,
 }
 
 // testInterrupt: Interrupt unblocks a transaction waiting for a lock from

@@ -19,7 +19,7 @@ var routinesSQL string
 
 // routinesVersion is what tpcc_routines_version() returns in routines.sql;
 // a worker refuses routines of another version.
-const routinesVersion = 1
+const routinesVersion = 2
 
 // errRoutinesMissing tells the user how to get the routines back.
 var errRoutinesMissing = engine.InputErrorf("the TPC-C routines are missing; reinstall them with `tierbench tpcc build --routines-only`")

@@ -37,10 +37,10 @@ import (
 // Payment locks its district, one customer, then the warehouse row, last,
 // so whoever holds a warehouse row waits for nothing more (every Payment of
 // the warehouse needs it, and holds it until its commit is flushed: taken
-// last, it is held the shortest time); Delivery takes, per district, the oldest
-// NEW-ORDER row nobody else has locked (SKIP LOCKED: it never waits for
-// another Delivery), that order and its lines, and the customers in
-// ascending district order. New-Order locks no customer, Payment no stock.
+// last, it is held the shortest time); Delivery takes, per district in
+// ascending order, the oldest NEW-ORDER row (waiting for another Delivery
+// that holds it, so that none is delivered out of order), that order and
+// its lines, and its customer. New-Order locks no customer, Payment no stock.
 
 var (
 	_ engine.Worker = (*routineWorker)(nil)
@@ -584,7 +584,7 @@ const (
 	sqlDNewOrder = `DELETE FROM new_order
 		WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = (
 		  SELECT no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = $2
-		  ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED)
+		  ORDER BY no_o_id LIMIT 1 FOR UPDATE)
 		RETURNING no_o_id`
 	sqlDOrder = `UPDATE orders SET o_carrier_id = $4 WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = $3 RETURNING o_c_id`
 	sqlDLines = `UPDATE order_line SET ol_delivery_d = now() WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3
@@ -920,8 +920,8 @@ func (w *stmtWorker) Delivery(ctx context.Context, in *tpcc.DeliveryInput) (tpcc
 	W, carrier := int32(in.W), int32(in.Carrier)
 	const districts = tpcc.DistrictsPerWarehouse
 
-	// Round trip 1: per district, the oldest NEW-ORDER row not being
-	// delivered by another Delivery, removed.
+	// Round trip 1: per district, the oldest NEW-ORDER row (once another
+	// Delivery that holds it is done), removed.
 	b := &pgx.Batch{}
 	b.Queue(sqlBegin)
 	for d := int32(1); d <= districts; d++ {
