@@ -5,6 +5,7 @@
 #   bench/pairs.sh OLD NEW                       # PostgreSQL, routines, 4 VUs
 #   ENGINE=mariadb PAIRS=8 bench/pairs.sh OLD NEW
 #   EXTRA="--rate 40000" bench/pairs.sh OLD NEW  # the open loop
+#   REINSTALL=1 bench/pairs.sh OLD NEW           # builds whose routines differ
 #
 # OLD and NEW are tierbench binaries, e.g. one built from an earlier commit:
 #   git worktree add /tmp/old HEAD~3 && (cd /tmp/old && go build -o /tmp/tb.old ./cmd/tierbench)
@@ -12,7 +13,9 @@
 # NEW starts a managed server ($ENGINE) and builds $WAREHOUSES warehouses
 # once; then each pair runs `tpcc run --vus $VUS --rampup $RAMPUP --duration
 # $DURATION $EXTRA` with OLD and with NEW, one after the other, the first of
-# the two alternating from pair to pair. A pair's two runs share their
+# the two alternating from pair to pair; with REINSTALL=1, each run first
+# installs its own binary's routines (`tpcc build --routines-only`), for
+# two builds whose routines differ. A pair's two runs share their
 # minute, so the host's drift from hour to hour (a third on the reference
 # machine) falls mostly outside the ratio. Prints each run's client CPU per
 # transaction (tierbench's user + system time over the measured interval,
@@ -39,6 +42,7 @@ TIERBENCH_DSN=$dsn "$NEW" tpcc build --warehouses "$WAREHOUSES" >/dev/null 2>"$w
 export TIERBENCH_DSN=$dsn # the DSN (and its password) stays off the command lines
 
 run() { # run BINARY: "cpu tpm"
+	[ "${REINSTALL:-0}" != 1 ] || "$1" tpcc build --routines-only >/dev/null 2>&1
 	# shellcheck disable=SC2086 # EXTRA is a list of flags
 	out=$("$1" tpcc run --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $EXTRA --json 2>/dev/null)
 	printf '%s %s\n' "$(printf '%s\n' "$out" | field client_cpu_us_per_txn)" "$(printf '%s\n' "$out" | field tpm)"
@@ -57,9 +61,10 @@ for i in $(seq "$PAIRS"); do
 	fi
 	ratio=$(awk -v o="$ou" -v n="$nu" 'BEGIN { printf "%.3f", n / o }')
 	printf '%-5s %12.1f %8s %12.1f %8s %7s\n' "$i" "$ou" "$ot" "$nu" "$nt" "$ratio"
-	echo "$ou $nu $ratio" >>"$work/pairs"
+	echo "$ou $nu $ratio $ot $nt" >>"$work/pairs"
 done
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-printf 'median: old %.1f µs, new %.1f µs, ratio %.3f; load=%s\n' \
+printf 'median: old %.1f µs, new %.1f µs, ratio %.3f; TPM old %s, new %s; load=%s\n' \
 	"$(cut -d' ' -f1 "$work/pairs" | median)" "$(cut -d' ' -f2 "$work/pairs" | median)" \
-	"$(cut -d' ' -f3 "$work/pairs" | median)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	"$(cut -d' ' -f3 "$work/pairs" | median)" "$(cut -d' ' -f4 "$work/pairs" | median)" \
+	"$(cut -d' ' -f5 "$work/pairs" | median)" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -84,7 +84,7 @@ func (c DurabilityConfig) Validate() error {
 	ps.intRange("cycles", c.Cycles, 1, MaxDurabilityCycles, "fault cycles")
 	ps.intRange("vus", c.VUs, 1, MaxVUs, "virtual users")
 	if !(c.Rate >= 0 && c.Rate <= MaxRate) {
-		ps.add("rate", c.Rate, "is out of range; give above 0 to %s transactions a minute, or leave it out for a closed loop", units.Thousands(MaxRate))
+		ps.add("rate", c.Rate, "is out of range; %s", DurabilityRateRange())
 	}
 	if c.RunBeforeFault < time.Second {
 		ps.add("run_before_fault", c.RunBeforeFault, "is too short; give at least 1s, so that transactions are in flight at the fault")
@@ -297,4 +297,10 @@ func durabilitySchema(ctx context.Context, cfg DurabilityConfig, db engine.DB, o
 		return schema, err
 	}
 	return runner.Schema(ctx)
+}
+
+// DurabilityRateRange says what a durability test's rate may be, for the
+// front ends' own refusals of one out of range.
+func DurabilityRateRange() string {
+	return "give above 0 to " + units.Thousands(MaxRate) + " transactions a minute, or leave it out for a closed loop"
 }

@@ -85,8 +85,7 @@ func oneRate(s string) (float64, error) {
 	case len(rates) > 1:
 		return 0, Badf("rate", "--rate %s: a durability test takes one rate, e.g. 20000; its cycles are not steps", s)
 	case len(rates) == 1 && !(rates[0] > 0): // 0 given is not "no rate"
-		return 0, Badf("rate", "--rate %s is out of range; give above 0 to %s transactions a minute, or leave it out for a closed loop",
-			s, units.Thousands(experiment.MaxRate))
+		return 0, Badf("rate", "--rate %s is out of range; %s", s, experiment.DurabilityRateRange())
 	case len(rates) == 1:
 		return rates[0], nil
 	}
