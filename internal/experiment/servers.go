@@ -251,6 +251,14 @@ func StartServer(ctx context.Context, cfg ServerConfig, obs Observer) (*ServerSt
 		}
 		res.Limits = &ap
 		res.LimitsText = LimitsText(ap, cfg.Memory > 0, wantIO, device, cfg.Tier)
+	case !info.AlreadyRunning:
+		// Started without limits: a group left by an earlier start with
+		// them (the server crashed, or was stopped by other means than
+		// StopServer) must go, or a restart after a fault
+		// (server.Restart) would put the server back under them.
+		if err := server.RemoveLimits(info.DataDir); err != nil && !errors.Is(err, cgroup.ErrNotFound) {
+			obs.Note(fmt.Sprintf("warning: removing the cgroup an earlier start of the server in %s left: %v", info.DataDir, err))
+		}
 	}
 	return res, nil
 }

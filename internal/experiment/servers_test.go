@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,6 +172,31 @@ func TestStartStopServerLimits(t *testing.T) {
 	}
 	if got := pgQuery(ctx, t, res.DSN, "SELECT current_setting('shared_buffers')"); got != "64MB" {
 		t.Errorf("NoCgroup: shared_buffers %q; want a quarter of the memory, 64MB", got)
+	}
+
+	// A server with limits that crashed leaves its group; a start without
+	// limits removes it, so that a restart after a fault (server.Restart)
+	// does not put the server back under limits it no longer has.
+	if usable {
+		if _, err := experiment.StopServer(ctx, dataDir, "", rec); err != nil {
+			t.Fatal(err)
+		}
+		cfg.NoCgroup = false
+		if _, err := experiment.StartServer(ctx, cfg, rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.Signal(ctx, dataDir, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cgroup.Open(name); err != nil {
+			t.Fatalf("the crashed server's cgroup: %v; want it left", err)
+		}
+		if _, err := experiment.StartServer(ctx, experiment.ServerConfig{DataDir: dataDir}, rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cgroup.Open(name); !errors.Is(err, cgroup.ErrNotFound) {
+			t.Errorf("a start without limits left the cgroup of an earlier start with them: %v", err)
+		}
 	}
 
 	// Bad input starts nothing and makes no directory.

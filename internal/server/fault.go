@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/telemetry"
 )
 
@@ -101,17 +102,29 @@ func liveProcess(pid int) bool {
 }
 
 // Restart starts the stopped (or crashed) managed server in dataDir again as
-// it last ran: same port, memory and settings. The start includes crash
-// recovery, so timeout should allow for replaying the WAL. The restarted
-// server is meant to keep running: the process that crashed it (the
-// durability test) hands it back, and `server status` must not call it
-// orphaned once that process ends. KeepConfig keeps the port as if asked
-// for, so a start would fail rather than move it: the caller goes on with
-// the DSN it had.
+// it last ran: same port, memory, settings and listen address, and inside
+// its cgroup when a start with limits made one (ApplyLimits), so that the
+// new postmaster, its crash recovery and its backends keep the memory cap
+// and the I/O throttle. The start includes crash recovery, so timeout
+// should allow for replaying the WAL. The restarted server is meant to
+// keep running: the process that crashed it (the durability test) hands it
+// back, and `server status` must not call it orphaned once that process
+// ends. KeepConfig keeps the port as if asked for, so a start would fail
+// rather than move it: the caller goes on with the DSN it had.
 func Restart(ctx context.Context, dataDir string, timeout time.Duration) (Info, error) {
 	dir, _, err := managed(dataDir) // only a managed directory: Start would make a new one
 	if err != nil {
 		return Info{}, err
 	}
-	return Start(ctx, Options{DataDir: dir, KeepConfig: true, StartTimeout: timeout, KeepRunning: true})
+	st, err := readState(dir)
+	if err != nil {
+		return Info{}, err
+	}
+	opts := Options{DataDir: dir, KeepConfig: true, StartTimeout: timeout, KeepRunning: true, Listen: st.Listen}
+	if name, err := GroupName(dir); err == nil {
+		if g, err := cgroup.Open(name); err == nil && g.Version() > 0 {
+			opts.CgroupProcs = g.ProcsFiles()
+		}
+	}
+	return Start(ctx, opts)
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,6 +152,22 @@ func TestApplyLimits(t *testing.T) {
 	// Applying again (a restart with other limits) reuses the group.
 	if ap2, err := server.ApplyLimits(ctx, dataDir, cgroup.Limits{MemoryBytes: 384 << 20}); err != nil || ap2.MemoryMax != 384<<20 || len(ap2.IO) != 0 || ap2.Path != ap.Path {
 		t.Errorf("ApplyLimits again = %+v, %v; want 384MiB, no I/O limit, the same group", ap2, err)
+	}
+
+	// A crash and the durability test's restart: the new postmaster, and
+	// the backends it forks, are born in the group again.
+	if _, err := server.Signal(ctx, dataDir, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	again, err := server.Restart(ctx, dataDir, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.PID == info.PID || !inGroup(t, again.PID, name) {
+		t.Errorf("the restarted postmaster (pid %d, was %d) is not in the group", again.PID, info.PID)
+	}
+	if b, _ := strconv.Atoi(query(t, ctx, again.DSN, "SELECT pg_backend_pid()")); !inGroup(t, b, name) {
+		t.Errorf("a backend of the restarted server (pid %d) is not in the group", b)
 	}
 
 	if _, err := server.Stop(ctx, dataDir, "fast"); err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -181,6 +182,17 @@ func TestListenPostgres(t *testing.T) {
 	}
 	if again, err := server.Start(ctx, server.Options{DataDir: dataDir}); err != nil || !again.AlreadyRunning || again.DSN != info.DSN {
 		t.Errorf("a second start without Listen: %+v, %v; want the running server as it is", again, err)
+	}
+	// A crash and the durability test's restart: the same DSN answers.
+	if _, err := server.Signal(ctx, dataDir, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := server.Restart(ctx, dataDir, time.Minute); err != nil || again.DSN != info.DSN || !slices.Equal(again.Listen, info.Listen) {
+		t.Errorf("Restart: listening on %v (the same DSN: %v), %v; want the DSN and listen addresses of the start", again.Listen, again.DSN == info.DSN, err)
+	} else if conn, err := pgx.Connect(ctx, info.DSN); err != nil {
+		t.Errorf("a password login at %s after the restart failed: %v", addr, err)
+	} else {
+		conn.Close(ctx)
 	}
 	checkCmdlines(t, watch, pw, "initdb", "pg_ctl", "postgres")
 
