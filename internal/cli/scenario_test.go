@@ -93,7 +93,7 @@ func TestScenarioValidateBroken(t *testing.T) {
 	}
 	want := []string{
 		path + `:5:42: server db: target "sata" is not defined; defined targets: nvme`,
-		path + `:7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report`,
+		path + `:7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, durability, space, stop, report`,
 		path + `:8:62: tpcc-run: duration: duration "20x" is not understood; give a duration such as 30s, 2m or 1h30m`,
 		path + `:8:73: tpcc-run: mode "fast" is unknown; use routines or statements`,
 		path + `:9:34: backup: cycles: ${cycles} is not defined; define it under scales or pass --set cycles=VALUE (variables: data)`,

@@ -28,6 +28,8 @@ import (
 type DurabilityConfig struct {
 	Results        string // the results store's directory
 	RunID          string // the id to record the run under ("": a new one; see Record.RunID)
+	Group          string // the results group, e.g. a scenario's ("": none)
+	Placement      stored.Placement
 	DSN            string // the database ("" with Managed)
 	Managed        string // a managed server's data directory, started (and built) when needed
 	Engine         string // the engine of a new Managed directory ("": PostgreSQL; an existing one keeps its own)
@@ -166,13 +168,13 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	name, _ := all.NameOf(dsn)
 	params := &stored.DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
 		VUs: cfg.VUs, Rate: cfg.Rate, RunBeforeFault: cfg.RunBeforeFault.String(), Fault: cfg.Fault, RecoverCommand: cfg.RecoverCommand != "",
-		Mode: cfg.Mode, Seed: cfg.Seed}
+		Mode: cfg.Mode, Seed: cfg.Seed, Placement: cfg.Placement}
 	if cfg.Managed == "" {
 		params.DSN = engine.Redact(dsn)
 	}
 	// The run's ID names the log directory, which must exist before the
 	// run starts: it is made once the run is recorded, before any cycle.
-	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, RunID: cfg.RunID}, kind: stored.KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
+	rec, err := start(ctx, begin{Record: Record{Results: cfg.Results, RunID: cfg.RunID, Group: cfg.Group, Placement: cfg.Placement}, kind: stored.KindDurability, params: params, db: db, dsn: cfg.DSN, engineName: name},
 		logDirNamer{obs, params, cfg.Results})
 	if err != nil {
 		return nil, err

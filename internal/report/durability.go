@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/stats"
 )
 
 // durabilitySection shows durability tests: runs of kind "durability", a
@@ -16,6 +18,8 @@ func durabilitySection(runs []*runData) *Section {
 	t := &Table{ID: "durability-cycles", Caption: "Fault cycles: acknowledged New-Orders and what recovery kept",
 		Header:  []string{"run", "fault", "load", "cycle", "TPC-C s", "acknowledged", "committed", "found", "lost", "rolled back, found", "excess (bound)", "recovery s", "consistency", "verdict"},
 		Numeric: []bool{false, false, false, true, true, true, true, true, true, true, true, true, false, false}}
+	var labels []string                // in the order of their first cycle
+	recovery := map[string][]float64{} // each label's recovery seconds
 	for _, rd := range runs {
 		var fault, load string
 		if p := rd.Params.Durability; p != nil {
@@ -26,6 +30,10 @@ func durabilitySection(runs []*runData) *Section {
 		}
 		for _, c := range rd.Durability {
 			cycles++
+			if _, ok := recovery[rd.Label]; !ok {
+				labels = append(labels, rd.Label)
+			}
+			recovery[rd.Label] = append(recovery[rd.Label], c.RecoverySeconds)
 			lost += c.Lost
 			if c.Excess < 0 || c.Excess > c.ExcessBound {
 				over++
@@ -66,6 +74,25 @@ func durabilitySection(runs []*runData) *Section {
 	} else {
 		s.finding(fmt.Sprintf("%d of %d cycles FAILED: %d committed New-Orders were lost; %s.", failed, cycles, lost, excess))
 	}
+	if f := recoveryFinding(labels, recovery); f != "" {
+		s.finding(f)
+	}
 	s.table(t)
 	return s
+}
+
+// recoveryFinding compares the recovery times of the runs labelled other
+// than the first with the first's (e.g. two tiers of a scenario): "" with
+// one label.
+func recoveryFinding(labels []string, recovery map[string][]float64) string {
+	if len(labels) < 2 {
+		return ""
+	}
+	base := labels[0]
+	parts := make([]string, 0, len(labels)-1)
+	for _, l := range labels[1:] {
+		parts = append(parts, fmt.Sprintf("%s's is %s", l, stats.Compare(recovery[l], recovery[base]).Text()))
+	}
+	return fmt.Sprintf("Recovery from the fault took %s s on average on %s (%s); %s.", num(stats.Of(recovery[base]).Mean), base,
+		plural(len(recovery[base]), "cycle", "cycles"), strings.Join(parts, "; "))
 }

@@ -54,6 +54,15 @@ func backupConfig(cycles, repeat int, spacing time.Duration, startAt time.Time, 
 	return c
 }
 
+// durabilityConfig is a durability step's test of the managed server in
+// dataDir: its schema is the one a tpcc-build step gave it.
+func durabilityConfig(st *DurabilityStep, dataDir string) experiment.DurabilityConfig {
+	c := experiment.NewDurabilityConfig()
+	c.Managed, c.Cycles, c.VUs, c.Rate, c.RunBeforeFault, c.Fault, c.RecoverTimeout, c.Mode =
+		dataDir, st.Cycles, st.VUs, st.Rate, st.RunBeforeFault, st.Fault, st.RecoverTimeout, st.Mode
+	return c
+}
+
 // diskConfig is a disk step's run of its profile.
 func diskConfig(st *DiskStep) (experiment.DiskConfig, error) {
 	cfg, err := experiment.ProfileConfig(st.Profile, st.Duration, 0, st.Size)

@@ -53,11 +53,13 @@ type Listener interface {
 }
 
 // ChecksFailed is the error of a scenario whose steps all ran but whose
-// consistency checks found violations (shown through Listener.Checked).
+// consistency checks found violations (shown through Listener.Checked), or
+// whose durability tests lost acknowledged New-Orders (or found the
+// database inconsistent after recovery).
 type ChecksFailed struct{ N int }
 
 func (e *ChecksFailed) Error() string {
-	return fmt.Sprintf("%d consistency checks failed (see above)", e.N)
+	return fmt.Sprintf("%d consistency checks or durability tests failed (see above)", e.N)
 }
 
 // ThresholdsBreached is the error of a scenario whose steps all ran and whose checks
@@ -1028,6 +1030,37 @@ func (e *executor) Check(ctx context.Context, st *CheckStep) error {
 			if err := experiment.StoreCheck(ctx, e.results, run, c); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// Durability runs the durability test on each instance, one after
+// another, on its schema. A test that lost acknowledged New-Orders is
+// reported at the end, as a failed check is; the scenario goes on.
+func (e *executor) Durability(ctx context.Context, st *DurabilityStep) error {
+	for _, name := range st.Instances {
+		in, err := e.instance(name)
+		if err != nil {
+			return err
+		}
+		place := stored.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name, Tier: in.target.emulated(),
+			Limits: in.limits, Memory: in.server.Memory, Host: in.host, SchemaFrom: in.schemaFrom}
+		var passed bool
+		if in.host != "" {
+			passed, err = e.durabilityRemote(ctx, in, st, place)
+		} else {
+			cfg := durabilityConfig(st, in.dataDir)
+			cfg.Results, cfg.Group, cfg.Placement = e.results, e.group, place
+			var out *experiment.DurabilityResult
+			out, err = experiment.RunDurability(ctx, cfg, e.obs)
+			passed = out != nil && out.Total.OK
+		}
+		if err != nil {
+			return fmt.Errorf("server %s: %w", name, err)
+		}
+		if !passed {
+			e.failedChecks++
 		}
 	}
 	return nil

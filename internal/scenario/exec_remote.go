@@ -137,22 +137,11 @@ func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vu
 
 // backupRemote runs an instance's backup cycles on its host, into the
 // target's directory there, and brings the run back into the controller's
-// store: the remote tierbench records it in a store of its own in a
-// temporary directory, which is read back over SSH and imported with its
-// times moved by the host's clock offset.
+// store (runRemote).
 func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in *instance, t *execTarget, cycles, repeat int,
 	spacing time.Duration, startAt time.Time, logical bool, p stored.Placement) error {
-	h := e.remoteHost(in)
-	tmp, err := h.Shell(ctx, nil, "mktemp -d \"${TMPDIR:-/tmp}/tierbench-results-XXXXXX\"")
-	if err != nil {
-		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
-	}
-	dir := strings.TrimSpace(string(tmp))
-	defer func() {
-		_, _ = h.Shell(context.WithoutCancel(ctx), nil, "rm -rf -- "+remote.Quote(dir))
-	}()
 	args := []string{"backup", "run", "--dsn", "-", "--datadir", in.dataDir, "--target", path.Join(t.path, "backups-"+in.name),
-		"--cycles", strconv.Itoa(cycles), "--repeat", strconv.Itoa(max(repeat, 1)), "--interval", spacing.String(), "--results", dir}
+		"--cycles", strconv.Itoa(cycles), "--repeat", strconv.Itoa(max(repeat, 1)), "--interval", spacing.String()}
 	if logical {
 		args = append(args, "--logical")
 	}
@@ -161,29 +150,75 @@ func (e *executor) backupRemote(ctx context.Context, obs experiment.Observer, in
 		// controller means, whatever ssh and the run's set-up take.
 		args = append(args, "--start-at", startAt.Add(e.clockOffset(in.host)).UTC().Format(time.RFC3339Nano))
 	}
-	obs.Note(fmt.Sprintf("server %s: %d backup cycles on host %s", in.name, cycles, h.Name))
+	obs.Note(fmt.Sprintf("server %s: %d backup cycles on host %s", in.name, cycles, in.host))
 	var doc experiment.BackupResult
-	runErr := h.JSON(ctx, strings.NewReader(in.dsn+"\n"), &doc, append(args, "--json")...)
-	if doc.RunID == "" {
-		if runErr == nil {
-			runErr = fmt.Errorf("its backup run printed no run id")
-		}
-		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, runErr)
-	}
-	if err := e.importRemote(ctx, h, dir, doc.RunID, p); err != nil {
-		return fmt.Errorf("server %s on host %s: bringing back backup run %s: %w", in.name, h.Name, doc.RunID, err)
-	}
-	for _, c := range doc.Cycles {
-		for _, ph := range []*stored.PhaseResult{c.Backup, c.Restore} {
-			if ph != nil {
-				obs.Result(experiment.Result{Phase: ph})
+	imported, err := e.runRemote(ctx, in, args, &doc, func() string { return doc.RunID }, p)
+	if imported {
+		for _, c := range doc.Cycles {
+			for _, ph := range []*stored.PhaseResult{c.Backup, c.Restore} {
+				if ph != nil {
+					obs.Result(experiment.Result{Phase: ph})
+				}
 			}
 		}
 	}
-	if runErr != nil {
-		return fmt.Errorf("server %s on host %s: %w", in.name, h.Name, runErr)
+	return err
+}
+
+// durabilityRemote runs the durability test of an instance on its host,
+// which crashes and restarts the server there, and brings the run back
+// into the controller's store (runRemote). It reports whether the test
+// passed.
+func (e *executor) durabilityRemote(ctx context.Context, in *instance, st *DurabilityStep, p stored.Placement) (bool, error) {
+	args := []string{"durability", "--managed", in.dataDir, "--cycles", strconv.Itoa(st.Cycles), "--vus", strconv.Itoa(st.VUs),
+		"--run-before-fault", st.RunBeforeFault.String(), "--fault", st.Fault, "--recover-timeout", st.RecoverTimeout.String(), "--mode", st.Mode}
+	if st.Rate > 0 {
+		args = append(args, "--rate", strconv.FormatFloat(st.Rate, 'f', -1, 64))
 	}
-	return nil
+	e.note("server %s: %d %s cycles of the durability test on host %s", in.name, st.Cycles, st.Fault, in.host)
+	var doc experiment.DurabilityResult
+	imported, err := e.runRemote(ctx, in, args, &doc, func() string { return doc.RunID }, p)
+	if imported {
+		for _, c := range doc.Cycles {
+			e.obs.Result(experiment.Result{Cycle: c})
+		}
+	}
+	return doc.Total.OK, err
+}
+
+// runRemote runs `tierbench ARGS --results DIR --json` for an instance on
+// its host, with the instance's DSN on its standard input, and decodes its
+// document into doc; the remote tierbench records the run in a store of
+// its own in a temporary directory DIR, which is read back over SSH and
+// imported into the controller's store with its times moved by the host's
+// clock offset (importRemote). runID reads the run's id from doc. It
+// reports whether the run was brought back, which it is even when it
+// failed partway; the error is the run's or the import's.
+func (e *executor) runRemote(ctx context.Context, in *instance, args []string, doc any, runID func() string, p stored.Placement) (bool, error) {
+	h := e.remoteHost(in)
+	tmp, err := h.Shell(ctx, nil, "mktemp -d \"${TMPDIR:-/tmp}/tierbench-results-XXXXXX\"")
+	if err != nil {
+		return false, fmt.Errorf("server %s on host %s: %w", in.name, h.Name, err)
+	}
+	dir := strings.TrimSpace(string(tmp))
+	defer func() {
+		_, _ = h.Shell(context.WithoutCancel(ctx), nil, "rm -rf -- "+remote.Quote(dir))
+	}()
+	runErr := h.JSON(ctx, strings.NewReader(in.dsn+"\n"), doc, append(args, "--results", dir, "--json")...)
+	id := runID()
+	if id == "" {
+		if runErr == nil {
+			runErr = fmt.Errorf("its %s run printed no run id", args[0])
+		}
+		return false, fmt.Errorf("server %s on host %s: %w", in.name, h.Name, runErr)
+	}
+	if err := e.importRemote(ctx, h, dir, id, p); err != nil {
+		return false, fmt.Errorf("server %s on host %s: bringing back %s run %s: %w", in.name, h.Name, args[0], id, err)
+	}
+	if runErr != nil {
+		return true, fmt.Errorf("server %s on host %s: %w", in.name, h.Name, runErr)
+	}
+	return true, nil
 }
 
 // importRemote copies run runID from the store in dir on host h into the

@@ -185,6 +185,7 @@ steps:
   - tpcc-build: {server: copy, from: db}
   - check: {server: copy}
   - tpcc-run: {server: copy, vus: "1", rate: 600, arrival: constant, rampup: 0s, duration: 1s}
+  - durability: {server: copy, cycles: 1, vus: 1, rate: 1200, run_before_fault: 1s}
   - report: {}
 `)
 	// The run is open loop at 1,200 transactions a minute: what is checked
@@ -200,7 +201,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"1/7 tpcc-build", "2/7 tpcc-run", "3/7 check", "4/7 tpcc-build", "5/7 check", "6/7 tpcc-run", "7/7 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
+	if want := []string{"1/8 tpcc-build", "2/8 tpcc-run", "3/8 check", "4/8 tpcc-build", "5/8 check", "6/8 tpcc-run", "7/8 durability", "8/8 report"}; strings.Join(rec.steps, ",") != strings.Join(want, ",") {
 		t.Errorf("steps %v; want %v", rec.steps, want)
 	}
 	// The other target's server got db-1's schema as a cold copy of its
@@ -213,8 +214,12 @@ steps:
 	}) {
 		t.Errorf("no note says how copy got its schema: %q", rec.notes)
 	}
-	if md, err := os.ReadFile(rec.reported.Markdown); err != nil || !strings.Contains(string(md), "schema=copied cold from db-1 (local), not loaded through this tier") {
+	md, err := os.ReadFile(rec.reported.Markdown)
+	if err != nil || !strings.Contains(string(md), "schema=copied cold from db-1 (local), not loaded through this tier") {
 		t.Errorf("the report does not say how copy's run got its schema (%v)", err)
+	}
+	if !strings.Contains(string(md), "All 1 cycles passed") || !strings.Contains(string(md), "| copy | kill | 1,200 TPM offered to 1 VUs | 1 |") {
+		t.Errorf("the report has no passed durability cycle of copy:\n%s", md)
 	}
 	store, err := results.OpenReadOnly(res)
 	if err != nil {
@@ -225,11 +230,21 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 3 {
-		t.Fatalf("runs %+v; want a tpcc run per instance of db, and copy's", runs)
+	if len(runs) != 4 {
+		t.Fatalf("runs %+v; want a tpcc run per instance of db, and copy's tpcc and durability runs", runs)
 	}
 	checked := 0
 	for _, r := range runs {
+		if r.Kind == stored.KindDurability {
+			// The crash and recovery of copy, which has a memory cap (its
+			// restart is back in its cgroup: internal/server's tests).
+			p, err := stored.DecodeParams(r.Kind, r.Params)
+			if r.Group != group || r.Status != results.StatusComplete || err != nil || p.Placement.Label != "copy" || p.Durability.Rate != 1200 ||
+				p.Durability.Cycles != 1 || p.Durability.Fault != "kill" {
+				t.Errorf("durability run %+v (%+v, %v); want a complete run of copy in group %s, 1 kill cycle at 1,200 TPM", r, p, err, group)
+			}
+			continue
+		}
 		if r.Group != group || r.Kind != "tpcc" || r.Status != results.StatusComplete {
 			t.Errorf("run %+v; want a complete tpcc run in group %s", r, group)
 		}

@@ -147,6 +147,7 @@ type Step struct {
 	Backup     *BackupStep     `json:"backup,omitempty"`
 	Neighbours *NeighboursStep `json:"neighbours,omitempty"`
 	Check      *CheckStep      `json:"check,omitempty"`
+	Durability *DurabilityStep `json:"durability,omitempty"`
 	Space      *SpaceStep      `json:"space,omitempty"`
 	Stop       *StopStep       `json:"stop,omitempty"`
 	Report     *ReportStep     `json:"report,omitempty"`
@@ -162,13 +163,15 @@ const (
 	KindBackup     = "backup"
 	KindNeighbours = "neighbours"
 	KindCheck      = "check"
+	KindDurability = "durability"
 	KindSpace      = "space"
 	KindStop       = "stop"
 	KindReport     = "report"
 )
 
 // Kinds lists every step kind.
-var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindTPCHBuild, KindTPCHRun, KindBackup, KindNeighbours, KindCheck, KindSpace, KindStop, KindReport}
+var Kinds = []string{KindDisk, KindTPCCBuild, KindTPCCRun, KindTPCHBuild, KindTPCHRun, KindBackup, KindNeighbours, KindCheck, KindDurability,
+	KindSpace, KindStop, KindReport}
 
 // DiskStep runs a storage profile (fio) on a target.
 type DiskStep struct {
@@ -311,6 +314,22 @@ type CheckStep struct {
 	All       bool     `json:"all,omitempty"` // the expensive conditions on every warehouse, not a sample
 }
 
+// DurabilityStep runs the durability test of TPC-C clause 3.5.4 on each
+// instance of a managed server, one instance after another: cycles of
+// TPC-C, a crash while transactions are in flight, recovery, and the check
+// that nothing acknowledged was lost (experiment.RunDurability).
+type DurabilityStep struct {
+	Server         string        `json:"server"`
+	Instances      []string      `json:"instances"`
+	Cycles         int           `json:"cycles"`
+	VUs            int           `json:"vus"`
+	Rate           float64       `json:"rate,omitempty"` // TPM offered to the VUs as a pool; 0: a closed loop
+	RunBeforeFault time.Duration `json:"run_before_fault"`
+	Fault          string        `json:"fault"` // kill, stop or restart
+	RecoverTimeout time.Duration `json:"recover_timeout"`
+	Mode           string        `json:"mode"`
+}
+
 // SpaceStep estimates what deduplication, compression and erasure coding
 // would save (a read-only scan, experiment.RunSpace): of each instance's
 // data directory, or of a target's directory. A server's instances are
@@ -358,6 +377,8 @@ func (s Step) Servers() []string {
 		return s.Neighbours.Servers
 	case s.Check != nil:
 		return []string{s.Check.Server}
+	case s.Durability != nil:
+		return []string{s.Durability.Server}
 	}
 	return nil
 }
@@ -396,6 +417,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("neighbours: TPC-C on %s, backups on %s", strings.Join(n.TPCC, ", "), strings.Join(n.Backup, ", "))
 	case s.Check != nil:
 		return fmt.Sprintf("check %s", s.Check.Server)
+	case s.Durability != nil:
+		return fmt.Sprintf("durability %s, %d cycles of %s", s.Durability.Server, s.Durability.Cycles, s.Durability.Fault)
 	case s.Space != nil && s.Space.Server != "":
 		return fmt.Sprintf("space of server %s", s.Space.Server)
 	case s.Space != nil:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/stored"
 
@@ -454,6 +455,8 @@ func (p *parser) parseSteps(f field) {
 			st.Neighbours = p.neighboursStep(kindNode, body)
 		case KindCheck:
 			st.Check = p.checkStep(kindNode, body)
+		case KindDurability:
+			st.Durability = p.durabilityStep(kindNode, body)
 		case KindSpace:
 			st.Space = p.spaceStep(kindNode, body)
 		case KindStop:
@@ -953,6 +956,59 @@ func (p *parser) checkStep(at, body *yaml.Node) *CheckStep {
 	if f, ok := fs["all"]; ok {
 		st.All, _ = p.boolean(f.val, what+": all")
 	}
+	return st
+}
+
+func (p *parser) durabilityStep(at, body *yaml.Node) *DurabilityStep {
+	const what = KindDurability
+	fs := p.fields(body, what, []string{"server", "cycles", "vus", "rate", "run_before_fault", "fault", "recover_timeout", "mode"})
+	p.required(at, fs, what, "server")
+	d := experiment.NewDurabilityConfig()
+	st := &DurabilityStep{Cycles: d.Cycles, VUs: d.VUs, RunBeforeFault: d.RunBeforeFault, Fault: d.Fault, RecoverTimeout: d.RecoverTimeout,
+		Mode: p.mode(fs, what)}
+	if f, ok := fs["server"]; ok {
+		if s, ok := p.serverRef(f.val, what+": server"); ok {
+			st.Server, st.Instances = s.Name, s.Instances()
+			p.needsManaged(f.val, what, s, "crashes and restarts it")
+		}
+	}
+	for _, o := range []struct {
+		key string
+		to  *int
+	}{{"cycles", &st.Cycles}, {"vus", &st.VUs}} {
+		if f, ok := fs[o.key]; ok {
+			*o.to, _ = p.integer(f.val, what+": "+o.key, math.MinInt, math.MaxInt)
+		}
+	}
+	for _, o := range []struct {
+		key string
+		to  *time.Duration
+	}{{"run_before_fault", &st.RunBeforeFault}, {"recover_timeout", &st.RecoverTimeout}} {
+		if f, ok := fs[o.key]; ok {
+			*o.to, _ = p.duration(f.val, what+": "+o.key, false)
+		}
+	}
+	if f, ok := fs["rate"]; ok {
+		// Empty (a variable left so): a closed loop, as tpcc-run's.
+		if text, ok := p.text(f.val, what+": rate"); ok && strings.TrimSpace(text) != "" {
+			if v, ok := p.float(f.val, what+": rate"); ok && v == 0 {
+				p.bad(f.val, "%s: rate 0 is out of range; %s", what, experiment.DurabilityRateRange())
+			} else {
+				st.Rate = v
+			}
+		}
+	}
+	if f, ok := fs["fault"]; ok {
+		st.Fault, _ = p.text(f.val, what+": fault")
+		switch faults := []string{durability.FaultKill, durability.FaultStop, durability.FaultRestart}; {
+		case st.Fault == durability.FaultCommand:
+			p.bad(f.val, "%s: fault command runs a command of yours, which a scenario does not; use one of %s (tierbench durability --fault-command runs one)",
+				what, strings.Join(faults, ", "))
+		case !slices.Contains(faults, st.Fault):
+			p.bad(f.val, "%s: fault %q is unknown; use one of %s", what, st.Fault, strings.Join(faults, ", "))
+		}
+	}
+	p.refuse(experiment.Except(durabilityConfig(st, "").Validate(), append(supplied, "managed", "warehouses")...), fs, what, nil)
 	return st
 }
 

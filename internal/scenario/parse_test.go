@@ -14,8 +14,8 @@ import (
 func TestBrokenFiles(t *testing.T) {
 	for file, want := range map[string][]string{
 		"unknown-step.yaml": {
-			`7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report`,
-			`9:5: unknown step kind "vacuum"; known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report`,
+			`7:5: unknown step kind "tpc-run" (did you mean tpcc-run?); known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, durability, space, stop, report`,
+			`9:5: unknown step kind "vacuum"; known kinds: disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, durability, space, stop, report`,
 		},
 		"space.yaml": {
 			`4:58: target bad1: emulate: compression zstd with data checksums off is not possible: btrfs does not compress files without checksums (nodatasum), so nothing would be compressed; keep checksums on or use compression none`,
@@ -43,6 +43,19 @@ func TestBrokenFiles(t *testing.T) {
 			`16:41: tpch-run: threshold "q23.seconds<1s": "q23.seconds" is not a figure of a TPC-H test (e.g. geomean, seconds, power_at_size, throughput_seconds); see docs/thresholds.md`,
 			`17:24: tpch-run: server "other" has no TPC-H tables yet; build them with a tpch-build step before this one`,
 			`18:37: tpch-run: streams 0 runs no throughput test; give 1 to 64 query streams, or leave streams out to run the power test alone`,
+		},
+		"durability.yaml": {
+			`7:38: durability: cycles 0 is out of range; give 1 to 10000 fault cycles`,
+			`7:46: durability: vus 0 is out of range; give 1 to 10000 virtual users`,
+			`7:67: durability: run_before_fault 0s is too short; give at least 1s, so that transactions are in flight at the fault`,
+			`7:88: durability: recover_timeout 0s is too short; give at least 1s`,
+			`8:36: durability: rate 0 is out of range; give above 0 to 10,000,000 transactions a minute, or leave it out for a closed loop`,
+			`8:46: durability: fault command runs a command of yours, which a scenario does not; use one of kill, stop, restart (tierbench durability --fault-command runs one)`,
+			`9:36: durability: rate: "-5" is not a number of 0 or more`,
+			`9:47: durability: fault "unplug" is unknown; use one of kill, stop, restart`,
+			`9:61: durability: mode "fast" is unknown; use routines or statements`,
+			`10:26: durability: server cloud is given by its dsn, so tierbench does not manage it, and this step crashes and restarts it; leave the step out, or give the server engine, target and host instead of dsn`,
+			`11:5: durability: missing server (required: server)`,
 		},
 		"missing-target.yaml": {
 			`5:42: server db: target "sata" is not defined; defined targets: nvme`,
@@ -238,6 +251,8 @@ steps:
   - neighbours: {tpcc: "db-1..db-2, one", backup: [db-3..4], vus: 3, rampup: 1s, duration: 2m, cycles: 2, interval: 1m, mode: statements,
       rate: 6000, arrival: constant, late_after: 2s}
   - check: {server: db, all: true}
+  - durability: {server: one}
+  - durability: {server: db, cycles: 2, vus: 3, rate: 1200, run_before_fault: 5s, fault: restart, recover_timeout: 2m, mode: statements}
   - disk: {target: slow, ramp: 0s}
   - report:
 `
@@ -287,8 +302,17 @@ steps:
 	if c := sc.Steps[4].Check; !c.All || len(c.Instances) != 4 {
 		t.Errorf("check: %+v", c)
 	}
-	if sc.Steps[6].Report == nil || sc.Steps[6].Line != 18 {
-		t.Errorf("report: %+v", sc.Steps[6])
+	if d := sc.Steps[5].Durability; !reflect.DeepEqual(*d, DurabilityStep{Server: "one", Instances: []string{"one"}, Cycles: 3, VUs: 4,
+		RunBeforeFault: 20 * time.Second, Fault: "kill", RecoverTimeout: 10 * time.Minute, Mode: "routines"}) {
+		t.Errorf("durability with the defaults: %+v", d)
+	}
+	if d := sc.Steps[6].Durability; !reflect.DeepEqual(*d, DurabilityStep{Server: "db", Instances: []string{"db-1", "db-2", "db-3", "db-4"}, Cycles: 2,
+		VUs: 3, Rate: 1200, RunBeforeFault: 5 * time.Second, Fault: "restart", RecoverTimeout: 2 * time.Minute, Mode: "statements"}) ||
+		!reflect.DeepEqual(sc.Steps[6].Servers(), []string{"db"}) {
+		t.Errorf("durability: %+v", d)
+	}
+	if sc.Steps[8].Report == nil || sc.Steps[8].Line != 20 {
+		t.Errorf("report: %+v", sc.Steps[8])
 	}
 }
 
@@ -296,7 +320,7 @@ steps:
 // closed loop.
 func TestEmptyRateIsClosedLoop(t *testing.T) {
 	for _, step := range []string{"neighbours: {tpcc: db, vus: 1, rampup: 1s, duration: 1m, rate: \"${rate}\"}",
-		"tpcc-run: {server: db, vus: 1, rampup: 1s, duration: 1m, rate: \"${rate}\"}"} {
+		"tpcc-run: {server: db, vus: 1, rampup: 1s, duration: 1m, rate: \"${rate}\"}", "durability: {server: db, rate: \"${rate}\"}"} {
 		src := "name: a\nscales: {default: {rate: \"\"}}\ntargets: [{name: t, path: /t}]\nservers: [{name: db, engine: postgres, target: t}]\nsteps:\n  - " + step + "\n"
 		for rate, want := range map[string][]float64{"": nil, "600": {600}} {
 			sc, err := Parse("x.yaml", []byte(src), "", map[string]string{"rate": rate})
@@ -304,10 +328,13 @@ func TestEmptyRateIsClosedLoop(t *testing.T) {
 				t.Fatalf("%s with rate %q: %v", step, rate, err)
 			}
 			var got []float64
-			if n := sc.Steps[0].Neighbours; n != nil {
-				got = n.Rates
-			} else {
-				got = sc.Steps[0].TPCCRun.Rates
+			switch st := sc.Steps[0]; {
+			case st.Neighbours != nil:
+				got = st.Neighbours.Rates
+			case st.Durability != nil && st.Durability.Rate > 0:
+				got = []float64{st.Durability.Rate}
+			case st.TPCCRun != nil:
+				got = st.TPCCRun.Rates
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s with rate %q: rates %v; want %v", step, rate, got, want)
@@ -324,8 +351,8 @@ func TestDocumentProblems(t *testing.T) {
 		{"name: a\nsteps: [report]\n---\nname: b\n", "x.yaml:3: a scenario file holds one YAML document; remove this second one (and the --- before it)"},
 		{"name: a\nname: b\nsteps: [report]\n", "x.yaml:2:1: scenario: name is given twice (first on line 1)"},
 		{"title: t\n", "x.yaml:1:1: missing name: give the scenario a name (letters, digits, -, _ and .)\n" +
-			"x.yaml:1:1: missing steps: a scenario needs a list of steps (disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report)"},
-		{"name: a\nsteps: []\n", "x.yaml:2:1: steps is empty; add at least one step (disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, space, stop, report)"},
+			"x.yaml:1:1: missing steps: a scenario needs a list of steps (disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, durability, space, stop, report)"},
+		{"name: a\nsteps: []\n", "x.yaml:2:1: steps is empty; add at least one step (disk, tpcc-build, tpcc-run, tpch-build, tpch-run, backup, neighbours, check, durability, space, stop, report)"},
 		{"name: a\nsteps:\n  - report: {}\n    check: {}\n", "x.yaml:3:5: a step has one key, its kind; this one has 2 (report, check): is a field indented too little?"},
 		{"name: a\nsteps:\n  - report: [1]\n", "x.yaml:3:13: report: the fields must be a mapping such as {server: db}, not a list"},
 		{"name: a\nsteps:\n  - check\n", "x.yaml:3:5: check: missing server (required: server)"},

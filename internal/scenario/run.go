@@ -23,6 +23,7 @@ type Executor interface {
 	Backup(ctx context.Context, st *BackupStep) error
 	Neighbours(ctx context.Context, st *NeighboursStep) error
 	Check(ctx context.Context, st *CheckStep) error
+	Durability(ctx context.Context, st *DurabilityStep) error
 	Space(ctx context.Context, st *SpaceStep) error
 	// Stop stops a server's instances (those running; not an error when
 	// none is).
@@ -125,6 +126,8 @@ func runStep(ctx context.Context, ex Executor, st Step) error {
 		return ex.Neighbours(ctx, st.Neighbours)
 	case st.Check != nil:
 		return ex.Check(ctx, st.Check)
+	case st.Durability != nil:
+		return ex.Durability(ctx, st.Durability)
 	case st.Space != nil:
 		return ex.Space(ctx, st.Space)
 	case st.Stop != nil:

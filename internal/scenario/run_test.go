@@ -65,6 +65,9 @@ func (r *recorder) Neighbours(ctx context.Context, st *NeighboursStep) error {
 func (r *recorder) Check(ctx context.Context, st *CheckStep) error {
 	return r.do(ctx, "check "+st.Server)
 }
+func (r *recorder) Durability(ctx context.Context, st *DurabilityStep) error {
+	return r.do(ctx, "durability "+st.Server)
+}
 func (r *recorder) Space(ctx context.Context, st *SpaceStep) error {
 	return r.do(ctx, "space "+st.Server+st.Target)
 }

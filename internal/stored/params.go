@@ -167,6 +167,7 @@ type DurabilityParams struct {
 	// LogDir is where the cycles' success logs go (not stored: it is the
 	// results directory's durability-RUN).
 	LogDir string `json:"-"`
+	Placement
 }
 
 // MonitorParams is what the store keeps of a monitor's parameters.
