@@ -999,8 +999,10 @@ func (p *parser) durabilityStep(at, body *yaml.Node) *DurabilityStep {
 		}
 	}
 	if f, ok := fs["fault"]; ok {
-		st.Fault, _ = p.text(f.val, what+": fault")
+		var ok bool
+		st.Fault, ok = p.text(f.val, what+": fault")
 		switch faults := []string{durability.FaultKill, durability.FaultStop, durability.FaultRestart}; {
+		case !ok:
 		case st.Fault == durability.FaultCommand:
 			p.bad(f.val, "%s: fault command runs a command of yours, which a scenario does not; use one of %s (tierbench durability --fault-command runs one)",
 				what, strings.Join(faults, ", "))
