@@ -281,7 +281,7 @@ func TestCheckRoutines(t *testing.T) {
 		t.Fatalf("one missing: %v", err)
 	}
 	some["tpcc_payment"] = "tierbench routines 0"
-	if err := checkRoutines(some); !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "version 1") {
+	if err := checkRoutines(some); !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), fmt.Sprintf("not of version %d", routinesVersion)) {
 		t.Fatalf("one of another version: %v", err)
 	}
 }
