@@ -91,8 +91,8 @@ func recoveryFinding(labels []string, recovery map[string][]float64) string {
 	base := labels[0]
 	parts := make([]string, 0, len(labels)-1)
 	for _, l := range labels[1:] {
-		parts = append(parts, fmt.Sprintf("%s's is %s", l, stats.Compare(recovery[l], recovery[base]).Text()))
+		parts = append(parts, fmt.Sprintf("%s %s", l, stats.Compare(recovery[l], recovery[base]).Text()))
 	}
-	return fmt.Sprintf("Recovery from the fault took %s s on average on %s (%s); %s.", num(stats.Of(recovery[base]).Mean), base,
+	return fmt.Sprintf("Recovery from the fault took %s s on average on %s (%s); relative to it: %s.", num(stats.Of(recovery[base]).Mean), base,
 		plural(len(recovery[base]), "cycle", "cycles"), strings.Join(parts, "; "))
 }
