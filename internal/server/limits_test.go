@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,9 +165,17 @@ func TestApplyLimits(t *testing.T) {
 	if again.PID == info.PID || !inGroup(t, again.PID, name) {
 		t.Errorf("the restarted postmaster (pid %d, was %d) is not in the group", again.PID, info.PID)
 	}
-	if b, _ := strconv.Atoi(query(t, ctx, again.DSN, "SELECT pg_backend_pid()")); !inGroup(t, b, name) {
-		t.Errorf("a backend of the restarted server (pid %d) is not in the group", b)
+	conn, err = pgx.Connect(ctx, again.DSN) // kept open while its backend is looked at
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		t.Fatal(err)
+	}
+	if !inGroup(t, backend, name) {
+		t.Errorf("a backend of the restarted server (pid %d) is not in the group", backend)
+	}
+	conn.Close(ctx)
 
 	if _, err := server.Stop(ctx, dataDir, "fast"); err != nil {
 		t.Fatal(err)
