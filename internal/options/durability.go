@@ -2,6 +2,7 @@ package options
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -54,22 +55,37 @@ func (o *Durability) AddFlags(fs *pflag.FlagSet) {
 
 // Config turns the options and the DSN the front end read ("": none) into
 // a test's config; its rules, the DSN's beside --managed too, are its
-// Validate's.
+// Validate's. Every problem is reported at once: the options that do not
+// parse, and what Validate finds in the others.
 func (o *Durability) Config(dsn string) (experiment.DurabilityConfig, error) {
 	c := experiment.DurabilityConfig{Results: o.Results, DSN: dsn, Managed: o.Managed, Engine: o.Engine, Cycles: o.Cycles, VUs: o.VUs, Fault: o.Fault,
 		FaultCommand: o.FaultCommand, RecoverCommand: o.RecoverCommand, Warehouses: o.Warehouses, Rebuild: o.WarehousesSet,
 		Mode: o.Mode, Seed: o.Seed}
+	var bad Errors
 	var err error
 	if c.Rate, err = oneRate(o.Rate); err != nil {
-		return c, err
+		bad = append(bad, List(err)...)
 	}
-	if c.RunBeforeFault, err = units.ParseDuration(o.RunBeforeFault); err != nil {
-		return c, Badf("run-before-fault", "--run-before-fault: %v", err)
+	for _, d := range []struct {
+		field, flag, val string
+		to               *time.Duration
+	}{{"run_before_fault", "--run-before-fault", o.RunBeforeFault, &c.RunBeforeFault}, {"recover_timeout", "--recover-timeout", o.RecoverTimeout, &c.RecoverTimeout}} {
+		if *d.to, err = units.ParseDuration(d.val); err != nil {
+			bad = append(bad, List(Badf(d.field, "%s: %v", d.flag, err))...)
+		}
 	}
-	if c.RecoverTimeout, err = units.ParseDuration(o.RecoverTimeout); err != nil {
-		return c, Badf("recover-timeout", "--recover-timeout: %v", err)
+	unparsed := make([]string, len(bad))
+	for i, e := range bad {
+		unparsed[i] = e.Field
 	}
-	return c, Flagged(c.Validate(), nil)
+	verr := Flagged(experiment.Except(c.Validate(), unparsed...), nil)
+	if verr != nil && len(List(verr)) == 0 {
+		return c, verr
+	}
+	if bad = append(bad, List(verr)...); len(bad) > 0 {
+		return c, bad
+	}
+	return c, nil
 }
 
 // oneRate reads durability's --rate: one rate in transactions a minute,

@@ -30,3 +30,19 @@ func TestDurabilityConfig(t *testing.T) {
 		wantField(t, c, err, c.field, c.want)
 	}
 }
+
+// Every problem at once, each by its field: the options that do not parse,
+// and the rules' findings in the others, none twice.
+func TestDurabilityConfigAllAtOnce(t *testing.T) {
+	var o Durability
+	parseFlags(t, &o, "--results", t.TempDir(), "--cycles", "0", "--rate", "0", "--run-before-fault", "1 second", "--recover-timeout", "10ms")
+	_, err := o.Config("postgres://localhost/x")
+	got := map[string]int{}
+	for _, e := range List(err) {
+		got[e.Field]++
+	}
+	want := map[string]int{"cycles": 1, "rate": 1, "run_before_fault": 1, "recover_timeout": 1}
+	if len(got) != len(want) || got["cycles"] != 1 || got["rate"] != 1 || got["run_before_fault"] != 1 || got["recover_timeout"] != 1 {
+		t.Errorf("problems by field %v (%v); want one each of %v", got, err, want)
+	}
+}

@@ -20,8 +20,10 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/serve"
+	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
 const consoleToken = "console-test-token"
@@ -41,8 +43,9 @@ type browserPage interface {
 
 // The console, driven end to end in a real Chromium and a real Firefox,
 // each against its own serve and a real PostgreSQL: it asks for the token
-// on the first 401, shows a 400 next to its field (a TPC-C and a TPC-H
-// run's), validates a scenario, starts a quick TPC-C run and follows it
+// on the first 401, shows a 400 next to its field (a TPC-C, a TPC-H and a
+// durability run's), runs a durability test on a managed server and
+// follows its cycle, validates a scenario, starts a quick TPC-C run and follows it
 // live (the TPM text changes as the seconds come), shows it done, opens
 // its report, compares two finished runs, and cancels a queued and a
 // running run.
@@ -61,6 +64,8 @@ func TestConsoleFirefox(t *testing.T) {
 // consoleFlow drives the console in p; its screenshots are NAME-*.png.
 func consoleFlow(t *testing.T, name string, p browserPage) {
 	dsn := tpccDSN(t)
+	managed := pgtest.StartManaged(t, context.Background()) // a durability test's, which crashes it
+	tpcctest.Build(t, context.Background(), managed.DSN, 1)
 	srv := startServe(t, serve.Options{Token: consoleToken})
 	base := srv.url
 	art := reporttest.ArtifactDir(t)
@@ -130,6 +135,42 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	}
 	shot(t, p, filepath.Join(art, name+"-tpch.png"))
 
+	// A durability test on a managed server: bad input next to its fields,
+	// then one kill cycle followed live, its verdict in the notes.
+	js(t, p, `loadServers(); true`)
+	waitJS(t, p, 20*time.Second, "the managed server offered",
+		fmt.Sprintf(`Array.from(document.getElementById("durability-managed").options).some(o => o.value === %q)`, managed.DataDir))
+	js(t, p, fmt.Sprintf(`(() => {
+		document.getElementById("durability-managed").value = %q;
+		document.getElementById("durability-cycles").value = "0";
+		document.getElementById("durability-rate").value = "0";
+		document.getElementById("durability-run-before-fault").value = "1 second";
+		document.getElementById("durability-submit").click();
+		return true;
+	})()`, managed.DataDir))
+	waitJS(t, p, 20*time.Second, "the cycles', the rate's and the fault time's errors next to them",
+		`["cycles", "rate", "run_before_fault"].every(f => document.getElementById("err-durability-" + f).textContent.length > 0)`)
+	if text := jsString(t, p, `document.getElementById("err-durability-managed").textContent + document.getElementById("durability-error").textContent`); text != "" {
+		t.Errorf("the managed server shows an error for bad numbers: %q", text)
+	}
+	js(t, p, `(() => {
+		for (const [f, v] of [["cycles", "1"], ["vus", "1"], ["rate", "1200"], ["run-before-fault", "2s"]]) document.getElementById("durability-" + f).value = v;
+		document.getElementById("durability-submit").click();
+		return true;
+	})()`)
+	waitJS(t, p, 20*time.Second, "the durability test followed",
+		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, tpchRun))
+	durRun := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
+	waitDone(t, p, 90*time.Second)
+	if notes := jsString(t, p, `document.getElementById("live-notes").innerText`); !strings.Contains(notes, "cycle 1: ") || !strings.Contains(notes, " 0 lost; recovered in ") ||
+		!strings.Contains(notes, "; ok") {
+		t.Errorf("the live notes lack the cycle's verdict:\n%s", notes)
+	}
+	if step := jsString(t, p, `document.getElementById("live-step").textContent`); step != "cycle 1 of 1" {
+		t.Errorf("the live step %q; want cycle 1 of 1", step)
+	}
+	shot(t, p, filepath.Join(art, name+"-durability.png"))
+
 	// A bundled scenario at a scale shows its variables there; a bad value
 	// is refused with its line and column.
 	js(t, p, `(() => {
@@ -163,7 +204,7 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	// spends a core here, beside the browser).
 	fillStart(t, p, dsn, "1", "1s", "8s", "1200")
 	waitJS(t, p, 20*time.Second, "the run followed",
-		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, tpchRun))
+		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, durRun))
 	first := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
 	seen := watchTPM(t, p, 40*time.Second)
 	t.Logf("live TPM texts: %q", seen)

@@ -388,15 +388,30 @@ function onLiveEvent(stop, name, d) {
         note("started " + (d.started.kind || "") + " run " + (d.started.run_id || ""));
       } else if (d.point) note("step " + d.point.index + " of " + d.point.count + ": " + (d.point.name || ""));
       else if (d.scenario_step) note("scenario step " + d.scenario_step.step + " of " + d.scenario_step.steps + ": " + d.scenario_step.kind);
+      else if (d.cycle) {
+        $("live-step").textContent = "cycle " + d.cycle.cycle + " of " + d.cycle.cycles;
+        $("live-phase").textContent = "TPC-C " + fmt(d.cycle.elapsed_s) + " s, " + fmt(d.cycle.acknowledged) + " New-Orders acknowledged";
+      } else if (d.phase) {
+        $("live-step").textContent = "cycle " + d.phase.cycle + " of " + d.phase.cycles;
+        $("live-phase").textContent = d.phase.phase + " " + fmt(d.phase.elapsed_s) + " s";
+      }
       $("live-status").textContent = "running";
       return;
     case "result":
       if (d.tpcc) note("step result: NOPM " + fmt(d.tpcc.nopm) + ", TPM " + fmt(d.tpcc.tpm));
       else if (d.tpch) onQuery(d.tpch);
+      else if (d.cycle) onCycle(d.cycle);
       return;
     case "note": return note(d.msg || "");
     case "done": return onDone(d);
   }
+}
+
+// onCycle notes a durability cycle's verdict: what was acknowledged and
+// found again, the recovery, and why it failed if it did.
+function onCycle(c) {
+  note("cycle " + c.cycle + ": " + fmt(c.acknowledged) + " New-Orders acknowledged, " + fmt(c.found) + " found, " + fmt(c.lost) +
+    " lost; recovered in " + fmt(c.recovery_seconds, 2) + " s; " + (c.ok ? "ok" : "FAILED: " + (c.problems || []).join("; ")));
 }
 
 // tpchName names a TPC-H query's result as the store names its step:
@@ -530,10 +545,12 @@ function onDone(d) {
 
 // The quick runs' forms: the kind each posts, the prefix of its elements'
 // ids (PREFIX-form, PREFIX-NAME with - for _, PREFIX-submit,
-// PREFIX-error) and the keys it sends.
+// PREFIX-error) and the keys it sends; server is the key of its list of
+// managed servers, and a form without a DSN field has only that list.
 const quickRuns = [
-  { kind: "tpcc", prefix: "start", keys: ["server", "dsn", "vus", "rampup", "duration", "rate"] },
-  { kind: "tpch", prefix: "tpch", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
+  { kind: "tpcc", prefix: "start", server: "server", keys: ["server", "dsn", "vus", "rampup", "duration", "rate"] },
+  { kind: "tpch", prefix: "tpch", server: "server", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
+  { kind: "durability", prefix: "durability", server: "managed", keys: ["managed", "cycles", "vus", "rate", "run_before_fault", "fault"] },
 ];
 
 // loadServers offers the managed servers running on serve's host (again
@@ -544,9 +561,9 @@ async function loadServers() {
   try { r = await api("/api/v1/servers"); } catch (e) { return; }
   if (r.status !== 200) return;
   for (const q of quickRuns) {
-    const sel = $(q.prefix + "-server");
+    const sel = $(q.prefix + "-" + q.server);
     const keep = sel.value;
-    sel.replaceChildren(el("option", { value: "" }, "none: use the DSN below"),
+    sel.replaceChildren(el("option", { value: "" }, q.keys.includes("dsn") ? "none: use the DSN below" : "choose a running managed server"),
       ...(r.body.servers || []).map((s) => el("option", { value: s.datadir }, s.engine + " " + s.version + " on port " + s.port + ": " + s.datadir)));
     sel.value = keep;
   }
@@ -841,8 +858,10 @@ async function openReport(ids) {
 function init() {
   for (const q of quickRuns) {
     $(q.prefix + "-form").addEventListener("submit", (ev) => startRun(ev, q));
-    $(q.prefix + "-dsn-show").addEventListener("change", (ev) => { $(q.prefix + "-dsn").type = ev.target.checked ? "text" : "password"; });
-    $(q.prefix + "-server").addEventListener("focus", loadServers);
+    if (q.keys.includes("dsn")) {
+      $(q.prefix + "-dsn-show").addEventListener("change", (ev) => { $(q.prefix + "-dsn").type = ev.target.checked ? "text" : "password"; });
+    }
+    $(q.prefix + "-" + q.server).addEventListener("focus", loadServers);
   }
   $("scenario-name").addEventListener("change", () => validateScenario(true));
   $("scenario-scale").addEventListener("change", () => validateScenario(false));
