@@ -13,12 +13,22 @@ import (
 // Listed is one run as `results list --json` and the HTTP API list it: the
 // run, its number of steps and its headline: for a TPC-C run with a step,
 // its best NOPM; for a TPC-H run that finished a power test, the mean of
-// its power tests' geometric means.
+// its power tests' geometric means; for a durability run that finished a
+// cycle, its verdict.
 type Listed struct {
 	Run
-	Steps    int      `json:"steps"`
-	BestNOPM *float64 `json:"best_nopm,omitempty"`
-	GeoMean  *float64 `json:"geomean_seconds,omitempty"`
+	Steps      int                `json:"steps"`
+	BestNOPM   *float64           `json:"best_nopm,omitempty"`
+	GeoMean    *float64           `json:"geomean_seconds,omitempty"`
+	Durability *DurabilityVerdict `json:"durability,omitempty"`
+}
+
+// DurabilityVerdict is a durability run's in a listing: its cycles, the
+// acknowledged New-Orders they lost, and whether every cycle passed.
+type DurabilityVerdict struct {
+	Cycles int   `json:"cycles"`
+	Lost   int64 `json:"lost"`
+	OK     bool  `json:"ok"`
 }
 
 // ListQuery chooses the runs List returns: of a kind and a group ("":
@@ -55,8 +65,11 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Listed, int, error) {
 			return nil, 0, fmt.Errorf("results: listing runs: %w", err)
 		}
 		l := Listed{Run: r}
-		if r.Kind == stored.KindTPCH {
+		switch r.Kind {
+		case stored.KindTPCH:
 			l.GeoMean = tpchGeoMean(r.Summary)
+		case stored.KindDurability:
+			l.Durability = durabilityVerdict(r.Summary)
 		}
 		list = append(list, l)
 	}
@@ -139,4 +152,16 @@ func tpchGeoMean(summary json.RawMessage) *float64 {
 		return nil
 	}
 	return &doc.GeoMean.Mean
+}
+
+// durabilityVerdict is a durability run's summary's total (nil when no
+// cycle finished, or the run has no summary yet).
+func durabilityVerdict(summary json.RawMessage) *DurabilityVerdict {
+	var doc struct {
+		Total *DurabilityVerdict `json:"total"`
+	}
+	if json.Unmarshal(summary, &doc) != nil || doc.Total == nil || doc.Total.Cycles == 0 {
+		return nil
+	}
+	return doc.Total
 }

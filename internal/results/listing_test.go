@@ -111,3 +111,35 @@ func TestStoreListTPCH(t *testing.T) {
 		}
 	}
 }
+
+// A durability run's headline is its summary's total: cycles, lost and the
+// verdict; a run with no cycle finished has none.
+func TestStoreListDurability(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	run := func(summary string) string {
+		t.Helper()
+		r, err := s.CreateRun(ctx, "durability", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishRun(ctx, r.ID, StatusComplete, json.RawMessage(summary)); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	lost := run(`{"fault":"kill","total":{"cycles":3,"acknowledged":90,"lost":2,"failed_cycles":1,"ok":false}}`)
+	none := run(`{"fault":"kill","cycles":[],"total":{"cycles":0,"ok":true}}`)
+	list, _, err := s.List(ctx, ListQuery{Kind: "durability"})
+	if err != nil || len(list) != 2 {
+		t.Fatal(list, err)
+	}
+	for _, l := range list {
+		switch {
+		case l.ID == lost && (l.Durability == nil || *l.Durability != DurabilityVerdict{Cycles: 3, Lost: 2, OK: false}):
+			t.Errorf("a run that lost orders: %+v; want 3 cycles, 2 lost, not ok", l.Durability)
+		case l.ID == none && l.Durability != nil:
+			t.Errorf("a run with no cycle: %+v; want no verdict", *l.Durability)
+		}
+	}
+}

@@ -169,6 +169,8 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	if step := jsString(t, p, `document.getElementById("live-step").textContent`); step != "cycle 1 of 1" {
 		t.Errorf("the live step %q; want cycle 1 of 1", step)
 	}
+	waitJS(t, p, 20*time.Second, "the durability run listed with its verdict",
+		fmt.Sprintf(`document.querySelector('#runs-table tbody tr[data-id=%q]')?.textContent.includes("1 cycle, 0 lost, passed")`, durRun))
 	shot(t, p, filepath.Join(art, name+"-durability.png"))
 
 	// A bundled scenario at a scale shows its variables there; a bad value

@@ -779,6 +779,8 @@ function runRow(run) {
   const headline = run.kind === "tpcc" && run.best_nopm !== undefined && run.best_nopm !== null
     ? "best NOPM " + fmt(run.best_nopm)
     : run.kind === "tpch" && typeof run.geomean_seconds === "number" ? "geometric mean " + run.geomean_seconds.toFixed(3) + " s"
+    : run.kind === "durability" && run.durability ? run.durability.cycles + (run.durability.cycles === 1 ? " cycle, " : " cycles, ") +
+      fmt(run.durability.lost) + " lost, " + (run.durability.ok ? "passed" : "FAILED")
     : run.steps ? run.steps + (run.steps === 1 ? " step" : " steps") : "";
   return el("tr", { "data-id": id, "data-status": run.status },
     el("td", {}, box), el("td", { className: "status " + run.status }, run.status), el("td", {}, run.kind),
