@@ -30,7 +30,7 @@ func TestScenarioList(t *testing.T) {
 			t.Errorf("%s has no title", s.Name)
 		}
 	}
-	want := []string{"analytic-tiers", "cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
+	want := []string{"analytic-tiers", "cluster", "crash-tiers", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("names %v, want %v", names, want)
 	}
@@ -147,7 +147,7 @@ func TestScenarioValidateUsage(t *testing.T) {
 		{[]string{"scenario", "validate"}, "tierbench: tierbench scenario validate takes one scenario"},
 		{[]string{"scenario", "validate", "quick", "--set", "warehouses"}, `tierbench: --set "warehouses": write key=value`},
 		{[]string{"scenario", "validate", "quick", "--scale", "huge"}, "tierbench: scenarios/quick.yaml: --scale huge: not defined in this file; its scales: default, laptop, paper\n"},
-		{[]string{"scenario", "validate", "no-such"}, "tierbench: no-such: no such file, and no bundled scenario of that name; bundled scenarios: analytic-tiers, cluster, engines, paper-1-memory"},
+		{[]string{"scenario", "validate", "no-such"}, "tierbench: no-such: no such file, and no bundled scenario of that name; bundled scenarios: analytic-tiers, cluster, crash-tiers, engines, paper-1-memory"},
 		{[]string{"scenario", "validate", "missing.yaml"}, "tierbench: missing.yaml: cannot read the scenario file: no such file or directory\n"},
 		{[]string{"scenario", "run", "quick", "--data", "/d", "--set", "data=/e"}, "tierbench: --data and --set data=… both set the data directory; give one\n"},
 	} {

@@ -16,11 +16,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // executeBundled loads a bundled scenario with the given variables, data
@@ -593,4 +595,45 @@ func stopAtCleanup(t *testing.T, dirs ...string) {
 			server.RemoveLimits(dir)
 		}
 	})
+}
+
+// A shortened crash-tiers: one kill cycle on each of two tiers, the slow
+// one throttled and holding a cold copy of the fast one's schema. Both
+// durability runs pass and are labelled with their tier, the checks after
+// them hold, and the report has every cycle and compares the slow tier's
+// recovery with the fast one's.
+func TestExecuteCrashTiersScenario(t *testing.T) {
+	t.Parallel()
+	pgtest.RequireBinaries(t)
+	dir := pgtest.TempDir(t)
+	res, group, rec := executeBundled(t, "crash-tiers", dir, map[string]string{"warehouses": "1", "loop": "1GiB", "memory": "256MiB",
+		"slow_iops": "200", "slow_mbps": "20", "cycles": "1", "vus": "1", "rate": "1200", "run_before_fault": "2s"})
+	labels := map[string]bool{}
+	for _, r := range groupRuns(t, res, group) {
+		if r.Kind != stored.KindDurability {
+			t.Errorf("run %s is a %s run; want durability runs alone", r.ID, r.Kind)
+			continue
+		}
+		var doc experiment.DurabilityResult
+		if err := json.Unmarshal(r.Summary, &doc); err != nil || r.Status != results.StatusComplete || !doc.Total.OK || doc.Total.Cycles != 1 ||
+			doc.Rate != 1200 {
+			t.Errorf("durability run %s (%s): %s, %v; want one passed cycle at 1,200 TPM", r.ID, param(r, "label"), r.Summary, err)
+		}
+		labels[param(r, "label")] = true
+	}
+	if !labels["db-fast"] || !labels["db-slow (emulated)"] || len(labels) != 2 {
+		t.Errorf("durability runs labelled %v; want db-fast and db-slow (emulated)", labels)
+	}
+	if !rec.checked["db-fast"] || !rec.checked["db-slow"] {
+		t.Errorf("checks %v; want both servers' to hold after their crashes", rec.checked)
+	}
+	md, err := os.ReadFile(rec.reported.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"All 2 cycles passed", "on db-fast (1 cycle); relative to it: db-slow (emulated) "} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
 }

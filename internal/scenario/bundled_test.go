@@ -16,7 +16,7 @@ func TestBundledScenariosValidateAtEveryScale(t *testing.T) {
 	for _, in := range infos {
 		names = append(names, in.Name)
 	}
-	want := []string{"analytic-tiers", "cluster", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
+	want := []string{"analytic-tiers", "cluster", "crash-tiers", "engines", "paper-1-memory", "paper-2-tiers", "paper-3-stress", "paper-4-backup", "paper-5-neighbours", "quick", "space-efficiency", "tiers-at-load"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("bundled: %v, want %v", names, want)
 	}
@@ -68,6 +68,8 @@ func TestBundledLaptopBudget(t *testing.T) {
 				}
 			case st.Neighbours != nil:
 				timed += time.Duration(max(st.Neighbours.Repeat, 1)) * (st.Neighbours.RampUp + st.Neighbours.Duration)
+			case st.Durability != nil:
+				timed += time.Duration(st.Durability.Cycles*len(st.Durability.Instances)) * st.Durability.RunBeforeFault
 			case st.Disk != nil:
 				p, err := fio.LookupProfile(st.Disk.Profile)
 				if err != nil {

@@ -388,7 +388,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("Load(quick): %+v, %v", sc, err)
 	}
 	_, err = Load("no-such-scenario", "", nil)
-	if err == nil || !strings.Contains(err.Error(), "no-such-scenario: no such file, and no bundled scenario of that name; bundled scenarios: analytic-tiers, cluster, engines, paper-1-memory, paper-2-tiers") {
+	if err == nil || !strings.Contains(err.Error(), "no-such-scenario: no such file, and no bundled scenario of that name; bundled scenarios: analytic-tiers, cluster, crash-tiers, engines, paper-1-memory, paper-2-tiers") {
 		t.Errorf("unknown name: %v", err)
 	}
 	_, err = Load("testdata/nothing-here.yml", "", nil)
