@@ -85,17 +85,7 @@ func TestStoreCreateRunAs(t *testing.T) {
 func TestStoreListTPCH(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
-	run := func(summary string) string {
-		t.Helper()
-		r, err := s.CreateRun(ctx, "tpch", "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.FinishRun(ctx, r.ID, StatusComplete, json.RawMessage(summary)); err != nil {
-			t.Fatal(err)
-		}
-		return r.ID
-	}
+	run := func(summary string) string { return finishedRun(t, s, "tpch", summary) }
 	done := run(`{"geomean_seconds":{"mean":1.25,"stddev":0.1,"n":2,"ci95_low":0.5,"ci95_high":2}}`)
 	cut := run(`{"geomean_seconds":{"mean":null,"stddev":null,"n":0}}`)
 	list, _, err := s.List(ctx, ListQuery{Kind: "tpch"})
@@ -117,17 +107,7 @@ func TestStoreListTPCH(t *testing.T) {
 func TestStoreListDurability(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
-	run := func(summary string) string {
-		t.Helper()
-		r, err := s.CreateRun(ctx, "durability", "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.FinishRun(ctx, r.ID, StatusComplete, json.RawMessage(summary)); err != nil {
-			t.Fatal(err)
-		}
-		return r.ID
-	}
+	run := func(summary string) string { return finishedRun(t, s, "durability", summary) }
 	lost := run(`{"fault":"kill","total":{"cycles":3,"acknowledged":90,"lost":2,"failed_cycles":1,"ok":false}}`)
 	none := run(`{"fault":"kill","cycles":[],"total":{"cycles":0,"ok":true}}`)
 	list, _, err := s.List(ctx, ListQuery{Kind: "durability"})
@@ -142,4 +122,19 @@ func TestStoreListDurability(t *testing.T) {
 			t.Errorf("a run with no cycle: %+v; want no verdict", *l.Durability)
 		}
 	}
+}
+
+// finishedRun records a complete run of kind with summary, and returns its
+// id.
+func finishedRun(t *testing.T, s *Store, kind, summary string) string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := s.CreateRun(ctx, kind, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishRun(ctx, r.ID, StatusComplete, json.RawMessage(summary)); err != nil {
+		t.Fatal(err)
+	}
+	return r.ID
 }
