@@ -50,7 +50,7 @@ func FuzzParse(f *testing.F) {
 		for _, st := range sc.Steps {
 			set := 0
 			for _, p := range []bool{st.Disk != nil, st.TPCCBuild != nil, st.TPCCRun != nil, st.TPCHBuild != nil, st.TPCHRun != nil, st.Backup != nil,
-				st.Neighbours != nil, st.Check != nil, st.Space != nil, st.Stop != nil, st.Report != nil} {
+				st.Neighbours != nil, st.Check != nil, st.Durability != nil, st.Space != nil, st.Stop != nil, st.Report != nil} {
 				if p {
 					set++
 				}
