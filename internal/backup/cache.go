@@ -1,41 +1,13 @@
 package backup
 
-import (
-	"io/fs"
-	"os"
-	"path/filepath"
+import "github.com/tierbench/tierbench/internal/server"
 
-	"golang.org/x/sys/unix"
-)
-
-// dropCache drops what the page cache holds of the files under dir (when o
-// keeps the cache, or dir is "", it does nothing) and reports whether it
-// did. It asks the kernel per file (POSIX_FADV_DONTNEED), which touches
-// nothing else on the host, unlike /proc/sys/vm/drop_caches. Dirty pages
-// are written first (fdatasync), since the kernel keeps them otherwise: a
-// PostgreSQL data directory after a checkpoint, or a backup that was
-// synced, has none or few.
+// dropCache drops what the page cache holds of the files under dir
+// (server.DropCache; when o keeps the cache, or dir is "", it does nothing)
+// and reports whether it did.
 func (o Options) dropCache(dir string) bool {
 	if o.KeepCache || dir == "" {
 		return false
 	}
-	ok := true
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil // a file that went away meanwhile: nothing to drop
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			ok = false
-			return nil
-		}
-		defer f.Close()
-		fd := int(f.Fd())
-		unix.Fdatasync(fd)
-		if unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED) != nil {
-			ok = false
-		}
-		return nil
-	})
-	return ok && err == nil
+	return server.DropCache(dir)
 }
