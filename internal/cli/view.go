@@ -89,7 +89,7 @@ func (v *view) Started(s experiment.Started) {
 			load = fmt.Sprintf("%s TPM offered to %d VUs", units.Thousands(int64(p.Rate)), p.VUs)
 		}
 		v.g.progressf("durability run %s: %d cycles of %s TPC-C with %s on %d warehouses, then %s; success logs in %s\n",
-			s.RunID, p.Cycles, p.RunBeforeFault, load, p.Warehouses, p.Fault, p.LogDir)
+			s.RunID, p.Cycles, p.RunBeforeFault, load, p.Warehouses, p.FaultText(), p.LogDir)
 	case *stored.MonitorParams:
 		v.g.progressf("monitor %s: sampling every %s", s.RunID, p.Interval)
 		if r := s.Resolution; r != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/internal/durability"
 	"github.com/tierbench/tierbench/internal/engine"
 	"github.com/tierbench/tierbench/internal/engine/all"
+	"github.com/tierbench/tierbench/internal/pagecachetest"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/tpcc"
@@ -159,5 +160,27 @@ func TestKillAtRateLosesNothing(t *testing.T) {
 	if c.Acknowledged < 1 || float64(c.Acknowledged) > 2*offered+10 {
 		t.Errorf("%d New-Orders acknowledged in %.1f s at %g TPM (about %.0f transactions offered); want 1 to %.0f",
 			c.Acknowledged, c.RanSeconds, cfg.Rate, offered, 2*offered+10)
+	}
+}
+
+// A managed fault with ColdCache drops the data directory from the page
+// cache once the fault has happened, so that recovery reads the storage;
+// without it the cache is left as the fault left it.
+func TestManagedFaultColdCache(t *testing.T) {
+	dir := pagecachetest.TempDir(t)
+	path, pages := pagecachetest.CachedFile(t, dir, "base/1/16384")
+	f := &durability.ManagedFault{DataDir: dir, Kind: durability.FaultCommand, Command: "true", Output: io.Discard}
+	if err := f.Cause(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := pagecachetest.Resident(t, path); n < pages/2 {
+		t.Errorf("without ColdCache, %d of %d pages left in the cache; want them kept", n, pages)
+	}
+	f.ColdCache = true
+	if err := f.Cause(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := pagecachetest.Resident(t, path); n > pages/10 {
+		t.Errorf("with ColdCache, %d of %d pages still cached after the fault", n, pages)
 	}
 }

@@ -41,10 +41,26 @@ type ManagedFault struct {
 	RecoverCommand string
 	StartTimeout   time.Duration // for the start, crash recovery included
 	Output         io.Writer     // the commands' output
+	// ColdCache drops the data directory's pages from the page cache once
+	// the fault has happened, before recovery starts: the restarted server
+	// then reads its WAL and data from the storage, as after a crash of the
+	// whole host, rather than from the memory of a host whose server alone
+	// died.
+	ColdCache bool
 }
 
 // Cause implements Fault.
 func (f *ManagedFault) Cause(ctx context.Context) error {
+	if err := f.cause(ctx); err != nil || !f.ColdCache {
+		return err
+	}
+	if !server.DropCache(f.DataDir) {
+		return fmt.Errorf("dropping %s from the page cache failed for some of its files", f.DataDir)
+	}
+	return nil
+}
+
+func (f *ManagedFault) cause(ctx context.Context) error {
 	switch f.Kind {
 	case FaultKill:
 		_, err := server.Signal(ctx, f.DataDir, syscall.SIGKILL)

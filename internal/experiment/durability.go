@@ -41,6 +41,10 @@ type DurabilityConfig struct {
 	FaultCommand   string
 	RecoverCommand string
 	RecoverTimeout time.Duration
+	// ColdCache drops a Managed server's data directory from the page cache
+	// after each fault, so that recovery reads from the storage
+	// (durability.ManagedFault.ColdCache).
+	ColdCache bool
 	// Warehouses is the schema a managed server gets when it has none, or,
 	// with Rebuild, when it has another size.
 	Warehouses int
@@ -65,7 +69,7 @@ func NewDurabilityConfig() DurabilityConfig {
 // Validate reports every problem of the config at once, each a *Problem
 // naming its field: dsn or managed, engine, cycles, vus, rate,
 // run_before_fault, recover_timeout, fault, fault_command, mode,
-// warehouses and results.
+// warehouses, cold_cache and results.
 func (c DurabilityConfig) Validate() error {
 	var ps problems
 	switch {
@@ -110,6 +114,9 @@ func (c DurabilityConfig) Validate() error {
 		ps.add("warehouses", c.Warehouses, "is out of range; give 1 to %d warehouses", MaxWarehouses)
 	case c.Rebuild && c.Managed == "":
 		ps.add("warehouses", c.Warehouses, "builds a schema on a {managed} server only; build one on {dsn} with tierbench tpcc build")
+	}
+	if c.ColdCache && c.Managed == "" {
+		ps.missing("cold_cache", "needs a {managed} server, whose data directory it drops from the page cache after each fault; tierbench knows none of a server at {dsn}")
 	}
 	resultsDir(&ps, c.Results)
 	return ps.err()
@@ -168,7 +175,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 	name, _ := all.NameOf(dsn)
 	params := &stored.DurabilityParams{Managed: cfg.Managed, Engine: name, Warehouses: schema.Warehouses, Cycles: cfg.Cycles,
 		VUs: cfg.VUs, Rate: cfg.Rate, RunBeforeFault: cfg.RunBeforeFault.String(), Fault: cfg.Fault, RecoverCommand: cfg.RecoverCommand != "",
-		Mode: cfg.Mode, Seed: cfg.Seed, Placement: cfg.Placement}
+		Mode: cfg.Mode, Seed: cfg.Seed, ColdCache: cfg.ColdCache, Placement: cfg.Placement}
 	if cfg.Managed == "" {
 		params.DSN = engine.Redact(dsn)
 	}
@@ -247,7 +254,7 @@ func (l logDirNamer) Started(s Started) {
 func durabilityFault(ctx context.Context, cfg DurabilityConfig, obs Observer) (durability.Fault, error) {
 	if cfg.Managed != "" {
 		return &durability.ManagedFault{DataDir: cfg.Managed, Kind: cfg.Fault, Command: cfg.FaultCommand,
-			RecoverCommand: cfg.RecoverCommand, StartTimeout: cfg.RecoverTimeout, Output: cfg.CommandOutput}, nil
+			RecoverCommand: cfg.RecoverCommand, StartTimeout: cfg.RecoverTimeout, Output: cfg.CommandOutput, ColdCache: cfg.ColdCache}, nil
 	}
 	eng, _ := all.NameOf(cfg.DSN)
 	fault := &durability.ServerFault{Kind: cfg.Fault, Command: cfg.FaultCommand, RecoverCommand: cfg.RecoverCommand, Output: cfg.CommandOutput,

@@ -32,6 +32,7 @@ type Durability struct {
 	Mode          string
 	Results       string
 	Seed          uint64
+	ColdCache     bool
 }
 
 // AddFlags registers the options.
@@ -51,6 +52,7 @@ func (o *Durability) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mode, "mode", d.Mode, "routines or statements")
 	fs.StringVar(&o.Results, "results", d.Results, "results store directory")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0: a new one each run)")
+	fs.BoolVar(&o.ColdCache, "cold-cache", false, "with --managed: after each fault, drop the data directory's pages from the page cache before recovery, so that the restarted server reads its WAL and data from the storage, as after a crash of the whole host")
 }
 
 // Config turns the options and the DSN the front end read ("": none) into
@@ -60,7 +62,7 @@ func (o *Durability) AddFlags(fs *pflag.FlagSet) {
 func (o *Durability) Config(dsn string) (experiment.DurabilityConfig, error) {
 	c := experiment.DurabilityConfig{Results: o.Results, DSN: dsn, Managed: o.Managed, Engine: o.Engine, Cycles: o.Cycles, VUs: o.VUs, Fault: o.Fault,
 		FaultCommand: o.FaultCommand, RecoverCommand: o.RecoverCommand, Warehouses: o.Warehouses, Rebuild: o.WarehousesSet,
-		Mode: o.Mode, Seed: o.Seed}
+		Mode: o.Mode, Seed: o.Seed, ColdCache: o.ColdCache}
 	var bad Errors
 	var err error
 	if c.Rate, err = oneRate(o.Rate); err != nil {

@@ -16,6 +16,7 @@ func TestDurabilityConfig(t *testing.T) {
 		{nil, "", "dsn", "--dsn is empty; give the server to test, or a --managed server's data directory"},
 		{[]string{"--run-before-fault", "later"}, "postgres://localhost/x", "run_before_fault", "--run-before-fault: "},
 		{[]string{"--fault", "command"}, "postgres://localhost/x", "fault_command", "--fault-command is empty"},
+		{[]string{"--cold-cache"}, "postgres://localhost/x", "cold_cache", "--cold-cache needs a --managed server"},
 		// One rate in transactions a minute: a fraction has no maximum to
 		// be of, a list no steps, and 0 or less no load.
 		{[]string{"--rate", "50%"}, "postgres://localhost/x", "rate", "--rate 50%: a durability test takes transactions a minute"},

@@ -71,7 +71,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 		writerStore(t, store, "tpcc", map[string]any{"warehouses": 2}, step),
 		writerStore(t, store, "disk", map[string]any{"profile": "quick", "ioengine": "libaio"}, point),
 		writerStore(t, store, "backup", nil, phase),
-		writerStore(t, store, "durability", map[string]any{"fault": "kill", "vus": 8, "rate": 12000}, cycle),
+		writerStore(t, store, "durability", map[string]any{"fault": "kill", "vus": 8, "rate": 12000, "cold_cache": true}, cycle),
 	}
 	doc, runs, err := Build(ctx, store, Options{Runs: ids})
 	must(t, err)
@@ -106,7 +106,7 @@ func TestReadsWhatWritersStore(t *testing.T) {
 		"storage-points": {runs[1].Label, "8k-randrw60-qd4x2", "6,000", "49.2", "0.50", "1.50", "2.50",
 			"4,000", "32.8", "0.75", "2.25", "3.50", "12.5 / 3.25 %"},
 		"backup-cycles":     {runs[2].Label, "2", "restore", "pg_restore", "12.5", "3.5GiB", "301"},
-		"durability-cycles": {runs[3].Label, "kill", "12,000 TPM offered to 8 VUs", "4", "42.5", "512", "505", "503", "2", "1", "3 (8)", "7.25", "fail 3.3.2.4", "FAILED: 2 committed New-Orders lost"},
+		"durability-cycles": {runs[3].Label, "kill, cold cache", "12,000 TPM offered to 8 VUs", "4", "42.5", "512", "505", "503", "2", "1", "3 (8)", "7.25", "fail 3.3.2.4", "FAILED: 2 committed New-Orders lost"},
 	}
 	for id, row := range want {
 		tab := tables[id]

@@ -598,10 +598,11 @@ func stopAtCleanup(t *testing.T, dirs ...string) {
 }
 
 // A shortened crash-tiers: one kill cycle on each of two tiers, the slow
-// one throttled and holding a cold copy of the fast one's schema. Both
-// durability runs pass and are labelled with their tier, the checks after
-// them hold, and the report has every cycle and compares the slow tier's
-// recovery with the fast one's.
+// one throttled and holding a cold copy of the fast one's schema, the data
+// directory dropped from the page cache after each fault. Both durability
+// runs pass and are labelled with their tier, the checks after them hold,
+// and the report has every cycle and compares the slow tier's recovery
+// with the fast one's.
 func TestExecuteCrashTiersScenario(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
@@ -619,6 +620,9 @@ func TestExecuteCrashTiersScenario(t *testing.T) {
 			doc.Rate != 1200 {
 			t.Errorf("durability run %s (%s): %s, %v; want one passed cycle at 1,200 TPM", r.ID, param(r, "label"), r.Summary, err)
 		}
+		if p, err := stored.DecodeParams(r.Kind, r.Params); err != nil || !p.Durability.ColdCache {
+			t.Errorf("durability run %s: parameters %s (%v); want the cold cache the scenario sets", r.ID, r.Params, err)
+		}
 		labels[param(r, "label")] = true
 	}
 	if !labels["db-fast"] || !labels["db-slow (emulated)"] || len(labels) != 2 {
@@ -631,7 +635,7 @@ func TestExecuteCrashTiersScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"All 2 cycles passed", "on db-fast (1 cycle); relative to it: db-slow (emulated) "} {
+	for _, want := range []string{"All 2 cycles passed", "on db-fast (1 cycle); relative to it: db-slow (emulated) ", "| kill, cold cache |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("the report lacks %q", want)
 		}

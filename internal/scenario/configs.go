@@ -58,8 +58,8 @@ func backupConfig(cycles, repeat int, spacing time.Duration, startAt time.Time, 
 // dataDir: its schema is the one a tpcc-build step gave it.
 func durabilityConfig(st *DurabilityStep, dataDir string) experiment.DurabilityConfig {
 	c := experiment.NewDurabilityConfig()
-	c.Managed, c.Cycles, c.VUs, c.Rate, c.RunBeforeFault, c.Fault, c.RecoverTimeout, c.Mode =
-		dataDir, st.Cycles, st.VUs, st.Rate, st.RunBeforeFault, st.Fault, st.RecoverTimeout, st.Mode
+	c.Managed, c.Cycles, c.VUs, c.Rate, c.RunBeforeFault, c.Fault, c.RecoverTimeout, c.Mode, c.ColdCache =
+		dataDir, st.Cycles, st.VUs, st.Rate, st.RunBeforeFault, st.Fault, st.RecoverTimeout, st.Mode, st.ColdCache
 	return c
 }
 

@@ -175,6 +175,9 @@ func (e *executor) durabilityRemote(ctx context.Context, in *instance, st *Durab
 	if st.Rate > 0 {
 		args = append(args, "--rate", strconv.FormatFloat(st.Rate, 'f', -1, 64))
 	}
+	if st.ColdCache {
+		args = append(args, "--cold-cache")
+	}
 	e.note("server %s: %d %s cycles of the durability test on host %s", in.name, st.Cycles, st.Fault, in.host)
 	var doc experiment.DurabilityResult
 	imported, err := e.runRemote(ctx, in, args, &doc, func() string { return doc.RunID }, p)

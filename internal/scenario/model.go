@@ -328,6 +328,7 @@ type DurabilityStep struct {
 	Fault          string        `json:"fault"` // kill, stop or restart
 	RecoverTimeout time.Duration `json:"recover_timeout"`
 	Mode           string        `json:"mode"`
+	ColdCache      bool          `json:"cold_cache,omitempty"` // the data directory dropped from the page cache after each fault
 }
 
 // SpaceStep estimates what deduplication, compression and erasure coding

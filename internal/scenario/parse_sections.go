@@ -961,7 +961,7 @@ func (p *parser) checkStep(at, body *yaml.Node) *CheckStep {
 
 func (p *parser) durabilityStep(at, body *yaml.Node) *DurabilityStep {
 	const what = KindDurability
-	fs := p.fields(body, what, []string{"server", "cycles", "vus", "rate", "run_before_fault", "fault", "recover_timeout", "mode"})
+	fs := p.fields(body, what, []string{"server", "cycles", "vus", "rate", "run_before_fault", "fault", "recover_timeout", "mode", "cold_cache"})
 	p.required(at, fs, what, "server")
 	d := experiment.NewDurabilityConfig()
 	st := &DurabilityStep{Cycles: d.Cycles, VUs: d.VUs, RunBeforeFault: d.RunBeforeFault, Fault: d.Fault, RecoverTimeout: d.RecoverTimeout,
@@ -1010,7 +1010,10 @@ func (p *parser) durabilityStep(at, body *yaml.Node) *DurabilityStep {
 			p.bad(f.val, "%s: fault %q is unknown; use one of %s", what, st.Fault, strings.Join(faults, ", "))
 		}
 	}
-	p.refuse(experiment.Except(durabilityConfig(st, "").Validate(), append(supplied, "managed", "warehouses")...), fs, what, nil)
+	if f, ok := fs["cold_cache"]; ok {
+		st.ColdCache, _ = p.boolean(f.val, what+": cold_cache")
+	}
+	p.refuse(experiment.Except(durabilityConfig(st, "").Validate(), append(supplied, "managed", "warehouses", "cold_cache")...), fs, what, nil)
 	return st
 }
 

@@ -252,7 +252,7 @@ steps:
       rate: 6000, arrival: constant, late_after: 2s}
   - check: {server: db, all: true}
   - durability: {server: one}
-  - durability: {server: db, cycles: 2, vus: 3, rate: 1200, run_before_fault: 5s, fault: restart, recover_timeout: 2m, mode: statements}
+  - durability: {server: db, cycles: 2, vus: 3, rate: 1200, run_before_fault: 5s, fault: restart, recover_timeout: 2m, mode: statements, cold_cache: yes}
   - disk: {target: slow, ramp: 0s}
   - report:
 `
@@ -307,7 +307,7 @@ steps:
 		t.Errorf("durability with the defaults: %+v", d)
 	}
 	if d := sc.Steps[6].Durability; !reflect.DeepEqual(*d, DurabilityStep{Server: "db", Instances: []string{"db-1", "db-2", "db-3", "db-4"}, Cycles: 2,
-		VUs: 3, Rate: 1200, RunBeforeFault: 5 * time.Second, Fault: "restart", RecoverTimeout: 2 * time.Minute, Mode: "statements"}) ||
+		VUs: 3, Rate: 1200, RunBeforeFault: 5 * time.Second, Fault: "restart", RecoverTimeout: 2 * time.Minute, Mode: "statements", ColdCache: true}) ||
 		!reflect.DeepEqual(sc.Steps[6].Servers(), []string{"db"}) {
 		t.Errorf("durability: %+v", d)
 	}

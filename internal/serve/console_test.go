@@ -155,6 +155,7 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	}
 	js(t, p, `(() => {
 		for (const [f, v] of [["cycles", "1"], ["vus", "1"], ["rate", "1200"], ["run-before-fault", "2s"]]) document.getElementById("durability-" + f).value = v;
+		document.getElementById("durability-cold-cache").checked = true;
 		document.getElementById("durability-submit").click();
 		return true;
 	})()`)
@@ -168,6 +169,9 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	}
 	if step := jsString(t, p, `document.getElementById("live-step").textContent`); step != "cycle 1 of 1" {
 		t.Errorf("the live step %q; want cycle 1 of 1", step)
+	}
+	if code, body := srv.do(t, "GET", "/api/v1/runs/"+durRun, nil, nil); code != 200 || !strings.Contains(body, `"cold_cache": true`) {
+		t.Errorf("the durability run: %d; want its parameters to hold the checked cold cache\n%s", code, body)
 	}
 	waitJS(t, p, 20*time.Second, "the durability run listed with its verdict",
 		fmt.Sprintf(`document.querySelector('#runs-table tbody tr[data-id=%q]')?.textContent.includes("1 cycle, 0 lost, passed")`, durRun))

@@ -164,10 +164,20 @@ type DurabilityParams struct {
 	RecoverCommand bool    `json:"recover_command"`
 	Mode           string  `json:"mode"`
 	Seed           uint64  `json:"seed"`
+	ColdCache      bool    `json:"cold_cache,omitempty"` // the data directory dropped from the page cache after each fault
 	// LogDir is where the cycles' success logs go (not stored: it is the
 	// results directory's durability-RUN).
 	LogDir string `json:"-"`
 	Placement
+}
+
+// FaultText names the fault in words: "kill", or "kill, cold cache" when
+// the data directory left the page cache after it.
+func (p *DurabilityParams) FaultText() string {
+	if p.ColdCache {
+		return p.Fault + ", cold cache"
+	}
+	return p.Fault
 }
 
 // MonitorParams is what the store keeps of a monitor's parameters.

@@ -550,7 +550,7 @@ function onDone(d) {
 const quickRuns = [
   { kind: "tpcc", prefix: "start", server: "server", keys: ["server", "dsn", "vus", "rampup", "duration", "rate"] },
   { kind: "tpch", prefix: "tpch", server: "server", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
-  { kind: "durability", prefix: "durability", server: "managed", keys: ["managed", "cycles", "vus", "rate", "run_before_fault", "fault"] },
+  { kind: "durability", prefix: "durability", server: "managed", keys: ["managed", "cycles", "vus", "rate", "run_before_fault", "fault", "cold_cache"] },
 ];
 
 // loadServers offers the managed servers running on serve's host (again
