@@ -112,11 +112,7 @@ func liveProcess(pid int) bool {
 // ends. KeepConfig keeps the port as if asked for, so a start would fail
 // rather than move it: the caller goes on with the DSN it had.
 func Restart(ctx context.Context, dataDir string, timeout time.Duration) (Info, error) {
-	dir, _, err := managed(dataDir) // only a managed directory: Start would make a new one
-	if err != nil {
-		return Info{}, err
-	}
-	st, err := readState(dir)
+	dir, st, err := managed(dataDir) // only a managed directory: Start would make a new one
 	if err != nil {
 		return Info{}, err
 	}
