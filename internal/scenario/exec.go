@@ -277,6 +277,14 @@ type instance struct {
 	schemaFrom string
 }
 
+// placement is where a TPC-C workload on the instance runs, for its runs'
+// parameters: its label, target and tier, what its start applied, its host,
+// and how its schema came.
+func (in *instance) placement() stored.Placement {
+	return stored.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name, Tier: in.target.emulated(),
+		Limits: in.limits, Memory: in.server.Memory, Host: in.host, SchemaFrom: in.schemaFrom}
+}
+
 var _ Executor = (*executor)(nil)
 
 func (e *executor) note(format string, args ...any) { e.obs.Note(fmt.Sprintf(format, args...)) }
@@ -768,8 +776,9 @@ func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *ins
 		return err
 	}
 	cfg := tpccConfig(vus, rampup, duration, rep, mode, rate)
-	cfg.Record = e.record(stored.Placement{Label: in.target.label(in.name), Instance: in.name, Role: role, Phase: phase,
-		Target: in.target.Name, Tier: in.target.emulated(), Limits: in.limits, Memory: in.server.Memory, Host: in.host, SchemaFrom: in.schemaFrom})
+	place := in.placement()
+	place.Role, place.Phase = role, phase
+	cfg.Record = e.record(place)
 	cfg.DSN, cfg.Thresholds, cfg.Together = in.dsn, ts, together
 	out, err := experiment.RunTPCC(ctx, cfg, obs)
 	if out != nil {
@@ -1044,8 +1053,7 @@ func (e *executor) Durability(ctx context.Context, st *DurabilityStep) error {
 		if err != nil {
 			return err
 		}
-		place := stored.Placement{Label: in.target.label(in.name), Instance: in.name, Target: in.target.Name, Tier: in.target.emulated(),
-			Limits: in.limits, Memory: in.server.Memory, Host: in.host, SchemaFrom: in.schemaFrom}
+		place := in.placement()
 		var passed bool
 		if in.host != "" {
 			passed, err = e.durabilityRemote(ctx, in, st, place)
