@@ -116,7 +116,7 @@ for _ in $(seq "$ROUNDS"); do
 		echo "tierbench $n $(echo "$closed" | awk '{print $4}') $(echo "$open" | awk '{print $4}')" |
 			awk '{printf "%-10s %-3s %12.1f %12.1f %7.3f\n", $1, $2, $3, $4, $4 / $3}' | tee -a "$pairs"
 		read -r tps c_closed < <(VUS=$n pgbench_cpu)
-		read -r _ c_open < <(VUS=$(pool "$n") pgbench_cpu --rate "$(awk -v t="$tps" -v s="$SHARE" 'BEGIN { printf "%d", t * s / 100 }')")
+		read -r _ c_open < <(VUS=$(pool "$n") pgbench_cpu --rate "$(offered "$tps")")
 		printf '%-10s %-3s %12.1f %12.1f %7.3f\n' pgbench "$n" "$c_closed" "$c_open" "$(awk -v a="$c_closed" -v b="$c_open" 'BEGIN { print (a > 0 ? b / a : 0) }')" | tee -a "$pairs"
 	done
 done
