@@ -308,8 +308,31 @@ func durabilitySchema(ctx context.Context, cfg DurabilityConfig, db engine.DB, o
 	return runner.Schema(ctx)
 }
 
-// DurabilityRateRange says what a durability test's rate may be, for the
-// front ends' own refusals of one out of range.
+// ParseDurabilityRate reads a durability test's rate, as every front end
+// takes it: one number of transactions a minute, or "" for none (0, a
+// closed loop). A fraction has no maximum to be a fraction of here (a
+// durability test runs no probe step), a list no steps to take, and 0
+// given is not "no rate". name is the value's name in the front end's
+// words ("--rate", "durability: rate"), which its error begins with.
+func ParseDurabilityRate(name, s string) (float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, nil
+	}
+	v, percent, err := units.ParseRateList(s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s: %w", name, err)
+	case percent:
+		return 0, fmt.Errorf("%s %s: a durability test takes transactions a minute, e.g. 20000; it measures no maximum for a fraction to be of", name, s)
+	case len(v) > 1:
+		return 0, fmt.Errorf("%s %s: a durability test takes one rate, e.g. 20000; its cycles are not steps", name, s)
+	case !(v[0] > 0):
+		return 0, fmt.Errorf("%s %s is out of range; %s", name, s, DurabilityRateRange())
+	}
+	return v[0], nil
+}
+
+// DurabilityRateRange says what a durability test's rate may be.
 func DurabilityRateRange() string {
 	return "give above 0 to " + units.Thousands(MaxRate) + " transactions a minute, or leave it out for a closed loop"
 }

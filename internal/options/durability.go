@@ -65,8 +65,8 @@ func (o *Durability) Config(dsn string) (experiment.DurabilityConfig, error) {
 		Mode: o.Mode, Seed: o.Seed, ColdCache: o.ColdCache}
 	var bad Errors
 	var err error
-	if c.Rate, err = oneRate(o.Rate); err != nil {
-		bad = append(bad, List(err)...)
+	if c.Rate, err = experiment.ParseDurabilityRate("--rate", o.Rate); err != nil {
+		bad = append(bad, List(Badf("rate", "%v", err))...)
 	}
 	for _, d := range []struct {
 		field, flag, val string
@@ -88,24 +88,4 @@ func (o *Durability) Config(dsn string) (experiment.DurabilityConfig, error) {
 		return c, bad
 	}
 	return c, nil
-}
-
-// oneRate reads durability's --rate: one rate in transactions a minute,
-// 0 when not given. A fraction has no maximum to be a fraction of here (a
-// durability test runs no probe step), and a list no steps to take.
-func oneRate(s string) (float64, error) {
-	rates, fractions, err := rateList(s, "rate")
-	switch {
-	case err != nil:
-		return 0, err
-	case len(fractions) > 0:
-		return 0, Badf("rate", "--rate %s: a durability test takes transactions a minute, e.g. 20000; it measures no maximum for a fraction to be of", s)
-	case len(rates) > 1:
-		return 0, Badf("rate", "--rate %s: a durability test takes one rate, e.g. 20000; its cycles are not steps", s)
-	case len(rates) == 1 && !(rates[0] > 0): // 0 given is not "no rate"
-		return 0, Badf("rate", "--rate %s is out of range; %s", s, experiment.DurabilityRateRange())
-	case len(rates) == 1:
-		return rates[0], nil
-	}
-	return 0, nil
 }

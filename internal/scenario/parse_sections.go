@@ -990,11 +990,10 @@ func (p *parser) durabilityStep(at, body *yaml.Node) *DurabilityStep {
 	}
 	if f, ok := fs["rate"]; ok {
 		// Empty (a variable left so): a closed loop, as tpcc-run's.
-		if text, ok := p.text(f.val, what+": rate"); ok && strings.TrimSpace(text) != "" {
-			if v, ok := p.float(f.val, what+": rate"); ok && v == 0 {
-				p.bad(f.val, "%s: rate 0 is out of range; %s", what, experiment.DurabilityRateRange())
-			} else {
-				st.Rate = v
+		if text, ok := p.text(f.val, what+": rate"); ok {
+			var err error
+			if st.Rate, err = experiment.ParseDurabilityRate(what+": rate", text); err != nil {
+				p.bad(f.val, "%v", err)
 			}
 		}
 	}

@@ -51,11 +51,14 @@ func TestBrokenFiles(t *testing.T) {
 			`7:88: durability: recover_timeout 0s is too short; give at least 1s`,
 			`8:36: durability: rate 0 is out of range; give above 0 to 10,000,000 transactions a minute, or leave it out for a closed loop`,
 			`8:46: durability: fault command runs a command of yours, which a scenario does not; use one of kill, stop, restart (tierbench durability --fault-command runs one)`,
-			`9:36: durability: rate: "-5" is not a number of 0 or more`,
+			`9:36: durability: rate -5 is out of range; give above 0 to 10,000,000 transactions a minute, or leave it out for a closed loop`,
 			`9:47: durability: fault "unplug" is unknown; use one of kill, stop, restart`,
 			`9:61: durability: mode "fast" is unknown; use routines or statements`,
 			`10:26: durability: server cloud is given by its dsn, so tierbench does not manage it, and this step crashes and restarts it; leave the step out, or give the server engine, target and host instead of dsn`,
 			`11:5: durability: missing server (required: server)`,
+			// The CLI's rule for one rate (experiment.ParseDurabilityRate).
+			`12:36: durability: rate 50%: a durability test takes transactions a minute, e.g. 20000; it measures no maximum for a fraction to be of`,
+			`13:36: durability: rate 1000,2000: a durability test takes one rate, e.g. 20000; its cycles are not steps`,
 		},
 		"missing-target.yaml": {
 			`5:42: server db: target "sata" is not defined; defined targets: nvme`,
