@@ -94,7 +94,10 @@ func (c Comparison) Significant() bool { return c.Verdict == Higher || c.Verdict
 func (c Comparison) HasCI() bool { return !math.IsNaN(c.Low) && !math.IsNaN(c.High) }
 
 // Text is "0.74x (0.61–0.88, lower)", or "1.02x (not distinguishable at
-// n=3)" when there is no bounded interval to show.
+// n=3)" when there is no bounded interval to show. A lower bound below 0,
+// which Fieller's interval over two or three wildly different repetitions
+// can reach, shows as 0: the figures tierbench compares (rates, latencies,
+// durations) are never negative, and nor is their ratio.
 func (c Comparison) Text() string {
 	if math.IsNaN(c.Ratio) {
 		return "– (" + c.Verdict + ")"
@@ -102,7 +105,7 @@ func (c Comparison) Text() string {
 	if !c.HasCI() {
 		return fmt.Sprintf("%.2fx (%s)", c.Ratio, c.Verdict)
 	}
-	return fmt.Sprintf("%.2fx (%.2f–%.2f, %s)", c.Ratio, c.Low, c.High, c.Verdict)
+	return fmt.Sprintf("%.2fx (%.2f–%.2f, %s)", c.Ratio, max(c.Low, 0), c.High, c.Verdict)
 }
 
 type comparisonJSON struct {

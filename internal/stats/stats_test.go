@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -84,6 +85,15 @@ func TestCompare(t *testing.T) {
 	same := Compare([]float64{100, 90, 110}, []float64{95, 105, 100})
 	if same.Verdict != "not distinguishable at n=3" || same.Significant() || !(same.Low < 1 && 1 < same.High) {
 		t.Errorf("alike: %+v", same)
+	}
+	// Two repetitions far apart: Fieller's lower bound falls below 0,
+	// which the text shows as 0 (no figure compared is negative).
+	wide := Compare([]float64{0.2, 1.8}, []float64{0.95, 1.05})
+	if !wide.HasCI() || wide.Low >= 0 {
+		t.Fatalf("wide: %+v, want a bounded interval below 0", wide)
+	}
+	if want := fmt.Sprintf("1.00x (0.00–%.2f, not distinguishable at n=2)", wide.High); wide.Text() != want {
+		t.Errorf("wide text %q, want %q", wide.Text(), want)
 	}
 	// One repetition on a side: no interval, never a verdict of order.
 	one := Compare([]float64{50}, []float64{100, 101})
