@@ -19,7 +19,8 @@
 # minute, so the host's drift from hour to hour (a third on the reference
 # machine) falls mostly outside the ratio. Prints each run's client CPU per
 # transaction (tierbench's user + system time over the measured interval,
-# its telemetry included) and TPM, each pair's NEW/OLD ratio, and the
+# its telemetry included), TPM and New-Order p99 (in an open loop, from
+# the intended start), each pair's NEW/OLD ratio of the CPU, and the
 # medians. About PAIRS × 2 × (RAMPUP + DURATION + 3 s).
 set -euo pipefail
 [ $# -eq 2 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
@@ -41,30 +42,32 @@ dsn=$(sfield dsn <"$work/server.json")
 TIERBENCH_DSN=$dsn "$NEW" tpcc build --warehouses "$WAREHOUSES" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 export TIERBENCH_DSN=$dsn # the DSN (and its password) stays off the command lines
 
-run() { # run BINARY: "cpu tpm"
+run() { # run BINARY: "cpu tpm p99"
 	[ "${REINSTALL:-0}" != 1 ] || "$1" tpcc build --routines-only >/dev/null 2>&1
 	# shellcheck disable=SC2086 # EXTRA is a list of flags
-	out=$("$1" tpcc run --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $EXTRA --json 2>/dev/null)
-	printf '%s %s\n' "$(printf '%s\n' "$out" | field client_cpu_us_per_txn)" "$(printf '%s\n' "$out" | field tpm)"
+	"$1" tpcc run --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $EXTRA --json 2>/dev/null |
+		python3 -c 'import json, sys; s = json.load(sys.stdin)["steps"][0]
+print(s["client_cpu_us_per_txn"], s["tpm"], s["txn"]["new_order"]["p99_ms"])'
 }
 
 echo "engine=$ENGINE vus=$VUS warehouses=$WAREHOUSES duration=$DURATION extra='$EXTRA' load=$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-5s %12s %8s %12s %8s %7s\n' pair old_us old_tpm new_us new_tpm ratio
+printf '%-5s %12s %8s %8s %12s %8s %8s %7s\n' pair old_us old_tpm old_p99 new_us new_tpm new_p99 ratio
 : >"$work/pairs"
 for i in $(seq "$PAIRS"); do
 	if [ $((i % 2)) -eq 1 ]; then
-		read -r ou ot < <(run "$OLD")
-		read -r nu nt < <(run "$NEW")
+		read -r ou ot op < <(run "$OLD")
+		read -r nu nt np < <(run "$NEW")
 	else
-		read -r nu nt < <(run "$NEW")
-		read -r ou ot < <(run "$OLD")
+		read -r nu nt np < <(run "$NEW")
+		read -r ou ot op < <(run "$OLD")
 	fi
 	ratio=$(awk -v o="$ou" -v n="$nu" 'BEGIN { printf "%.3f", n / o }')
-	printf '%-5s %12.1f %8s %12.1f %8s %7s\n' "$i" "$ou" "$ot" "$nu" "$nt" "$ratio"
-	echo "$ou $nu $ratio $ot $nt" >>"$work/pairs"
+	printf '%-5s %12.1f %8s %8.2f %12.1f %8s %8.2f %7s\n' "$i" "$ou" "$ot" "$op" "$nu" "$nt" "$np" "$ratio"
+	echo "$ou $nu $ratio $ot $nt $op $np" >>"$work/pairs"
 done
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-printf 'median: old %.1f µs, new %.1f µs, ratio %.3f; TPM old %s, new %s; load=%s\n' \
+printf 'median: old %.1f µs, new %.1f µs, ratio %.3f; TPM old %s, new %s; New-Order p99 old %s ms, new %s ms; load=%s\n' \
 	"$(cut -d' ' -f1 "$work/pairs" | median)" "$(cut -d' ' -f2 "$work/pairs" | median)" \
 	"$(cut -d' ' -f3 "$work/pairs" | median)" "$(cut -d' ' -f4 "$work/pairs" | median)" \
-	"$(cut -d' ' -f5 "$work/pairs" | median)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	"$(cut -d' ' -f5 "$work/pairs" | median)" "$(cut -d' ' -f6 "$work/pairs" | median)" \
+	"$(cut -d' ' -f7 "$work/pairs" | median)" "$(cut -d' ' -f1-3 /proc/loadavg)"
