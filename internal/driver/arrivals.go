@@ -95,6 +95,28 @@ func (s *schedule) started(vu int) {
 	s.mu.Unlock()
 }
 
+// reclaim is claim again for a VU whose claimed arrival has not begun
+// and may have moved since (pause): its intended start, and the queue as
+// claim counts it.
+func (s *schedule) reclaim(vu int, now time.Time) (time.Time, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ns := s.claimAt[vu], float64(now.Sub(s.t0))
+	queued := 0
+	if at <= ns {
+		queued = s.due(ns) + 1
+	}
+	return s.t0.Add(time.Duration(at)), queued
+}
+
+// pause moves every arrival not yet begun, claimed or not, d later: the
+// arrivals stood still while the driver held its VUs.
+func (s *schedule) pause(d time.Duration) {
+	s.mu.Lock()
+	s.t0 = s.t0.Add(d)
+	s.mu.Unlock()
+}
+
 // by counts the arrivals intended at or before t: those claimed, less
 // those claimed for a later time (VUs waiting for them), and those due
 // and not yet claimed.

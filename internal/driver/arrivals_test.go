@@ -109,3 +109,36 @@ func TestScheduleQueue(t *testing.T) {
 		t.Errorf("%d arrivals in (1.5 s, 5 s] not begun, the one at 2 s begun; want 3", n)
 	}
 }
+
+// A pause moves every arrival not yet begun: one claimed and waiting for
+// its VU, and those not claimed; one begun stays counted where it was.
+// The driver pauses the schedule while it holds its VUs at the interval's
+// start.
+func TestSchedulePause(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	s := newSchedule(t0, 60, false, 1, 2) // one arrival a second, from t0
+	s.claim(0, t0)
+	s.started(0) // the one at 0 s, begun
+	if at, _ := s.claim(1, t0.Add(500*time.Millisecond)); !at.Equal(t0.Add(time.Second)) {
+		t.Fatalf("claim at 0.5 s: arrival at %v; want 1 s", at.Sub(t0))
+	}
+	s.pause(3 * time.Second)
+	if at, q := s.reclaim(1, t0.Add(3500*time.Millisecond)); !at.Equal(t0.Add(4*time.Second)) || q != 0 {
+		t.Errorf("the claimed arrival after a 3 s pause, at 3.5 s, is at %v, %d queued; want 4 s, none", at.Sub(t0), q)
+	}
+	// At 5.5 s it is due, and so is the unclaimed one at 5 s: two queued.
+	if at, q := s.reclaim(1, t0.Add(5500*time.Millisecond)); !at.Equal(t0.Add(4*time.Second)) || q != 2 {
+		t.Errorf("reclaimed at 5.5 s: at %v, %d queued; want 4 s, 2", at.Sub(t0), q)
+	}
+	// By 4.5 s: the one begun and the claimed one at 4 s, none other (the
+	// next unclaimed one is at 5 s).
+	if n := s.by(t0.Add(4500 * time.Millisecond)); n != 2 {
+		t.Errorf("%d arrivals due by 4.5 s after the pause; want 2", n)
+	}
+	if at, q := s.claim(0, t0.Add(4500*time.Millisecond)); !at.Equal(t0.Add(5*time.Second)) || q != 0 {
+		t.Errorf("claim at 4.5 s: arrival at %v, %d queued; want 5 s and none", at.Sub(t0), q)
+	}
+	if n := s.unstarted(t0.Add(3500*time.Millisecond), t0.Add(6*time.Second)); n != 3 {
+		t.Errorf("%d arrivals in (3.5 s, 6 s] not begun; want 3 (4, 5 and 6 s)", n)
+	}
+}

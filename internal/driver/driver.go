@@ -486,18 +486,19 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				if startCounters, err = edgeCounters(ctx, cfg.Runner, vus, false); err != nil {
 					return nil, err
 				}
-				// An open loop's interval starts when the VUs were held:
-				// the arrivals due while the counters were read are its
-				// own, served once the VUs are released, and counted by
-				// the database after its reading. Were it to start at the
-				// release, they would add to its count what the hold took.
-				if st.open == nil {
-					now = time.Now()
-				}
-				st.measureStart.Store(now.UnixNano())
+				// The interval starts when the VUs are let go. An open
+				// loop's arrivals stand still while they are held: the
+				// hold is tierbench's, not the server's, so no arrival
+				// waits for it (on MariaDB it takes 150 ms and more,
+				// enough to set a low rate's New-Order p99), and none
+				// due in it adds to the interval's count.
+				held := now
+				now = time.Now()
 				if st.open != nil {
+					st.open.sched.pause(now.Sub(held))
 					st.open.before = st.open.sched.by(now.Add(-time.Nanosecond))
 				}
+				st.measureStart.Store(now.UnixNano())
 				st.holding.Store(false)
 				close(st.released)
 				cpuStart = cpuTime()

@@ -39,18 +39,27 @@ func (v *vu) runOpen(ctx context.Context) {
 	wake := newWaker(ctx)
 	defer wake.close()
 	for ctx.Err() == nil {
+		// The interval's start, where the driver holds its VUs while it
+		// reads the database's counters, pauses the schedule: an arrival
+		// claimed before it has moved on by the pause when its VU is
+		// let go (measureStart is set then).
+		edge := v.st.measureStart.Load()
 		at, queued := o.sched.claim(v.id, time.Now())
-		if time.Until(at) > 0 {
-			if !wake.until(ctx, at) {
-				return
-			}
-			if v.st.inInterval(at) && v.st.beforeEnd(at) {
-				o.jitter.Record(0, time.Since(at), true, false)
-			}
+		if !v.await(ctx, wake, at) {
+			return
 		}
 		kind := v.deck.Draw(v.r)
 		if !v.begin(ctx, kind) {
 			return
+		}
+		for v.st.measureStart.Load() != edge {
+			edge = v.st.measureStart.Load()
+			if at, queued = o.sched.reclaim(v.id, time.Now()); time.Until(at) > 0 {
+				v.st.leave()
+				if !v.await(ctx, wake, at) || !v.st.enter(ctx) {
+					return
+				}
+			}
 		}
 		start := time.Now()
 		v.sent.Store(start.UnixNano())
@@ -88,6 +97,21 @@ func (v *vu) runOpen(ctx context.Context) {
 			o.service.Record(int(kind), end.Sub(start), measured, false)
 		}
 	}
+}
+
+// await waits for the intended start at, if it is still to come, and
+// records how late the VU woke for it; false when ctx ended first.
+func (v *vu) await(ctx context.Context, wake *waker, at time.Time) bool {
+	if time.Until(at) <= 0 {
+		return true
+	}
+	if !wake.until(ctx, at) {
+		return false
+	}
+	if v.st.inInterval(at) && v.st.beforeEnd(at) {
+		v.st.open.jitter.Record(0, time.Since(at), true, false)
+	}
+	return true
 }
 
 // finish adds the open loop's figures to the step, once its VUs stopped.
