@@ -111,11 +111,11 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		waited = max(waited, lat.MaxMs)
 	}
 	// Without a stall no arrival waits longer than for one VU to come
-	// free and then its own service, plus its VU's wake-up: tierbench's
-	// own pause at the interval's start, while it reads the database's
-	// counters (150 ms and more on MariaDB), is not the server's and must
-	// not show as a wait.
-	if bound := 2*slowest + s.ScheduleJitter.MaxMs + 10; waited > bound && slowest < stalled && s.ScheduleJitter.P99Ms < starved {
+	// free and then its own service, plus its VU's wake-up and 50 ms for
+	// a busy host: tierbench's own pause at the interval's start, while
+	// it reads the database's counters (150 ms and more on MariaDB), is
+	// not the server's and must not show as a wait.
+	if bound := 2*slowest + s.ScheduleJitter.MaxMs + 50; waited > bound && slowest < stalled && s.ScheduleJitter.P99Ms < starved {
 		t.Errorf("an arrival waited %.1f ms from its intended start to its end, with the slowest service %.1f ms and the schedule's latest wake-up %.1f ms: want at most %.1f",
 			waited, slowest, s.ScheduleJitter.MaxMs, bound)
 	}
