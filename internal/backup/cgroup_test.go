@@ -14,17 +14,9 @@ import (
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/internal/tier"
 )
-
-// skipUnlessCI skips the test, or fails it when CI=true: CI must run it.
-func skipUnlessCI(t *testing.T, format string, a ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI needs this test to run: "+format, a...)
-	}
-	t.Skipf("skipping: "+format, a...)
-}
 
 // ioBytes reads what the group's processes read and wrote on device maj:min:
 // v1 blkio.throttle.io_service_bytes, v2 io.stat.
@@ -82,7 +74,7 @@ func ioBytes(t *testing.T, dir string, version int, maj, min uint32) (read, writ
 func TestBackupCycleInGroup(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		skipUnlessCI(t, "placing processes in a cgroup needs root")
+		testenv.SkipOrFail(t, "placing processes in a cgroup needs root")
 	}
 	ctx := testContext(t)
 	dataDir, dsn := startSource(t, ctx)
@@ -121,7 +113,7 @@ func TestBackupCycleInGroup(t *testing.T) {
 		}
 	})
 	if len(ap.IO) == 0 {
-		skipUnlessCI(t, "no blkio/io cgroup controller to count the group's I/O: %s", ap.IONote)
+		testenv.SkipOrFail(t, "no blkio/io cgroup controller to count the group's I/O: %s", ap.IONote)
 	}
 	statDir := ap.IOPath
 	if statDir == "" {

@@ -27,6 +27,7 @@ import (
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/internal/tier"
 )
 
@@ -528,7 +529,7 @@ func TestMariaDBCheck(t *testing.T) {
 func TestMariaDBCycleInGroup(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		skipUnlessCI(t, "placing processes in a cgroup needs root")
+		testenv.SkipOrFail(t, "placing processes in a cgroup needs root")
 	}
 	ctx := mariaContext(t)
 	dataDir, dsn := startMaria(t, ctx)
@@ -563,7 +564,7 @@ func TestMariaDBCycleInGroup(t *testing.T) {
 		}
 	})
 	if len(ap.IO) == 0 {
-		skipUnlessCI(t, "no blkio/io cgroup controller to count the group's I/O: %s", ap.IONote)
+		testenv.SkipOrFail(t, "no blkio/io cgroup controller to count the group's I/O: %s", ap.IONote)
 	}
 	statDir := ap.IOPath
 	if statDir == "" {

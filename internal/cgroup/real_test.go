@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // rootDisk is the whole disk under / (vda, nvme0n1, dm-0, …) and its number.
@@ -36,22 +37,12 @@ func rootDisk(t *testing.T) (string, uint32, uint32) {
 	return "", 0, 0
 }
 
-// skipUnlessCI skips the test, or fails it when CI=true: CI must run the
-// tests against real cgroups.
-func skipUnlessCI(t *testing.T, format string, a ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI needs this test to run: "+format, a...)
-	}
-	t.Skipf("skipping: "+format, a...)
-}
-
 // realHierarchies are this machine's hierarchies, when we are root and it has
 // a memory controller; haveIO says whether it has blkio or io too.
 func realHierarchies(t *testing.T) (hs []Hierarchy, haveIO bool) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		skipUnlessCI(t, "creating cgroups needs root")
+		testenv.SkipOrFail(t, "creating cgroups needs root")
 	}
 	hs, err := NewHost("/").Hierarchies()
 	if err != nil {
@@ -59,7 +50,7 @@ func realHierarchies(t *testing.T) (hs []Hierarchy, haveIO bool) {
 	}
 	v2, mem1, blk1 := pick(hs)
 	if mem1 == nil && (v2 == nil || !v2.has("memory")) {
-		skipUnlessCI(t, "this machine has no memory cgroup controller (hierarchies: %+v)", hs)
+		testenv.SkipOrFail(t, "this machine has no memory cgroup controller (hierarchies: %+v)", hs)
 	}
 	return hs, blk1 != nil || (v2 != nil && v2.has("io"))
 }
@@ -205,7 +196,7 @@ func readTrim(t *testing.T, p string) string {
 func TestRealSharedIO(t *testing.T) {
 	_, haveIO := realHierarchies(t)
 	if !haveIO {
-		skipUnlessCI(t, "this machine has no blkio or io cgroup controller")
+		testenv.SkipOrFail(t, "this machine has no blkio or io cgroup controller")
 	}
 	_, maj, min := rootDisk(t)
 	id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)

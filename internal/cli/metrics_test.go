@@ -301,7 +301,13 @@ func TestLiveMetricsPrometheus(t *testing.T) {
 			t.Fatalf("the dashboard queries only %d metrics: %v", len(queried), queried)
 		}
 		for _, q := range queried {
-			if !exposed[q] {
+			switch {
+			case exposed[q]:
+			case os.Geteuid() != 0 && strings.HasPrefix(q, "tierbench_device_traced_"):
+				// Block tracing, which the traced latencies come from,
+				// needs root; CI runs as root and sees them.
+				t.Logf("the dashboard queries %s, which a run exposes only as root", q)
+			default:
 				t.Errorf("the dashboard queries %s, which a real run does not expose", q)
 			}
 		}

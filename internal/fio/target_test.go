@@ -9,18 +9,14 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/devnode"
+	"github.com/tierbench/tierbench/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
 // needRoot skips a test that needs root (mknod, loop devices), except under CI, which must run it.
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("this test needs root, and CI=true does not allow skipping it")
-		}
-		t.Skip("needs root")
-	}
+	testenv.NeedRoot(t, "mknod, loop devices")
 }
 
 // wantRefused fails unless err wraps ErrRefused and its text holds every one of want.

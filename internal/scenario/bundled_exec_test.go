@@ -23,6 +23,7 @@ import (
 	"github.com/tierbench/tierbench/internal/server/mariatest"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // executeBundled loads a bundled scenario with the given variables, data
@@ -37,6 +38,11 @@ func executeBundled(t *testing.T, name, dir string, sets map[string]string) (str
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, tg := range sc.Targets {
+		if tg.Emulate != nil && tg.Local() {
+			testenv.NeedRoot(t, "target "+tg.Name+" is an emulated tier: losetup, mount and cgroups")
+		}
 	}
 	res := filepath.Join(dir, "results")
 	rec := &scenarioRecorder{checked: map[string]bool{}}

@@ -18,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/internal/tier"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -28,12 +29,7 @@ import (
 // the instance's memory cap; on an unthrottled target, a group with the
 // memory cap alone, and none for an instance without one.
 func TestBackupGroupWithinTheTiersBudget(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI needs this test to run: an emulated tier and its cgroups need root")
-		}
-		t.Skip("skipping: an emulated tier and its cgroups need root")
-	}
+	testenv.NeedRoot(t, "an emulated tier and its cgroups")
 	ctx := context.Background()
 	dir := t.TempDir()
 	im, err := tier.Create(ctx, dir, "sata", tier.MinSize)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/internal/systree"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 func TestInUseFixtures(t *testing.T) {
@@ -69,12 +70,7 @@ func TestInUseByNode(t *testing.T) {
 // needRoot skips a test that needs root, except under CI=true, which must run it.
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("this test needs root, and CI=true does not allow skipping it")
-		}
-		t.Skip("needs root (mknod, losetup, mount)")
-	}
+	testenv.NeedRoot(t, "mknod, losetup, mount")
 }
 
 func run(t *testing.T, name string, args ...string) string {

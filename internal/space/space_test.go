@@ -429,7 +429,9 @@ func TestBadInput(t *testing.T) {
 // and listed; a target that cannot be read is bad input. Root reads
 // anything, so as root the test drops its effective user to nobody for the
 // scans (Go applies setresuid to every thread of the process) and takes
-// root back after; no other test runs meanwhile (none is parallel).
+// root back after; no other test runs meanwhile (none is parallel). The
+// two are closed to their owner too (mode 0), so that an ordinary user's
+// test cannot read them either.
 func TestPermission(t *testing.T) {
 	dir := t.TempDir()
 	for _, d := range []string{dir, filepath.Dir(dir)} { // t.TempDir's are 0700
@@ -440,12 +442,13 @@ func TestPermission(t *testing.T) {
 	writeFile(t, dir, "ok", randomBlock(1, 4096))
 	secret := writeFile(t, dir, "secret", randomBlock(2, 4096))
 	writeFile(t, dir, "closed/inside", randomBlock(3, 4096))
-	if err := os.Chmod(secret, 0o600); err != nil {
-		t.Fatal(err)
+	closed := filepath.Join(dir, "closed")
+	for _, p := range []string{secret, closed} {
+		if err := os.Chmod(p, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Chmod(filepath.Join(dir, "closed"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { _ = os.Chmod(closed, 0o700) }) // before t.TempDir's removal, which must list it
 	var res *Result
 	var errDir, errFile, errClosed error
 	asNobody(t, func() {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 func TestTracePairer(t *testing.T) {
@@ -150,7 +152,7 @@ func TestTracerLive(t *testing.T) {
 	}
 	tr, err := StartBlockTracer(res.Leaves)
 	if err != nil {
-		skipOrFail(t, "%v", err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 	closed := false
 	t.Cleanup(func() {
@@ -234,7 +236,7 @@ func TestTracerRemovesStaleInstances(t *testing.T) {
 	_, res := realDiskDir(t)
 	tracefs, err := findTracefs()
 	if err != nil {
-		skipOrFail(t, "%v", err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 	instances := filepath.Join(tracefs, "instances")
 	dead := exec.Command("true")
@@ -245,7 +247,7 @@ func TestTracerRemovesStaleInstances(t *testing.T) {
 	alive := filepath.Join(instances, fmt.Sprintf("tierbench-%d-7", os.Getppid()))
 	for _, d := range []string{stale, alive} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			skipOrFail(t, "creating a tracefs instance: %v", err)
+			testenv.SkipOrFail(t, "creating a tracefs instance: %v", err)
 		}
 		t.Cleanup(func() { os.Remove(d) })
 		if err := writeTraceFile(filepath.Join(d, "events", "block", "block_rq_issue", "enable"), "1"); err != nil {
@@ -254,7 +256,7 @@ func TestTracerRemovesStaleInstances(t *testing.T) {
 	}
 	tr, err := StartBlockTracer(res.Leaves)
 	if err != nil {
-		skipOrFail(t, "%v", err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 	defer tr.Close()
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // hostNear compares floats that went through /100 and sums: exact up to
@@ -151,7 +152,7 @@ func TestProcTreeCPUSelf(t *testing.T) {
 // child that has burnt CPU of its own.
 func TestProcTreeCPUChildrenMatchScan(t *testing.T) {
 	if _, ok := procChildren("/proc", os.Getpid()); !ok {
-		skipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
+		testenv.SkipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
 	}
 	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 30 & wait`)
 	if err := cmd.Start(); err != nil {
@@ -354,7 +355,7 @@ func BenchmarkTreeCPUThreads(b *testing.B) {
 // alone. Each of several threads starts one.
 func TestTreeCPUChildrenOfThreads(t *testing.T) {
 	if _, ok := procChildren("/proc", os.Getpid()); !ok {
-		skipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
+		testenv.SkipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
 	}
 	var pids []int
 	var mu sync.Mutex

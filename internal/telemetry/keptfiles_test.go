@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // openFDs counts this process's open file descriptors.
@@ -37,7 +39,7 @@ func keptPIDs(r *treeCPU) []int {
 // that has exited, and close leaves no descriptor behind.
 func TestTreeCPUKeepsFiles(t *testing.T) {
 	if _, ok := procChildren("/proc", os.Getpid()); !ok {
-		skipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
+		testenv.SkipOrFail(t, "this kernel has no /proc/PID/task/TID/children")
 	}
 	// A shell with two children: one sleeps, one burns CPU for a while.
 	cmd := exec.Command("sh", "-c", `sleep 60 & i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done & wait`)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // The format texts of Linux 6.18's tracefs (events/header_page and
@@ -214,7 +216,7 @@ func TestRawLayoutLive(t *testing.T) {
 	requireRoot(t)
 	tracefs, err := findTracefs()
 	if err != nil {
-		skipOrFail(t, "%v", err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 	l, err := readRawLayout(tracefs)
 	if err != nil {

@@ -12,33 +12,19 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/internal/systree"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
-
-// inCI is true where tests that need root and real devices must not skip.
-func inCI() bool { return os.Getenv("CI") == "true" }
-
-// skipOrFail skips outside CI and fails in CI, where a silent skip would hide
-// that the live paths were never exercised.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if inCI() {
-		t.Fatalf("CI=true: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		skipOrFail(t, "needs root (euid %d)", os.Geteuid())
-	}
+	testenv.NeedRoot(t, "devices, mounts and block tracing")
 }
 
 func requireTools(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			skipOrFail(t, "needs %s: %v", tool, err)
+			testenv.SkipOrFail(t, "needs %s: %v", tool, err)
 		}
 	}
 }
@@ -246,7 +232,7 @@ func TestResolvePathTmpfs(t *testing.T) {
 	} else if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 		dir = "/dev/shm"
 	} else {
-		skipOrFail(t, "needs root to mount a tmpfs, and there is no /dev/shm")
+		testenv.SkipOrFail(t, "needs root to mount a tmpfs, and there is no /dev/shm")
 	}
 	res, err := ResolvePath(filepath.Join(dir, "db"))
 	if err != nil {

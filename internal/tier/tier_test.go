@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/mountinfo"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/internal/tier"
 )
 
@@ -24,9 +25,7 @@ import (
 // mkfs.ext4 and mount. As root, a missing tool fails the test under CI=true.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: emulated tiers need root (losetup and mount)")
-	}
+	testenv.NeedRoot(t, "losetup and mount")
 	requireTools(t, "losetup", "mkfs.ext4", "mount", "umount")
 }
 
