@@ -45,7 +45,7 @@ export TIERBENCH_DSN=$dsn # the DSN (and its password) stays off the command lin
 run() { # run BINARY: "cpu tpm p99"
 	[ "${REINSTALL:-0}" != 1 ] || "$1" tpcc build --routines-only >/dev/null 2>&1
 	# shellcheck disable=SC2086 # EXTRA is a list of flags
-	"$1" tpcc run --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $EXTRA --json 2>/dev/null |
+	"$1" tpcc run --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $EXTRA --json --results "$work/results" 2>/dev/null |
 		python3 -c 'import json, sys; s = json.load(sys.stdin)["steps"][0]
 print(s["client_cpu_us_per_txn"], s["tpm"], s["txn"]["new_order"]["p99_ms"])'
 }
