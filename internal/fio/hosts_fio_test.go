@@ -16,6 +16,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/freeport"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // needFio returns a Runner for the fio in PATH; without one it skips,
@@ -24,10 +25,7 @@ func needFio(t *testing.T) *Runner {
 	t.Helper()
 	r, err := Find(context.Background(), "")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fio is required under CI: %v", err)
-		}
-		t.Skipf("no usable fio: %v", err)
+		testenv.SkipOrFail(t, "no usable fio: %v", err)
 	}
 	return r
 }

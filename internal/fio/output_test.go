@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // dirJSON writes one direction of a json+ job; bins is the body of "bins".
@@ -204,10 +205,7 @@ func runFio(t *testing.T, dir string, args ...string) []byte {
 	t.Helper()
 	fio, err := exec.LookPath("fio")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fio is required under CI: %v", err)
-		}
-		t.Skipf("fio not in PATH: %v", err)
+		testenv.SkipOrFail(t, "fio not in PATH: %v", err)
 	}
 	out := filepath.Join(dir, "out.json")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -324,10 +322,7 @@ func TestOutputRealFioRounding(t *testing.T) {
 func TestRunnerCgroupProcs(t *testing.T) {
 	bin, err := exec.LookPath("fio")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("fio is not installed, and CI=true (make setup installs it)")
-		}
-		t.Skip("fio is not installed")
+		testenv.SkipOrFail(t, "fio is not installed (make setup installs it)")
 	}
 	dir := t.TempDir()
 	procs := []string{filepath.Join(dir, "blkio procs"), filepath.Join(dir, "it's memory")}

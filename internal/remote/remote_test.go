@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 func TestParseSSH(t *testing.T) {
@@ -407,10 +409,7 @@ func TestEndpointOf(t *testing.T) {
 // The real client resolves a destination without connecting.
 func TestEndpointRealSSH(t *testing.T) {
 	if _, err := exec.LookPath("ssh"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no ssh client; scripts/setup.sh --test installs openssh-client")
-		}
-		t.Skip("no ssh client")
+		testenv.SkipOrFail(t, "no ssh client; scripts/setup.sh --test installs openssh-client")
 	}
 	cfg := filepath.Join(t.TempDir(), "config")
 	if err := os.WriteFile(cfg, []byte("Host lab1\n  HostName 127.0.0.9\n  Port 2202\n"), 0o600); err != nil {

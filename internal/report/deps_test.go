@@ -1,10 +1,11 @@
 package report
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // The report reads the results store and nothing else: no database driver,
@@ -40,10 +41,7 @@ func goListDeps(t *testing.T, pkg string) []string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no go command to list the dependencies with: %v", err)
-		}
-		t.Skipf("no go command to list the dependencies with: %v", err)
+		testenv.SkipOrFail(t, "no go command to list the dependencies with: %v", err)
 	}
 	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 func TestDeviceFor(t *testing.T) {
@@ -43,13 +44,7 @@ func TestDeviceFor(t *testing.T) {
 // machine with a memory controller; there, the limits must apply.
 func requireCgroups(t *testing.T) {
 	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("CI") == "true" {
-		skip = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		skip("skipping: placing a server in a cgroup needs root")
-	}
+	testenv.NeedRoot(t, "placing a server in a cgroup")
 	hs, err := cgroup.NewHost("/").Hierarchies()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +56,7 @@ func requireCgroups(t *testing.T) {
 			}
 		}
 	}
-	skip("skipping: this machine has no memory cgroup controller (%+v)", hs)
+	testenv.SkipOrFail(t, "this machine has no memory cgroup controller (%+v)", hs)
 }
 
 // inGroup says whether /proc/PID/cgroup places pid in the group.

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/engine/all"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // requireLZ4 returns the lz4 tool's path; without it the test skips, or
@@ -28,10 +29,7 @@ func requireLZ4(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("lz4")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the lz4 tool is required in CI (apt-get install lz4): %v", err)
-		}
-		t.Skipf("skipping: %v", err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 	return p
 }
