@@ -200,8 +200,9 @@ func JobFile(s Spec, set Settings) (string, error) {
 	fmt.Fprintf(&b, "bs=%s\niodepth=%d\nnumjobs=%d\nsize=%d\noffset_increment=%d\n", FormatBS(s.BS), s.IODepth, s.Jobs, region, region)
 	if s.RateIOPS > 0 {
 		// Poisson arrivals, as independent requests come, rather than
-		// fio's default of evenly spaced ones.
-		fmt.Fprintf(&b, "rate_iops=%d\nrate_process=poisson\n", s.RateIOPS)
+		// fio's default of evenly spaced ones; at the rate_iops whose
+		// Poisson offer is nearest to the point's rate.
+		fmt.Fprintf(&b, "rate_iops=%d\nrate_process=poisson\n", poissonRateIOPS(s.RateIOPS))
 	}
 	if s.CompressPc > 0 || s.DedupePc > 0 {
 		// Fresh buffer contents on every write, so the pattern holds for
