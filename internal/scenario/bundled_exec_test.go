@@ -53,6 +53,22 @@ func executeBundled(t *testing.T, name, dir string, sets map[string]string) (str
 	return res, group, rec
 }
 
+// reportHas reads a report file and wants each of wants in it; it returns
+// the file's text for the caller's other checks.
+func reportHas(t *testing.T, path string, wants ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the scenario's report: %v", err)
+	}
+	for _, want := range wants {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	return string(b)
+}
+
 // groupRuns returns the runs of the store's only scenario group, oldest
 // first, checking that it is group.
 func groupRuns(t *testing.T, res, group string) []results.Run {
@@ -273,19 +289,11 @@ func TestExecuteNeighboursScenario(t *testing.T) {
 			t.Errorf("the tier's I/O group %s is still there after the scenario: %v", p, err)
 		}
 	}
-	html, err := os.ReadFile(filepath.Join(res, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The report pools each instance's two runs (n 2) and shows the backup
 	// seconds that overlapped each measured interval.
-	for _, s := range []string{`<section id="neighbours">`, "NOPM per instance", `<section id="backup">`,
+	reportHas(t, filepath.Join(res, "report.html"), `<section id="neighbours">`, "NOPM per instance", `<section id="backup">`,
 		"On fast: TPC-C instances beside backups kept", "On slow: TPC-C instances beside backups kept", "against its own baseline",
-		`<th class="num">backup seconds overlapping</th>`, "A step repeated is pooled", "They ran open-loop, offered 900 TPM each"} {
-		if !strings.Contains(string(html), s) {
-			t.Errorf("the report lacks %q", s)
-		}
-	}
+		`<th class="num">backup seconds overlapping</th>`, "A step repeated is pooled", "They ran open-loop, offered 900 TPM each")
 }
 
 // The bundled engines scenario, shortened: a TPC-C run on each engine's
@@ -308,16 +316,8 @@ func TestExecuteEnginesScenario(t *testing.T) {
 	if engines["postgres"] != 1 || engines["mariadb"] != 1 {
 		t.Fatalf("TPC-C runs by engine: %v", engines)
 	}
-	html, err := os.ReadFile(filepath.Join(res, "report.html"))
-	if err != nil {
-		t.Fatalf("the scenario's report: %v", err)
-	}
-	for _, id := range []string{`id="engines-ratios"`, `id="engines-throughput"`} {
-		if !strings.Contains(string(html), id) {
-			t.Errorf("the report lacks %s", id)
-		}
-	}
-	if !strings.Contains(string(html), "MariaDB") || !strings.Contains(string(html), "PostgreSQL") {
+	html := reportHas(t, filepath.Join(res, "report.html"), `id="engines-ratios"`, `id="engines-throughput"`)
+	if !strings.Contains(html, "MariaDB") || !strings.Contains(html, "PostgreSQL") {
 		t.Error("the report does not name both engines")
 	}
 }
@@ -520,15 +520,7 @@ func tiersAtLoadReport(t *testing.T, rec *scenarioRecorder) {
 	}) {
 		t.Errorf("no note says the slow tier's schema was copied: %q", rec.notes)
 	}
-	md, err := os.ReadFile(rec.reported.Markdown)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"schema=copied cold from db-fast (fast)", "the knee is at", "New-Order p99 against the rate served"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+	reportHas(t, rec.reported.Markdown, "schema=copied cold from db-fast (fast)", "the knee is at", "New-Order p99 against the rate served")
 }
 
 // The shortened analytic-tiers scenario: TPC-H at SF 0.01 on a fast and a
@@ -578,18 +570,10 @@ func TestExecuteAnalyticTiersScenario(t *testing.T) {
 	if engines["postgres"] != 2 || engines["mariadb"] != 2 {
 		t.Fatalf("TPC-H runs by engine: %v; want two tiers on each", engines)
 	}
-	html, err := os.ReadFile(filepath.Join(res, "report.html"))
-	if err != nil {
-		t.Fatalf("the scenario's report: %v", err)
-	}
 	// The environment lists the analytic settings each engine's sessions
 	// ran with, sized from the servers' memory.
-	for _, want := range []string{`id="tpch-queries"`, "pg-slow (emulated)&#39;s geometric mean query time is", "maria-slow (emulated)&#39;s geometric mean query time is",
-		"work_mem (TPC-H power test)", "join_buffer_size (TPC-H throughput test, 2 streams)"} {
-		if !strings.Contains(string(html), want) {
-			t.Errorf("the report lacks %s", want)
-		}
-	}
+	reportHas(t, filepath.Join(res, "report.html"), `id="tpch-queries"`, "pg-slow (emulated)&#39;s geometric mean query time is",
+		"maria-slow (emulated)&#39;s geometric mean query time is", "work_mem (TPC-H power test)", "join_buffer_size (TPC-H throughput test, 2 streams)")
 }
 
 // stopAtCleanup stops the servers in dirs, should a scenario that failed
@@ -637,13 +621,5 @@ func TestExecuteCrashTiersScenario(t *testing.T) {
 	if !rec.checked["db-fast"] || !rec.checked["db-slow"] {
 		t.Errorf("checks %v; want both servers' to hold after their crashes", rec.checked)
 	}
-	md, err := os.ReadFile(rec.reported.Markdown)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"All 2 cycles passed", "on db-fast (1 cycle); relative to it: db-slow (emulated) ", "| kill, cold cache |"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+	reportHas(t, rec.reported.Markdown, "All 2 cycles passed", "on db-fast (1 cycle); relative to it: db-slow (emulated) ", "| kill, cold cache |")
 }
