@@ -177,7 +177,8 @@ const drainLimit = 5 * time.Second
 // that asking took at the end edge are taken off, so the interval counts
 // only the workload's. Where the database cannot be asked, the counters are
 // read until two readings settleGap apart agree, for at most settleLimit.
-func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu, end bool) (engine.Counters, error) {
+// published reports whether any connection was asked.
+func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu, end bool) (c engine.Counters, published bool, err error) {
 	asked, all := int64(0), true
 	for _, v := range vus {
 		ran, err := v.publishStats(ctx)
@@ -186,14 +187,14 @@ func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu, end bool) (en
 		}
 		all = all && ran && err == nil
 	}
-	c, err := r.Counters(ctx)
+	c, err = r.Counters(ctx)
 	for deadline := time.Now().Add(settleLimit); !all && err == nil && time.Now().Before(deadline); {
 		if !sleep(ctx, settleGap) {
-			return c, ctx.Err()
+			return c, asked > 0, ctx.Err()
 		}
 		next, nerr := r.Counters(ctx)
 		if nerr != nil {
-			return c, nerr
+			return c, asked > 0, nerr
 		}
 		settled := next.Transactions <= c.Transactions+1 && next.SumNextOID == c.SumNextOID // +1: the reading's own
 		c = next
@@ -204,12 +205,21 @@ func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu, end bool) (en
 	if end {
 		c.Transactions -= asked
 	}
-	return c, err
+	return c, asked > 0, err
 }
 
 const (
 	settleGap   = 150 * time.Millisecond
 	settleLimit = 1500 * time.Millisecond
+
+	// publishedLag is how long after the start edge asked the VUs'
+	// connections to publish their counters the ticks read none: a
+	// PostgreSQL backend publishes again no sooner than a second after it
+	// last did (PGSTAT_MIN_INTERVAL), and at its next idle moment after
+	// that. The last ramp-up reading, a second or so behind like every
+	// tick's, and a reading right after the edge, behind by nothing, made
+	// one tick of about twice the rate and the next of none or less.
+	publishedLag = 1250 * time.Millisecond
 )
 
 // Run runs every step in turn and returns their results. When ctx ends it
@@ -433,6 +443,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	// it.
 	readings := make(chan reading, 1)
 	pending := false
+	var quietUntil time.Time // no tick before it (publishedLag)
 	awaitReading := func() {
 		if pending {
 			<-readings
@@ -467,6 +478,9 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			}
 		case r := <-readings:
 			pending = false
+			if r.at.Before(quietUntil) {
+				break // the next tick covers this one's time too
+			}
 			if now, c := r.at, r.c; r.err == nil {
 				if st.open != nil {
 					late := st.open.lateAll.Load()
@@ -483,7 +497,8 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				st.holding.Store(true)
 				awaitReading()
 				st.quiesce(ctx, drainLimit)
-				if startCounters, err = edgeCounters(ctx, cfg.Runner, vus, false); err != nil {
+				var published bool
+				if startCounters, published, err = edgeCounters(ctx, cfg.Runner, vus, false); err != nil {
 					return nil, err
 				}
 				// The interval starts when the VUs are let go. An open
@@ -504,13 +519,16 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				cpuStart = cpuTime()
 				res.MeasureStart = now
 				phase, phaseStart, deadline = "measure", now, now.Add(cfg.Duration)
+				if published {
+					quietUntil = now.Add(publishedLag)
+				}
 			default:
 				st.measureEnd.Store(now.UnixNano())
 				cpu := cpuTime() - cpuStart
 				res.OldestInFlightMs = float64(oldestInFlight(vus, now).Microseconds()) / 1000
 				awaitReading()
 				st.quiesce(ctx, drainLimit)
-				endCounters, err := edgeCounters(ctx, cfg.Runner, vus, true)
+				endCounters, _, err := edgeCounters(ctx, cfg.Runner, vus, true)
 				if err != nil {
 					return nil, err
 				}

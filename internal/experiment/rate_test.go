@@ -7,6 +7,7 @@ package experiment_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report"
+	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -156,6 +158,49 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		rate, s.TPM, s.ClientTPM, s.Arrivals, s.Txn["new_order"].P99Ms, s.TxnService["new_order"].P99Ms, s.ScheduleJitter.P99Ms)
 }
 
+// checkDBTicks checks the database's per-second TPM through the measured
+// interval of a one-step run at a held rate: none below 0.4 or above 1.6
+// times the step's. PostgreSQL publishes each backend's commits a second
+// or so late; the start edge has every backend publish at once, and a tick
+// that compared a reading from before the edge with one right after it
+// showed up to twice the rate, the next none (or less: the readings' own
+// transactions are taken off). A server that stalled leaves seconds of
+// none rightly: then this only logs.
+func checkDBTicks(t *testing.T, dir string, res *experiment.TPCCResult) {
+	t.Helper()
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ticks, err := store.Points(context.Background(), res.RunID, "tpm", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Steps[0]
+	var slowest float64
+	for _, svc := range s.OpenLoop.TxnService {
+		slowest = max(slowest, svc.MaxMs)
+	}
+	var seen []string
+	bad := false
+	for _, p := range ticks {
+		if p.T.Before(s.MeasureStart) || p.T.After(s.MeasureEnd) {
+			continue
+		}
+		seen = append(seen, fmt.Sprintf("%.0f", p.Value))
+		bad = bad || p.Value < 0.4*float64(s.TPM) || p.Value > 1.6*float64(s.TPM)
+	}
+	switch {
+	case len(seen) < 3:
+		t.Errorf("%d ticks in the measured interval: %v", len(seen), seen)
+	case bad && slowest < 100:
+		t.Errorf("the database's TPM a second through the interval: %v; the step's is %d", seen, s.TPM)
+	case bad:
+		t.Logf("the server stalled (slowest transaction %.0f ms): TPM a second %v", slowest, seen)
+	}
+}
+
 // A rate well below capacity on PostgreSQL is held (MariaDB's is in
 // TestRunTPCCMariaDB, on its database).
 func TestRunTPCCRate(t *testing.T) {
@@ -171,6 +216,7 @@ func TestRunTPCCRate(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 	checkHeldRate(t, res, rate)
+	checkDBTicks(t, dir, res)
 	// The report lists the step among the open-loop ones, with its rate.
 	w := writeReport(t, dir, report.Options{Runs: []string{res.RunID}, Out: filepath.Join(dir, "report.html")})
 	html, err := os.ReadFile(w.HTML)
