@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
@@ -183,5 +184,23 @@ func TestThresholds(t *testing.T) {
 	rd.Thresholds[0].Pass, rd.Thresholds[1].Pass = true, true
 	if got, want := thresholdSentence(rd), "nvme: its threshold read.iops>=1000 held at every point."; got != want {
 		t.Errorf("sentence %q; want %q", got, want)
+	}
+}
+
+// The open-loop table's schedule jitter is the wake-ups' p99, or "–" for a
+// step whose arrivals were all due when claimed (every VU busy): no VU
+// waited, and 0 would claim wake-ups on time that never happened.
+func TestOpenLoopJitter(t *testing.T) {
+	step := func(waits int64, p99 float64) tpccStep {
+		return tpccStep{stored.TPCCStep{VUs: 8, OpenLoop: &stored.OpenLoop{OfferedTPM: 12000, Arrival: "poisson",
+			ScheduleJitter: metrics.Summary{Count: waits, P99Ms: p99}}}}
+	}
+	tab := openLoopTable([]*runData{{Label: "slow", TPCC: []tpccStep{step(900, 0.25), step(0, 0)}}})
+	if tab == nil || len(tab.Rows) != 2 {
+		t.Fatalf("table %+v; want two rows", tab)
+	}
+	last := len(tab.Header) - 1
+	if got := [2]string{tab.Rows[0][last], tab.Rows[1][last]}; got != [2]string{"0.25", "–"} {
+		t.Errorf("schedule jitter column %q (header %q); want 0.25 and –", got, tab.Header[last])
 	}
 }

@@ -291,9 +291,13 @@ func openLoopTable(runs []*runData) *Table {
 			if o == nil {
 				continue
 			}
+			jitter := "–" // no VU waited: every arrival was due when claimed
+			if o.ScheduleJitter.Count > 0 {
+				jitter = num(o.ScheduleJitter.P99Ms)
+			}
 			t.Rows = append(t.Rows, []string{rd.Label, num(o.OfferedTPM), o.Arrival, strconv.Itoa(x.VUs), num(x.tpm()), num(float64(x.ClientTPM)),
 				num(x.Txn["new_order"].P99Ms), num(o.TxnService["new_order"].P99Ms), thousands(o.Late), thousands(o.Unserved),
-				thousands(o.MaxQueue), num(o.ScheduleJitter.P99Ms)})
+				thousands(o.MaxQueue), jitter})
 		}
 	}
 	if len(t.Rows) == 0 {
