@@ -519,7 +519,10 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				cpuStart = cpuTime()
 				res.MeasureStart = now
 				phase, phaseStart, deadline = "measure", now, now.Add(cfg.Duration)
-				if published {
+				// A measured interval too short for a tick after the
+				// lag keeps its ticks as they come: better a lump than
+				// no per-second figure at all.
+				if published && cfg.Duration >= publishedLag+cfg.Tick*3/2 {
 					quietUntil = now.Add(publishedLag)
 				}
 			default:
