@@ -84,12 +84,8 @@ func (v *view) Started(s experiment.Started) {
 		v.g.progressf("run %s: %d cycles of %s backup and restore into %s%s\n", s.RunID, p.Cycles, p.Method, p.Target, every)
 	case *stored.DurabilityParams:
 		v.durability = p
-		load := fmt.Sprintf("%d VUs", p.VUs)
-		if p.Rate > 0 {
-			load = fmt.Sprintf("%s TPM offered to %d VUs", units.Thousands(int64(p.Rate)), p.VUs)
-		}
-		v.g.progressf("durability run %s: %d cycles of %s TPC-C with %s on %d warehouses, then %s; success logs in %s\n",
-			s.RunID, p.Cycles, p.RunBeforeFault, load, p.Warehouses, p.FaultText(), p.LogDir)
+		v.g.progressf("durability run %s: %d cycles of %s TPC-C, %s, on %d warehouses, then %s; success logs in %s\n",
+			s.RunID, p.Cycles, p.RunBeforeFault, p.LoadText(), p.Warehouses, p.FaultText(), p.LogDir)
 	case *stored.MonitorParams:
 		v.g.progressf("monitor %s: sampling every %s", s.RunID, p.Interval)
 		if r := s.Resolution; r != nil {

@@ -23,10 +23,7 @@ func durabilitySection(runs []*runData) *Section {
 	for _, rd := range runs {
 		var fault, load string
 		if p := rd.Params.Durability; p != nil {
-			fault, load = p.FaultText(), fmt.Sprintf("%d VUs, closed loop", p.VUs)
-			if p.Rate > 0 {
-				load = fmt.Sprintf("%s TPM offered to %d VUs", thousands(int64(p.Rate)), p.VUs)
-			}
+			fault, load = p.FaultText(), p.LoadText()
 		}
 		for _, c := range rd.Durability {
 			cycles++

@@ -3,6 +3,9 @@ package stored
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // Noisy is how a run judges its TPC-C steps, disk points or backup phases
@@ -178,6 +181,19 @@ func (p *DurabilityParams) FaultText() string {
 		return p.Fault + ", cold cache"
 	}
 	return p.Fault
+}
+
+// LoadText names the TPC-C load between faults in words: "4 VUs in a
+// closed loop", or "12,000 TPM offered to 8 VUs".
+func (p *DurabilityParams) LoadText() string {
+	vus := strconv.Itoa(p.VUs) + " VUs"
+	if p.VUs == 1 {
+		vus = "1 VU"
+	}
+	if p.Rate > 0 {
+		return units.Thousands(int64(p.Rate)) + " TPM offered to " + vus
+	}
+	return vus + " in a closed loop"
 }
 
 // MonitorParams is what the store keeps of a monitor's parameters.

@@ -36,3 +36,20 @@ func TestDecodeParams(t *testing.T) {
 		t.Error("parameters that do not decode: no error")
 	}
 }
+
+// The durability run's load in words, as the CLI and the report both say
+// it: closed loop or offered rate, one VU or several.
+func TestDurabilityLoadText(t *testing.T) {
+	for _, c := range []struct {
+		p    DurabilityParams
+		want string
+	}{
+		{DurabilityParams{VUs: 4}, "4 VUs in a closed loop"},
+		{DurabilityParams{VUs: 1, Rate: 1200}, "1,200 TPM offered to 1 VU"},
+		{DurabilityParams{VUs: 8, Rate: 12000}, "12,000 TPM offered to 8 VUs"},
+	} {
+		if got := c.p.LoadText(); got != c.want {
+			t.Errorf("%+v: %q; want %q", c.p, got, c.want)
+		}
+	}
+}
