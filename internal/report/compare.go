@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -49,7 +48,7 @@ func ratioCI(c stats.Comparison) string {
 	if math.IsNaN(c.Ratio) || math.IsInf(c.Ratio, 0) {
 		return "–"
 	}
-	r := strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "x"
+	r := times(c.Ratio)
 	if !c.HasCI() {
 		return r
 	}
@@ -78,7 +77,7 @@ func ratioSentence(c stats.Comparison) string {
 	if math.IsNaN(c.Ratio) || math.IsInf(c.Ratio, 0) {
 		return "–"
 	}
-	return strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "x (" + ciVerdict(c) + ")"
+	return times(c.Ratio) + " (" + ciVerdict(c) + ")"
 }
 
 // ciVerdict is a comparison's interval and verdict: "95% CI 0.61–0.88:

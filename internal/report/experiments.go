@@ -511,10 +511,13 @@ func mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// times formats a ratio as ratio does: 0.62x.
+// times formats a ratio: 0.62x, and from 100 up in whole numbers, 2,903x.
 func times(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "–"
+	case math.Abs(v) >= 100: // a slow tier's queue: 2,903x, not 2903.05x
+		return thousands(int64(math.Round(v))) + "x"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64) + "x"
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -202,5 +203,15 @@ func TestOpenLoopJitter(t *testing.T) {
 	last := len(tab.Header) - 1
 	if got := [2]string{tab.Rows[0][last], tab.Rows[1][last]}; got != [2]string{"0.25", "–"} {
 		t.Errorf("schedule jitter column %q (header %q); want 0.25 and –", got, tab.Header[last])
+	}
+}
+
+// A ratio reads with two decimals, or from 100 up as a whole number with
+// thousands marked: a slow tier's queue makes ratios in the thousands.
+func TestTimes(t *testing.T) {
+	for v, want := range map[float64]string{0.617: "0.62x", 38.9: "38.90x", 2903.05: "2,903x", math.NaN(): "–"} {
+		if got := times(v); got != want {
+			t.Errorf("times(%g) = %q; want %q", v, got, want)
+		}
 	}
 }
