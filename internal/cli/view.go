@@ -160,8 +160,12 @@ func (v *view) Tick(t experiment.Tick) {
 	if x.Repeat > 1 {
 		rep = fmt.Sprintf(" (rep %d/%d)", x.Rep, x.Repeat)
 	}
-	v.draw(fmt.Sprintf("step %d/%d%s  %d VUs  %-7s %4.0fs  TPM %8.0f  NOPM %8.0f  NO p95 %6.2f ms",
-		x.Step, x.Steps, rep, x.VUs, x.Phase, x.Elapsed.Seconds(), x.TPM, x.NOPM, x.NewOrderP95Ms)+telemetryStatus(t.Telemetry), v.ticks%5 == 0)
+	tpm := fmt.Sprintf("%8.0f", x.TPM)
+	if x.NoTPM {
+		tpm = fmt.Sprintf("%8s", "–") // PostgreSQL's commits since the start edge not yet published
+	}
+	v.draw(fmt.Sprintf("step %d/%d%s  %d VUs  %-7s %4.0fs  TPM %s  NOPM %8.0f  NO p95 %6.2f ms",
+		x.Step, x.Steps, rep, x.VUs, x.Phase, x.Elapsed.Seconds(), tpm, x.NOPM, x.NewOrderP95Ms)+telemetryStatus(t.Telemetry), v.ticks%5 == 0)
 }
 
 func (v *view) Result(r experiment.Result) {

@@ -88,6 +88,10 @@ type Tick struct {
 	// second (commits + rollbacks; sum(d_next_o_id)), from which TPM and NOPM
 	// are computed.
 	Transactions, NewOrders int64
+	// NoTPM: the transaction counter was not taken this second (TPM and
+	// Transactions are 0), since PostgreSQL had yet to publish the commits
+	// since the start edge; the next tick's cover this second too.
+	NoTPM bool
 	// With Config.LatencyBuckets: this second's rolled-back and failed
 	// transactions by type and the latencies of its completions in the
 	// configured buckets (ramp-up included; Latency[k].Counts nil without).
@@ -213,7 +217,7 @@ const (
 	settleLimit = 1500 * time.Millisecond
 
 	// publishedLag is how long after the start edge asked the VUs'
-	// connections to publish their counters the ticks read none: a
+	// connections to publish their counters the ticks take no TPM: a
 	// PostgreSQL backend publishes again no sooner than a second after it
 	// last did (PGSTAT_MIN_INTERVAL), and at its next idle moment after
 	// that. The last ramp-up reading, a second or so behind like every
@@ -432,6 +436,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	tick := time.NewTicker(cfg.Tick)
 	defer tick.Stop()
 	lastTick := started
+	txPrev, txAt := c0.Transactions, started // the last reading TPM was taken from (quietUntil)
 	var lateSeen int64
 	// A tick's counters are read off this loop, so that a server that
 	// stalls the reading does not hold the phase boundaries back: the
@@ -443,7 +448,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	// it.
 	readings := make(chan reading, 1)
 	pending := false
-	var quietUntil time.Time // no tick before it (publishedLag)
+	var quietUntil time.Time // no TPM a tick before it (publishedLag)
 	awaitReading := func() {
 		if pending {
 			<-readings
@@ -478,18 +483,19 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			}
 		case r := <-readings:
 			pending = false
-			if r.at.Before(quietUntil) {
-				break // the next tick covers this one's time too
-			}
 			if now, c := r.at, r.c; r.err == nil {
 				if st.open != nil {
 					late := st.open.lateAll.Load()
 					place.Late, place.Queue, lateSeen = late-lateSeen, st.open.sched.waiting(now), late
 				}
-				emitTick(cfg, place, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, hist)
-				prev = c
+				var tx tpmSpan
+				if !now.Before(quietUntil) { // the next tick's TPM covers this one's second
+					tx = tpmSpan{c.Transactions - txPrev, now.Sub(txAt)}
+					txPrev, txAt = c.Transactions, now
+				}
+				emitTick(cfg, place, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, tx, hist)
+				prev, lastTick = c, now
 			}
-			lastTick = r.at
 		case <-boundary:
 			now := time.Now()
 			switch {
@@ -558,16 +564,27 @@ type reading struct {
 	err error
 }
 
-// emitTick reports the last second: database TPM/NOPM from the counters'
-// growth, client rates, and New-Order percentiles of all completions.
-// place is the tick's step: Step, Steps, Rep, Repeat and VUs.
+// tpmSpan is the database's transactions over the time since the last
+// tick that took TPM (zero: this one takes none).
+type tpmSpan struct {
+	n int64
+	d time.Duration
+}
+
+// emitTick reports the last second (dt since the last tick): database
+// TPM (over tx) and NOPM from the counters' growth, client rates, and
+// New-Order percentiles of all completions. place is the tick's step:
+// Step, Steps, Rep, Repeat and VUs.
 func emitTick(cfg *Config, place Tick, phase string, now time.Time, elapsed, dt time.Duration,
-	prev, cur engine.Counters, hist *metrics.Recorder) {
+	prev, cur engine.Counters, tx tpmSpan, hist *metrics.Recorder) {
 	perMin := 60 / dt.Seconds()
 	t := place
 	t.Phase, t.T, t.Elapsed = phase, now, elapsed
-	t.Transactions, t.NewOrders = cur.Transactions-prev.Transactions, cur.SumNextOID-prev.SumNextOID
-	t.TPM, t.NOPM = float64(t.Transactions)*perMin, float64(t.NewOrders)*perMin
+	t.NewOrders = cur.SumNextOID - prev.SumNextOID
+	t.NOPM = float64(t.NewOrders) * perMin
+	if t.NoTPM = tx.d <= 0; !t.NoTPM {
+		t.Transactions, t.TPM = tx.n, float64(tx.n)*60/tx.d.Seconds()
+	}
 	hist.Drain(t.RolledBack[:], t.Failed[:], t.Latency[:])
 	hist.Second(t.TxnPerSec[:], func(_ int, no *hdr.Histogram) {
 		p := no.ValueAtPercentilesSlice(tickPercentiles[:])

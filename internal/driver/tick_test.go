@@ -33,6 +33,6 @@ func BenchmarkEmitTick(b *testing.B) {
 			hist.Record(int(k), lat[i], true, false)
 		}
 		b.StartTimer()
-		emitTick(cfg, Tick{Step: 1, Steps: 1, Rep: 1, Repeat: 1, VUs: 4}, "measure", time.Now(), time.Second, time.Second, engine.Counters{}, engine.Counters{}, hist)
+		emitTick(cfg, Tick{Step: 1, Steps: 1, Rep: 1, Repeat: 1, VUs: 4}, "measure", time.Now(), time.Second, time.Second, engine.Counters{}, engine.Counters{}, tpmSpan{100, time.Second}, hist)
 	}
 }

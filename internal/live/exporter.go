@@ -203,7 +203,9 @@ func (r *runState) tpccTick(x experiment.Tick) {
 		r.tpcc = s
 	}
 	s.vus, s.step, s.steps, s.measuring = t.VUs, t.Step, t.Steps, t.Phase == "measure"
-	s.tpm, s.nopm = t.TPM, t.NOPM
+	if s.nopm = t.NOPM; !t.NoTPM {
+		s.tpm = t.TPM // else the last second's stands until the next reading
+	}
 	s.offered, s.queue = t.OfferedTPM, t.Queue
 	s.late += t.Late
 	s.open = s.open || t.OfferedTPM > 0
