@@ -43,6 +43,7 @@ func TestExporterTPCC(t *testing.T) {
 	a.Tick(experiment.Tick{TPCC: &t1})
 	t2 := second([]time.Duration{20 * time.Second}, 0, 0)
 	t2.NOPM = 120
+	t2.NoTPM, t2.TPM, t2.Transactions = true, 0, 0 // no TPM taken: the gauge keeps the last second's
 	a.Tick(experiment.Tick{TPCC: &t2})
 	b.Tick(experiment.Tick{TPCC: &driver.Tick{Step: 1, Steps: 1, VUs: 1, Phase: "rampup", Transactions: 3}})
 	a.Result(experiment.Result{TPCC: &stored.TPCCStep{VUs: 4, TPM: 620, NOPM: 310}})
@@ -59,6 +60,8 @@ func TestExporterTPCC(t *testing.T) {
 		`tierbench_tpcc_transaction_duration_seconds_sum{engine="postgres",instance="db1",run="r1",target="fast",type="new_order"} 20.00348`,
 		`tierbench_tpcc_db_new_orders_total{engine="postgres",instance="db1",run="r1",target="fast"} 10`,
 		`tierbench_tpcc_nopm{engine="postgres",instance="db1",run="r1",target="fast"} 120`,
+		`tierbench_tpcc_tpm{engine="postgres",instance="db1",run="r1",target="fast"} 600`,
+		`tierbench_tpcc_db_transactions_total{engine="postgres",instance="db1",run="r1",target="fast"} 10`,
 		`tierbench_tpcc_vus{engine="postgres",instance="db1",run="r1",target="fast"} 4`,
 		`tierbench_tpcc_measuring{engine="postgres",instance="db1",run="r1",target="fast"} 1`,
 		`tierbench_tpcc_step_nopm{engine="postgres",instance="db1",run="r1",step="1",target="fast",vus="4"} 310`,
