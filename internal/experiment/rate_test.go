@@ -159,12 +159,13 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 }
 
 // checkDBTicks checks the database's per-second TPM through the measured
-// interval of a one-step run at a held rate: none below 0.4 or above 1.6
-// times the step's. PostgreSQL publishes each backend's commits a second
-// or so late; the start edge has every backend publish at once, and a tick
-// that compared a reading from before the edge with one right after it
-// showed up to twice the rate, the next none (or less: the readings' own
-// transactions are taken off). A server that stalled leaves seconds of
+// interval of a one-step run at a held rate: none below a quarter or above
+// 1.6 times the step's. PostgreSQL publishes each backend's commits a
+// second or so late; the start edge has every backend publish at once, and
+// a tick that compared a reading from before the edge with one right after
+// it showed up to twice the rate, the next none (or less: the readings' own
+// transactions are taken off). The first TPM after the edge may still read
+// about half low (docs/tpcc.md). A server that stalled leaves seconds of
 // none rightly: then this only logs.
 func checkDBTicks(t *testing.T, dir string, res *experiment.TPCCResult) {
 	t.Helper()
@@ -189,7 +190,7 @@ func checkDBTicks(t *testing.T, dir string, res *experiment.TPCCResult) {
 			continue
 		}
 		seen = append(seen, fmt.Sprintf("%.0f", p.Value))
-		bad = bad || p.Value < 0.4*float64(s.TPM) || p.Value > 1.6*float64(s.TPM)
+		bad = bad || p.Value < 0.25*float64(s.TPM) || p.Value > 1.6*float64(s.TPM)
 	}
 	switch {
 	case len(seen) < 3:
