@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // KneeFollowPct is how far below the arrivals a step's completed
@@ -68,9 +69,12 @@ func FindKnee(steps []*TPCCStep, bound time.Duration) *Knee {
 		}
 		k.OfferedTPM = s.OfferedTPM
 	}
-	k.Why = fmt.Sprintf("every rate held, up to %.0f TPM offered: the knee is there or above", k.OfferedTPM)
+	k.Why = fmt.Sprintf("every rate held, up to %s TPM offered: the knee is there or above", count(k.OfferedTPM))
 	return k
 }
+
+// count is a rate or count as the knee's words give it: 12,000.
+func count(v float64) string { return units.Thousands(int64(math.Round(v))) }
 
 // newOrderP99 is a step's New-Order p99 from the intended start: pooled
 // over its repetitions when it has them.
@@ -105,12 +109,12 @@ func notHeld(s *TPCCStep, boundMs float64) string {
 	// queued at the end it is more than the step's TPM, beside which a
 	// report shows it.
 	if arrivals > 0 && float64(done) < float64(arrivals)*(1-KneeFollowPct/100.0) {
-		return fmt.Sprintf("at %.0f TPM offered, %.1f%% of the %d transactions that arrived were served (%d: completed, "+
+		return fmt.Sprintf("at %s TPM offered, %.1f%% of the %s transactions that arrived were served (%s: completed, "+
 			"or still running or queued and not yet late at the end), more than %d%% short",
-			s.OfferedTPM, 100*float64(done)/float64(arrivals), arrivals, done, KneeFollowPct)
+			count(s.OfferedTPM), 100*float64(done)/float64(arrivals), units.Thousands(arrivals), units.Thousands(done), KneeFollowPct)
 	}
 	if p := newOrderP99(s); boundMs > 0 && p > boundMs {
-		return fmt.Sprintf("at %.0f TPM offered, the New-Order p99 from the intended start was %.2f ms, over the %.2f ms bound", s.OfferedTPM, p, boundMs)
+		return fmt.Sprintf("at %s TPM offered, the New-Order p99 from the intended start was %.2f ms, over the %.2f ms bound", count(s.OfferedTPM), p, boundMs)
 	}
 	return ""
 }
@@ -174,18 +178,18 @@ func FindDiskKnees(points []Point, bound time.Duration) []DiskKnee {
 			measured := pointIOPS(p)
 			if measured < offered-diskShortfall(offered, p.Seconds) {
 				kn.NextIOPS = offered
-				kn.Why = fmt.Sprintf("at %.0f IOPS offered, %.0f were done: %.1f%%, more than %d%% short", offered, measured, 100*measured/offered, KneeFollowPct)
+				kn.Why = fmt.Sprintf("at %s IOPS offered, %s were done: %.1f%%, more than %d%% short", count(offered), count(measured), 100*measured/offered, KneeFollowPct)
 				break
 			}
 			if p99 := pointP99(p); p99 > boundMs {
 				kn.NextIOPS = offered
-				kn.Why = fmt.Sprintf("at %.0f IOPS offered, the p99 completion latency was %.3f ms, over the %.3f ms bound", offered, p99, boundMs)
+				kn.Why = fmt.Sprintf("at %s IOPS offered, the p99 completion latency was %.3f ms, over the %.3f ms bound", count(offered), p99, boundMs)
 				break
 			}
 			kn.OfferedIOPS = offered
 		}
 		if kn.Why == "" {
-			kn.Why = fmt.Sprintf("every rate held, up to %.0f IOPS offered: the knee is there or above", kn.OfferedIOPS)
+			kn.Why = fmt.Sprintf("every rate held, up to %s IOPS offered: the knee is there or above", count(kn.OfferedIOPS))
 		}
 		out = append(out, kn)
 	}

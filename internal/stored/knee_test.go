@@ -25,7 +25,7 @@ func TestFindKnee(t *testing.T) {
 		t.Errorf("default bound: %+v; want the knee at 2000, 3000 over 10 x 2 ms", k)
 	}
 	k = FindKnee(steps, 50*time.Millisecond)
-	if k.OfferedTPM != 3000 || k.NextTPM != 4000 || !strings.Contains(k.Why, "75.0% of the 4000 transactions that arrived were served (3000: completed") {
+	if k.OfferedTPM != 3000 || k.NextTPM != 4000 || !strings.Contains(k.Why, "75.0% of the 4,000 transactions that arrived were served (3,000: completed") {
 		t.Errorf("a 50 ms bound: %+v; want the knee at 3000, 4000 served short", k)
 	}
 	k = FindKnee(steps[:3], time.Second)
@@ -42,7 +42,7 @@ func TestFindKnee(t *testing.T) {
 	// running of 180 is 98.9%; without the 4, 96.7%, short.
 	held := openStep(2000, 180, 174, 1)
 	held.InFlight = 4
-	if k := FindKnee([]*TPCCStep{held, openStep(4000, 360, 300, 1)}, 0); k.OfferedTPM != 2000 || !strings.Contains(k.Why, "at 4000 TPM offered") {
+	if k := FindKnee([]*TPCCStep{held, openStep(4000, 360, 300, 1)}, 0); k.OfferedTPM != 2000 || !strings.Contains(k.Why, "at 4,000 TPM offered") {
 		t.Errorf("4 of 180 still running at the end: %+v; want 2000 held", k)
 	}
 	held.InFlight = 0
@@ -63,7 +63,7 @@ func TestFindKnee(t *testing.T) {
 	// Repetitions are judged together.
 	g := openStep(5000, 0, 0, 3)
 	g.Repetitions = []*TPCCStep{openStep(5000, 5000, 5000, 3), openStep(5000, 5000, 4700, 3)}
-	if k := FindKnee([]*TPCCStep{openStep(1000, 1000, 1000, 1), g}, 0); k.OfferedTPM != 1000 || !strings.Contains(k.Why, "97.0% of the 10000") {
+	if k := FindKnee([]*TPCCStep{openStep(1000, 1000, 1000, 1), g}, 0); k.OfferedTPM != 1000 || !strings.Contains(k.Why, "97.0% of the 10,000") {
 		t.Errorf("repetitions at 5000: %+v; want 97%% of 10000 served, not held", k)
 	}
 }
@@ -83,7 +83,7 @@ func TestFindDiskKnees(t *testing.T) {
 	}
 	// 490 of 500 is 2% short, within chance (3 x sqrt(5000)/10 = 21 a
 	// second); 1985 of 2000 too; 3100 of 4000 is not.
-	if k[0].OfferedIOPS != 2000 || k[0].NextIOPS != 4000 || k[0].P99BoundMs != 2 || !strings.Contains(k[0].Why, "3100 were done") {
+	if k[0].OfferedIOPS != 2000 || k[0].NextIOPS != 4000 || k[0].P99BoundMs != 2 || !strings.Contains(k[0].Why, "3,100 were done") {
 		t.Errorf("knee %+v; want 2000 IOPS, 4000 not held", k[0])
 	}
 	if k := FindDiskKnees(points, 500*time.Microsecond); k[0].OfferedIOPS != 500 || !strings.Contains(k[0].Why, "p99 completion latency was 0.900 ms") {
