@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/tierbench/tierbench/internal/stats"
@@ -52,7 +51,7 @@ func ratioCI(c stats.Comparison) string {
 	if !c.HasCI() {
 		return r
 	}
-	return fmt.Sprintf("%s (%.2f–%.2f)", r, atLeast0(c.Low), c.High)
+	return r + " (" + interval(c.Low, c.High) + ")"
 }
 
 // atLeast0 is an interval's lower bound as the report shows it: every
@@ -86,5 +85,5 @@ func ciVerdict(c stats.Comparison) string {
 	if !c.HasCI() {
 		return c.Verdict
 	}
-	return fmt.Sprintf("95%% CI %.2f–%.2f: %s", atLeast0(c.Low), c.High, c.Verdict)
+	return "95% CI " + interval(c.Low, c.High) + ": " + c.Verdict
 }

@@ -451,7 +451,7 @@ func meanRatioText(xs []float64) string {
 	if !s.HasCI() {
 		return fmt.Sprintf("%s (n=%d)", times(s.Mean), s.N)
 	}
-	return fmt.Sprintf("%s (95%% CI %.2f–%.2f, n=%d)", times(s.Mean), atLeast0(s.Low), s.High, s.N)
+	return fmt.Sprintf("%s (95%% CI %s, n=%d)", times(s.Mean), interval(s.Low, s.High), s.N)
 }
 
 // orderFinding orders a phase's targets by the mean of a per-instance
@@ -513,13 +513,25 @@ func mean(xs []float64) float64 {
 
 // times formats a ratio: 0.62x, and from 100 up in whole numbers, 2,903x.
 func times(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
-	case math.Abs(v) >= 100: // a slow tier's queue: 2,903x, not 2903.05x
-		return thousands(int64(math.Round(v))) + "x"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64) + "x"
+	return ratioNum(v) + "x"
+}
+
+// ratioNum is a ratio's number: two decimals, or from 100 up a whole
+// number with thousands marked (a slow tier's queue: 2,903, not 2903.05).
+func ratioNum(v float64) string {
+	if math.Abs(v) >= 100 {
+		return thousands(int64(math.Round(v)))
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// interval is a ratio's 95% interval as the report shows it: "0.61–0.88",
+// its lower bound at least 0 (atLeast0).
+func interval(low, high float64) string {
+	return ratioNum(atLeast0(low)) + "–" + ratioNum(high)
 }
 
 // phaseOf is the phase a side-by-side run belongs to ("" when unnamed).

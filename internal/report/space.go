@@ -154,7 +154,7 @@ func ratioText(c space.Compression) string {
 	if !c.Sampled() {
 		return times(c.Ratio)
 	}
-	return fmt.Sprintf("%s (%.2f–%.2f)", times(c.Ratio), c.RatioCI95Low, c.RatioCI95High)
+	return times(c.Ratio) + " (" + interval(c.RatioCI95Low, c.RatioCI95High) + ")"
 }
 
 // sampledEvery lists the zstd sample steps of the scans that sampled

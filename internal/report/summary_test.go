@@ -207,11 +207,20 @@ func TestOpenLoopJitter(t *testing.T) {
 }
 
 // A ratio reads with two decimals, or from 100 up as a whole number with
-// thousands marked: a slow tier's queue makes ratios in the thousands.
+// thousands marked: a slow tier's queue makes ratios in the thousands. Its
+// interval reads the same way, the lower bound at least 0.
 func TestTimes(t *testing.T) {
 	for v, want := range map[float64]string{0.617: "0.62x", 38.9: "38.90x", 2903.05: "2,903x", math.NaN(): "–"} {
 		if got := times(v); got != want {
 			t.Errorf("times(%g) = %q; want %q", v, got, want)
+		}
+	}
+	for _, c := range []struct {
+		low, high float64
+		want      string
+	}{{0.614, 0.88, "0.61–0.88"}, {-0.3, 1.8, "0.00–1.80"}, {1200.12, 4000, "1,200–4,000"}} {
+		if got := interval(c.low, c.high); got != c.want {
+			t.Errorf("interval(%g, %g) = %q; want %q", c.low, c.high, got, c.want)
 		}
 	}
 }
