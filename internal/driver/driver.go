@@ -224,6 +224,8 @@ const (
 	// tick's, and a reading right after the edge, behind by nothing, made
 	// one tick of about twice the rate and the next of none or less.
 	publishedLag = 1250 * time.Millisecond
+	// publishEvery is PGSTAT_MIN_INTERVAL.
+	publishEvery = time.Second
 )
 
 // Run runs every step in turn and returns their results. When ctx ends it
@@ -449,6 +451,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	readings := make(chan reading, 1)
 	pending := false
 	var quietUntil time.Time // no TPM a tick before it (publishedLag)
+	var txSpan time.Duration // when set, the next TPM's span (publishEvery)
 	awaitReading := func() {
 		if pending {
 			<-readings
@@ -491,6 +494,9 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				var tx tpmSpan
 				if !now.Before(quietUntil) { // the next tick's TPM covers this one's second
 					tx = tpmSpan{c.Transactions - txPrev, now.Sub(txAt)}
+					if txSpan > 0 {
+						tx.d, txSpan = txSpan, 0
+					}
 					txPrev, txAt = c.Transactions, now
 				}
 				emitTick(cfg, place, phase, now, max(now.Sub(phaseStart), 0), now.Sub(lastTick), prev, c, tx, hist)
@@ -529,7 +535,13 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				// lag keeps its ticks as they come: better a lump than
 				// no per-second figure at all.
 				if published && cfg.Duration >= publishedLag+cfg.Tick*3/2 {
+					// The first TPM after the lag is taken from the
+					// counters just published, behind by nothing, to
+					// a reading that holds the commits up to the
+					// backends' next publishing: publishEvery is its
+					// span, whenever it is read.
 					quietUntil = now.Add(publishedLag)
+					txPrev, txSpan = startCounters.Transactions, publishEvery
 				}
 			default:
 				st.measureEnd.Store(now.UnixNano())

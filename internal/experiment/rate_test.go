@@ -164,8 +164,7 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 // second or so late; the start edge has every backend publish at once, and
 // a tick that compared a reading from before the edge with one right after
 // it showed up to twice the rate, the next none (or less: the readings' own
-// transactions are taken off). The first TPM after the edge may still read
-// about half low (docs/tpcc.md). A server that stalled leaves seconds of
+// transactions are taken off). A server that stalled leaves seconds of
 // none rightly: then this only logs.
 func checkDBTicks(t *testing.T, dir string, res *experiment.TPCCResult) {
 	t.Helper()
