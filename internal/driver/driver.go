@@ -492,7 +492,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 					place.Late, place.Queue, lateSeen = late-lateSeen, st.open.sched.waiting(now), late
 				}
 				var tx tpmSpan
-				if !now.Before(quietUntil) { // the next tick's TPM covers this one's second
+				if !now.Before(quietUntil) { // before it no TPM: the next one covers this second too
 					tx = tpmSpan{c.Transactions - txPrev, now.Sub(txAt)}
 					if txSpan > 0 {
 						tx.d, txSpan = txSpan, 0
