@@ -65,12 +65,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	out, err := experiment.RunDisk(ctx, *cfg, obs)
 	return out, printRun(v, out, err, func() {
 		for _, k := range out.Knees {
-			knee := "none: not even the lowest rate held"
-			if k.OfferedIOPS > 0 {
-				knee = units.Thousands(int64(k.OfferedIOPS)) + " IOPS offered"
-			}
-			fmt.Fprintf(g.Stdout, "knee of %s: %s (done within %d%% of the rate, p99 within %.3f ms); %s\n",
-				k.Point, knee, stored.KneeFollowPct, k.P99BoundMs, k.Why)
+			fmt.Fprintf(g.Stdout, "knee of %s: %s\n", k.Point, k.Text())
 		}
 		if out.Repeat > 1 && len(out.Points) > 0 {
 			printDiskRepeats(g.Stdout, out)

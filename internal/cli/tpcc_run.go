@@ -157,11 +157,7 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 			p.VUs, units.Thousands(p.ClientTPM), p.Seconds, units.FormatRateList(p.FractionsPct, true), units.FormatRateList(p.Rates, false))
 	}
 	if k := out.Knee; k != nil {
-		knee := "none: not even the lowest rate held"
-		if k.OfferedTPM > 0 {
-			knee = units.Thousands(int64(k.OfferedTPM)) + " TPM offered"
-		}
-		fmt.Fprintf(w, "knee: %s (served within %d%% of the arrivals, New-Order p99 within %.2f ms); %s\n", knee, stored.KneeFollowPct, k.P99BoundMs, k.Why)
+		fmt.Fprintf(w, "knee: %s\n", k.Text())
 	}
 	last := out.Steps[len(out.Steps)-1]
 	var audit []string

@@ -209,14 +209,15 @@ func TestServeListenNeedsToken(t *testing.T) {
 
 // Cancel: a queued entry is removed; the running one is interrupted and
 // keeps the steps it finished. Two entries never overlap: the second
-// starts after the first is stored as finished.
+// starts after the first is stored as finished. A sweep of rates notes its
+// knee before it is done.
 func TestAPICancelAndQueue(t *testing.T) {
 	t.Parallel()
 	dsn := tpccDSN(t)
 	s := startServe(t, serve.Options{})
 	first := s.postTPCCAt(t, dsn, []float64{1200, 1200, 1200}, "2s")
 	second := s.postTPCCAt(t, dsn, []float64{1200}, "2s")
-	third := s.postTPCCAt(t, dsn, []float64{1200}, "1s")
+	third := s.postTPCCAt(t, dsn, []float64{600, 1200}, "1s")
 	var q struct {
 		Entries []struct{ ID, State string }
 	}
@@ -234,8 +235,15 @@ func TestAPICancelAndQueue(t *testing.T) {
 	if d := doneOf(t, s.follow(t, first, "", nil)); d["status"] != results.StatusInterrupted {
 		t.Errorf("the cancelled run ended %v", d)
 	}
-	if d := doneOf(t, s.follow(t, third, "", nil)); d["status"] != results.StatusComplete {
+	evs := s.follow(t, third, "", nil)
+	if d := doneOf(t, evs); d["status"] != results.StatusComplete {
 		t.Errorf("the third run ended %v", d)
+	}
+	// Its sweep of two rates ends with the knee, as `tpcc run` prints it.
+	if !slices.ContainsFunc(evs, func(e sseEvent) bool {
+		return e.Name == "note" && strings.Contains(e.Data, `"msg":"knee: `) && strings.Contains(e.Data, "TPM offered")
+	}) {
+		t.Errorf("the third run's events lack its knee: %v", evs)
 	}
 	var a, c results.Shown
 	s.do(t, "GET", "/api/v1/runs/"+first, nil, &a)

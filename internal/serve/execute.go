@@ -26,7 +26,9 @@ func (s *Server) execute(ctx context.Context, e *entry, raw json.RawMessage) {
 	j, err := s.buildJob(e.ID, req) // validated when posted; a rule may have changed since (a file gone)
 	if err == nil {
 		obs := experiment.Tee(&observer{log: log}, s.metrics.Observer())
-		_, err = j.run(ctx, obs)
+		var res any
+		res, err = j.run(ctx, obs)
+		kneeNotes(log, res)
 	}
 	done := doneDoc{Status: s.storedStatus(e.ID), Outcome: experiment.OutcomeOf(err).String(), At: time.Now()}
 	if err != nil {
@@ -36,6 +38,24 @@ func (s *Server) execute(ctx context.Context, e *entry, raw json.RawMessage) {
 	}
 	s.logf("queue: %s run %s ended %s (%s)", e.Kind, e.ID, done.Status, done.Outcome)
 	log.add("done", done)
+}
+
+// kneeNotes notes a rate sweep's knees, in the words `tpcc run` and `disk
+// run` print them, before the run's done event.
+func kneeNotes(log *eventLog, res any) {
+	note := (&observer{log: log}).Note
+	switch r := res.(type) {
+	case *experiment.TPCCResult:
+		if r != nil && r.Knee != nil {
+			note("knee: " + r.Knee.Text())
+		}
+	case *experiment.DiskResult:
+		if r != nil {
+			for _, k := range r.Knees {
+				note("knee of " + k.Point + ": " + k.Text())
+			}
+		}
+	}
 }
 
 // storedStatus is a run's status in the store: failed when it was never

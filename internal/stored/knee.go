@@ -34,6 +34,19 @@ type Knee struct {
 	Why     string  `json:"why"`
 }
 
+// Text says where the knee is and why the next rate did not hold: "12,000
+// TPM offered (served within 2% of the arrivals, New-Order p99 within
+// 44.70 ms); at 24,000 TPM offered, …", or "none: not even the lowest rate
+// held; …".
+func (k *Knee) Text() string {
+	knee := "none: not even the lowest rate held"
+	if k.OfferedTPM > 0 {
+		knee = fmt.Sprintf("%s TPM offered (served within %d%% of the arrivals, New-Order p99 within %.2f ms)",
+			count(k.OfferedTPM), KneeFollowPct, k.P99BoundMs)
+	}
+	return knee + "; " + k.Why
+}
+
 // FindKnee finds the knee of an open-loop run's steps (as GroupTPCC gives
 // them: one per rate); bound is the p99 bound, 0 for KneeP99Factor times
 // the lowest rate's (the lowest with a New-Order). It is nil without
@@ -139,6 +152,16 @@ type DiskKnee struct {
 	P99BoundMs  float64 `json:"p99_bound_ms"`
 	NextIOPS    float64 `json:"next_offered_iops,omitempty"`
 	Why         string  `json:"why"`
+}
+
+// Text is as Knee's: "2,000 IOPS offered (done within 2% of the rate, p99
+// within 0.500 ms); at 4,000 IOPS offered, …".
+func (k DiskKnee) Text() string {
+	knee := "none: not even the lowest rate held"
+	if k.OfferedIOPS > 0 {
+		knee = fmt.Sprintf("%s IOPS offered (done within %d%% of the rate, p99 within %.3f ms)", count(k.OfferedIOPS), KneeFollowPct, k.P99BoundMs)
+	}
+	return knee + "; " + k.Why
 }
 
 // FindDiskKnees finds the knee of each point offered at two or more rates,
