@@ -121,8 +121,11 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 		t.Errorf("an arrival waited %.1f ms from its intended start to its end, with the slowest service %.1f ms and the schedule's latest wake-up %.1f ms: want at most %.1f",
 			waited, slowest, s.ScheduleJitter.MaxMs, bound)
 	}
+	// A host that starved tierbench leaves arrivals unserved at the end
+	// the same way (a CI run's: 29 of 300, its wake-ups 19.7 ms late at
+	// p99, none late by a second).
 	tolerance := 0.02 * rate
-	if slowest >= stalled || waited >= stalled {
+	if slowest >= stalled || waited >= stalled || s.ScheduleJitter.P99Ms >= starved {
 		tolerance += float64(s.Unserved+int64(s.VUs)+s.MaxQueue) * 60 / s.Seconds
 	}
 	for name, got := range map[string]int64{"tpm": s.TPM, "client_tpm": s.ClientTPM} {
