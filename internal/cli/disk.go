@@ -65,7 +65,7 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	out, err := experiment.RunDisk(ctx, *cfg, obs)
 	return out, printRun(v, out, err, func() {
 		for _, k := range out.Knees {
-			fmt.Fprintf(g.Stdout, "knee of %s: %s\n", k.Point, k.Text())
+			fmt.Fprintln(g.Stdout, k.Text())
 		}
 		if out.Repeat > 1 && len(out.Points) > 0 {
 			printDiskRepeats(g.Stdout, out)

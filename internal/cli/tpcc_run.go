@@ -157,7 +157,7 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 			p.VUs, units.Thousands(p.ClientTPM), p.Seconds, units.FormatRateList(p.FractionsPct, true), units.FormatRateList(p.Rates, false))
 	}
 	if k := out.Knee; k != nil {
-		fmt.Fprintf(w, "knee: %s\n", k.Text())
+		fmt.Fprintln(w, k.Text())
 	}
 	last := out.Steps[len(out.Steps)-1]
 	var audit []string

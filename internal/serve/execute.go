@@ -47,12 +47,12 @@ func kneeNotes(log *eventLog, res any) {
 	switch r := res.(type) {
 	case *experiment.TPCCResult:
 		if r != nil && r.Knee != nil {
-			note("knee: " + r.Knee.Text())
+			note(r.Knee.Text())
 		}
 	case *experiment.DiskResult:
 		if r != nil {
 			for _, k := range r.Knees {
-				note("knee of " + k.Point + ": " + k.Text())
+				note(k.Text())
 			}
 		}
 	}

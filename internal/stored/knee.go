@@ -34,14 +34,15 @@ type Knee struct {
 	Why     string  `json:"why"`
 }
 
-// Text says where the knee is and why the next rate did not hold: "12,000
-// TPM offered (served within 2% of the arrivals, New-Order p99 within
-// 44.70 ms); at 24,000 TPM offered, …", or "none: not even the lowest rate
-// held; …".
+// Text says where the knee is and why the next rate did not hold, as
+// `tpcc run` and the console's notes give it: "knee: 12,000 TPM offered
+// (served within 2% of the arrivals, New-Order p99 within 44.70 ms); at
+// 24,000 TPM offered, …", or "knee: none: not even the lowest rate held;
+// …".
 func (k *Knee) Text() string {
-	knee := "none: not even the lowest rate held"
+	knee := "knee: none: not even the lowest rate held"
 	if k.OfferedTPM > 0 {
-		knee = fmt.Sprintf("%s TPM offered (served within %d%% of the arrivals, New-Order p99 within %.2f ms)",
+		knee = fmt.Sprintf("knee: %s TPM offered (served within %d%% of the arrivals, New-Order p99 within %.2f ms)",
 			count(k.OfferedTPM), KneeFollowPct, k.P99BoundMs)
 	}
 	return knee + "; " + k.Why
@@ -154,14 +155,15 @@ type DiskKnee struct {
 	Why         string  `json:"why"`
 }
 
-// Text is as Knee's: "2,000 IOPS offered (done within 2% of the rate, p99
-// within 0.500 ms); at 4,000 IOPS offered, …".
+// Text is as Knee's, named by its point: "knee of 4k-randread-qd1x1-rate250:
+// 2,000 IOPS offered (done within 2% of the rate, p99 within 0.500 ms); at
+// 4,000 IOPS offered, …".
 func (k DiskKnee) Text() string {
 	knee := "none: not even the lowest rate held"
 	if k.OfferedIOPS > 0 {
 		knee = fmt.Sprintf("%s IOPS offered (done within %d%% of the rate, p99 within %.3f ms)", count(k.OfferedIOPS), KneeFollowPct, k.P99BoundMs)
 	}
-	return knee + "; " + k.Why
+	return "knee of " + k.Point + ": " + knee + "; " + k.Why
 }
 
 // FindDiskKnees finds the knee of each point offered at two or more rates,

@@ -98,14 +98,14 @@ func TestFindDiskKnees(t *testing.T) {
 // rate with what holding it meant, or none, and why the next did not hold.
 func TestKneeText(t *testing.T) {
 	k := &Knee{OfferedTPM: 12000, P99BoundMs: 44.7, NextTPM: 24000, Why: "at 24,000 TPM offered, …"}
-	if got, want := k.Text(), "12,000 TPM offered (served within 2% of the arrivals, New-Order p99 within 44.70 ms); at 24,000 TPM offered, …"; got != want {
+	if got, want := k.Text(), "knee: 12,000 TPM offered (served within 2% of the arrivals, New-Order p99 within 44.70 ms); at 24,000 TPM offered, …"; got != want {
 		t.Errorf("%q;\nwant %q", got, want)
 	}
-	if got := (&Knee{NextTPM: 1000, Why: "why"}).Text(); got != "none: not even the lowest rate held; why" {
+	if got := (&Knee{NextTPM: 1000, Why: "why"}).Text(); got != "knee: none: not even the lowest rate held; why" {
 		t.Errorf("no knee: %q", got)
 	}
 	d := DiskKnee{Point: "4k", OfferedIOPS: 2000, P99BoundMs: 0.5, Why: "why"}
-	if got, want := d.Text(), "2,000 IOPS offered (done within 2% of the rate, p99 within 0.500 ms); why"; got != want {
+	if got, want := d.Text(), "knee of 4k: 2,000 IOPS offered (done within 2% of the rate, p99 within 0.500 ms); why"; got != want {
 		t.Errorf("%q;\nwant %q", got, want)
 	}
 }
