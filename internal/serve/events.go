@@ -151,14 +151,15 @@ func tickDoc(t experiment.Tick) map[string]any {
 		for k := range tpcc.NumKinds {
 			txn[k.String()] = x.TxnPerSec[k]
 		}
+		var tpm any = x.TPM
+		if x.NoTPM {
+			tpm = nil // not taken this second (driver.Tick.NoTPM): the console skips it
+		}
 		m["t"] = x.T
 		m["tpcc"] = map[string]any{"step": x.Step, "steps": x.Steps, "repetition": x.Rep, "repeat": x.Repeat, "vus": x.VUs,
-			"phase": x.Phase, "elapsed_s": x.Elapsed.Seconds(), "tpm": x.TPM, "nopm": x.NOPM, "client_tpm": x.ClientTPM,
+			"phase": x.Phase, "elapsed_s": x.Elapsed.Seconds(), "tpm": tpm, "nopm": x.NOPM, "client_tpm": x.ClientTPM,
 			"new_order_p50_ms": x.NewOrderP50Ms, "new_order_p95_ms": x.NewOrderP95Ms, "new_order_p99_ms": x.NewOrderP99Ms,
 			"txn_per_s": txn}
-		if x.NoTPM {
-			m["tpcc"].(map[string]any)["tpm"] = nil // not taken this second (driver.Tick.NoTPM): the console skips it
-		}
 	}
 	if t.Telemetry != nil {
 		if _, ok := m["t"]; !ok {
