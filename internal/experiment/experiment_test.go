@@ -74,6 +74,23 @@ func storedRun(t *testing.T, dir, id string) (results.Run, []results.Step) {
 	return run, steps
 }
 
+// stepSeries reads a run's first step's per-second series, by name.
+func stepSeries(t *testing.T, dir, runID string, names ...string) map[string][]results.Point {
+	t.Helper()
+	store, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	series := map[string][]results.Point{}
+	for _, name := range names {
+		if series[name], err = store.Points(context.Background(), runID, name, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return series
+}
+
 func buildTPCC(t *testing.T, ctx context.Context, dsn string) {
 	t.Helper()
 	db, err := experiment.Open(ctx, dsn)

@@ -26,7 +26,6 @@ import (
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report"
-	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/units"
 )
 
@@ -171,15 +170,7 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 // none rightly: then this only logs.
 func checkDBTicks(t *testing.T, dir string, res *experiment.TPCCResult) {
 	t.Helper()
-	store, err := results.OpenReadOnly(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ticks, err := store.Points(context.Background(), res.RunID, "tpm", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ticks := stepSeries(t, dir, res.RunID, "tpm")["tpm"]
 	s := res.Steps[0]
 	var slowest float64
 	for _, svc := range s.OpenLoop.TxnService {

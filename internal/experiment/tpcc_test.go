@@ -200,17 +200,7 @@ func TestRunTPCCModes(t *testing.T) {
 // seconds of the ramp-up included), New-Order's percentiles in order.
 func checkSecondSeries(t *testing.T, dir, runID string, clientTPM float64) {
 	t.Helper()
-	store, err := results.OpenReadOnly(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	series := map[string][]results.Point{}
-	for _, name := range []string{"client_tpm", "new_order.p50_ms", "new_order.p95_ms", "new_order.p99_ms"} {
-		if series[name], err = store.Points(context.Background(), runID, name, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	series := stepSeries(t, dir, runID, "client_tpm", "new_order.p50_ms", "new_order.p95_ms", "new_order.p99_ms")
 	rates := series["client_tpm"]
 	if len(rates) < 4 {
 		t.Fatalf("%d seconds of client_tpm, want at least 4", len(rates))
