@@ -175,17 +175,11 @@ func (p *Point) Counted() []Point {
 // whole (all of them when none did), and of those with discard the ones
 // not noisy (all of them when every one was).
 func countedPoints(reps []Point, discard bool) []Point {
-	keep := func(all []Point, drop func(p Point) bool) []Point {
-		if kept := slices.DeleteFunc(slices.Clone(all), drop); len(kept) > 0 {
-			return kept
-		}
-		return all
-	}
-	whole := keep(reps, func(p Point) bool { return p.Interrupted })
+	whole := keepUnless(reps, func(p Point) bool { return p.Interrupted })
 	if !discard {
 		return whole
 	}
-	return keep(whole, func(p Point) bool { return p.Noisy != "" })
+	return keepUnless(whole, func(p Point) bool { return p.Noisy != "" })
 }
 
 func aggregatePoints(reps []Point, discard bool) Point {

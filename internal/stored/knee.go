@@ -51,11 +51,12 @@ func (k *Knee) Text() string {
 // FindKnee finds the knee of an open-loop run's steps (as GroupTPCC gives
 // them: one per rate); bound is the p99 bound, 0 for KneeP99Factor times
 // the lowest rate's (the lowest with a New-Order). It is nil without
-// open-loop steps.
+// open-loop steps. A rate whose steps Ctrl-C all cut short (Interrupted)
+// is left out: its interval was not the one the others were judged over.
 func FindKnee(steps []*TPCCStep, bound time.Duration) *Knee {
 	var open []*TPCCStep
 	for _, s := range steps {
-		if s.OpenLoop != nil {
+		if s.OpenLoop != nil && !s.Interrupted {
 			open = append(open, s)
 		}
 	}
@@ -101,13 +102,10 @@ func newOrderP99(s *TPCCStep) float64 {
 }
 
 // notHeld says why a step's rate did not hold, or "" when it did.
+// Its repetitions are judged together: those its figures are over.
 func notHeld(s *TPCCStep, boundMs float64) string {
-	reps := s.Repetitions
-	if len(reps) == 0 {
-		reps = []*TPCCStep{s}
-	}
 	var arrivals, done int64
-	for _, r := range reps {
+	for _, r := range s.Counted() {
 		if r.OpenLoop != nil {
 			// Those still running at the end were served too, and those
 			// queued at the end and not yet late were keeping pace:

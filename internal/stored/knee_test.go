@@ -66,6 +66,17 @@ func TestFindKnee(t *testing.T) {
 	if k := FindKnee([]*TPCCStep{openStep(1000, 1000, 1000, 1), g}, 0); k.OfferedTPM != 1000 || !strings.Contains(k.Why, "97.0% of the 10,000") {
 		t.Errorf("repetitions at 5000: %+v; want 97%% of 10000 served, not held", k)
 	}
+	// A repetition cut short by Ctrl-C is not judged beside a whole one,
+	// and a rate only cut short is not judged at all.
+	cut := openStep(5000, 5000, 100, 3)
+	cut.Interrupted = true
+	g.Repetitions = []*TPCCStep{openStep(5000, 5000, 5000, 3), cut}
+	if k := FindKnee([]*TPCCStep{openStep(1000, 1000, 1000, 1), g}, 0); k.OfferedTPM != 5000 {
+		t.Errorf("a whole repetition at 5000 beside one cut short: %+v; want 5000 held", k)
+	}
+	if k := FindKnee([]*TPCCStep{openStep(1000, 1000, 1000, 1), cut}, 0); k.OfferedTPM != 1000 || k.NextTPM != 0 {
+		t.Errorf("5000 only cut short: %+v; want the knee at 1000, every judged rate held", k)
+	}
 }
 
 // A disk point's rates, fastest given first: the knee is the highest rate

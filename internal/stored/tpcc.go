@@ -2,6 +2,7 @@ package stored
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -80,6 +81,10 @@ type TPCCStep struct {
 	// interval (--node-exporter).
 	Hosts []HostStats `json:"hosts,omitempty"`
 
+	// Interrupted is set on a step whose measured interval Ctrl-C cut
+	// short: its figures are over the Seconds it ran. Over repetitions it
+	// counts only when no repetition ran whole (see countedSteps).
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Noisy, when set, says why the step was measured on a noisy host (the
 	// telemetry's judgement): steal time or other processes' CPU above the
 	// limits.
@@ -239,22 +244,25 @@ func tpccFigures(s *TPCCStep) map[string]float64 {
 	return f
 }
 
-// countedSteps are the repetitions a VU count's figures are over: all of them,
-// or with discard those not noisy, unless every one was.
+// countedSteps are the repetitions a VU count's figures are over: those
+// that ran whole (all of them when none did; a repetition cut short
+// measured less than the others), and of those with discard the ones not
+// noisy (all of them when every one was).
 func countedSteps(all []*TPCCStep, discard bool) []*TPCCStep {
+	whole := keepUnless(all, func(s *TPCCStep) bool { return s.Interrupted })
 	if !discard {
-		return all
+		return whole
 	}
-	var quiet []*TPCCStep
-	for _, r := range all {
-		if r.Noisy == "" {
-			quiet = append(quiet, r)
-		}
+	return keepUnless(whole, func(s *TPCCStep) bool { return s.Noisy != "" })
+}
+
+// keepUnless is all without the repetitions drop says, or all when that
+// would leave none.
+func keepUnless[T any](all []T, drop func(T) bool) []T {
+	if kept := slices.DeleteFunc(slices.Clone(all), drop); len(kept) > 0 {
+		return kept
 	}
-	if len(quiet) == 0 {
-		return all
-	}
-	return quiet
+	return all
 }
 
 // Counted are the repetitions a step of GroupTPCC's figures are over (the
@@ -280,7 +288,7 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 	}
 	first, last := reps[0], reps[len(reps)-1]
 	mean := func(name string) float64 { return st[name].Mean }
-	g := &TPCCStep{VUs: first.VUs, Stats: st, Repetitions: all, Discarded: len(all) - len(reps), ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{},
+	g := &TPCCStep{VUs: first.VUs, Stats: st, Repetitions: all, Discarded: len(countedSteps(all, false)) - len(reps), Interrupted: first.Interrupted, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{},
 		TPM: round(mean("tpm")), NOPM: round(mean("nopm")), ClientTPM: round(mean("client_tpm")), ClientNOPM: round(mean("client_nopm")),
 		ClientCPUPerTxnUs: mean("client_cpu_us_per_txn"),
 		StartedAt:         first.StartedAt, MeasureStart: first.MeasureStart, MeasureEnd: last.MeasureEnd,

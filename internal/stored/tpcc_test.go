@@ -71,6 +71,33 @@ func TestGroupTPCC(t *testing.T) {
 	}
 }
 
+// A repetition cut short by Ctrl-C stays among the repetitions but counts
+// in the figures only when none of its VU count ran whole; noisy ones
+// discarded are counted apart from it.
+func TestGroupTPCCInterrupted(t *testing.T) {
+	ms := time.Millisecond
+	cut := func(s *TPCCStep) *TPCCStep { s.Interrupted, s.Seconds = true, 2; return s }
+	noisy := tpccRep(2, 1, 130, 5*ms)
+	noisy.Noisy = "steal"
+	steps := []*TPCCStep{tpccRep(0, 1, 100, 1*ms), tpccRep(1, 2, 300, 2*ms), noisy, cut(tpccRep(3, 1, 10, 900*ms)), cut(tpccRep(4, 4, 50, 3*ms))}
+	g := GroupTPCCDiscarding(steps, []StepKey{{VUs: 1}, {VUs: 2}, {VUs: 4}}, true)
+	one := g[0]
+	if one.Interrupted || one.NOPM != 100 || one.Stats["nopm"].N != 1 || len(one.Repetitions) != 3 || one.Discarded != 1 || len(one.Counted()) != 1 {
+		t.Errorf("1 VU: interrupted %v, NOPM %d over %d, %d repetitions, %d discarded, %d counted; want the whole quiet one's 100",
+			one.Interrupted, one.NOPM, one.Stats["nopm"].N, len(one.Repetitions), one.Discarded, len(one.Counted()))
+	}
+	if p := one.TxnPooled[tpcc.NewOrder.String()]; p.Count != 1 || p.MaxMs > 2 {
+		t.Errorf("1 VU pooled %+v; want the whole repetition's one latency", p)
+	}
+	if four := g[2]; !four.Interrupted || four.NOPM != 50 || four.Seconds != 2 {
+		t.Errorf("4 VUs, only cut short: %+v; want it, marked", four)
+	}
+	g = GroupTPCCDiscarding(steps, []StepKey{{VUs: 1}}, false)
+	if one := g[0]; one.NOPM != 115 || one.Discarded != 0 || len(one.Counted()) != 2 {
+		t.Errorf("1 VU not discarding: NOPM %d, %d discarded, %d counted; want the two whole ones'", one.NOPM, one.Discarded, len(one.Counted()))
+	}
+}
+
 // Open-loop steps group by their offered rate, the pool of VUs being the
 // same: each rate's repetitions sum their arrivals, late and unserved
 // counts, keep their largest queue, and average their service times, whose
