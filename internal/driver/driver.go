@@ -62,8 +62,15 @@ type Config struct {
 	BeforeStep func(ctx context.Context, index int) error
 	// OnTick is called once per tick with the last second's numbers.
 	OnTick func(Tick)
-	// OnStep is called when a step's measured interval is complete.
+	// OnStep is called when a step's measured interval is complete, or,
+	// with KeepInterrupted, cut short.
 	OnStep func(*stored.TPCCStep)
+	// KeepInterrupted makes the end of ctx during a measured interval end
+	// that interval where it is, as its deadline would have: the step
+	// (Interrupted set) is returned with the finished ones, when it
+	// completed a transaction. Without it, that step is dropped, and its
+	// VUs' transactions are interrupted at once.
+	KeepInterrupted bool
 	// OnNewOrder, when set, is called by each virtual user's goroutine
 	// (concurrently) for every New-Order the database acknowledged,
 	// committed or rolled back, in or outside the measured interval: the
@@ -105,7 +112,8 @@ type Tick struct {
 }
 
 // ErrInterrupted is returned (wrapped) when the run's context ended before
-// every step finished; the finished steps are still returned.
+// every step finished; the finished steps are still returned (and with
+// Config.KeepInterrupted the one cut short).
 var ErrInterrupted = errors.New("run interrupted")
 
 // step is what the virtual users of one step share.
@@ -265,18 +273,20 @@ func Run(ctx context.Context, cfg Config) ([]*stored.TPCCStep, error) {
 			rate = cfg.Rates[sl.Step]
 		}
 		res, err := runStep(ctx, &cfg, procs, sl, len(plan), n, rate, schema.Warehouses, crun, r.Uint64())
+		if res != nil {
+			if reps > 1 {
+				res.Repetition = sl.Rep
+			}
+			results = append(results, res)
+			if cfg.OnStep != nil {
+				cfg.OnStep(res)
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%w during step %d of %d (%d VUs)", ErrInterrupted, sl.Index+1, len(plan), n)
 			}
 			return err
-		}
-		if reps > 1 {
-			res.Repetition = sl.Rep
-		}
-		results = append(results, res)
-		if cfg.OnStep != nil {
-			cfg.OnStep(res)
 		}
 		return nil
 	})
@@ -405,7 +415,14 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 		return nil, err
 	}
 
-	vuCtx, stopVUs := context.WithCancel(ctx)
+	// Kept when interrupted, the measured interval ends as at its
+	// deadline: the VUs finish the transactions they are in, and their
+	// connections publish the counters, before they are stopped.
+	vuParent := ctx
+	if cfg.KeepInterrupted {
+		vuParent = context.WithoutCancel(ctx)
+	}
+	vuCtx, stopVUs := context.WithCancel(vuParent)
 	defer stopVUs()
 	var wg sync.WaitGroup
 	started := time.Now()
@@ -458,6 +475,31 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			pending = false
 		}
 	}
+	// end closes the measured interval at now: no VU starts another
+	// transaction, those in flight finish (for at most drainLimit), and the
+	// counters are read once every connection has published its own.
+	end := func(ctx context.Context, now time.Time) (*stored.TPCCStep, error) {
+		st.measureEnd.Store(now.UnixNano())
+		cpu := cpuTime() - cpuStart
+		res.OldestInFlightMs = float64(oldestInFlight(vus, now).Microseconds()) / 1000
+		awaitReading()
+		st.quiesce(ctx, drainLimit)
+		endCounters, _, err := edgeCounters(ctx, cfg.Runner, vus, true)
+		if err != nil {
+			return nil, err
+		}
+		res.MeasureEnd = now
+		stopVUs()
+		wg.Wait()
+		finishStep(res, vus, hist, startCounters, endCounters, warehouses, cfg.KeyingThinking)
+		if st.open != nil {
+			st.open.finish(res, rate, cfg.Arrival)
+		}
+		if n := res.Completed(); n > 0 {
+			res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
+		}
+		return res, nil
+	}
 
 	for {
 		// Wake at the next tick or at the phase boundary, whichever is first.
@@ -471,6 +513,11 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 		}
 		select {
 		case <-ctx.Done():
+			if cfg.KeepInterrupted && st.measureStart.Load() != 0 {
+				if res := endInterrupted(ctx, end); res != nil {
+					return res, ctx.Err()
+				}
+			}
 			stopVUs()
 			wg.Wait()
 			awaitReading() // ended by ctx too: the caller may close the runner next
@@ -544,30 +591,32 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 					txPrev, txSpan = startCounters.Transactions, publishEvery
 				}
 			default:
-				st.measureEnd.Store(now.UnixNano())
-				cpu := cpuTime() - cpuStart
-				res.OldestInFlightMs = float64(oldestInFlight(vus, now).Microseconds()) / 1000
-				awaitReading()
-				st.quiesce(ctx, drainLimit)
-				endCounters, _, err := edgeCounters(ctx, cfg.Runner, vus, true)
-				if err != nil {
-					return nil, err
-				}
-				res.MeasureEnd = now
-				stopVUs()
-				wg.Wait()
-				finishStep(res, vus, hist, startCounters, endCounters, warehouses, cfg.KeyingThinking)
-				if st.open != nil {
-					st.open.finish(res, rate, cfg.Arrival)
-				}
-				if n := res.Completed(); n > 0 {
-					res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
-				}
-				return res, nil
+				return end(ctx, now)
 			}
 		}
 	}
 }
+
+// endInterrupted ends, with end, a measured interval that ctx cut short,
+// and returns its step marked Interrupted; nil when its edge could not be
+// read within interruptedEdge, or it completed no transaction.
+func endInterrupted(ctx context.Context, end func(context.Context, time.Time) (*stored.TPCCStep, error)) *stored.TPCCStep {
+	now := time.Now()
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptedEdge)
+	defer cancel()
+	res, err := end(ectx, now)
+	if err != nil || res.Completed() == 0 {
+		return nil
+	}
+	res.Interrupted = true
+	return res
+}
+
+// interruptedEdge bounds the end edge of an interval cut short, the drain
+// and the counters' readings together: Ctrl-C on a hung server drops the
+// step after it, where the deadline's edge would wait drainLimit and then
+// for the counters. (A second Ctrl-C exits at once.)
+const interruptedEdge = drainLimit
 
 // reading is a tick's counters, read when at says.
 type reading struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -170,7 +171,9 @@ func TestRunTPCC(t *testing.T) {
 }
 
 // Cancelling the context ends a run as interrupted: the error says so and
-// what was kept, and the store keeps the finished step.
+// what was kept, and the store keeps the finished step and the one cut
+// short, whose interval ends where it was cut, with its counters read at
+// that edge as at a deadline's.
 func TestRunTPCCInterrupted(t *testing.T) {
 	t.Parallel()
 	dsn := tpcctest.Database(t, 1)
@@ -178,20 +181,39 @@ func TestRunTPCCInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rec := &recorder{onResult: func(r experiment.Result) {
-		if r.TPCC != nil {
-			cancel() // during the second step
+		if r.TPCC != nil && r.TPCC.Index == 0 {
+			time.AfterFunc(1500*time.Millisecond, cancel) // during the second step
 		}
 	}}
+	const duration = 4 * time.Second
 	out, err := experiment.RunTPCC(ctx, experiment.TPCCConfig{Record: experiment.Record{Results: dir}, DSN: dsn,
-		VUs: []int{1}, Rates: []float64{1200, 1200}, Arrival: driver.ArrivalConstant, LateAfter: time.Second, // open loop: two steps, a VU not saturating a core
-		Duration: time.Second, Repeat: 1}, rec)
+		VUs: []int{1}, Rates: []float64{1200, 1500}, Arrival: driver.ArrivalConstant, LateAfter: time.Second, // open loop: two steps, a VU not saturating a core
+		Duration: duration, Repeat: 1}, rec)
 	var in *experiment.Interrupted
 	if !errors.As(err, &in) || out == nil || in.RunID != out.RunID {
 		t.Fatalf("err %v, result %v; want *Interrupted naming the run", err, out)
 	}
+	if len(out.Steps) != 2 || out.Steps[0].Interrupted || !out.Steps[1].Interrupted {
+		t.Fatalf("%d steps; want the finished one and the one cut short, marked", len(out.Steps))
+	}
+	cut := out.Steps[1]
+	if cut.Seconds <= 0 || cut.Seconds >= duration.Seconds() || !cut.NOPMCheck.OK || cut.ClientNOPM <= 0 {
+		t.Errorf("the step cut short: %.2f s measured of %s, NOPM check %+v, client NOPM %d; want a shorter interval whose counters agree",
+			cut.Seconds, duration, cut.NOPMCheck, cut.ClientNOPM)
+	}
+	if want := fmt.Sprintf("1 finished steps and the first %.1f s of step 2", cut.Seconds); in.Kept != want {
+		t.Errorf("kept %q; want %q", in.Kept, want)
+	}
+	if out.Knee == nil || out.Knee.OfferedTPM != 1200 || out.Knee.NextTPM != 0 {
+		t.Errorf("knee %+v; want the finished rate's, the step cut short left out", out.Knee)
+	}
 	run, steps := storedRun(t, dir, out.RunID)
-	if run.Status != results.StatusInterrupted || len(steps) != 1 || out.Status != results.StatusInterrupted {
-		t.Fatalf("stored %s with %d steps; want interrupted with the 1 finished", run.Status, len(steps))
+	if run.Status != results.StatusInterrupted || len(steps) != 2 || out.Status != results.StatusInterrupted {
+		t.Fatalf("stored %s with %d steps; want interrupted with 2", run.Status, len(steps))
+	}
+	var stored2 stored.TPCCStep
+	if err := json.Unmarshal(steps[1].Metrics, &stored2); err != nil || !stored2.Interrupted {
+		t.Errorf("the stored second step: %s (%v); want it marked interrupted", steps[1].Metrics, err)
 	}
 }
 

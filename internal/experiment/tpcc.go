@@ -330,6 +330,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 		}
 	}
 	j := &judge{ts: cfg.Thresholds, obs: obs}
+	dc.KeepInterrupted = true
 	dc.OnStep = func(s *stored.TPCCStep) {
 		if a := rec.tele.summarize(s.MeasureStart, s.MeasureEnd); a != nil {
 			s.Host, s.Device, s.DB, s.Hosts = a.Host, a.Device, a.DB, a.Hosts
@@ -373,8 +374,24 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	out.Thresholds = j.finish(ctx, rec, out.Status)
 	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
-		kept: fmt.Sprintf("%d finished steps", len(ran)), done: fmt.Sprintf("%d steps", len(ran))})
+		kept: keptSteps(ran), done: fmt.Sprintf("%d steps", len(ran))})
 	return out, gate(out.RunID, err, out.Thresholds)
+}
+
+// keptSteps says what an interrupted run kept: "2 finished steps", and
+// "and the first 41.5 s of step 3" when Ctrl-C cut that one short.
+func keptSteps(ran []*stored.TPCCStep) string {
+	finished := len(ran)
+	var cut *stored.TPCCStep
+	if finished > 0 && ran[finished-1].Interrupted {
+		cut = ran[finished-1]
+		finished--
+	}
+	kept := fmt.Sprintf("%d finished steps", finished)
+	if cut != nil {
+		kept += fmt.Sprintf(" and the first %.1f s of step %d", cut.Seconds, cut.Index+1)
+	}
+	return kept
 }
 
 // repName is how a step is named in verdicts: "4 VUs", "12,000 TPM
