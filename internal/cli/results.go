@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -199,7 +200,11 @@ func printRunShow(w io.Writer, out results.Shown) {
 				continue
 			}
 			no := m.Txn["new_order"]
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t\n", st.Index+1, m.VUs, m.TPM, m.NOPM,
+			step := strconv.Itoa(st.Index + 1)
+			if m.Interrupted {
+				step += " (cut)" // as disk points are
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t\n", step, m.VUs, m.TPM, m.NOPM,
 				m.ClientTPM, m.ClientNOPM, m.Errors, no.P95Ms, no.P99Ms)
 		}
 		tw.Flush()

@@ -74,8 +74,12 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 	if s.Repetition > 0 {
 		rep = fmt.Sprintf(" (repetition %d)", s.Repetition)
 	}
-	fmt.Fprintf(w, "step %d: %d VUs%s, %.0f s measured: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
-		s.Index+1, s.VUs, rep, s.Seconds, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
+	measured := fmt.Sprintf("%.0f s measured", s.Seconds)
+	if s.Interrupted {
+		measured = fmt.Sprintf("cut short by Ctrl-C after %.1f s measured", s.Seconds)
+	}
+	fmt.Fprintf(w, "step %d: %d VUs%s, %s: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
+		s.Index+1, s.VUs, rep, measured, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
 	if o := s.OpenLoop; o != nil {
 		jitter := "no VU waited for an arrival"
 		if o.ScheduleJitter.Count > 0 {
@@ -149,6 +153,11 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for _, s := range out.Steps {
+		if s.Interrupted {
+			fmt.Fprintf(w, "the last step was cut short by Ctrl-C: its row is over the %.1f s it measured\n", s.Seconds)
+		}
+	}
 	if out.Repeat > 1 {
 		printRepeatSummary(w, out)
 	}

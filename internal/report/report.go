@@ -157,7 +157,7 @@ func runsSection(runs []*runData) *Section {
 	s.table(t)
 	for _, rd := range runs {
 		if rd.Status != results.StatusComplete {
-			s.finding(fmt.Sprintf("Run %s is %s: it shows the steps it finished.", rd.Label, rd.Status))
+			s.finding(fmt.Sprintf("Run %s is %s: it shows the steps it finished%s.", rd.Label, rd.Status, cutShort(rd)))
 		}
 	}
 	if f := noisyFinding(runs); f != "" {

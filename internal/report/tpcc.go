@@ -267,17 +267,34 @@ func stallSentences(runs []*runData) []string {
 	for _, rd := range runs {
 		for _, x := range rd.TPCC {
 			if d := x.Stalled(); d > 0 {
-				step := fmt.Sprintf("%d VUs", x.VUs)
-				if x.OpenLoop != nil {
-					step += " at " + thousands(int64(x.OfferedTPM)) + " TPM offered"
-				}
 				out = append(out, fmt.Sprintf("Run %s, step of %s: a transaction was still running when the measured interval ended, "+
 					"%.1f s after it was sent. The server held its VU; no latency records that transaction, and in a closed loop "+
-					"the VU offered nothing else meanwhile.", rd.Label, step, d.Seconds()))
+					"the VU offered nothing else meanwhile.", rd.Label, x.name(), d.Seconds()))
 			}
 		}
 	}
 	return out
+}
+
+// name is how a sentence names the step: "4 VUs", or "4 VUs at 12,000
+// TPM offered".
+func (x *tpccStep) name() string {
+	step := fmt.Sprintf("%d VUs", x.VUs)
+	if x.OpenLoop != nil {
+		step += " at " + thousands(int64(x.OfferedTPM)) + " TPM offered"
+	}
+	return step
+}
+
+// cutShort is what an interrupted run's finding adds for the step Ctrl-C
+// cut short, if one was kept: ", and the first 2.4 s of its step of 4 VUs".
+func cutShort(rd *runData) string {
+	for i := range rd.TPCC {
+		if x := &rd.TPCC[i]; x.Interrupted {
+			return fmt.Sprintf(", and the first %.1f s of its step of %s, which Ctrl-C cut short", x.Seconds, x.name())
+		}
+	}
+	return ""
 }
 
 // openLoopTable lists the open-loop steps, or is nil when there are none.

@@ -113,8 +113,9 @@ func TestServeKilledAndRestarted(t *testing.T) {
 	}
 }
 
-// SIGTERM interrupts the running run, which keeps its finished steps, and
-// serve exits 0, leaving the queued run queued for the next serve.
+// SIGTERM interrupts the running run, which keeps its finished steps and
+// the one it cut short, and serve exits 0, leaving the queued run queued
+// for the next serve.
 func TestServeTerminated(t *testing.T) {
 	t.Parallel()
 	dsn := tpccDSN(t)
@@ -122,7 +123,12 @@ func TestServeTerminated(t *testing.T) {
 	p := startProcess(t, addr, dir)
 	s := &testServer{url: "http://" + addr, results: dir}
 	r, q := s.postTPCC(t, dsn, []int{1, 1}, "3s"), s.postTPCC(t, dsn, []int{1}, "1s")
-	s.follow(t, r, "", func(e sseEvent) bool { return e.Name == "result" })
+	// The first step's result, then a measured second of the next.
+	finished := false
+	s.follow(t, r, "", func(e sseEvent) bool {
+		finished = finished || e.Name == "result"
+		return finished && e.Name == "tick" && strings.Contains(e.Data, `"phase":"measure"`)
+	})
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +141,9 @@ func TestServeTerminated(t *testing.T) {
 	}
 	defer store.Close()
 	run, err := store.Show(t.Context(), r)
-	if err != nil || run.Run.Status != results.StatusInterrupted || len(run.Steps) != 1 {
-		t.Errorf("the run SIGTERM stopped: %+v %v; want interrupted with 1 step", run.Run, err)
+	if err != nil || run.Run.Status != results.StatusInterrupted || len(run.Steps) != 2 ||
+		bytes.Contains(run.Steps[0].Metrics, []byte(`"interrupted"`)) || !bytes.Contains(run.Steps[1].Metrics, []byte(`"interrupted":true`)) {
+		t.Errorf("the run SIGTERM stopped: %+v with %d steps (%v); want interrupted with the finished step and the one cut short, marked", run.Run, len(run.Steps), err)
 	}
 	data, _ := os.ReadFile(dir + "/serve-queue.json")
 	if !strings.Contains(string(data), q) || strings.Contains(string(data), r) {
