@@ -200,6 +200,7 @@ func GroupTPCCDiscarding(steps []*TPCCStep, keys []StepKey, discard bool) []*TPC
 		if len(reps) == 0 {
 			continue
 		}
+		delete(by, k) // a key listed twice (--vus 1,1) is one step measured twice: one group
 		g := aggregateSteps(reps, discard)
 		g.Index = i
 		out = append(out, g)

@@ -32,7 +32,7 @@ func TestGroupTPCC(t *testing.T) {
 		tpccRep(0, 1, 100, 1*ms, 2*ms), tpccRep(1, 4, 300, 10*ms), tpccRep(2, 1, 110, 3*ms),
 		tpccRep(3, 4, 330, 20*ms, 30*ms), tpccRep(4, 1, 120, 4*ms), tpccRep(5, 4, 360, 40*ms), tpccRep(6, 2, 200, 5*ms),
 	}
-	g := GroupTPCC(steps, []StepKey{{VUs: 1}, {VUs: 2}, {VUs: 4}, {VUs: 8}})
+	g := GroupTPCC(steps, []StepKey{{VUs: 1}, {VUs: 2}, {VUs: 4}, {VUs: 8}, {VUs: 1}}) // 1 listed twice: still one group
 	if len(g) != 3 || g[0].VUs != 1 || g[1].VUs != 2 || g[2].VUs != 4 || g[0].Index != 0 || g[1].Index != 1 || g[2].Index != 2 {
 		t.Fatalf("groups %+v", g)
 	}
