@@ -182,10 +182,10 @@ func TestRateBeyondPoolWarns(t *testing.T) {
 	}
 	w := c.Warnings()
 	if len(w) != 1 || !strings.Contains(w[0], "900,000 transactions a minute is more than 2 VUs can serve: 7,500 a second each, one every 133µs") ||
-		!strings.Contains(w[0], "at most 2 x 60 s / 500µs = 240,000 a minute") {
+		!strings.Contains(w[0], "at most 2 x 60 s / 200µs = 600,000 a minute") {
 		t.Errorf("warnings %q", w)
 	}
-	c.Rates = []float64{60000, 240000}
+	c.Rates = []float64{60000, 600000}
 	if w := c.Warnings(); len(w) != 0 {
 		t.Errorf("a rate the pool can reach warns: %q", w)
 	}
