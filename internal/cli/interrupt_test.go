@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +16,9 @@ import (
 	"github.com/tierbench/tierbench/internal/server/pgtest"
 )
 
-// cancelOnceStored calls cancel as soon as the latest run in the store at
-// res has n stored steps (or ctx ends).
-func cancelOnceStored(ctx context.Context, cancel context.CancelFunc, res string, n int) {
+// cancelOnceStored calls cancel after the latest run in the store at res
+// has n stored steps (or ctx ends), and after that.
+func cancelOnceStored(ctx context.Context, cancel context.CancelFunc, res string, n int, after time.Duration) {
 	for ctx.Err() == nil {
 		time.Sleep(100 * time.Millisecond)
 		s, err := results.OpenReadOnly(res)
@@ -27,6 +28,7 @@ func cancelOnceStored(ctx context.Context, cancel context.CancelFunc, res string
 		if run, err := s.Run(ctx, "latest"); err == nil {
 			if steps, _ := s.Steps(ctx, run.ID); len(steps) >= n {
 				s.Close()
+				time.Sleep(after)
 				cancel()
 				return
 			}
@@ -35,10 +37,11 @@ func cancelOnceStored(ctx context.Context, cancel context.CancelFunc, res string
 	}
 }
 
-// Ctrl-C during the second step of `tierbench run --json`: the one
-// document is printed all the same, with the step that finished and the
-// run's status interrupted, no check and no report, and the exit code is
-// 130, as `tpcc run --json` does.
+// Ctrl-C a second into the second step's measured interval of `tierbench
+// run --json`: the one document is printed all the same, with the step
+// that finished and the one cut short, marked, and the run's status
+// interrupted, no check and no report, and the exit code is 130, as `tpcc
+// run --json` does.
 func TestRunJSONInterrupted(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
@@ -47,11 +50,11 @@ func TestRunJSONInterrupted(t *testing.T) {
 	res := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	go cancelOnceStored(ctx, cancel, res, 1)
+	go cancelOnceStored(ctx, cancel, res, 1, time.Second)
 	var stdout, stderr bytes.Buffer
 	code := cli.Execute(ctx, []string{"run", "--json", "--datadir", dataDir, "--results", res, "--warehouses", "1",
-		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "3s"}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
-	if code != cli.ExitInterrupted || !strings.Contains(stderr.String(), "tierbench: interrupted; 1 finished steps kept in run ") {
+		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "4s"}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
+	if code != cli.ExitInterrupted || !regexp.MustCompile(`tierbench: interrupted; 1 finished steps and the first [0-9.]+ s of step 2 kept in run `).MatchString(stderr.String()) {
 		t.Fatalf("exit %d, want 130 and the line naming what was kept; stderr:\n%s", code, stderr.String())
 	}
 	var doc struct {
@@ -62,8 +65,10 @@ func TestRunJSONInterrupted(t *testing.T) {
 			RunID  string `json:"run_id"`
 			Status string `json:"status"`
 			Steps  []struct {
-				VUs  int   `json:"vus"`
-				NOPM int64 `json:"nopm"`
+				VUs         int     `json:"vus"`
+				NOPM        int64   `json:"nopm"`
+				Seconds     float64 `json:"measured_seconds"`
+				Interrupted bool    `json:"interrupted"`
 			} `json:"steps"`
 		} `json:"tpcc"`
 		Check  json.RawMessage `json:"check"`
@@ -76,15 +81,19 @@ func TestRunJSONInterrupted(t *testing.T) {
 	if dec.More() {
 		t.Errorf("more than one document on stdout")
 	}
-	if doc.TPCC == nil || doc.TPCC.Status != "interrupted" || len(doc.TPCC.Steps) != 1 || doc.TPCC.Steps[0].VUs != 1 || doc.TPCC.Steps[0].NOPM <= 0 {
-		t.Fatalf("tpcc %+v, want the interrupted run with its one finished step of 1 VU", doc.TPCC)
+	if doc.TPCC == nil || doc.TPCC.Status != "interrupted" || len(doc.TPCC.Steps) != 2 || doc.TPCC.Steps[0].VUs != 1 || doc.TPCC.Steps[0].NOPM <= 0 ||
+		doc.TPCC.Steps[0].Interrupted {
+		t.Fatalf("tpcc %+v, want the interrupted run with its finished step of 1 VU", doc.TPCC)
+	}
+	if cut := doc.TPCC.Steps[1]; cut.VUs != 2 || !cut.Interrupted || cut.NOPM <= 0 || cut.Seconds >= 4 {
+		t.Errorf("the second step %+v; want 2 VUs cut short, with the NOPM of the seconds it measured", cut)
 	}
 	if doc.Server.DataDir != dataDir || string(doc.Check) != "null" || doc.Report == nil || *doc.Report != "" {
 		t.Errorf("server.datadir %q, check %s, report %v: want %s, no check and no report", doc.Server.DataDir, doc.Check, doc.Report, dataDir)
 	}
 	run, steps := interruptedRun(t, res)
-	if run.ID != doc.TPCC.RunID || len(steps) != 1 {
-		t.Errorf("stored run %s with %d steps, the document names %s with 1", run.ID, len(steps), doc.TPCC.RunID)
+	if run.ID != doc.TPCC.RunID || len(steps) != 2 {
+		t.Errorf("stored run %s with %d steps, the document names %s with 2", run.ID, len(steps), doc.TPCC.RunID)
 	}
 }
 

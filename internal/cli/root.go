@@ -115,6 +115,13 @@ func Execute(ctx context.Context, args []string, getenv func(string) string, std
 	default:
 		code = exitCodes[experiment.OutcomeOf(err)]
 	}
+	if code == ExitFailure && ctx.Err() != nil {
+		// Ctrl-C stopped the command before it had a run to keep what it
+		// measured in (a sweep's probe, a build, a connection): that is
+		// an interruption too, not a failure.
+		code = ExitInterrupted
+		err = fmt.Errorf("interrupted: %w", err)
+	}
 	if msg := oneLine(scrubPasswords(err.Error(), getenv("TIERBENCH_DSN"), args)); msg != "" {
 		fmt.Fprintf(stderr, "tierbench: %s\n", msg)
 	}

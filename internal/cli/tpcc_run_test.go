@@ -67,7 +67,8 @@ func parseRun(t *testing.T, out string) runDoc {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // Ctrl-C in the middle of a run: exit 130, and the store holds the run,
-// marked interrupted, with the step that finished.
+// marked interrupted, with the step that finished; the next, still in its
+// ramp-up, measured nothing to keep.
 func TestTPCCRunInterrupted(t *testing.T) {
 	t.Parallel()
 	dsn := tpcctest.Database(t, 1)
@@ -75,7 +76,7 @@ func TestTPCCRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	go cancelOnceStored(ctx, cancel, dir, 1) // step 2 is cut off, however long step 1 took on a busy host
+	go cancelOnceStored(ctx, cancel, dir, 1, 0) // step 2 is cut off in its ramp-up, however long step 1 took on a busy host
 	code := cli.Execute(ctx, []string{"tpcc", "run", "--dsn", dsn, "--vus", "1,2", "--rampup", "1s", "--duration", "2s",
 		"--results", dir}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
@@ -87,6 +88,25 @@ func TestTPCCRunInterrupted(t *testing.T) {
 	}
 	if code, out, _ := runTierbench(t, "results", "show", run.ID, "--results", dir); code != 0 || !strings.Contains(out, "interrupted") {
 		t.Fatalf("results show of the interrupted run: exit %d\n%s", code, out)
+	}
+}
+
+// Ctrl-C before there is a run to keep anything in, during the
+// closed-loop step that finds the maximum a sweep's fractions are of, is
+// an interruption all the same: exit 130, not a failure.
+func TestTPCCRunInterruptedProbe(t *testing.T) {
+	t.Parallel()
+	dsn := tpcctest.Database(t, 1)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	time.AfterFunc(1500*time.Millisecond, cancel) // well inside the 60 s probe
+	var stdout, stderr bytes.Buffer
+	code := cli.Execute(ctx, []string{"tpcc", "run", "--dsn", dsn, "--rate", "50%", "--probe", "60s", "--rampup", "0s", "--duration", "1s",
+		"--results", dir}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
+	if code != cli.ExitInterrupted || !strings.HasPrefix(stderr.String(), "finding the maximum") ||
+		!strings.Contains(stderr.String(), "\ntierbench: interrupted: the closed-loop step finding the maximum rate") {
+		t.Fatalf("Ctrl-C during the probe: exit %d, stderr:\n%s\nwant 130 and a line saying it was interrupted there", code, stderr.String())
 	}
 }
 
