@@ -185,13 +185,13 @@ const drainLimit = 5 * time.Second
 // transactions late: a PostgreSQL 15 backend adds its commits to the shared
 // counters at most once a second while busy and up to 10 s after it goes
 // idle, so a reading right after the VUs stop missed 2-3% of a 10-second
-// step. Every VU's connection is first asked to publish; the transactions
-// that asking took at the end edge are taken off, so the interval counts
-// only the workload's. Where the database cannot be asked, the counters are
-// read until two readings settleGap apart agree, for at most settleLimit.
-// published reports whether any connection was asked.
-func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu, end bool) (c engine.Counters, published bool, err error) {
-	asked, all := int64(0), true
+// step. Every VU's connection is first asked to publish; asked counts the
+// connections that were, whose transactions the caller takes off at the
+// end edge, so that the interval counts only the workload's. Where the
+// database cannot be asked, the counters are read until two readings
+// settleGap apart agree, for at most settleLimit.
+func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu) (c engine.Counters, asked int64, err error) {
+	all := true
 	for _, v := range vus {
 		ran, err := v.publishStats(ctx)
 		if ran {
@@ -202,11 +202,11 @@ func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu, end bool) (c 
 	c, err = r.Counters(ctx)
 	for deadline := time.Now().Add(settleLimit); !all && err == nil && time.Now().Before(deadline); {
 		if !sleep(ctx, settleGap) {
-			return c, asked > 0, ctx.Err()
+			return c, asked, ctx.Err()
 		}
 		next, nerr := r.Counters(ctx)
 		if nerr != nil {
-			return c, asked > 0, nerr
+			return c, asked, nerr
 		}
 		settled := next.Transactions <= c.Transactions+1 && next.SumNextOID == c.SumNextOID // +1: the reading's own
 		c = next
@@ -214,10 +214,41 @@ func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu, end bool) (c 
 			break
 		}
 	}
-	if end {
-		c.Transactions -= asked
+	return c, asked, err
+}
+
+// counterTrack carries a step's count of database transactions across a
+// reset of the server's counters: a PostgreSQL server discards them in
+// its recovery from a crash, and pg_stat_reset() zeroes a database's; a
+// MariaDB server's start from zero. Without it, a step whose server
+// restarted took a count from before the reset away from one after it,
+// and reported a negative TPM (-969,117 at 2 VUs, one backend killed).
+//
+// A reading more than resetDrop below the last is taken as a reset: the
+// transactions between the last reading before it and the first after it
+// are then not counted, since neither says how many there were. Smaller
+// dips are not resets: a PostgreSQL reading can fall a little behind the
+// last, by the readings' own transactions that the counters' connection
+// has yet to publish.
+type counterTrack struct {
+	last, offset int64
+	seen         bool
+	resets       int
+}
+
+// resetDrop is how far below the last reading a reset puts one.
+const resetDrop = 100
+
+// see returns c with its transactions counted on from the readings seen
+// before it, through any reset.
+func (t *counterTrack) see(c engine.Counters) engine.Counters {
+	if t.seen && c.Transactions < t.last-resetDrop {
+		t.offset += t.last - c.Transactions
+		t.resets++
 	}
-	return c, asked > 0, err
+	t.last, t.seen = c.Transactions, true
+	c.Transactions += t.offset
+	return c
 }
 
 const (
@@ -414,6 +445,9 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	if err != nil {
 		return nil, err
 	}
+	var track counterTrack
+	c0 = track.see(c0)
+	var resetsBefore int // the resets seen before the measured interval
 
 	// Kept when interrupted, the measured interval ends as at its
 	// deadline: the VUs finish the transactions they are in, and their
@@ -484,10 +518,13 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 		res.OldestInFlightMs = float64(oldestInFlight(vus, now).Microseconds()) / 1000
 		awaitReading()
 		st.quiesce(ctx, drainLimit)
-		endCounters, _, err := edgeCounters(ctx, cfg.Runner, vus, true)
+		endCounters, asked, err := edgeCounters(ctx, cfg.Runner, vus)
 		if err != nil {
 			return nil, err
 		}
+		endCounters = track.see(endCounters)
+		endCounters.Transactions -= asked
+		res.CountersReset = track.resets - resetsBefore
 		res.MeasureEnd = now
 		stopVUs()
 		wg.Wait()
@@ -534,6 +571,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 		case r := <-readings:
 			pending = false
 			if now, c := r.at, r.c; r.err == nil {
+				c = track.see(c)
 				if st.open != nil {
 					late := st.open.lateAll.Load()
 					place.Late, place.Queue, lateSeen = late-lateSeen, st.open.sched.waiting(now), late
@@ -556,10 +594,12 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				st.holding.Store(true)
 				awaitReading()
 				st.quiesce(ctx, drainLimit)
-				var published bool
-				if startCounters, published, err = edgeCounters(ctx, cfg.Runner, vus, false); err != nil {
+				var asked int64
+				if startCounters, asked, err = edgeCounters(ctx, cfg.Runner, vus); err != nil {
 					return nil, err
 				}
+				startCounters, resetsBefore = track.see(startCounters), track.resets
+				published := asked > 0
 				// The interval starts when the VUs are let go. An open
 				// loop's arrivals stand still while they are held: the
 				// hold is tierbench's, not the server's, so no arrival

@@ -271,6 +271,10 @@ func stallSentences(runs []*runData) []string {
 					"%.1f s after it was sent. The server held its VU; no latency records that transaction, and in a closed loop "+
 					"the VU offered nothing else meanwhile.", rd.Label, x.name(), d.Seconds()))
 			}
+			if n := x.CountersReset; n > 0 {
+				out = append(out, fmt.Sprintf("Run %s, step of %s: %s. Its TPM is counted on through them, less the transactions "+
+					"between the last reading before each and the first after it.", rd.Label, x.name(), stored.ResetsText(n)))
+			}
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package stored
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -81,6 +82,11 @@ type TPCCStep struct {
 	// interval (--node-exporter).
 	Hosts []HostStats `json:"hosts,omitempty"`
 
+	// CountersReset counts the resets of the database's transaction
+	// counters seen in the measured interval (a server's crash recovery or
+	// restart, pg_stat_reset()): TPM then misses the transactions of the
+	// second or so around each. Over repetitions: the sum.
+	CountersReset int `json:"counters_reset,omitempty"`
 	// Interrupted is set on a step whose measured interval Ctrl-C cut
 	// short: its figures are over the Seconds it ran. Over repetitions it
 	// counts only when no repetition ran whole (see countedSteps).
@@ -161,6 +167,18 @@ func GroupTPCC(steps []*TPCCStep, keys []StepKey) []*TPCCStep {
 type StepKey struct {
 	VUs        int
 	OfferedTPM float64
+}
+
+// ResetsText says how often a step's transaction counters were reset
+// (CountersReset): "the database's transaction counters were reset once
+// in the measured interval (…)".
+func ResetsText(n int) string {
+	times := "once"
+	if n > 1 {
+		times = fmt.Sprintf("%d times", n)
+	}
+	return "the database's transaction counters were reset " + times +
+		" in the measured interval (a server's restart or crash recovery, or pg_stat_reset())"
 }
 
 // Key is s's step key.
@@ -309,6 +327,7 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 		g.NOPMCheck.Bound += r.NOPMCheck.Bound
 		g.NOPMCheck.OK = g.NOPMCheck.OK && r.NOPMCheck.OK
 		g.OldestInFlightMs = max(g.OldestInFlightMs, r.OldestInFlightMs)
+		g.CountersReset += r.CountersReset
 		secs += r.Seconds
 	}
 	g.Seconds = secs / float64(len(reps))
