@@ -89,8 +89,7 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 			units.Thousands(int64(o.OfferedTPM)), o.Arrival, o.Arrivals, o.Late, o.Unserved, o.MaxQueue, jitter)
 	}
 	if s.CountersReset > 0 {
-		fmt.Fprintf(w, "%s: TPM is counted on through it, less the transactions between the last reading before and the first after\n",
-			stored.ResetsText(s.CountersReset))
+		fmt.Fprintln(w, stored.ResetsText(s.CountersReset))
 	}
 	if d := s.Stalled(); d > 0 {
 		fmt.Fprintf(w, "a transaction was still running when the interval ended, %.1f s after it was sent: the server held its VU, and no latency records it\n", d.Seconds())

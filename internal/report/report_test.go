@@ -750,7 +750,8 @@ func wantSaid(t *testing.T, texts []string, wants ...string) {
 }
 
 // An interrupted run's finding names the step Ctrl-C cut short, which it
-// shows beside the finished ones.
+// shows beside the finished ones; a step whose counters were reset says
+// so, and what its TPM misses.
 func TestInterruptedStepFinding(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -761,6 +762,8 @@ func TestInterruptedStepFinding(t *testing.T) {
 			"txn": map[string]metrics.Summary{"new_order": {Count: 100, P99Ms: 2}}}
 		if i == 1 {
 			m["measured_seconds"] = 2.4
+		} else {
+			m["counters_reset"] = 2
 		}
 		doc, err := json.Marshal(m)
 		must(t, err)
@@ -772,5 +775,9 @@ func TestInterruptedStepFinding(t *testing.T) {
 	want := "it shows the steps it finished, and the first 2.4 s of its step of 4 VUs, which Ctrl-C cut short."
 	if got := strings.Join(section(doc, "runs").findings(), "\n"); !strings.Contains(got, want) {
 		t.Errorf("findings:\n%s\nwant %q", got, want)
+	}
+	want = "step of 1 VUs: the database's transaction counters were reset 2 times in the measured interval"
+	if got := strings.Join(section(doc, "tpcc").findings(), "\n"); !strings.Contains(got, want) || strings.Count(got, "were reset") != 1 {
+		t.Errorf("TPC-C findings:\n%s\nwant one saying %q", got, want)
 	}
 }

@@ -272,8 +272,7 @@ func stallSentences(runs []*runData) []string {
 					"the VU offered nothing else meanwhile.", rd.Label, x.name(), d.Seconds()))
 			}
 			if n := x.CountersReset; n > 0 {
-				out = append(out, fmt.Sprintf("Run %s, step of %s: %s. Its TPM is counted on through them, less the transactions "+
-					"between the last reading before each and the first after it.", rd.Label, x.name(), stored.ResetsText(n)))
+				out = append(out, fmt.Sprintf("Run %s, step of %s: %s.", rd.Label, x.name(), stored.ResetsText(n)))
 			}
 		}
 	}

@@ -170,15 +170,16 @@ type StepKey struct {
 }
 
 // ResetsText says how often a step's transaction counters were reset
-// (CountersReset): "the database's transaction counters were reset once
-// in the measured interval (…)".
+// (CountersReset), and what TPM then misses: "the database's transaction
+// counters were reset once in the measured interval (…); TPM is …".
 func ResetsText(n int) string {
 	times := "once"
 	if n > 1 {
 		times = fmt.Sprintf("%d times", n)
 	}
 	return "the database's transaction counters were reset " + times +
-		" in the measured interval (a server's restart or crash recovery, or pg_stat_reset())"
+		" in the measured interval (a server's restart or crash recovery, or pg_stat_reset()); TPM is counted on through each reset, " +
+		"less the transactions between the last reading before it and the first after"
 }
 
 // Key is s's step key.
