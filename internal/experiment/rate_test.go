@@ -508,7 +508,7 @@ func TestRateFractionRules(t *testing.T) {
 		mut  func(*experiment.TPCCConfig)
 		want string
 	}{
-		{func(c *experiment.TPCCConfig) { c.Probe = 0 }, "probe 0s leaves no room to find the maximum that rate 30%,200% is a fraction of"},
+		{func(c *experiment.TPCCConfig) { c.Probe = 0 }, "probe 0s leaves no room to find the maximum that rate 30%,200% is a fraction of: a closed-loop step of probe measures it first; give 1s or more (10s by default)"},
 		{func(c *experiment.TPCCConfig) { c.RateFractions = []float64{0} }, `rate "0%" is out of range`},
 		{func(c *experiment.TPCCConfig) { c.Rates = []float64{1000} }, "rate has both rates and fractions"},
 		{func(c *experiment.TPCCConfig) { c.KneeP99 = -time.Millisecond }, "knee_p99 -1ms is negative"},

@@ -193,7 +193,7 @@ func (c TPCCConfig) validateRates(ps *problems) {
 		ps.missing("rate", "has both rates and fractions; give transactions a minute or percentages of the maximum, not both")
 	case len(c.RateFractions) > 0 && c.Probe < MinTPCCDuration:
 		ps.add("probe", c.Probe, "leaves no room to find the maximum that {rate} %s is a fraction of: a closed-loop step of {probe} measures it first; "+
-			"give %s or more, or {rate} in transactions a minute", units.FormatRateList(c.RateFractions, true), DefaultProbe)
+			"give %s or more (%s by default), or {rate} in transactions a minute", units.FormatRateList(c.RateFractions, true), MinTPCCDuration, DefaultProbe)
 	}
 	if len(c.VUs) > 1 {
 		ps.add("vus", units.FormatCountList(c.VUs), "is a list; with a rate the VUs are one pool that serves the arrivals, so give one count, e.g. 8")
