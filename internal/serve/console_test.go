@@ -276,6 +276,13 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		t.Errorf("the cancelled run: %d, status %q; want interrupted\n%s", code, shown.Run.Status, body)
 	}
 
+	// A step's result note says when it was cut short or its counters were
+	// reset.
+	if got, want := jsString(t, p, `stepNote({ nopm: 1000, tpm: 2300, measured_seconds: 2.43, interrupted: true, counters_reset: 1 })`),
+		"step result: NOPM 1,000, TPM 2,300, cut short after 2.4 s, over 1 reset(s) of the database's counters"; got != want {
+		t.Errorf("the note of a step cut short: %q; want %q", got, want)
+	}
+
 	// A scenario's TPC-H runs one after another (tiers, engines), as its
 	// event stream tells them, each get a chart: the second's one query
 	// does not land among the first's 22. The events are the stream's

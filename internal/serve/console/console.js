@@ -398,13 +398,22 @@ function onLiveEvent(stop, name, d) {
       $("live-status").textContent = "running";
       return;
     case "result":
-      if (d.tpcc) note("step result: NOPM " + fmt(d.tpcc.nopm) + ", TPM " + fmt(d.tpcc.tpm));
+      if (d.tpcc) note(stepNote(d.tpcc));
       else if (d.tpch) onQuery(d.tpch);
       else if (d.cycle) onCycle(d.cycle);
       return;
     case "note": return note(d.msg || "");
     case "done": return onDone(d);
   }
+}
+
+// stepNote is a TPC-C step's result as a note: its NOPM and TPM, and
+// whether Ctrl-C (or a cancel) cut it short or its counters were reset.
+function stepNote(s) {
+  let text = "step result: NOPM " + fmt(s.nopm) + ", TPM " + fmt(s.tpm);
+  if (s.interrupted) text += ", cut short after " + fmt(s.measured_seconds, 1) + " s";
+  if (s.counters_reset) text += ", over " + s.counters_reset + " reset(s) of the database's counters";
+  return text;
 }
 
 // onCycle notes a durability cycle's verdict: what was acknowledged and
