@@ -66,21 +66,32 @@ func parseRun(t *testing.T, out string) runDoc {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// tpccRunStopped runs `tpcc run` with args on a TPC-C database of its own,
+// results in a new directory, and stop to call cancel (Ctrl-C) when it
+// will; it returns the exit code, standard error and the directory.
+func tpccRunStopped(t *testing.T, stop func(ctx context.Context, cancel context.CancelFunc, dir string), args ...string) (int, string, string) {
+	t.Helper()
+	dsn := tpcctest.Database(t, 1)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	go stop(ctx, cancel, dir)
+	var stdout, stderr bytes.Buffer
+	code := cli.Execute(ctx, append([]string{"tpcc", "run", "--dsn", dsn, "--results", dir}, args...), envOf(nil), strings.NewReader(""), &stdout, &stderr)
+	return code, stderr.String(), dir
+}
+
 // Ctrl-C in the middle of a run: exit 130, and the store holds the run,
 // marked interrupted, with the step that finished; the next, still in its
 // ramp-up, measured nothing to keep.
 func TestTPCCRunInterrupted(t *testing.T) {
 	t.Parallel()
-	dsn := tpcctest.Database(t, 1)
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	go cancelOnceStored(ctx, cancel, dir, 1, 0) // step 2 is cut off in its ramp-up, however long step 1 took on a busy host
-	code := cli.Execute(ctx, []string{"tpcc", "run", "--dsn", dsn, "--vus", "1,2", "--rampup", "1s", "--duration", "2s",
-		"--results", dir}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
-	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
-		t.Fatalf("interrupted run: exit %d, stderr %s", code, stderr.String())
+	afterFirst := func(ctx context.Context, cancel context.CancelFunc, dir string) {
+		cancelOnceStored(ctx, cancel, dir, 1, 0) // step 2 is cut off in its ramp-up, however long step 1 took on a busy host
+	}
+	code, stderr, dir := tpccRunStopped(t, afterFirst, "--vus", "1,2", "--rampup", "1s", "--duration", "2s")
+	if code != 130 || !strings.Contains(stderr, "interrupted") {
+		t.Fatalf("interrupted run: exit %d, stderr %s", code, stderr)
 	}
 	run, steps := interruptedRun(t, dir)
 	if len(steps) != 1 {
@@ -96,17 +107,14 @@ func TestTPCCRunInterrupted(t *testing.T) {
 // an interruption all the same: exit 130, not a failure.
 func TestTPCCRunInterruptedProbe(t *testing.T) {
 	t.Parallel()
-	dsn := tpcctest.Database(t, 1)
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	time.AfterFunc(1500*time.Millisecond, cancel) // well inside the 60 s probe
-	var stdout, stderr bytes.Buffer
-	code := cli.Execute(ctx, []string{"tpcc", "run", "--dsn", dsn, "--rate", "50%", "--probe", "60s", "--rampup", "0s", "--duration", "1s",
-		"--results", dir}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
-	if code != cli.ExitInterrupted || !strings.HasPrefix(stderr.String(), "finding the maximum") ||
-		!strings.Contains(stderr.String(), "\ntierbench: interrupted: the closed-loop step finding the maximum rate") {
-		t.Fatalf("Ctrl-C during the probe: exit %d, stderr:\n%s\nwant 130 and a line saying it was interrupted there", code, stderr.String())
+	inProbe := func(_ context.Context, cancel context.CancelFunc, _ string) {
+		time.Sleep(1500 * time.Millisecond) // well inside the 60 s probe
+		cancel()
+	}
+	code, stderr, _ := tpccRunStopped(t, inProbe, "--rate", "50%", "--probe", "60s", "--rampup", "0s", "--duration", "1s")
+	if code != cli.ExitInterrupted || !strings.HasPrefix(stderr, "finding the maximum") ||
+		!strings.Contains(stderr, "\ntierbench: interrupted: the closed-loop step finding the maximum rate") {
+		t.Fatalf("Ctrl-C during the probe: exit %d, stderr:\n%s\nwant 130 and a line saying it was interrupted there", code, stderr)
 	}
 }
 
