@@ -349,7 +349,7 @@ func runPoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *recor
 		for i, p := range rated.Points {
 			names[i] = p.Name
 		}
-		obs.Note(fmt.Sprintf("%s of what each point did uncapped: %s", units.FormatRateList(cfg.RateFractions, true), strings.Join(names, ", ")))
+		obs.Note(fmt.Sprintf("%s of what each point did uncapped: %s", units.RateListText(cfg.RateFractions, true), strings.Join(names, ", ")))
 		ran, err = runMorePoints(ctx, rated, set, rec, obs, j, ran, run)
 	}
 	return ran, j, err

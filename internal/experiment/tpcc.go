@@ -107,7 +107,7 @@ type RateProbe struct {
 func findMaxRate(ctx context.Context, runner engine.Runner, cfg TPCCConfig, obs Observer) (*RateProbe, error) {
 	vus := cfg.VUs[0]
 	obs.Note(fmt.Sprintf("finding the maximum that rates of %s are fractions of: a closed-loop step of %d VUs, %s ramp-up and %s measured",
-		units.FormatRateList(cfg.RateFractions, true), vus, cfg.RampUp, cfg.Probe))
+		units.RateListText(cfg.RateFractions, true), vus, cfg.RampUp, cfg.Probe))
 	ran, err := driver.Run(ctx, driver.Config{Runner: runner, Mode: cfg.Mode, Steps: []int{vus}, RampUp: cfg.RampUp, Duration: cfg.Probe,
 		AllWarehouses: cfg.AllWarehouses, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed})
 	if err != nil {
@@ -121,7 +121,7 @@ func findMaxRate(ctx context.Context, runner engine.Runner, cfg TPCCConfig, obs 
 	for _, f := range cfg.RateFractions {
 		p.Rates = append(p.Rates, min(MaxRate, max(1, math.Round(f/100*float64(s.ClientTPM)))))
 	}
-	obs.Note(fmt.Sprintf("%d VUs served at most %s transactions a minute; offering %s", vus, units.Thousands(s.ClientTPM), units.FormatRateList(p.Rates, false)))
+	obs.Note(fmt.Sprintf("%d VUs served at most %s transactions a minute; offering %s", vus, units.Thousands(s.ClientTPM), units.RateListText(p.Rates, false)))
 	return p, nil
 }
 

@@ -904,7 +904,7 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 		}
 		load := ""
 		if len(st.Rates) > 0 {
-			load = " at " + units.FormatRateList(st.Rates, false) + " TPM each"
+			load = " at " + units.RateListText(st.Rates, false) + " TPM each"
 		}
 		e.note("%s%s: TPC-C%s with %d VUs on %s%s; %s ramp-up, %s measured", phase, rep, load, st.VUs, strings.Join(st.TPCC, ", "),
 			backupText(st), st.RampUp, st.Duration)

@@ -395,10 +395,10 @@ func (s Step) String() string {
 		return fmt.Sprintf("tpcc-build %d warehouses on %s", s.TPCCBuild.Warehouses, s.TPCCBuild.Server)
 	case s.TPCCRun != nil && len(s.TPCCRun.Rates) > 0:
 		return fmt.Sprintf("tpcc-run on %s, %s VUs serving %s TPM, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
-			units.FormatRateList(s.TPCCRun.Rates, false), s.TPCCRun.RampUp, s.TPCCRun.Duration)
+			units.RateListText(s.TPCCRun.Rates, false), s.TPCCRun.RampUp, s.TPCCRun.Duration)
 	case s.TPCCRun != nil && len(s.TPCCRun.Fractions) > 0:
 		return fmt.Sprintf("tpcc-run on %s, %s VUs serving %s of their maximum, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
-			units.FormatRateList(s.TPCCRun.Fractions, true), s.TPCCRun.RampUp, s.TPCCRun.Duration)
+			units.RateListText(s.TPCCRun.Fractions, true), s.TPCCRun.RampUp, s.TPCCRun.Duration)
 	case s.TPCCRun != nil:
 		return fmt.Sprintf("tpcc-run on %s, VUs %s, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
 			s.TPCCRun.RampUp, s.TPCCRun.Duration)

@@ -177,6 +177,28 @@ func FormatRateList(v []float64, percent bool) string {
 	return strings.Join(parts, ",")
 }
 
+// RateListText is a list of rates as a sentence gives it, whole ones with
+// thousands marked: "23,372", "20,000 and 40,000", "20,000, 40,000 and
+// 60,000", or with percent "20% and 40%". FormatRateList gives it as the
+// flag takes it.
+func RateListText(v []float64, percent bool) string {
+	parts := make([]string, len(v))
+	for i, r := range v {
+		if r == math.Trunc(r) && math.Abs(r) < 1e18 {
+			parts[i] = Thousands(int64(r))
+		} else {
+			parts[i] = strconv.FormatFloat(r, 'f', -1, 64)
+		}
+		if percent {
+			parts[i] += "%"
+		}
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
 // Thousands formats n with commas: 1234567 -> 1,234,567.
 func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

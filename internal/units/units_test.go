@@ -70,3 +70,24 @@ func TestFormatDurationAndCounts(t *testing.T) {
 		t.Errorf("FormatCountList = %q", got)
 	}
 }
+
+// A list of rates in a sentence: thousands marked, items apart by ", " and
+// the last by " and ", so that the marks and the list cannot be confused.
+func TestRateListText(t *testing.T) {
+	for _, c := range []struct {
+		v       []float64
+		percent bool
+		want    string
+	}{
+		{[]float64{23372}, false, "23,372"},
+		{[]float64{20000, 40000}, false, "20,000 and 40,000"},
+		{[]float64{20000, 40000, 1200000}, false, "20,000, 40,000 and 1,200,000"},
+		{[]float64{0.5, 900}, false, "0.5 and 900"},
+		{[]float64{20, 40, 60}, true, "20%, 40% and 60%"},
+		{nil, false, ""},
+	} {
+		if got := RateListText(c.v, c.percent); got != c.want {
+			t.Errorf("RateListText(%v, %v) = %q; want %q", c.v, c.percent, got, c.want)
+		}
+	}
+}
