@@ -165,8 +165,8 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 		printRepeatSummary(w, out)
 	}
 	if p := out.RateProbe; p != nil {
-		fmt.Fprintf(w, "maximum: %d VUs served %s transactions a minute in a %.0f s closed-loop step; %s of it offered %s TPM\n",
-			p.VUs, units.Thousands(p.ClientTPM), p.Seconds, units.RateListText(p.FractionsPct, true), units.RateListText(p.Rates, false))
+		fmt.Fprintf(w, "maximum: %s served %s transactions a minute in a %.0f s closed-loop step; %s of it offered %s TPM\n",
+			units.Plural(p.VUs, "VU", "VUs"), units.Thousands(p.ClientTPM), p.Seconds, units.RateListText(p.FractionsPct, true), units.RateListText(p.Rates, false))
 	}
 	if k := out.Knee; k != nil {
 		fmt.Fprintln(w, k.Text())

@@ -106,8 +106,8 @@ type RateProbe struct {
 // VUs serves at most, and turns cfg's fractions into rates of it.
 func findMaxRate(ctx context.Context, runner engine.Runner, cfg TPCCConfig, obs Observer) (*RateProbe, error) {
 	vus := cfg.VUs[0]
-	obs.Note(fmt.Sprintf("finding the maximum that rates of %s are fractions of: a closed-loop step of %d VUs, %s ramp-up and %s measured",
-		units.RateListText(cfg.RateFractions, true), vus, cfg.RampUp, cfg.Probe))
+	obs.Note(fmt.Sprintf("finding the maximum that rates of %s are fractions of: a closed-loop step of %s, %s ramp-up and %s measured",
+		units.RateListText(cfg.RateFractions, true), vusName(vus), cfg.RampUp, cfg.Probe))
 	ran, err := driver.Run(ctx, driver.Config{Runner: runner, Mode: cfg.Mode, Steps: []int{vus}, RampUp: cfg.RampUp, Duration: cfg.Probe,
 		AllWarehouses: cfg.AllWarehouses, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed})
 	if err != nil {
@@ -121,7 +121,7 @@ func findMaxRate(ctx context.Context, runner engine.Runner, cfg TPCCConfig, obs 
 	for _, f := range cfg.RateFractions {
 		p.Rates = append(p.Rates, min(MaxRate, max(1, math.Round(f/100*float64(s.ClientTPM)))))
 	}
-	obs.Note(fmt.Sprintf("%d VUs served at most %s transactions a minute; offering %s", vus, units.Thousands(s.ClientTPM), units.RateListText(p.Rates, false)))
+	obs.Note(fmt.Sprintf("%s served at most %s transactions a minute; offering %s", vusName(vus), units.Thousands(s.ClientTPM), units.RateListText(p.Rates, false)))
 	return p, nil
 }
 
@@ -228,9 +228,9 @@ func (c TPCCConfig) Warnings() []string {
 	most := float64(vus) * float64(time.Minute/MinServiceTime)
 	for _, r := range c.Rates {
 		if r > most {
-			return []string{fmt.Sprintf("a rate of %s transactions a minute is more than %d VUs can serve: %s a second each, one every %s, "+
+			return []string{fmt.Sprintf("a rate of %s transactions a minute is more than %s can serve: %s a second each, one every %s, "+
 				"and a TPC-C transaction takes at least %s, so the pool serves at most %d x 60 s / %s = %s a minute; arrivals beyond that only queue; give more VUs",
-				units.Thousands(int64(r)), vus, units.Thousands(int64(r/60/float64(vus))), (time.Duration(60 * float64(time.Second) * float64(vus) / r)).Round(time.Microsecond),
+				units.Thousands(int64(r)), vusName(vus), units.Thousands(int64(r/60/float64(vus))), (time.Duration(60 * float64(time.Second) * float64(vus) / r)).Round(time.Microsecond),
 				MinServiceTime, vus, MinServiceTime, units.Thousands(int64(most)))}
 		}
 	}
@@ -418,12 +418,7 @@ func openOnly[V any](rates []float64, v V) V {
 }
 
 // vusName is how a step is named in verdicts: "1 VU", "4 VUs".
-func vusName(n int) string {
-	if n == 1 {
-		return "1 VU"
-	}
-	return fmt.Sprintf("%d VUs", n)
-}
+func vusName(n int) string { return units.Plural(n, "VU", "VUs") }
 
 // tpccStep is a TPC-C step as the store keeps it, with its histograms.
 func tpccStep(s *stored.TPCCStep) (results.Step, error) {

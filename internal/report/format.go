@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -106,9 +105,5 @@ func slug(parts ...string) string {
 	return b.String()
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+// plural is units.Plural: "1 VU", "4 VUs".
+func plural(n int, one, many string) string { return units.Plural(n, one, many) }

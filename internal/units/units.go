@@ -199,6 +199,14 @@ func RateListText(v []float64, percent bool) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
+// Plural is n with the noun that fits it: "1 VU", "4 VUs".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 // Thousands formats n with commas: 1234567 -> 1,234,567.
 func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

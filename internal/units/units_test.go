@@ -91,3 +91,9 @@ func TestRateListText(t *testing.T) {
 		}
 	}
 }
+
+func TestPlural(t *testing.T) {
+	if got := Plural(1, "VU", "VUs") + ", " + Plural(4, "VU", "VUs") + ", " + Plural(0, "point", "points"); got != "1 VU, 4 VUs, 0 points" {
+		t.Errorf("got %q", got)
+	}
+}
