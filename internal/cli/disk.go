@@ -64,8 +64,8 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 	defer done()
 	out, err := experiment.RunDisk(ctx, *cfg, obs)
 	return out, printRun(v, out, err, func() {
-		for _, k := range out.Knees {
-			fmt.Fprintln(g.Stdout, k.Text())
+		for _, k := range out.KneeTexts() {
+			fmt.Fprintln(g.Stdout, k)
 		}
 		if out.Repeat > 1 && len(out.Points) > 0 {
 			printDiskRepeats(g.Stdout, out)

@@ -168,8 +168,8 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 		fmt.Fprintf(w, "maximum: %s served %s transactions a minute in a %.0f s closed-loop step; %s of it offered %s TPM\n",
 			units.Plural(p.VUs, "VU", "VUs"), units.Thousands(p.ClientTPM), p.Seconds, units.RateListText(p.FractionsPct, true), units.RateListText(p.Rates, false))
 	}
-	if k := out.Knee; k != nil {
-		fmt.Fprintln(w, k.Text())
+	for _, k := range out.KneeTexts() {
+		fmt.Fprintln(w, k)
 	}
 	last := out.Steps[len(out.Steps)-1]
 	var audit []string

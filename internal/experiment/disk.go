@@ -266,6 +266,19 @@ type DiskResult struct {
 	kneeP99       time.Duration
 }
 
+// KneeTexts are the knees of the points offered at several rates, in the
+// words every front end gives them (DiskKnee.Text), in the points' order.
+func (r *DiskResult) KneeTexts() []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range r.Knees {
+		out = append(out, k.Text())
+	}
+	return out
+}
+
 // RunDisk runs the points with fio and records them. tierbench writes only
 // to a test file it creates, or where TargetOptions allow. The result is
 // returned whenever the run was recorded, with the points that finished.

@@ -378,6 +378,15 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	return out, gate(out.RunID, err, out.Thresholds)
 }
 
+// KneeTexts are the run's knee in the words every front end gives it
+// (Knee.Text), or none without a sweep of rates (or a result).
+func (r *TPCCResult) KneeTexts() []string {
+	if r == nil || r.Knee == nil {
+		return nil
+	}
+	return []string{r.Knee.Text()}
+}
+
 // keptSteps says what an interrupted run kept: "2 finished steps", and
 // "and the first 41.5 s of step 3" when Ctrl-C cut that one short.
 func keptSteps(ran []*stored.TPCCStep) string {

@@ -440,9 +440,9 @@ func TestExecuteSpaceEfficiencyScenario(t *testing.T) {
 // is built on the fast tier and copied cold onto the slow one (100 IOPS),
 // each tier's sweep first measures its own maximum and then finds its
 // knee, the slow tier's below the fast one's in transactions a minute; the
-// storage profile at two rates a point finds the points' knees; the
-// report draws latency against the rate served and says how the slow
-// tier got its data.
+// storage profile at two rates a point finds the points' knees; each knee
+// is noted as its sweep ends; the report draws latency against the rate
+// served and says how the slow tier got its data.
 func TestExecuteTiersAtLoadScenario(t *testing.T) {
 	t.Parallel()
 	pgtest.RequireBinaries(t)
@@ -519,6 +519,12 @@ func tiersAtLoadReport(t *testing.T, rec *scenarioRecorder) {
 		return strings.Contains(n, "server db-slow: the 1-warehouse schema built on db-fast copied cold")
 	}) {
 		t.Errorf("no note says the slow tier's schema was copied: %q", rec.notes)
+	}
+	// Each sweep's knee is said as it ends, in tpcc run's and disk run's words.
+	for _, knee := range []string{"knee: ", "knee of "} {
+		if !slices.ContainsFunc(rec.notes, func(n string) bool { return strings.Contains(n, knee) }) {
+			t.Errorf("no note gives a knee as %q does: %q", knee, rec.notes)
+		}
 	}
 	reportHas(t, rec.reported.Markdown, "schema=copied cold from db-fast (fast)", "the knee is at", "New-Order p99 against the rate served")
 }

@@ -480,8 +480,7 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 			cfg.Servers = append(cfg.Servers, h.Fio())
 		}
 		cfg.Record.Placement.Label = t.Name + " on " + strings.Join(st.Hosts, ", ")
-		_, err = experiment.RunDisk(ctx, cfg, e.obs)
-		return e.gate(err)
+		return e.diskRun(ctx, cfg)
 	}
 	// fio runs within the tier's I/O budget, so the profile shows the tier
 	// as the database will see it.
@@ -497,7 +496,16 @@ func (e *executor) Disk(ctx context.Context, st *DiskStep) error {
 	case note != "":
 		e.note("target %s: the storage profile is %s", t.Name, note)
 	}
-	_, err = experiment.RunDisk(ctx, cfg, e.obs)
+	return e.diskRun(ctx, cfg)
+}
+
+// diskRun runs a disk step's profile and notes its knees, as disk run
+// prints them.
+func (e *executor) diskRun(ctx context.Context, cfg experiment.DiskConfig) error {
+	out, err := experiment.RunDisk(ctx, cfg, e.obs)
+	for _, k := range out.KneeTexts() {
+		e.obs.Note(k)
+	}
 	return e.gate(err)
 }
 
@@ -783,6 +791,9 @@ func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *ins
 	out, err := experiment.RunTPCC(ctx, cfg, obs)
 	if out != nil {
 		e.setLastRun(in.name, out.RunID)
+	}
+	for _, k := range out.KneeTexts() { // as tpcc run prints it
+		obs.Note(k)
 	}
 	return e.gate(err)
 }

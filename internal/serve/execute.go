@@ -43,18 +43,16 @@ func (s *Server) execute(ctx context.Context, e *entry, raw json.RawMessage) {
 // kneeNotes notes a rate sweep's knees, in the words `tpcc run` and `disk
 // run` print them, before the run's done event.
 func kneeNotes(log *eventLog, res any) {
-	note := (&observer{log: log}).Note
+	var knees []string
 	switch r := res.(type) {
 	case *experiment.TPCCResult:
-		if r != nil && r.Knee != nil {
-			note(r.Knee.Text())
-		}
+		knees = r.KneeTexts()
 	case *experiment.DiskResult:
-		if r != nil {
-			for _, k := range r.Knees {
-				note(k.Text())
-			}
-		}
+		knees = r.KneeTexts()
+	}
+	note := (&observer{log: log}).Note
+	for _, k := range knees {
+		note(k)
 	}
 }
 
