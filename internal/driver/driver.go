@@ -229,9 +229,12 @@ func edgeCounters(ctx context.Context, r engine.Runner, vus []*vu) (c engine.Cou
 // are then not counted, since neither says how many there were. Smaller
 // dips are not resets: a PostgreSQL reading can fall a little behind the
 // last, by the readings' own transactions that the counters' connection
-// has yet to publish.
+// has yet to publish. The count then stays where it was, so that no second
+// shows a negative TPM (-120 was the one after a reset), and the next
+// reading's growth covers the dip.
 type counterTrack struct {
-	last, offset int64
+	last, offset int64 // the last reading as read, and what resets took off
+	counted      int64 // the last count returned
 	seen         bool
 	resets       int
 }
@@ -246,8 +249,12 @@ func (t *counterTrack) see(c engine.Counters) engine.Counters {
 		t.offset += t.last - c.Transactions
 		t.resets++
 	}
-	t.last, t.seen = c.Transactions, true
+	t.last = c.Transactions
 	c.Transactions += t.offset
+	if t.seen && c.Transactions < t.counted {
+		c.Transactions = t.counted
+	}
+	t.counted, t.seen = c.Transactions, true
 	return c
 }
 

@@ -296,9 +296,10 @@ func TestRunTPCCSurvivesServerRestart(t *testing.T) {
 	done := make(chan struct{})
 	var res *experiment.TPCCResult
 	var runErr error
+	resDir := t.TempDir()
 	go func() {
 		defer close(done)
-		res, runErr = runTPCC(t, ctx, t.TempDir(), experiment.TPCCConfig{DSN: info.DSN, VUs: []int{2}, Duration: 12 * time.Second,
+		res, runErr = runTPCC(t, ctx, resDir, experiment.TPCCConfig{DSN: info.DSN, VUs: []int{2}, Duration: 12 * time.Second,
 			Rates: []float64{3000}, Arrival: driver.ArrivalConstant, LateAfter: time.Second})
 	}()
 	time.Sleep(3 * time.Second)
@@ -325,6 +326,11 @@ func TestRunTPCCSurvivesServerRestart(t *testing.T) {
 		t.Errorf("TPM %d against the client's %d, %d counter resets; want the reset seen and TPM near the client's", st.TPM, st.ClientTPM, st.CountersReset)
 	} else {
 		t.Logf("TPM %d against the client's %d across %d counter reset", st.TPM, st.ClientTPM, st.CountersReset)
+	}
+	for _, p := range stepSeries(t, resDir, res.RunID, "tpm")["tpm"] {
+		if p.Value < 0 {
+			t.Errorf("a second's TPM of %.0f at %s: the count went back", p.Value, p.T.Format(time.TimeOnly))
+		}
 	}
 }
 
