@@ -3,7 +3,6 @@ package stored
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/tierbench/tierbench/internal/units"
 )
@@ -186,10 +185,7 @@ func (p *DurabilityParams) FaultText() string {
 // LoadText names the TPC-C load between faults in words: "4 VUs in a
 // closed loop", or "12,000 TPM offered to 8 VUs".
 func (p *DurabilityParams) LoadText() string {
-	vus := strconv.Itoa(p.VUs) + " VUs"
-	if p.VUs == 1 {
-		vus = "1 VU"
-	}
+	vus := units.Plural(p.VUs, "VU", "VUs")
 	if p.Rate > 0 {
 		return units.Thousands(int64(p.Rate)) + " TPM offered to " + vus
 	}
