@@ -165,9 +165,8 @@ func checkHeldRate(t *testing.T, res *experiment.TPCCResult, rate float64) {
 // 1.6 times the step's. PostgreSQL publishes each backend's commits a
 // second or so late; the start edge has every backend publish at once, and
 // a tick that compared a reading from before the edge with one right after
-// it showed up to twice the rate, the next none (or less: the readings' own
-// transactions are taken off). A server that stalled leaves seconds of
-// none rightly: then this only logs.
+// it showed up to twice the rate, the next none. A server that stalled
+// leaves seconds of none rightly: then this only logs.
 func checkDBTicks(t *testing.T, dir string, res *experiment.TPCCResult) {
 	t.Helper()
 	ticks := stepSeries(t, dir, res.RunID, "tpm")["tpm"]
