@@ -76,7 +76,7 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 	}
 	measured := fmt.Sprintf("%.0f s measured", s.Seconds)
 	if s.Interrupted {
-		measured = fmt.Sprintf("cut short by Ctrl-C after %.1f s measured", s.Seconds)
+		measured = fmt.Sprintf("cut short by %s after %.1f s measured", s.CutBy(), s.Seconds)
 	}
 	fmt.Fprintf(w, "step %d: %d VUs%s, %s: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
 		s.Index+1, s.VUs, rep, measured, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
@@ -90,6 +90,9 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 	}
 	if s.CountersReset > 0 {
 		fmt.Fprintln(w, stored.ResetsText(s.CountersReset))
+	}
+	if s.ServerLost {
+		fmt.Fprintln(w, stored.LostText)
 	}
 	if d := s.Stalled(); d > 0 {
 		fmt.Fprintf(w, "a transaction was still running when the interval ended, %.1f s after it was sent: the server held its VU, and no latency records it\n", d.Seconds())
@@ -158,7 +161,7 @@ func printRunSummary(w io.Writer, out *experiment.TPCCResult, storePath string) 
 	tw.Flush()
 	for _, s := range out.Steps {
 		if s.Interrupted {
-			fmt.Fprintf(w, "the last step was cut short by Ctrl-C: its row is over the %.1f s it measured\n", s.Seconds)
+			fmt.Fprintf(w, "the last step was cut short by %s: its row is over the %.1f s it measured\n", s.CutBy(), s.Seconds)
 		}
 	}
 	if out.Repeat > 1 {

@@ -65,6 +65,10 @@ type Config struct {
 	// OnStep is called when a step's measured interval is complete, or,
 	// with KeepInterrupted, cut short.
 	OnStep func(*stored.TPCCStep)
+	// EdgeLimit bounds how long the end of a step's measured interval
+	// waits for a server that does not answer (0: DefaultEdgeLimit): the
+	// step is then kept as its server's loss (stored.TPCCStep.ServerLost).
+	EdgeLimit time.Duration
 	// KeepInterrupted makes the end of ctx during a measured interval end
 	// that interval where it is, as its deadline would have: the step
 	// (Interrupted set) is returned with the finished ones, when it
@@ -180,6 +184,13 @@ func (s *step) quiesce(ctx context.Context, limit time.Duration) {
 // hung server must not hang the run).
 const drainLimit = 5 * time.Second
 
+// DefaultEdgeLimit bounds the end edge of a measured interval, its drain
+// and its readings of the counters together, when Config.EdgeLimit does
+// not: a server that holds it longer is taken as lost. A loaded server
+// answers in seconds (the drain alone may take drainLimit); a frozen one,
+// its storage hung, never does, and the run would wait for Ctrl-C.
+const DefaultEdgeLimit = time.Minute
+
 // edgeCounters reads the database's counters at an edge of the measured
 // interval, the VUs held or stopped. A database may publish a connection's
 // transactions late: a PostgreSQL 15 backend adds its commits to the shared
@@ -282,6 +293,9 @@ func Run(ctx context.Context, cfg Config) ([]*stored.TPCCStep, error) {
 	}
 	if cfg.LateAfter <= 0 {
 		cfg.LateAfter = time.Second
+	}
+	if cfg.EdgeLimit <= 0 {
+		cfg.EdgeLimit = DefaultEdgeLimit
 	}
 	if len(cfg.Rates) > 0 && len(cfg.Rates) != len(cfg.Steps) {
 		return nil, fmt.Errorf("driver: %d rates for %d steps", len(cfg.Rates), len(cfg.Steps))
@@ -508,6 +522,9 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 	// it.
 	readings := make(chan reading, 1)
 	pending := false
+	// A tick's reading ends with ctx, or when an edge gives up on it.
+	readCtx, cancelReads := context.WithCancel(ctx)
+	defer cancelReads()
 	var quietUntil time.Time // no TPM a tick before it (publishedLag)
 	var txSpan time.Duration // when set, the next TPM's span (publishEvery)
 	awaitReading := func() {
@@ -516,33 +533,46 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			pending = false
 		}
 	}
+	var last *lastReading // the last tick's reading in the interval
+	// closeAt computes the step over the interval that ended at m, with
+	// the database's counters c1 there.
+	closeAt := func(m mark, c1 engine.Counters, resets int) *stored.TPCCStep {
+		res.MeasureEnd = m.at
+		res.OldestInFlightMs = float64(m.oldest.Microseconds()) / 1000
+		res.CountersReset = resets - resetsBefore
+		finishStep(res, vus, hist, m.t, startCounters, c1, warehouses, cfg.KeyingThinking)
+		if st.open != nil {
+			st.open.finish(res, rate, cfg.Arrival, m.open)
+		}
+		if n := res.Completed(); n > 0 {
+			res.ClientCPUPerTxnUs = float64((m.cpu - cpuStart).Microseconds()) / float64(n)
+		}
+		return res
+	}
 	// end closes the measured interval at now: no VU starts another
 	// transaction, those in flight finish (for at most drainLimit), and the
-	// counters are read once every connection has published its own.
+	// counters are read once every connection has published its own. When
+	// they cannot be, the server is lost, and the step ends at the last
+	// reading that came back (lostEnd).
 	end := func(ctx context.Context, now time.Time) (*stored.TPCCStep, error) {
 		st.measureEnd.Store(now.UnixNano())
-		cpu := cpuTime() - cpuStart
-		res.OldestInFlightMs = float64(oldestInFlight(vus, now).Microseconds()) / 1000
+		m := mark{at: now, cpu: cpuTime(), oldest: oldestInFlight(vus, now)}
+		defer context.AfterFunc(ctx, cancelReads)()
 		awaitReading()
 		st.quiesce(ctx, drainLimit)
 		endCounters, asked, err := edgeCounters(ctx, cfg.Runner, vus)
+		stopVUs()
+		wg.Wait()
 		if err != nil {
-			return nil, err
+			return lostEnd(closeAt, last), err
 		}
 		endCounters = track.see(endCounters)
 		endCounters.Transactions -= asked
-		res.CountersReset = track.resets - resetsBefore
-		res.MeasureEnd = now
-		stopVUs()
-		wg.Wait()
-		finishStep(res, vus, hist, startCounters, endCounters, warehouses, cfg.KeyingThinking)
+		m.t = tallyOf(vus)
 		if st.open != nil {
-			st.open.finish(res, rate, cfg.Arrival)
+			m.open = st.open.ended(now)
 		}
-		if n := res.Completed(); n > 0 {
-			res.ClientCPUPerTxnUs = float64(cpu.Microseconds()) / float64(n)
-		}
-		return res, nil
+		return closeAt(m, endCounters, track.resets), nil
 	}
 
 	for {
@@ -570,15 +600,19 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 			procs.adapt()
 			if !pending {
 				pending = true
+				m := markNow(vus, st.open, time.Now(), st.measureStart.Load())
 				go func() {
-					c, err := cfg.Runner.Counters(ctx)
-					readings <- reading{at: time.Now(), c: c, err: err}
+					c, err := cfg.Runner.Counters(readCtx)
+					readings <- reading{at: time.Now(), c: c, err: err, mark: m}
 				}()
 			}
 		case r := <-readings:
 			pending = false
 			if now, c := r.at, r.c; r.err == nil {
 				c = track.see(c)
+				if ms := st.measureStart.Load(); ms != 0 && r.mark.at.UnixNano() > ms {
+					last = &lastReading{mark: r.mark, c: c, resets: track.resets}
+				}
 				if st.open != nil {
 					late := st.open.lateAll.Load()
 					place.Late, place.Queue, lateSeen = late-lateSeen, st.open.sched.waiting(now), late
@@ -638,21 +672,28 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 					txPrev, txSpan = startCounters.Transactions, publishEvery
 				}
 			default:
-				return end(ctx, now)
+				ectx, cancel := context.WithTimeout(ctx, cfg.EdgeLimit)
+				res, err := end(ectx, now)
+				if err != nil && ctx.Err() == nil && ectx.Err() != nil {
+					err = fmt.Errorf("the server did not answer the end of the step's measured interval within %s: %w", cfg.EdgeLimit, err)
+				}
+				cancel()
+				return res, err
 			}
 		}
 	}
 }
 
 // endInterrupted ends, with end, a measured interval that ctx cut short,
-// and returns its step marked Interrupted; nil when its edge could not be
-// read within interruptedEdge, or it completed no transaction.
+// and returns its step marked Interrupted; nil when it completed no
+// transaction, or its edge could not be read within interruptedEdge and
+// no tick's reading in it came back either (lostEnd).
 func endInterrupted(ctx context.Context, end func(context.Context, time.Time) (*stored.TPCCStep, error)) *stored.TPCCStep {
 	now := time.Now()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptedEdge)
 	defer cancel()
-	res, err := end(ectx, now)
-	if err != nil || res.Completed() == 0 {
+	res, _ := end(ectx, now)
+	if res == nil || res.Completed() == 0 {
 		return nil
 	}
 	res.Interrupted = true
@@ -660,16 +701,36 @@ func endInterrupted(ctx context.Context, end func(context.Context, time.Time) (*
 }
 
 // interruptedEdge bounds the end edge of an interval cut short, the drain
-// and the counters' readings together: Ctrl-C on a hung server drops the
-// step after it, where the deadline's edge would wait drainLimit and then
-// for the counters. (A second Ctrl-C exits at once.)
+// and the counters' readings together: Ctrl-C on a hung server ends the
+// step after it at the last reading that came back (lostEnd), where the
+// deadline's edge would wait drainLimit and then for the counters. (A
+// second Ctrl-C exits at once.)
 const interruptedEdge = drainLimit
 
-// reading is a tick's counters, read when at says.
+// reading is a tick's counters, read when at says, and the client's mark
+// as the reading began.
 type reading struct {
-	at  time.Time
-	c   engine.Counters
-	err error
+	at   time.Time
+	c    engine.Counters
+	err  error
+	mark mark
+}
+
+// lostEnd is the step whose end edge could not read the database's
+// counters, the server lost: closed with closeAt at the last reading in
+// its interval that came back, and marked Interrupted and ServerLost; nil
+// when there was none, or the step had completed no transaction by then.
+// Its VUs have stopped.
+func lostEnd(closeAt func(mark, engine.Counters, int) *stored.TPCCStep, last *lastReading) *stored.TPCCStep {
+	if last == nil {
+		return nil
+	}
+	res := closeAt(last.mark, last.c, last.resets)
+	if res.Completed() == 0 {
+		return nil
+	}
+	res.Interrupted, res.ServerLost = true, true
+	return res
 }
 
 // tpmSpan is the database's transactions over the time since the last
@@ -713,28 +774,22 @@ var tickPercentiles = [...]float64{50, 95, 99}
 
 // finishStep computes the step's numbers once its virtual users have stopped.
 // A step paced by keying and think times gets its efficiency.
-func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, c0, c1 engine.Counters, warehouses int, paced bool) {
+func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, t tally, c0, c1 engine.Counters, warehouses int, paced bool) {
 	res.Seconds = res.MeasureEnd.Sub(res.MeasureStart).Seconds()
 	minutes := res.Seconds / 60
 	var audit tpcc.Audit
-	var done [tpcc.NumKinds]int64
+	done := t.done
 	for k := range res.Histograms {
 		res.Histograms[k] = hist.Step(k)
 	}
+	for i, n := range errKindNames {
+		if e := t.errors[i]; e > 0 {
+			res.ErrorsByKind[string(n)] += e
+			res.Errors += e
+		}
+	}
+	res.Rollbacks, res.Retries, res.Reconnects, res.Skipped = t.rollbacks, t.retries, t.reconnects, t.skipped
 	for _, v := range vus {
-		for k := range done {
-			done[k] += v.counts.done[k].Load()
-		}
-		for i, n := range errKindNames {
-			if e := v.counts.errors[i].Load(); e > 0 {
-				res.ErrorsByKind[string(n)] += e
-				res.Errors += e
-			}
-		}
-		res.Rollbacks += v.counts.rollbacks.Load()
-		res.Retries += v.counts.retries.Load()
-		res.Reconnects += v.counts.reconnects.Load()
-		res.Skipped += v.counts.skipped.Load()
 		if v.inMI {
 			audit.Add(v.auditAt[1].Sub(v.auditAt[0]))
 		}

@@ -114,16 +114,32 @@ func (v *vu) await(ctx context.Context, wake *waker, at time.Time) bool {
 	return true
 }
 
-// finish adds the open loop's figures to the step, once its VUs stopped.
-func (o *openLoop) finish(res *stored.TPCCStep, rate float64, arrival string) {
+// ended is the open loop's counts at the interval's end, once its VUs
+// stopped.
+func (o *openLoop) ended(end time.Time) openTally {
+	n := openTally{started: o.started.Load(), late: o.late.Load(), maxQueue: o.maxQueue.Load(), inFlight: o.inFlight.Load()}
+	o.scheduled(&n, end)
+	return n
+}
+
+// scheduled sets n's arrivals due by end and those still waiting then,
+// which the schedule counts right for an end no earlier than the last
+// claim: a tick's mark, or an interval's end once its VUs stopped.
+func (o *openLoop) scheduled(n *openTally, end time.Time) {
+	n.due = o.sched.by(end)
+	n.waiting = o.sched.unstarted(end.Add(-o.lateAfter), end)
+}
+
+// finish adds the open loop's figures to the step, once its VUs stopped:
+// n are its counts where the interval ended (ended, or a tick's mark).
+func (o *openLoop) finish(res *stored.TPCCStep, rate float64, arrival string, n openTally) {
 	if arrival == "" {
 		arrival = ArrivalPoisson
 	}
-	due := o.sched.by(res.MeasureEnd)
-	unserved := max(due-o.started.Load(), 0)
-	ol := &stored.OpenLoop{OfferedTPM: rate, Arrival: arrival, Arrivals: due - o.before, Late: o.late.Load(),
-		Unserved: unserved, MaxQueue: o.maxQueue.Load(), InFlight: o.inFlight.Load(), TxnService: map[string]metrics.Summary{},
-		WaitingAtEnd:   min(o.sched.unstarted(res.MeasureEnd.Add(-o.lateAfter), res.MeasureEnd), unserved),
+	unserved := max(n.due-n.started, 0)
+	ol := &stored.OpenLoop{OfferedTPM: rate, Arrival: arrival, Arrivals: n.due - o.before, Late: n.late,
+		Unserved: unserved, MaxQueue: n.maxQueue, InFlight: n.inFlight, TxnService: map[string]metrics.Summary{},
+		WaitingAtEnd:   min(n.waiting, unserved),
 		ScheduleJitter: metrics.Summarize(o.jitter.Step(0))}
 	for k := range tpcc.NumKinds {
 		ol.TxnService[k.String()] = metrics.Summarize(o.service.Step(int(k)))

@@ -14,11 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/engine"
@@ -378,7 +375,7 @@ func runStalled(t *testing.T, ctx context.Context, cfg experiment.TPCCConfig, at
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			from, to = stallBackends(t, ctx, cfg.DSN, stall)
+			from, to = tpcctest.StallBackends(t, ctx, cfg.DSN, stall)
 		}()
 	}}
 	res, err := experiment.RunTPCC(ctx, cfg, obs)
@@ -402,38 +399,6 @@ func (s *stallAt) Tick(x experiment.Tick) {
 	if x.TPCC != nil && x.TPCC.Phase == "measure" && x.TPCC.Elapsed >= s.at {
 		s.once.Do(s.stall)
 	}
-}
-
-// stallBackends stops the backends serving the database at dsn (but the
-// connection that finds them) for d, as a stalled server would, and
-// returns when they stopped and when they went on (zero if they did not).
-func stallBackends(t *testing.T, ctx context.Context, dsn string, d time.Duration) (from, to time.Time) {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil || len(pids) == 0 {
-		t.Errorf("the backends to stall: %v %v", pids, err)
-		return
-	}
-	for _, p := range pids {
-		_ = syscall.Kill(int(p), syscall.SIGSTOP)
-	}
-	from = time.Now()
-	time.Sleep(d)
-	to = time.Now()
-	for _, p := range pids {
-		_ = syscall.Kill(int(p), syscall.SIGCONT)
-	}
-	return from, to
 }
 
 // A sweep given as fractions first measures the pool's maximum in a

@@ -374,7 +374,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	}
 	out.Thresholds = j.finish(ctx, rec, out.Status)
 	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
-		kept: keptSteps(ran), done: fmt.Sprintf("%d steps", len(ran))})
+		kept: keptSteps(ran), done: keptSteps(ran)})
 	return out, gate(out.RunID, err, out.Thresholds)
 }
 
@@ -387,8 +387,9 @@ func (r *TPCCResult) KneeTexts() []string {
 	return []string{r.Knee.Text()}
 }
 
-// keptSteps says what an interrupted run kept: "2 finished steps", and
-// "and the first 41.5 s of step 3" when Ctrl-C cut that one short.
+// keptSteps says what a run stopped early kept: "2 finished steps", and
+// "and the first 41.5 s of step 3" when Ctrl-C or the server's loss cut
+// that one short.
 func keptSteps(ran []*stored.TPCCStep) string {
 	finished := len(ran)
 	var cut *stored.TPCCStep

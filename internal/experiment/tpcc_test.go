@@ -34,6 +34,7 @@ import (
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
+	"github.com/tierbench/tierbench/internal/stored"
 )
 
 // tpccDoc is a TPC-C run's document as `tpcc run --json` prints it.
@@ -331,6 +332,52 @@ func TestRunTPCCSurvivesServerRestart(t *testing.T) {
 		if p.Value < 0 {
 			t.Errorf("a second's TPM of %.0f at %s: the count went back", p.Value, p.T.Format(time.TimeOnly))
 		}
+	}
+
+	// A server that stops for good 3 s into the interval: the step's end
+	// cannot be read, and it is kept, ended at the last reading that came
+	// back, with the client's counts as they were then.
+	const killAt = 3 * time.Second
+	go func() {
+		time.Sleep(killAt)
+		if _, err := server.Stop(ctx, dir, "immediate"); err != nil {
+			t.Error(err)
+		}
+	}()
+	res, runErr = runTPCC(t, ctx, resDir, experiment.TPCCConfig{DSN: info.DSN, VUs: []int{2}, Duration: 6 * time.Second,
+		Rates: []float64{3000}, Arrival: driver.ArrivalConstant, LateAfter: time.Second})
+	if runErr == nil || !strings.Contains(runErr.Error(), "failed after 0 finished steps and the first") {
+		t.Fatalf("run whose server stopped: %v; want it failed, naming the part of its step it kept", runErr)
+	}
+	if len(res.Steps) != 1 {
+		t.Fatalf("%d steps; want the one cut short", len(res.Steps))
+	}
+	lost := res.Steps[0]
+	// The readings come a second apart: the last is 1 to 2 s before the stop.
+	if !lost.Interrupted || !lost.ServerLost || lost.Seconds < 0.5 || lost.Seconds > killAt.Seconds() {
+		t.Errorf("interrupted %v, server lost %v, %.2f s measured; want both, over less than the %s before the stop",
+			lost.Interrupted, lost.ServerLost, lost.Seconds, killAt)
+	}
+	// Counted at the reading, the client's New-Orders agree with the
+	// database's; counted to the end, they were a second's more.
+	if !lost.NOPMCheck.OK || lost.NOPMCheck.Client == 0 {
+		t.Errorf("NOPM check %+v; want the client's and the database's New-Orders to agree at the last reading", lost.NOPMCheck)
+	}
+	t.Logf("kept %.2f s of the step: TPM %d (client %d), NOPM %d (client %d), %d errors", lost.Seconds, lost.TPM, lost.ClientTPM, lost.NOPM, lost.ClientNOPM, lost.Errors)
+	// TPM counts what the server had published by the reading, which
+	// can be a second's less, never more.
+	if lost.TPM <= 0 || float64(lost.TPM) > 1.05*float64(lost.ClientTPM) || lost.Errors != 0 {
+		t.Errorf("TPM %d against the client's %d, %d errors; want some, at most the client's, and no errors from after the reading",
+			lost.TPM, lost.ClientTPM, lost.Errors)
+	}
+	want := 3000 * lost.Seconds / 60
+	if o := lost.OpenLoop; o == nil || math.Abs(float64(o.Arrivals)-want) > 2 || o.Unserved > 2 {
+		t.Errorf("open loop %+v; want about %.0f arrivals in %.2f s, all served", o, want, lost.Seconds)
+	}
+	run, steps := storedRun(t, resDir, res.RunID)
+	var kept stored.TPCCStep
+	if len(steps) != 1 || json.Unmarshal(steps[0].Metrics, &kept) != nil || !kept.ServerLost {
+		t.Errorf("stored: run %s with %d steps; want the step kept, marked server_lost", run.Status, len(steps))
 	}
 }
 

@@ -755,29 +755,42 @@ func wantSaid(t *testing.T, texts []string, wants ...string) {
 func TestInterruptedStepFinding(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"warehouses": 2, "vus": []int{1, 4}})
-	must(t, err)
-	for i, vus := range []int{1, 4} {
-		m := map[string]any{"index": i, "vus": vus, "tpm": 1000, "measured_seconds": 10, "interrupted": i == 1,
-			"txn": map[string]metrics.Summary{"new_order": {Count: 100, P99Ms: 2}}}
-		if i == 1 {
-			m["measured_seconds"] = 2.4
-		} else {
-			m["counters_reset"] = 2
-		}
-		doc, err := json.Marshal(m)
+	for _, c := range []struct {
+		status, lost, want string
+	}{
+		{results.StatusInterrupted, "", "it shows the steps it finished, and the first 2.4 s of its step of 4 VUs, which Ctrl-C cut short."},
+		{results.StatusFailed, "server_lost", "it shows the steps it finished, and the first 2.4 s of its step of 4 VUs, which the server's loss cut short."},
+	} {
+		r, err := f.store.CreateRun(ctx, "tpcc", "", map[string]any{"warehouses": 2, "vus": []int{1, 4}})
 		must(t, err)
-		must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: t0, MeasureStart: t0, MeasureEnd: t0.Add(time.Second), Metrics: doc}))
-	}
-	must(t, f.store.FinishRun(ctx, r.ID, results.StatusInterrupted, nil))
-	doc, _, err := Build(ctx, f.store, Options{Runs: []string{r.ID}})
-	must(t, err)
-	want := "it shows the steps it finished, and the first 2.4 s of its step of 4 VUs, which Ctrl-C cut short."
-	if got := strings.Join(section(doc, "runs").findings(), "\n"); !strings.Contains(got, want) {
-		t.Errorf("findings:\n%s\nwant %q", got, want)
-	}
-	want = "step of 1 VUs: the database's transaction counters were reset 2 times in the measured interval"
-	if got := strings.Join(section(doc, "tpcc").findings(), "\n"); !strings.Contains(got, want) || strings.Count(got, "were reset") != 1 {
-		t.Errorf("TPC-C findings:\n%s\nwant one saying %q", got, want)
+		for i, vus := range []int{1, 4} {
+			m := map[string]any{"index": i, "vus": vus, "tpm": 1000, "measured_seconds": 10, "interrupted": i == 1,
+				"txn": map[string]metrics.Summary{"new_order": {Count: 100, P99Ms: 2}}}
+			if i == 1 {
+				m["measured_seconds"] = 2.4
+				if c.lost != "" {
+					m[c.lost] = true
+				}
+			} else {
+				m["counters_reset"] = 2
+			}
+			doc, err := json.Marshal(m)
+			must(t, err)
+			must(t, f.store.AddStep(ctx, results.Step{RunID: r.ID, Index: i, Name: fmt.Sprintf("vus=%d", vus), StartedAt: t0, MeasureStart: t0, MeasureEnd: t0.Add(time.Second), Metrics: doc}))
+		}
+		must(t, f.store.FinishRun(ctx, r.ID, c.status, nil))
+		doc, _, err := Build(ctx, f.store, Options{Runs: []string{r.ID}})
+		must(t, err)
+		if got := strings.Join(section(doc, "runs").findings(), "\n"); !strings.Contains(got, c.want) {
+			t.Errorf("findings:\n%s\nwant %q", got, c.want)
+		}
+		want := "step of 1 VUs: the database's transaction counters were reset 2 times in the measured interval"
+		got := strings.Join(section(doc, "tpcc").findings(), "\n")
+		if !strings.Contains(got, want) || strings.Count(got, "were reset") != 1 {
+			t.Errorf("TPC-C findings:\n%s\nwant one saying %q", got, want)
+		}
+		if lost := strings.Contains(got, "step of 4 VUs: "+stored.LostText); lost != (c.lost != "") {
+			t.Errorf("TPC-C findings:\n%s\nsay the server was lost: %v; want %v", got, lost, c.lost != "")
+		}
 	}
 }

@@ -261,7 +261,8 @@ func tpccStepsTable(runs []*runData) *Table {
 // stallSentences name each step that ended with a transaction held for
 // stored.StallAfter or longer: no latency records it, so only this shows
 // that the server held a VU (in a closed loop, the coordinated omission
-// its percentiles cannot show).
+// its percentiles cannot show); and each whose database counters were
+// reset, or whose server was lost before its end.
 func stallSentences(runs []*runData) []string {
 	var out []string
 	for _, rd := range runs {
@@ -273,6 +274,9 @@ func stallSentences(runs []*runData) []string {
 			}
 			if n := x.CountersReset; n > 0 {
 				out = append(out, fmt.Sprintf("Run %s, step of %s: %s.", rd.Label, x.name(), stored.ResetsText(n)))
+			}
+			if x.ServerLost {
+				out = append(out, fmt.Sprintf("Run %s, step of %s: %s.", rd.Label, x.name(), stored.LostText))
 			}
 		}
 	}
@@ -289,12 +293,13 @@ func (x *tpccStep) name() string {
 	return step
 }
 
-// cutShort is what an interrupted run's finding adds for the step Ctrl-C
-// cut short, if one was kept: ", and the first 2.4 s of its step of 4 VUs".
+// cutShort is what the finding of a run that stopped early adds for the
+// step Ctrl-C or the server's loss cut short, if one was kept: ", and the
+// first 2.4 s of its step of 4 VUs, which Ctrl-C cut short".
 func cutShort(rd *runData) string {
 	for i := range rd.TPCC {
 		if x := &rd.TPCC[i]; x.Interrupted {
-			return fmt.Sprintf(", and the first %.1f s of its step of %s, which Ctrl-C cut short", x.Seconds, x.name())
+			return fmt.Sprintf(", and the first %.1f s of its step of %s, which %s cut short", x.Seconds, x.name(), x.CutBy())
 		}
 	}
 	return ""

@@ -282,6 +282,10 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		"step result: NOPM 1,000, TPM 2,300, cut short after 2.4 s, over 1 reset(s) of the database's counters"; got != want {
 		t.Errorf("the note of a step cut short: %q; want %q", got, want)
 	}
+	if got, want := jsString(t, p, `stepNote({ nopm: 1000, tpm: 2300, measured_seconds: 6.81, interrupted: true, server_lost: true })`),
+		"step result: NOPM 1,000, TPM 2,300, cut short by the server's loss after 6.8 s"; got != want {
+		t.Errorf("the note of a step its server's loss cut short: %q; want %q", got, want)
+	}
 
 	// A scenario's TPC-H runs one after another (tiers, engines), as its
 	// event stream tells them, each get a chart: the second's one query

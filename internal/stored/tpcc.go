@@ -87,10 +87,18 @@ type TPCCStep struct {
 	// restart, pg_stat_reset()): TPM then misses the transactions of the
 	// second or so around each. Over repetitions: the sum.
 	CountersReset int `json:"counters_reset,omitempty"`
-	// Interrupted is set on a step whose measured interval Ctrl-C cut
-	// short: its figures are over the Seconds it ran. Over repetitions it
-	// counts only when no repetition ran whole (see countedSteps).
+	// Interrupted is set on a step whose measured interval Ctrl-C, or the
+	// loss of its server (ServerLost), cut short: its figures are over the
+	// Seconds it ran. Over repetitions it counts only when no repetition
+	// ran whole (see countedSteps).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// ServerLost is set, with Interrupted, on a step whose server stopped
+	// answering before its end: the end's counters could not be read, so
+	// its measured interval ends at the last reading of them that came
+	// back (a second or less before the loss), and its counts are the
+	// client's at that reading. Its latencies are of every transaction
+	// that completed before the loss.
+	ServerLost bool `json:"server_lost,omitempty"`
 	// Noisy, when set, says why the step was measured on a noisy host (the
 	// telemetry's judgement): steal time or other processes' CPU above the
 	// limits.
@@ -141,6 +149,15 @@ type OpenLoop struct {
 // must be for the CLI and the report to call it out (Stalled).
 const StallAfter = time.Second
 
+// CutBy names what cut a step short (Interrupted): "Ctrl-C", or "the
+// server's loss".
+func (s *TPCCStep) CutBy() string {
+	if s.ServerLost {
+		return "the server's loss"
+	}
+	return "Ctrl-C"
+}
+
 // Stalled is how long the step's oldest transaction in flight at its end
 // had been running, when that is StallAfter or more, and 0 otherwise.
 func (s *TPCCStep) Stalled() time.Duration {
@@ -181,6 +198,11 @@ func ResetsText(n int) string {
 		" in the measured interval (a server's restart or crash recovery, or pg_stat_reset()); TPM is counted on through each reset, " +
 		"less the transactions between the last reading before it and the first after"
 }
+
+// LostText says what a step whose server was lost (ServerLost) is over.
+const LostText = "its server stopped answering before the step's end, so the step ends at the last reading of the database's counters " +
+	"that came back, a second or less before; TPM counts the transactions the server had published by then " +
+	"(PostgreSQL publishes each connection's about once a second), so a short step's can be low by up to a second's"
 
 // Key is s's step key.
 func (s *TPCCStep) Key() StepKey {
@@ -308,7 +330,7 @@ func aggregateSteps(all []*TPCCStep, discard bool) *TPCCStep {
 	}
 	first, last := reps[0], reps[len(reps)-1]
 	mean := func(name string) float64 { return st[name].Mean }
-	g := &TPCCStep{VUs: first.VUs, Stats: st, Repetitions: all, Discarded: len(countedSteps(all, false)) - len(reps), Interrupted: first.Interrupted, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{},
+	g := &TPCCStep{VUs: first.VUs, Stats: st, Repetitions: all, Discarded: len(countedSteps(all, false)) - len(reps), Interrupted: first.Interrupted, ServerLost: first.ServerLost, ErrorsByKind: map[string]int64{}, Txn: map[string]metrics.Summary{},
 		TPM: round(mean("tpm")), NOPM: round(mean("nopm")), ClientTPM: round(mean("client_tpm")), ClientNOPM: round(mean("client_nopm")),
 		ClientCPUPerTxnUs: mean("client_cpu_us_per_txn"),
 		StartedAt:         first.StartedAt, MeasureStart: first.MeasureStart, MeasureEnd: last.MeasureEnd,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,4 +143,36 @@ func MariaDB(t testing.TB, ctx context.Context, warehouses int) server.Info {
 	return mariatest.StartCloned(t, ctx, fmt.Sprintf("tpcc%d", warehouses), func(ctx context.Context, dsn string) error {
 		return build(ctx, dsn, warehouses)
 	})
+}
+
+// StallBackends stops the backends serving the database at dsn (but the
+// connection that finds them) for d, as a stalled server would, and
+// returns when they stopped and when they went on (zero if they did not).
+func StallBackends(t *testing.T, ctx context.Context, dsn string, d time.Duration) (from, to time.Time) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil || len(pids) == 0 {
+		t.Errorf("the backends to stall: %v %v", pids, err)
+		return
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(int(p), syscall.SIGSTOP)
+	}
+	from = time.Now()
+	time.Sleep(d)
+	to = time.Now()
+	for _, p := range pids {
+		_ = syscall.Kill(int(p), syscall.SIGCONT)
+	}
+	return from, to
 }
