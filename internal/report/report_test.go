@@ -784,7 +784,7 @@ func TestInterruptedStepFinding(t *testing.T) {
 		if got := strings.Join(section(doc, "runs").findings(), "\n"); !strings.Contains(got, c.want) {
 			t.Errorf("findings:\n%s\nwant %q", got, c.want)
 		}
-		want := "step of 1 VUs: the database's transaction counters were reset 2 times in the measured interval"
+		want := "step of 1 VU: the database's transaction counters were reset 2 times in the measured interval"
 		got := strings.Join(section(doc, "tpcc").findings(), "\n")
 		if !strings.Contains(got, want) || strings.Count(got, "were reset") != 1 {
 			t.Errorf("TPC-C findings:\n%s\nwant one saying %q", got, want)

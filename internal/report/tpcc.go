@@ -286,7 +286,7 @@ func stallSentences(runs []*runData) []string {
 // name is how a sentence names the step: "4 VUs", or "4 VUs at 12,000
 // TPM offered".
 func (x *tpccStep) name() string {
-	step := fmt.Sprintf("%d VUs", x.VUs)
+	step := plural(x.VUs, "VU", "VUs")
 	if x.OpenLoop != nil {
 		step += " at " + thousands(int64(x.OfferedTPM)) + " TPM offered"
 	}
@@ -432,9 +432,9 @@ func txnPercentileFigure(runs []*runData) *Figure {
 			continue
 		}
 		for pi, p := range picks {
-			sr := chart.Series{Name: fmt.Sprintf("%s p99 (%d VUs)", rd.legend(), last.VUs), Color: rd.Color}
+			sr := chart.Series{Name: fmt.Sprintf("%s p99 (%s)", rd.legend(), plural(last.VUs, "VU", "VUs")), Color: rd.Color}
 			if len(runs) == 1 {
-				sr = chart.Series{Name: fmt.Sprintf("%s (%d VUs)", p.name, last.VUs), Color: pi}
+				sr = chart.Series{Name: fmt.Sprintf("%s (%s)", p.name, plural(last.VUs, "VU", "VUs")), Color: pi}
 			}
 			for i, k := range tpcc.KindNames {
 				sr.Points = append(sr.Points, chart.Point{X: float64(i), Y: p.get(last, k)})
