@@ -54,7 +54,7 @@ func TestRunJSONInterrupted(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := cli.Execute(ctx, []string{"run", "--json", "--datadir", dataDir, "--results", res, "--warehouses", "1",
 		"--build-vus", "2", "--vus", "1,2", "--rampup", "0s", "--duration", "4s"}, envOf(nil), strings.NewReader(""), &stdout, &stderr)
-	if code != cli.ExitInterrupted || !regexp.MustCompile(`tierbench: interrupted; 1 finished steps and the first [0-9.]+ s of step 2 kept in run `).MatchString(stderr.String()) {
+	if code != cli.ExitInterrupted || !regexp.MustCompile(`tierbench: interrupted; 1 finished step and the first [0-9.]+ s of step 2 kept in run `).MatchString(stderr.String()) {
 		t.Fatalf("exit %d, want 130 and the line naming what was kept; stderr:\n%s", code, stderr.String())
 	}
 	var doc struct {

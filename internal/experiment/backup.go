@@ -21,6 +21,7 @@ import (
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/telemetry"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // BackupConfig is a backup run: Cycles backups of the database at DSN into
@@ -219,7 +220,7 @@ func RunBackup(ctx context.Context, cfg BackupConfig, obs Observer) (*BackupResu
 		out.Status = results.StatusFailed
 	}
 	return out, rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
-		kept: fmt.Sprintf("%d finished phases", c.phases), done: fmt.Sprintf("%d phases", c.phases)})
+		kept: units.Plural(c.phases, "finished phase", "finished phases"), done: units.Plural(c.phases, "phase", "phases")})
 }
 
 // backupCycles is a backup run's loop.

@@ -451,9 +451,9 @@ func finishDisk(ctx context.Context, rec *recording, out *DiskResult, ran []stor
 	}
 	out.Points = stored.GroupPointsDiscarding(ran, discard)
 	out.Knees = stored.FindDiskKnees(out.Points, out.kneeP99)
-	what := fmt.Sprintf("%d points", len(ran))
+	what := units.Plural(len(ran), "point", "points")
 	if out.Repeat > 1 {
-		what = fmt.Sprintf("%d runs of %d points", len(ran), len(out.Points))
+		what = units.Plural(len(ran), "run", "runs") + " of " + units.Plural(len(out.Points), "point", "points")
 	}
 	out.Thresholds = j.finish(ctx, rec, out.Status)
 	err := rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr, kept: what, done: what})

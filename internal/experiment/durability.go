@@ -226,7 +226,7 @@ func RunDurability(ctx context.Context, cfg DurabilityConfig, obs Observer) (*Du
 		out.Status = results.StatusFailed
 	}
 	err = rec.finish(ctx, end{status: out.Status, out: out, runErr: runErr,
-		kept: fmt.Sprintf("%d finished cycles", len(cycles)), done: fmt.Sprintf("%d cycles", len(cycles))})
+		kept: units.Plural(len(cycles), "finished cycle", "finished cycles"), done: units.Plural(len(cycles), "cycle", "cycles")})
 	if err == nil && !out.Total.OK {
 		// The test's verdict: a durability test that lost committed work failed.
 		err = &Verdict{RunID: out.RunID, Msg: fmt.Sprintf("durability test failed in %d of %d cycles: %d committed New-Orders lost",

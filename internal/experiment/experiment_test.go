@@ -201,7 +201,7 @@ func TestRunTPCCInterrupted(t *testing.T) {
 		t.Errorf("the step cut short: %.2f s measured of %s, NOPM check %+v, client NOPM %d; want a shorter interval whose counters agree",
 			cut.Seconds, duration, cut.NOPMCheck, cut.ClientNOPM)
 	}
-	if want := fmt.Sprintf("1 finished steps and the first %.1f s of step 2", cut.Seconds); in.Kept != want {
+	if want := fmt.Sprintf("1 finished step and the first %.1f s of step 2", cut.Seconds); in.Kept != want {
 		t.Errorf("kept %q; want %q", in.Kept, want)
 	}
 	if out.Knee == nil || out.Knee.OfferedTPM != 1200 || out.Knee.NextTPM != 0 {

@@ -397,7 +397,7 @@ func keptSteps(ran []*stored.TPCCStep) string {
 		cut = ran[finished-1]
 		finished--
 	}
-	kept := fmt.Sprintf("%d finished steps", finished)
+	kept := units.Plural(finished, "finished step", "finished steps")
 	if cut != nil {
 		kept += fmt.Sprintf(" and the first %.1f s of step %d", cut.Seconds, cut.Index+1)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tpch"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // The TPC-H run's limits.
@@ -280,13 +281,13 @@ func RunTPCH(ctx context.Context, cfg TPCHRunConfig, obs Observer) (*TPCHRunResu
 	switch {
 	case ctx.Err() != nil:
 		out.Status = results.StatusInterrupted
-		kept = fmt.Sprintf("%d finished queries", len(out.queries()))
+		kept = units.Plural(len(out.queries()), "finished query", "finished queries")
 		runErr = nil
 	case runErr != nil:
 		out.Status = results.StatusFailed
 	}
 	out.Thresholds = r.judge.finish(ctx, r.rec, out.Status)
-	err = r.rec.finish(ctx, end{status: out.Status, out: out, kept: kept, done: fmt.Sprintf("%d queries", len(out.queries())), runErr: runErr})
+	err = r.rec.finish(ctx, end{status: out.Status, out: out, kept: kept, done: units.Plural(len(out.queries()), "query", "queries"), runErr: runErr})
 	if err == nil && len(out.Wrong) > 0 {
 		first := ""
 		for _, q := range out.queries() {

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
 	"github.com/tierbench/tierbench/internal/version"
 )
 
@@ -121,7 +122,7 @@ func RunMain(ctx context.Context, cfg MainConfig, obs experiment.Observer) (*Mai
 	}
 	if res.Check, err = db.CheckTPCC(ctx, engine.CheckOptions{Seed: 1}); err != nil {
 		if ctx.Err() != nil { // stopped during the check: the run itself is whole
-			return res, &experiment.Interrupted{RunID: res.TPCC.RunID, Kept: fmt.Sprintf("%d finished steps", len(res.TPCC.Steps))}
+			return res, &experiment.Interrupted{RunID: res.TPCC.RunID, Kept: units.Plural(len(res.TPCC.Steps), "finished step", "finished steps")}
 		}
 		return res, err
 	}

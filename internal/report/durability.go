@@ -67,7 +67,11 @@ func durabilitySection(runs []*runData) *Section {
 		excess += fmt.Sprintf("at most %d, within its bound of %d", maxExcess, bound)
 	}
 	if failed == 0 {
-		s.finding(fmt.Sprintf("All %d cycles passed: no acknowledged New-Order was lost, and %s.", cycles, excess))
+		all := fmt.Sprintf("All %d cycles", cycles)
+		if cycles == 1 {
+			all = "The one cycle"
+		}
+		s.finding(fmt.Sprintf("%s passed: no acknowledged New-Order was lost, and %s.", all, excess))
 	} else {
 		s.finding(fmt.Sprintf("%d of %d cycles FAILED: %d committed New-Orders were lost; %s.", failed, cycles, lost, excess))
 	}

@@ -211,7 +211,7 @@ steps:
 	if err != nil || !strings.Contains(string(md), "schema=copied cold from db-1 (local), not loaded through this tier") {
 		t.Errorf("the report does not say how copy's run got its schema (%v)", err)
 	}
-	if !strings.Contains(string(md), "All 1 cycles passed") || !strings.Contains(string(md), "| copy | kill | 1,200 TPM offered to 1 VU | 1 |") {
+	if !strings.Contains(string(md), "The one cycle passed") || !strings.Contains(string(md), "| copy | kill | 1,200 TPM offered to 1 VU | 1 |") {
 		t.Errorf("the report has no passed durability cycle of copy:\n%s", md)
 	}
 	store, err := results.OpenReadOnly(res)

@@ -304,7 +304,7 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		`document.querySelectorAll('#chart-tpch rect.s0').length === 1 && document.querySelectorAll('#chart-tpch-A rect.s0').length === 22`)
 	latestCap, firstCap := jsString(t, p, `document.querySelector("#chart-tpch figcaption").textContent`),
 		jsString(t, p, `document.querySelector("#chart-tpch-A figcaption").textContent`)
-	if !strings.Contains(latestCap, "of db-slow") || !strings.Contains(latestCap, "over 1 queries") || !strings.Contains(firstCap, "of db-fast") || !strings.Contains(firstCap, "over 22 queries") {
+	if !strings.Contains(latestCap, "of db-slow") || !strings.Contains(latestCap, "over 1 query") || !strings.Contains(firstCap, "of db-fast") || !strings.Contains(firstCap, "over 22 queries") {
 		t.Errorf("the TPC-H charts' captions %q and %q; want the latest run's (db-slow, 1 query) and the first's (db-fast, 22)", latestCap, firstCap)
 	}
 

@@ -284,7 +284,7 @@ class QueryBars {
     const w = chartW - pad.l - pad.r, h = chartH - pad.t - pad.b;
     const y = valueAxis(s, max, 2);
     const [gm, n] = this.geomean();
-    this.caption.textContent = n ? "power test " + this.rep + ": geometric mean " + fmt(gm, 3) + " s over " + n + " queries" : "";
+    this.caption.textContent = n ? "power test " + this.rep + ": geometric mean " + fmt(gm, 3) + " s over " + n + (n === 1 ? " query" : " queries") : "";
     this.legend.replaceChildren();
     if (names.length === 0) {
       const none = svg("text", { x: pad.l + w / 2, y: pad.t + h / 2, "text-anchor": "middle", class: "none" });
