@@ -450,7 +450,8 @@ func TestRunTPCCRateFractions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := "the knee is at " + units.Thousands(int64(p.Rates[0])) + " TPM offered"; !strings.Contains(string(html), want) {
-		t.Errorf("the report does not say %q", want)
+		t.Errorf("the report does not say %q; it says %q; the run's knee: %s; its steps' documents:\n%s",
+			want, regexp.MustCompile(`[^.>]*: (the knee is at|no knee)[^<]*`).FindAllString(string(html), -1), k.Text(), doc)
 	}
 	// and draws latency against the rate served, the knee labelled.
 	svg, err := os.ReadFile(filepath.Join(dir, "report-data", "figure-tpcc-open-loop-latency.svg"))
