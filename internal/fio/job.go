@@ -6,7 +6,9 @@ package fio
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -34,7 +36,7 @@ type Spec struct {
 	RWMixRead  int    `json:"rwmix_read,omitempty"` // percent reads, randrw only
 	IODepth    int    `json:"iodepth"`
 	Jobs       int    `json:"jobs"`
-	RateIOPS   int    `json:"rate_iops,omitempty"` // per job, as fio's rate_iops
+	RateIOPS   int    `json:"rate_iops,omitempty"` // per job, reads and writes together (rateIOPS)
 	CompressPc int    `json:"compress_pct,omitempty"`
 	DedupePc   int    `json:"dedupe_pct,omitempty"`
 }
@@ -202,7 +204,7 @@ func JobFile(s Spec, set Settings) (string, error) {
 		// Poisson arrivals, as independent requests come, rather than
 		// fio's default of evenly spaced ones; at the rate_iops whose
 		// Poisson offer is nearest to the point's rate.
-		fmt.Fprintf(&b, "rate_iops=%d\nrate_process=poisson\n", poissonRateIOPS(s.RateIOPS))
+		fmt.Fprintf(&b, "rate_iops=%s\nrate_process=poisson\n", rateIOPS(s))
 	}
 	if s.CompressPc > 0 || s.DedupePc > 0 {
 		// Fresh buffer contents on every write, so the pattern holds for
@@ -216,6 +218,22 @@ func JobFile(s Spec, set Settings) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// rateIOPS is fio's rate_iops for the spec's rate, each direction's
+// Poisson-corrected (poissonRateIOPS). fio paces reads and writes each to
+// its own rate, and one value is both's (io_u.c, rate_ddir): a mix given
+// rate_iops=100 did 100 reads and 100 writes a second, half and half,
+// whatever its rwmixread. So a mix's rate is split by its share of
+// reads, "70,30" for 100 a second at 70%, each direction that has a share
+// getting at least 1.
+func rateIOPS(s Spec) string {
+	if s.RW != RandRW || s.RWMixRead == 0 || s.RWMixRead == 100 {
+		return strconv.Itoa(poissonRateIOPS(s.RateIOPS))
+	}
+	reads := max(int(math.Round(float64(s.RateIOPS)*float64(s.RWMixRead)/100)), 1)
+	writes := max(s.RateIOPS-reads, 1)
+	return fmt.Sprintf("%d,%d", poissonRateIOPS(reads), poissonRateIOPS(writes))
 }
 
 // CheckPath refuses a path that a fio job file cannot carry as a value: fio

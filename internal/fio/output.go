@@ -86,6 +86,17 @@ func ParseOutput(data []byte) (*Result, error) {
 	if start < 0 {
 		return nil, errors.New("fio output: no line starts with '{'")
 	}
+	// A job that died still has its I/Os in the output, but no runtime
+	// and 0 IOPS, and fio says so before it: "fio: pid=N, got
+	// signal=6" (fio 3.33's rated mixed jobs could abort on an assertion
+	// in rate_ddir, fixed in 3.36). Not a measurement.
+	if i := bytes.Index(data[:start], []byte("got signal=")); i >= 0 {
+		line := data[bytes.LastIndexByte(data[:i], '\n')+1:]
+		if n := bytes.IndexByte(line, '\n'); n >= 0 {
+			line = line[:n]
+		}
+		return nil, fmt.Errorf("fio output: a job died (%s); its figures are not a measurement", bytes.TrimSpace(line))
+	}
 	var out fioOutput
 	// A Decoder stops after the first value, so anything fio appends is ignored.
 	if err := json.NewDecoder(bytes.NewReader(data[start:])).Decode(&out); err != nil {
@@ -125,6 +136,7 @@ func mergeJobs(version string, jobs []fioJob) (*Result, error) {
 		if !(j.RuntimeMs >= 0 && j.UsrCPU >= 0 && j.SysCPU >= 0 && j.RuntimeMs+j.UsrCPU+j.SysCPU < 1e15) {
 			return nil, fmt.Errorf("fio output: job %d (%q): job_runtime, usr_cpu or sys_cpu is negative or out of range", i+1, j.Name)
 		}
+
 	}
 	for _, j := range jobs {
 		r.RuntimeS = math.Max(r.RuntimeS, j.RuntimeMs/1000)

@@ -342,3 +342,17 @@ func TestRunnerCgroupProcs(t *testing.T) {
 		}
 	}
 }
+
+// A job that fio aborted still has its I/Os in the output, with no runtime
+// and 0 IOPS (testdata/rated-mix-aborted-3.33.json: fio 3.33 on a rated
+// 70% mix, which hit the assertion in rate_ddir that fio 3.36 fixed), and
+// fio says so before the document. It is an error, not a point of 0 IOPS.
+func TestParseOutputAbortedJob(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "rated-mix-aborted-3.33.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ParseOutput(data); err == nil || err.Error() != "fio output: a job died (fio: pid=30711, got signal=6); its figures are not a measurement" {
+		t.Errorf("the aborted job's output parsed as %+v, %v; want an error naming the signal", r, err)
+	}
+}

@@ -1,10 +1,17 @@
 package fio
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // The rate_iops given for a Poisson rate makes fio offer the rate nearest
@@ -57,4 +64,38 @@ func TestPoissonRateRealFio(t *testing.T) {
 		t.Errorf("fio did %.0f reads a second for %d wanted; want at most 2%% more", got, want)
 	}
 	t.Logf("fio did %.0f reads a second for %d wanted (rate_iops=%d)", got, want, poissonRateIOPS(want))
+}
+
+// A mix at a rate does that rate in all, in its own proportions: fio
+// paces reads and writes each to its own rate_iops, so the one value the
+// job files wrote before made a 70% mix at 4,000 a second do 4,000 reads
+// and 4,000 writes, half and half. Run as tierbench runs a point.
+func TestRateOfMixRealFio(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		testenv.SkipOrFail(t, "fio not in PATH: %v", err)
+	}
+	ctx := context.Background()
+	r, err := Find(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, make([]byte, 16<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const rate, mix = 4000, 70
+	s := Spec{Name: "mix", BS: 4096, RW: RandRW, RWMixRead: mix, IODepth: 1, Jobs: 1, RateIOPS: rate}
+	p, err := r.Run(ctx, 0, s, Settings{IOEngine: "psync", Duration: 3 * time.Second, File: target, Size: 16 << 20}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Result.Read == nil || p.Result.Write == nil {
+		t.Fatalf("fio's result: %+v", p.Result)
+	}
+	rd, wr := p.Result.Read.IOPS, p.Result.Write.IOPS
+	if math.Abs(rd+wr-rate) > 0.04*rate || math.Abs(100*rd/(rd+wr)-mix) > 3 {
+		t.Errorf("fio did %.0f reads and %.0f writes a second; want %d in all, %d%% reads\n%s", rd, wr, rate, mix, p.JobFile)
+	}
+	t.Logf("%.0f reads and %.0f writes a second for %d at %d%% reads", rd, wr, rate, mix)
 }
