@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -43,6 +44,15 @@ func diskSection(runs []*runData) *Section {
 	s.figure(pointBars(runs, names, "storage-mbps", "Throughput per point", "MB/s", "mbps"))
 	s.figure(pointBars(runs, names, "storage-p99", "99th-percentile latency per point (the worse direction)", "latency (ms)", "p99_ms"))
 	s.table(diskTable(runs))
+	for _, rd := range runs {
+		for _, k := range diskKnees(rd) {
+			s.finding(rd.Label + ": " + k.Text() + ".")
+		}
+	}
+	for i, f := range rateFigures(runs) {
+		f.ID = fmt.Sprintf("storage-rate-latency-%d", i)
+		s.figure(f)
+	}
 	if t := noisyPoints(runs); t != nil {
 		s.text(noisyText)
 		s.table(t)
@@ -330,4 +340,70 @@ func (d diskStep) counted() []stored.Point { return d.Point.Counted() }
 // of (1 for a point measured once).
 func (d diskStep) repetitions() int {
 	return max(len(d.counted()), 1)
+}
+
+// diskKnees are the knees of a run's points offered at two or more rates
+// (stored.FindDiskKnees), bounded as the run was.
+func diskKnees(rd *runData) []stored.DiskKnee {
+	var points []stored.Point
+	for _, d := range rd.Disk {
+		points = append(points, d.Point)
+	}
+	var bound string
+	if p := rd.Params.Disk; p != nil {
+		bound = p.KneeP99
+	}
+	return stored.FindDiskKnees(points, kneeBound(bound))
+}
+
+// rateFigures draw, for each shape of point run at fixed rates (all but
+// the rate the same: stored.RatelessName), each run's p99 completion
+// latency against the IOPS it did, its knee labelled. Points at one rate
+// have no curve to draw.
+func rateFigures(runs []*runData) []*Figure {
+	var shapes []string
+	for _, rd := range runs {
+		for _, d := range rd.Disk {
+			if n := stored.RatelessName(d.Name); d.RateIOPS > 0 && !slices.Contains(shapes, n) {
+				shapes = append(shapes, n)
+			}
+		}
+	}
+	var out []*Figure
+	for _, shape := range shapes {
+		c := chart.Chart{Title: "p99 completion latency against the rate done: " + shape + " (fixed rates, the worse direction)",
+			XLabel: "I/O per second done", YLabel: "p99 completion latency (ms)", Kind: chart.Line, YFromZero: true}
+		for _, rd := range runs {
+			var knee float64
+			for _, k := range diskKnees(rd) {
+				if stored.RatelessName(k.Point) == shape {
+					knee = k.OfferedIOPS
+				}
+			}
+			var rated []diskStep
+			for _, d := range rd.Disk {
+				if d.RateIOPS > 0 && stored.RatelessName(d.Name) == shape {
+					rated = append(rated, d)
+				}
+			}
+			// In the order of the rates offered: past its knee a tier
+			// can do fewer I/Os at a higher rate, and the line turns back.
+			slices.SortFunc(rated, func(a, b diskStep) int { return cmp.Compare(a.RateIOPS, b.RateIOPS) })
+			sr := chart.Series{Name: rd.legend(), Color: rd.Color}
+			for _, d := range rated {
+				p := chart.Point{X: d.iops(), Y: d.p99Ms()}
+				if knee > 0 && float64(d.RateIOPS*d.Jobs) == knee {
+					p.Label = "knee"
+				}
+				sr.Points = append(sr.Points, p)
+			}
+			if len(sr.Points) > 1 {
+				c.Series = append(c.Series, sr)
+			}
+		}
+		if len(c.Series) > 0 {
+			out = append(out, &Figure{Chart: c})
+		}
+	}
+	return out
 }

@@ -385,11 +385,18 @@ func runKnee(rd *runData) *stored.Knee {
 	if len(steps) < 2 {
 		return nil
 	}
-	var bound time.Duration
-	if p := rd.Params.TPCC; p != nil && p.KneeP99 != "" {
-		bound, _ = time.ParseDuration(p.KneeP99)
+	var bound string
+	if p := rd.Params.TPCC; p != nil {
+		bound = p.KneeP99
 	}
-	return stored.FindKnee(steps, bound)
+	return stored.FindKnee(steps, kneeBound(bound))
+}
+
+// kneeBound is a run's knee_p99 parameter as a duration: 0, the lowest
+// rate's p99 times stored.KneeP99Factor, when the run set none.
+func kneeBound(param string) time.Duration {
+	d, _ := time.ParseDuration(param)
+	return d
 }
 
 // kneeSentence says where a run's sweep stopped keeping up, and why.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"time"
 
@@ -153,16 +154,25 @@ type DiskKnee struct {
 	Why         string  `json:"why"`
 }
 
-// Text is as Knee's, named by its point: "knee of 4k-randread-qd1x1-rate250:
-// 2,000 IOPS offered (done within 2% of the rate, p99 within 0.500 ms); at
-// 4,000 IOPS offered, …".
+// Text is as Knee's, named by its point's shape (RatelessName): "knee of
+// 4k-randread-qd1x1: 2,000 IOPS offered (done within 2% of the rate, p99
+// within 0.500 ms); at 4,000 IOPS offered, …".
 func (k DiskKnee) Text() string {
 	knee := "none: not even the lowest rate held"
 	if k.OfferedIOPS > 0 {
 		knee = fmt.Sprintf("%s IOPS offered (done within %d%% of the rate, p99 within %.3f ms)", count(k.OfferedIOPS), KneeFollowPct, k.P99BoundMs)
 	}
-	return "knee of " + k.Point + ": " + knee + "; " + k.Why
+	return "knee of " + RatelessName(k.Point) + ": " + knee + "; " + k.Why
 }
+
+// RatelessName is a point's name without the rate its name ends with
+// ("-rate250", fio.PointName's, per job): the name of what its rates
+// share, "4k-randread-qd1x1".
+func RatelessName(point string) string {
+	return rateSuffix.ReplaceAllString(point, "")
+}
+
+var rateSuffix = regexp.MustCompile(`-rate[0-9]+$`)
 
 // FindDiskKnees finds the knee of each point offered at two or more rates,
 // in the order the points come; bound is as FindKnee's.

@@ -115,8 +115,13 @@ func TestKneeText(t *testing.T) {
 	if got := (&Knee{NextTPM: 1000, Why: "why"}).Text(); got != "knee: none: not even the lowest rate held; why" {
 		t.Errorf("no knee: %q", got)
 	}
-	d := DiskKnee{Point: "4k", OfferedIOPS: 2000, P99BoundMs: 0.5, Why: "why"}
-	if got, want := d.Text(), "knee of 4k: 2,000 IOPS offered (done within 2% of the rate, p99 within 0.500 ms); why"; got != want {
+	d := DiskKnee{Point: "4k-randread-qd1x1-rate250", OfferedIOPS: 2000, P99BoundMs: 0.5, Why: "why"}
+	if got, want := d.Text(), "knee of 4k-randread-qd1x1: 2,000 IOPS offered (done within 2% of the rate, p99 within 0.500 ms); why"; got != want {
 		t.Errorf("%q;\nwant %q", got, want)
+	}
+	for name, want := range map[string]string{"4k-randread-qd1x1-rate250": "4k-randread-qd1x1", "mine": "mine", "rate-rate": "rate-rate", "a-rate1-b": "a-rate1-b"} {
+		if got := RatelessName(name); got != want {
+			t.Errorf("RatelessName(%q) = %q; want %q", name, got, want)
+		}
 	}
 }
