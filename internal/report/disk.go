@@ -44,12 +44,14 @@ func diskSection(runs []*runData) *Section {
 	s.figure(pointBars(runs, names, "storage-mbps", "Throughput per point", "MB/s", "mbps"))
 	s.figure(pointBars(runs, names, "storage-p99", "99th-percentile latency per point (the worse direction)", "latency (ms)", "p99_ms"))
 	s.table(diskTable(runs))
-	for _, rd := range runs {
-		for _, k := range diskKnees(rd) {
+	knees := make([][]stored.DiskKnee, len(runs))
+	for i, rd := range runs {
+		knees[i] = diskKnees(rd)
+		for _, k := range knees[i] {
 			s.finding(rd.Label + ": " + k.Text() + ".")
 		}
 	}
-	for i, f := range rateFigures(runs) {
+	for i, f := range rateFigures(runs, knees) {
 		f.ID = fmt.Sprintf("storage-rate-latency-%d", i)
 		s.figure(f)
 	}
@@ -358,9 +360,10 @@ func diskKnees(rd *runData) []stored.DiskKnee {
 
 // rateFigures draw, for each shape of point run at fixed rates (all but
 // the rate the same: stored.RatelessName), each run's p99 completion
-// latency against the IOPS it did, its knee labelled. Points at one rate
-// have no curve to draw.
-func rateFigures(runs []*runData) []*Figure {
+// latency against the IOPS it did, its knee (of knees, the runs' own, as
+// diskKnees found them) labelled. Points at one rate have no curve to
+// draw.
+func rateFigures(runs []*runData, knees [][]stored.DiskKnee) []*Figure {
 	var shapes []string
 	for _, rd := range runs {
 		for _, d := range rd.Disk {
@@ -373,9 +376,9 @@ func rateFigures(runs []*runData) []*Figure {
 	for _, shape := range shapes {
 		c := chart.Chart{Title: "p99 completion latency against the rate done: " + shape + " (fixed rates, the worse direction)",
 			XLabel: "I/O per second done", YLabel: "p99 completion latency (ms)", Kind: chart.Line, YFromZero: true}
-		for _, rd := range runs {
+		for i, rd := range runs {
 			var knee float64
-			for _, k := range diskKnees(rd) {
+			for _, k := range knees[i] {
 				if stored.RatelessName(k.Point) == shape {
 					knee = k.OfferedIOPS
 				}
