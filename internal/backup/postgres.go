@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tierbench/tierbench/internal/cgroup"
 	"github.com/tierbench/tierbench/internal/engine"
@@ -69,6 +70,11 @@ func (postgresMethod) backup(ctx context.Context, o Options, ph *stored.Phase, d
 		args = []string{"--format=directory", "--jobs=" + strconv.Itoa(o.jobs()), "--compress=0", "--file=" + dir,
 			"--no-password", "--dbname=" + conn}
 	} else {
+		release, err := holdWAL(ctx, o.DSN)
+		if err != nil {
+			return err
+		}
+		defer release()
 		// Plain format with the WAL streamed beside it: a directory that
 		// starts as is. -c fast: the backup does not wait for a scheduled
 		// checkpoint. Synced (no --no-sync): a backup must be durable.
@@ -86,6 +92,34 @@ func (postgresMethod) backup(ctx context.Context, o Options, ph *stored.Phase, d
 		}
 	}
 	return nil
+}
+
+// holdWAL keeps the server from removing WAL written from now on, until
+// release: a temporary physical replication slot, its WAL reserved at once,
+// on a session of its own. pg_basebackup makes its own slot only once the
+// backup has begun, when it starts streaming from the backup's first WAL
+// segment, and a checkpoint in between (another session's, or one that a
+// busy server's WAL volume forces) can remove that segment: the backup then
+// fails with "requested WAL segment ... has already been removed". The
+// server drops a temporary slot when its session ends, so a tierbench that
+// is killed leaves none behind to hold WAL for ever.
+func holdWAL(ctx context.Context, dsn string) (release func(), err error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, errors.New(redact(err.Error(), dsn))
+	}
+	release = func() { conn.Close(context.WithoutCancel(ctx)) }
+	name := "tierbench_backup_" + strconv.FormatUint(uint64(conn.PgConn().PID()), 10)
+	if _, err := conn.Exec(ctx, "SELECT pg_create_physical_replication_slot($1, true, true)", name); err != nil {
+		release()
+		msg := err.Error()
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Hint != "" {
+			msg += "; " + pe.Hint
+		}
+		return nil, fmt.Errorf("holding the server's WAL for the backup (a temporary replication slot beside pg_basebackup's own): %s",
+			redact(msg, dsn))
+	}
+	return release, nil
 }
 
 func (postgresMethod) place(ctx context.Context, o Options, backupDir, dir string) error {
