@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/options"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // DurabilityOptions are the flags of `durability`: a test's options, its
@@ -81,10 +82,10 @@ func printDurabilityTotal(w io.Writer, out *experiment.DurabilityResult, storePa
 	}
 	verdict := "PASS"
 	if !t.OK {
-		verdict = fmt.Sprintf("FAIL (%d cycles)", t.FailedCycles)
+		verdict = fmt.Sprintf("FAIL (%s)", units.Plural(t.FailedCycles, "cycle", "cycles"))
 	}
-	fmt.Fprintf(w, "durability: %d cycles of %s with %d VUs: %d committed New-Orders acknowledged, %d found, %d lost, %d rolled back but found; "+
+	fmt.Fprintf(w, "durability: %s of %s with %s: %d committed New-Orders acknowledged, %d found, %d lost, %d rolled back but found; "+
 		"excess at most %d (bound %d); recovery %.2f–%.2f s; %s\n",
-		t.Cycles, out.Fault, out.VUs, t.Committed, t.Found, t.Lost, t.RolledBackFound, t.MaxExcess, out.VUs, t.MinRecovery, t.MaxRecovery, verdict)
+		units.Plural(t.Cycles, "cycle", "cycles"), out.Fault, units.Plural(out.VUs, "VU", "VUs"), t.Committed, t.Found, t.Lost, t.RolledBackFound, t.MaxExcess, out.VUs, t.MinRecovery, t.MaxRecovery, verdict)
 	fmt.Fprintf(w, "run %s %s; stored in %s\n", out.RunID, out.Status, storePath)
 }

@@ -81,11 +81,11 @@ func (v *view) Started(s experiment.Started) {
 		if p.Spacing != "0s" {
 			every = ", one every " + p.Spacing
 		}
-		v.g.progressf("run %s: %d cycles of %s backup and restore into %s%s\n", s.RunID, p.Cycles, p.Method, p.Target, every)
+		v.g.progressf("run %s: %s of %s backup and restore into %s%s\n", s.RunID, units.Plural(p.Cycles, "cycle", "cycles"), p.Method, p.Target, every)
 	case *stored.DurabilityParams:
 		v.durability = p
-		v.g.progressf("durability run %s: %d cycles of %s TPC-C, %s, on %d warehouses, then %s; success logs in %s\n",
-			s.RunID, p.Cycles, p.RunBeforeFault, p.LoadText(), p.Warehouses, p.FaultText(), p.LogDir)
+		v.g.progressf("durability run %s: %s of %s TPC-C, %s, on %s, then %s; success logs in %s\n",
+			s.RunID, units.Plural(p.Cycles, "cycle", "cycles"), p.RunBeforeFault, p.LoadText(), units.Plural(p.Warehouses, "warehouse", "warehouses"), p.FaultText(), p.LogDir)
 	case *stored.MonitorParams:
 		v.g.progressf("monitor %s: sampling every %s", s.RunID, p.Interval)
 		if r := s.Resolution; r != nil {

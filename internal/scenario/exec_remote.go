@@ -178,7 +178,7 @@ func (e *executor) durabilityRemote(ctx context.Context, in *instance, st *Durab
 	if st.ColdCache {
 		args = append(args, "--cold-cache")
 	}
-	e.note("server %s: %d %s cycles of the durability test on host %s", in.name, st.Cycles, st.Fault, in.host)
+	e.note("server %s: %s of the durability test on host %s", in.name, units.Plural(st.Cycles, st.Fault+" cycle", st.Fault+" cycles"), in.host)
 	var doc experiment.DurabilityResult
 	imported, err := e.runRemote(ctx, in, args, &doc, func() string { return doc.RunID }, p)
 	if imported {

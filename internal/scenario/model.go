@@ -419,7 +419,7 @@ func (s Step) String() string {
 	case s.Check != nil:
 		return fmt.Sprintf("check %s", s.Check.Server)
 	case s.Durability != nil:
-		return fmt.Sprintf("durability %s, %d cycles of %s", s.Durability.Server, s.Durability.Cycles, s.Durability.Fault)
+		return fmt.Sprintf("durability %s, %s of %s", s.Durability.Server, units.Plural(s.Durability.Cycles, "cycle", "cycles"), s.Durability.Fault)
 	case s.Space != nil && s.Space.Server != "":
 		return fmt.Sprintf("space of server %s", s.Space.Server)
 	case s.Space != nil:
