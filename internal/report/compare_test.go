@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/results"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
@@ -254,5 +256,49 @@ func TestRatioIntervalAtLeast0(t *testing.T) {
 	c := stats.Compare([]float64{1, 9}, []float64{1, 9}) // A's mean is not distinguishable from 0
 	if got := ciVerdict(c); c.HasCI() && strings.Contains(got, "CI -") {
 		t.Errorf("ciVerdict = %q; want no negative bound", got)
+	}
+}
+
+// At an offered rate that both runs served, their NOPM is the rate's: the
+// ratio table says so rather than judging repetitions that constant
+// arrivals make nearly identical, where a few transactions more read as
+// "higher". A run that fell behind is judged as ever.
+func TestNOPMVerdictAtARate(t *testing.T) {
+	// run makes a run of three repetitions at 3,000 TPM offered over 2 s
+	// (100 arrivals each), completing served of them, new of which
+	// New-Orders, each repetition one New-Order more than the last.
+	run := func(label string, served, new int64) *runData {
+		var reps []*stored.TPCCStep
+		for r := range int64(3) {
+			no := new + r
+			reps = append(reps, &stored.TPCCStep{VUs: 2, TPM: served * 30, NOPM: no * 30,
+				OpenLoop: &stored.OpenLoop{OfferedTPM: 3000, Arrival: "constant", Arrivals: 100},
+				Txn:      map[string]metrics.Summary{"new_order": {Count: no, P99Ms: 5}, "payment": {Count: served - no, P99Ms: 3}}})
+		}
+		rd := &runData{Label: label}
+		for _, s := range stored.GroupTPCC(reps, stored.KeysOf(reps)) {
+			rd.TPCC = append(rd.TPCC, tpccStep{*s})
+		}
+		return rd
+	}
+	verdictOf := func(runs ...*runData) string {
+		t.Helper()
+		for _, b := range tpccComparison(runs) {
+			if b.Table != nil {
+				return b.Table.Rows[0][slices.Index(b.Table.Header, "NOPM verdict")]
+			}
+		}
+		t.Fatal("no ratio table")
+		return ""
+	}
+	first, second := run("first", 100, 44), run("second", 99, 48)
+	if c := compareStat(second.TPCC[0], first.TPCC[0], "nopm"); c.Verdict != stats.Higher {
+		t.Fatalf("the repetitions compare as %q; the case needs them to read as higher", c.Verdict)
+	}
+	if got := verdictOf(first, second); got != bothHeld {
+		t.Errorf("two runs that served their arrivals: NOPM verdict %q; want %q", got, bothHeld)
+	}
+	if got := verdictOf(first, run("behind", 90, 40)); got != "lower" {
+		t.Errorf("a run that served 90 of 100 arrivals: NOPM verdict %q; want lower", got)
 	}
 }

@@ -105,7 +105,36 @@ func newOrderP99(s *TPCCStep) float64 {
 // notHeld says why a step's rate did not hold, or "" when it did.
 // Its repetitions are judged together: those its figures are over.
 func notHeld(s *TPCCStep, boundMs float64) string {
-	var arrivals, done int64
+	// The count served is not put as a rate: with those running and
+	// queued at the end it is more than the step's TPM, beside which a
+	// report shows it.
+	if arrivals, done := s.served(); !keptPace(arrivals, done) {
+		return fmt.Sprintf("at %s TPM offered, %.1f%% of the %s transactions that arrived were served (%s: completed, "+
+			"or still running or queued and not yet late at the end), more than %d%% short",
+			count(s.OfferedTPM), 100*float64(done)/float64(arrivals), units.Thousands(arrivals), units.Thousands(done), KneeFollowPct)
+	}
+	if p := newOrderP99(s); boundMs > 0 && p > boundMs {
+		return fmt.Sprintf("at %s TPM offered, the New-Order p99 from the intended start was %.2f ms, over the %.2f ms bound", count(s.OfferedTPM), p, boundMs)
+	}
+	return ""
+}
+
+// KeptPace reports whether an open-loop step served what arrived, within
+// KneeFollowPct, over the repetitions its figures are over: its
+// throughput is then the offered rate's, whatever the storage. False for a
+// closed-loop step.
+func (s *TPCCStep) KeptPace() bool {
+	arrivals, done := s.served()
+	return s.OpenLoop != nil && arrivals > 0 && keptPace(arrivals, done)
+}
+
+func keptPace(arrivals, done int64) bool {
+	return float64(done) >= float64(arrivals)*(1-KneeFollowPct/100.0)
+}
+
+// served is the arrivals of a step's counted repetitions and those served:
+// completed, or still running or queued and not yet late at the end.
+func (s *TPCCStep) served() (arrivals, done int64) {
 	for _, r := range s.Counted() {
 		if r.OpenLoop != nil {
 			// Those still running at the end were served too, and those
@@ -118,18 +147,7 @@ func notHeld(s *TPCCStep, boundMs float64) string {
 		}
 		done += r.Completed()
 	}
-	// The count served is not put as a rate: with those running and
-	// queued at the end it is more than the step's TPM, beside which a
-	// report shows it.
-	if arrivals > 0 && float64(done) < float64(arrivals)*(1-KneeFollowPct/100.0) {
-		return fmt.Sprintf("at %s TPM offered, %.1f%% of the %s transactions that arrived were served (%s: completed, "+
-			"or still running or queued and not yet late at the end), more than %d%% short",
-			count(s.OfferedTPM), 100*float64(done)/float64(arrivals), units.Thousands(arrivals), units.Thousands(done), KneeFollowPct)
-	}
-	if p := newOrderP99(s); boundMs > 0 && p > boundMs {
-		return fmt.Sprintf("at %s TPM offered, the New-Order p99 from the intended start was %.2f ms, over the %.2f ms bound", count(s.OfferedTPM), p, boundMs)
-	}
-	return ""
+	return arrivals, done
 }
 
 // Completed is the transactions the step completed in its measured
