@@ -566,7 +566,13 @@ func compareOpenRuns(t *testing.T, res, a, b, htmlPath string) (nopmVerdict, p99
 	}) {
 		t.Errorf("report.Compare has no New-Order p99 at 3,000 TPM over 3 repetitions each: %+v", cs)
 	}
-	return strings.TrimSpace(cells[4]), string(m[1])
+	nopmVerdict = strings.TrimSpace(cells[4])
+	if !slices.ContainsFunc(cs, func(c report.Compared) bool {
+		return c.Run == b && c.OfferedTPM == 3000 && c.Figure == "nopm" && c.Verdict == nopmVerdict
+	}) {
+		t.Errorf("report.Compare has no NOPM at 3,000 TPM with the table's verdict %q: %+v", nopmVerdict, cs)
+	}
+	return nopmVerdict, string(m[1])
 }
 
 // storedVUs lists the VUs of a run's stored steps, in their order.

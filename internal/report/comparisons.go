@@ -38,27 +38,53 @@ type Compared struct {
 type figure struct {
 	name string
 	c    stats.Comparison
+	// said, when set, is the verdict in place of the comparison's
+	// (bothHeld).
+	said string
+}
+
+// verdictText is the figure's verdict as a table cell gives it.
+func (f figure) verdictText() string {
+	if f.said != "" && !math.IsNaN(f.c.Ratio) {
+		return f.said
+	}
+	return verdict(f.c)
 }
 
 // tpccFigures are the figures the TPC-C ratio table compares, in its
 // columns' order.
 func tpccFigures(x, bx tpccStep) []figure {
 	return []figure{
-		{"tpm", compareStat(x, bx, "tpm")},
-		{"nopm", compareStat(x, bx, "nopm")},
-		{"new_order.p95_ms", compareStat(x, bx, "new_order.p95_ms")},
-		{"host.cpu_iowait_pct", compareStat(x, bx, "host.cpu_iowait_pct")},
-		{"device.await_ms", compareBy(x, bx, func(s *stored.TPCCStep) float64 { return deviceAwait(s.Device) })},
-		{"db.read_latency_ms", compareStat(x, bx, "db.read_latency_ms")},
-		{"db.wal_sync_latency_ms", compareStat(x, bx, "db.wal_sync_latency_ms")},
+		{name: "tpm", c: compareStat(x, bx, "tpm")},
+		{name: "nopm", c: compareStat(x, bx, "nopm"), said: heldRate(x, bx)},
+		{name: "new_order.p95_ms", c: compareStat(x, bx, "new_order.p95_ms")},
+		{name: "host.cpu_iowait_pct", c: compareStat(x, bx, "host.cpu_iowait_pct")},
+		{name: "device.await_ms", c: compareBy(x, bx, func(s *stored.TPCCStep) float64 { return deviceAwait(s.Device) })},
+		{name: "db.read_latency_ms", c: compareStat(x, bx, "db.read_latency_ms")},
+		{name: "db.wal_sync_latency_ms", c: compareStat(x, bx, "db.wal_sync_latency_ms")},
 	}
+}
+
+// bothHeld is the NOPM verdict of two open-loop steps that both served what
+// arrived at their offered rate.
+const bothHeld = "both held the rate"
+
+// heldRate is bothHeld for two open-loop steps that both kept pace with
+// their arrivals, whose NOPM the rate set (with constant arrivals the
+// repetitions barely vary, and a difference of a few transactions would
+// read as "higher"), else "".
+func heldRate(x, base tpccStep) string {
+	if x.KeptPace() && base.KeptPace() {
+		return bothHeld
+	}
+	return ""
 }
 
 // diskFigures are the figures the storage ratio table compares, in its
 // columns' order.
 func diskFigures(d, b diskStep) []figure {
 	cmp := func(key string) stats.Comparison { return stats.Compare(d.values(key), b.values(key)) }
-	return []figure{{"iops", cmp("iops")}, {"mbps", cmp("mbps")}, {"mean_ms", cmp("mean_ms")}, {"p99_ms", cmp("p99_ms")}}
+	return []figure{{name: "iops", c: cmp("iops")}, {name: "mbps", c: cmp("mbps")}, {name: "mean_ms", c: cmp("mean_ms")}, {name: "p99_ms", c: cmp("p99_ms")}}
 }
 
 // Compare computes every figure of the runs against their kind's
@@ -74,7 +100,7 @@ func Compare(ctx context.Context, store *results.Store, o Options) ([]Compared, 
 	add := func(kind string, rd, base *runData, step string, key stored.StepKey, fs []figure) {
 		for _, f := range fs {
 			c := Compared{Kind: kind, Run: rd.ID, Label: rd.Label, Base: base.ID, Step: step, VUs: key.VUs, OfferedTPM: key.OfferedTPM, Figure: f.name,
-				N: f.c.NA, BaseN: f.c.NB, Verdict: verdict(f.c), Ratio: finite(f.c.Ratio)}
+				N: f.c.NA, BaseN: f.c.NB, Verdict: f.verdictText(), Ratio: finite(f.c.Ratio)}
 			if f.c.HasCI() {
 				c.Low, c.High = finite(atLeast0(f.c.Low)), finite(f.c.High)
 			}
@@ -100,7 +126,7 @@ func Compare(ctx context.Context, store *results.Store, o Options) ([]Compared, 
 					if k.OfferedTPM > 0 {
 						step += " at " + thousands(int64(k.OfferedTPM)) + " TPM"
 					}
-					add(stored.KindTPCC, rd, tpcc[0], step, k, append(tpccFigures(x, bx), figure{"new_order.p99_ms", compareStat(x, bx, "new_order.p99_ms")}))
+					add(stored.KindTPCC, rd, tpcc[0], step, k, append(tpccFigures(x, bx), figure{name: "new_order.p99_ms", c: compareStat(x, bx, "new_order.p99_ms")}))
 				}
 			}
 		}

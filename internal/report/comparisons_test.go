@@ -68,6 +68,10 @@ func TestCompareMatchesTables(t *testing.T) {
 					if want := comparedText(c); want != row[col] {
 						t.Errorf("%s %s %s: Compare %+v reads %q; the table shows %q", row[0], step, fig, c, want, row[col])
 					}
+					// The TPC-C table's verdicts sit right of their ratios.
+					if v := map[string]int{"nopm": 7, "new_order.p95_ms": 9, "new_order.p99_ms": 15}; kind == "tpcc" && v[fig] > 0 && c.Verdict != row[v[fig]] {
+						t.Errorf("%s %s %s: Compare's verdict %q; the table's %q", row[0], step, fig, c.Verdict, row[v[fig]])
+					}
 				}
 			}
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/report/chart"
 	"github.com/tierbench/tierbench/internal/results"
-	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/tpcc"
 )
@@ -511,7 +510,7 @@ func tpccComparison(runs []*runData) []Block {
 			f := tpccFigures(x, bx) // tpm, nopm, new_order.p95_ms, iowait, await, DB read, WAL sync
 			p99 := compareStat(x, bx, "new_order.p99_ms")
 			t.Rows = append(t.Rows, []string{rd.Label, stepName(k), repsText(x, bx), num(x.tpm()), num(x.nopm()),
-				ratioCI(f[0].c), ratioCI(f[1].c), nopmVerdict(x, bx, f[1].c), ratioCI(f[2].c), verdict(f[2].c),
+				ratioCI(f[0].c), ratioCI(f[1].c), f[1].verdictText(), ratioCI(f[2].c), f[2].verdictText(),
 				ratioCI(f[3].c), ratioCI(f[4].c), ratioCI(f[5].c), ratioCI(f[6].c), ratioCI(p99), verdict(p99)})
 		}
 		if top >= 0 {
@@ -541,21 +540,6 @@ func tpccComparison(runs []*runData) []Block {
 		blocks = append(blocks, tableBlock(t))
 	}
 	return blocks
-}
-
-// bothHeld is the NOPM verdict of two open-loop steps that both served what
-// arrived at their offered rate.
-const bothHeld = "both held the rate"
-
-// nopmVerdict is the ratio table's NOPM verdict: bothHeld for two open-loop
-// steps that both kept pace with their arrivals, whose NOPM the rate set
-// (with constant arrivals the repetitions barely vary, and a difference of
-// a few transactions would pass for "higher"), else the comparison's.
-func nopmVerdict(x, base tpccStep, c stats.Comparison) string {
-	if x.KeptPace() && base.KeptPace() {
-		return bothHeld
-	}
-	return verdict(c)
 }
 
 // byKey is a run's steps by their key: VU count, and offered rate.
