@@ -267,6 +267,9 @@ func ParseClientOutput(data []byte, servers []Server) (*Result, []*Result, error
 	if start < 0 {
 		return nil, nil, errors.New("fio output: no line starts with '{'")
 	}
+	if err := jobDied(data[:start]); err != nil {
+		return nil, nil, err
+	}
 	var out fioOutput
 	if err := json.NewDecoder(bytes.NewReader(data[start:])).Decode(&out); err != nil {
 		return nil, nil, fmt.Errorf("fio output: %w", err)

@@ -1,6 +1,7 @@
 package fio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -345,4 +346,88 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// jobProcess is the job process a fio server forked for a point, or 0
+// until it is there: the server forks a process per connection, that one a
+// backend, and the backend the job, three levels down, all with the
+// server's command line.
+func jobProcess(t *testing.T, s Server) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := map[int]int{} // of the processes with the server's command line
+	arg := "--server=127.0.0.1," + strconv.Itoa(s.Port) + "\x00"
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if !strings.Contains(string(cmd), arg) || len(stat) == 0 {
+			continue
+		}
+		// pid (comm) state ppid …
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 1 {
+			parent[pid], _ = strconv.Atoi(f[1])
+		}
+	}
+	for pid := range parent {
+		depth := 0
+		for p := pid; ; depth++ {
+			pp, ok := parent[p]
+			if !ok {
+				break
+			}
+			p = pp
+		}
+		// depth is the steps up to the server's parent, the first not
+		// among them.
+		if depth == 4 {
+			return pid
+		}
+	}
+	return 0
+}
+
+// A job on a host that dies mid-point (fio 3.33's assertion in rate_ddir,
+// or the OOM killer) leaves 0 IOPS in the client's output, with a line
+// before it that says so: the point fails, naming it, rather than record
+// the zeros.
+func TestRunHostsJobKilled(t *testing.T) {
+	r := needFio(t)
+	s := startServer(t, r.Path, "h1")
+	dir, work := realTempDir(t), t.TempDir()
+	file := filepath.Join(dir, hostFileName(s))
+	done := make(chan error, 1)
+	go func() {
+		spec := Spec{Name: "4k-randread-qd1x1", BS: 4096, RW: RandRead, IODepth: 1, Jobs: 1}
+		_, err := r.RunHosts(context.Background(), 0, spec, hostSettings(dir, 30*time.Second), work, []Server{s})
+		done <- err
+	}()
+	// Mid-point: the job has laid out its file and is reading it.
+	var since time.Time
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if fi, err := os.Stat(file); err == nil && fi.Size() == 8<<20 && since.IsZero() {
+			since = time.Now()
+		}
+		if pid := jobProcess(t, s); pid > 0 && !since.IsZero() && time.Since(since) > time.Second {
+			if err := syscall.Kill(pid, syscall.SIGABRT); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no fio job process under the server after 20 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "got signal=6); its figures are not a measurement") {
+		t.Errorf("a point whose job was killed: %v; want an error naming the signal", err)
+	}
 }

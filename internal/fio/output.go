@@ -86,16 +86,8 @@ func ParseOutput(data []byte) (*Result, error) {
 	if start < 0 {
 		return nil, errors.New("fio output: no line starts with '{'")
 	}
-	// A job that died still has its I/Os in the output, but no runtime
-	// and 0 IOPS, and fio says so before it: "fio: pid=N, got
-	// signal=6" (fio 3.33's rated mixed jobs could abort on an assertion
-	// in rate_ddir, fixed in 3.36). Not a measurement.
-	if i := bytes.Index(data[:start], []byte("got signal=")); i >= 0 {
-		line := data[bytes.LastIndexByte(data[:i], '\n')+1:]
-		if n := bytes.IndexByte(line, '\n'); n >= 0 {
-			line = line[:n]
-		}
-		return nil, fmt.Errorf("fio output: a job died (%s); its figures are not a measurement", bytes.TrimSpace(line))
+	if err := jobDied(data[:start]); err != nil {
+		return nil, err
 	}
 	var out fioOutput
 	// A Decoder stops after the first value, so anything fio appends is ignored.
@@ -111,6 +103,24 @@ func ParseOutput(data []byte) (*Result, error) {
 		}
 	}
 	return mergeJobs(out.Version, out.Jobs)
+}
+
+// jobDied is an error when what fio wrote before its JSON says a job
+// died. Such a job still has its I/Os in the output, but no runtime and 0
+// IOPS, and fio says so before it: "fio: pid=N, got signal=6", with the
+// host's name first ("<host> fio: …") from a server (fio 3.33's rated
+// mixed jobs could abort on an assertion in rate_ddir, fixed in 3.36; the
+// OOM killer's signal is 9). Not a measurement.
+func jobDied(preamble []byte) error {
+	i := bytes.Index(preamble, []byte("got signal="))
+	if i < 0 {
+		return nil
+	}
+	line := preamble[bytes.LastIndexByte(preamble[:i], '\n')+1:]
+	if n := bytes.IndexByte(line, '\n'); n >= 0 {
+		line = line[:n]
+	}
+	return fmt.Errorf("fio output: a job died (%s); its figures are not a measurement", bytes.TrimSpace(line))
 }
 
 // jsonStart returns the offset of the first line that starts with '{', or -1.
