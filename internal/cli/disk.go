@@ -73,11 +73,11 @@ func runDiskRun(ctx context.Context, g *Globals, opts DiskRunOptions, fs *pflag.
 			for _, p := range out.Points {
 				runs += len(p.Repetitions)
 			}
-			fmt.Fprintf(g.Stdout, "run %s %s: %d runs of %d points (--repeat %d); stored in %s\n", out.RunID, out.Status, runs,
-				len(out.Points), out.Repeat, v.store)
+			fmt.Fprintf(g.Stdout, "run %s %s: %s of %s (--repeat %d); stored in %s\n", out.RunID, out.Status, units.Plural(runs, "run", "runs"),
+				units.Plural(len(out.Points), "point", "points"), out.Repeat, v.store)
 			return
 		}
-		fmt.Fprintf(g.Stdout, "run %s %s: %d points; stored in %s\n", out.RunID, out.Status, len(out.Points), v.store)
+		fmt.Fprintf(g.Stdout, "run %s %s: %s; stored in %s\n", out.RunID, out.Status, units.Plural(len(out.Points), "point", "points"), v.store)
 	})
 }
 
@@ -155,8 +155,8 @@ func newDiskProfilesCommand(g *Globals) *cobra.Command {
 			}
 			for _, p := range fio.Profiles {
 				total := time.Duration(len(p.Points)) * (p.Duration + p.Ramp)
-				fmt.Fprintf(g.Stdout, "%s: %s\n  %d points, %s measured + %s ramp each (about %s), %s test file:\n",
-					p.Name, p.Title, len(p.Points), p.Duration, p.Ramp, total, units.FormatSize(p.Size))
+				fmt.Fprintf(g.Stdout, "%s: %s\n  %s, %s measured + %s ramp each (about %s), %s test file:\n",
+					p.Name, p.Title, units.Plural(len(p.Points), "point", "points"), p.Duration, p.Ramp, total, units.FormatSize(p.Size))
 				for _, s := range p.Points {
 					fmt.Fprintf(g.Stdout, "    %s\n", s.Name)
 				}

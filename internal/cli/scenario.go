@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/options"
 	"github.com/tierbench/tierbench/internal/scenario"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 func newScenarioCommand(g *Globals) *cobra.Command {
@@ -152,7 +153,7 @@ func runScenarioValidate(ctx context.Context, g *Globals, opts ScenarioValidateO
 	if g.JSON {
 		return g.printJSON(out)
 	}
-	fmt.Fprintf(g.Stdout, "ok: %d steps\n", len(sc.Steps))
+	fmt.Fprintf(g.Stdout, "ok: %s\n", units.Plural(len(sc.Steps), "step", "steps"))
 	return nil
 }
 

@@ -237,8 +237,8 @@ func installRoutines(ctx context.Context, g *Globals, dsn string) error {
 }
 
 func printBuildResult(w io.Writer, res *tpcc.BuildResult) {
-	fmt.Fprintf(w, "built %d warehouses in %.1f s (load %.1f s, keys and indexes %.1f s), %s on disk, %.0f MB/s streamed\n",
-		res.Warehouses, res.Seconds, res.LoadSec, res.IndexSec, units.FormatSize(res.Bytes),
+	fmt.Fprintf(w, "built %s in %.1f s (load %.1f s, keys and indexes %.1f s), %s on disk, %.0f MB/s streamed\n",
+		units.Plural(res.Warehouses, "warehouse", "warehouses"), res.Seconds, res.LoadSec, res.IndexSec, units.FormatSize(res.Bytes),
 		float64(res.CopyBytes)/1e6/max(res.LoadSec, 1e-9))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "table\trows\t")
@@ -337,7 +337,7 @@ func printCheckResult(w io.Writer, res *tpcc.CheckResult) {
 	}
 	tw.Flush()
 	if res.OK {
-		fmt.Fprintf(w, "\nall consistency conditions hold (%d warehouses)\n", res.Warehouses)
+		fmt.Fprintf(w, "\nall consistency conditions hold (%s)\n", units.Plural(res.Warehouses, "warehouse", "warehouses"))
 	} else {
 		fmt.Fprintf(w, "\nconsistency check FAILED\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tierbench/tierbench/internal/experiment"
 	"github.com/tierbench/tierbench/internal/options"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // TPCCGenerateOptions are the flags of `tpcc generate`.
@@ -76,7 +77,7 @@ func runTPCCGenerate(ctx context.Context, g *Globals, opts TPCCGenerateOptions) 
 	if g.JSON {
 		return g.printJSON(res)
 	}
-	fmt.Fprintf(g.Stdout, "wrote %d files (%.1f MB) for %d warehouses to %s in %.1f s\n",
-		res.Files, float64(res.Bytes)/1e6, res.Warehouses, res.Dir, res.Seconds)
+	fmt.Fprintf(g.Stdout, "wrote %s (%.1f MB) for %s to %s in %.1f s\n",
+		units.Plural(res.Files, "file", "files"), float64(res.Bytes)/1e6, units.Plural(res.Warehouses, "warehouse", "warehouses"), res.Dir, res.Seconds)
 	return nil
 }

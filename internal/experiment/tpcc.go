@@ -505,7 +505,7 @@ func Build(ctx context.Context, db engine.DB, o engine.BuildOptions, obs Observe
 	said := false
 	o.Progress = func(p tpcc.BuildProgress) {
 		if !said { // once the build has begun: a refused one says only why
-			obs.Note(fmt.Sprintf("building %d warehouses with %d loader connections", o.Warehouses, o.Workers))
+			obs.Note(fmt.Sprintf("building %s with %s", units.Plural(o.Warehouses, "warehouse", "warehouses"), units.Plural(o.Workers, "loader connection", "loader connections")))
 			said = true
 		}
 		obs.Progress(Progress{Build: &p})

@@ -917,7 +917,7 @@ func (e *executor) Neighbours(ctx context.Context, st *NeighboursStep) error {
 		if len(st.Rates) > 0 {
 			load = " at " + units.RateListText(st.Rates, false) + " TPM each"
 		}
-		e.note("%s%s: TPC-C%s with %d VUs on %s%s; %s ramp-up, %s measured", phase, rep, load, st.VUs, strings.Join(st.TPCC, ", "),
+		e.note("%s%s: TPC-C%s with %s on %s%s; %s ramp-up, %s measured", phase, rep, load, units.Plural(st.VUs, "VU", "VUs"), strings.Join(st.TPCC, ", "),
 			backupText(st), st.RampUp, st.Duration)
 		if err := e.neighboursOnce(ctx, st, phase, tpccIns, backupIns); err != nil {
 			return err

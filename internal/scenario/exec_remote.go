@@ -125,7 +125,7 @@ func (e *executor) buildRemote(ctx context.Context, in *instance, warehouses, vu
 	if vus > 0 {
 		args = append(args, "--build-vus", strconv.Itoa(vus))
 	}
-	e.note("server %s: building (or reusing) %d warehouses on host %s", in.name, warehouses, h.Name)
+	e.note("server %s: building (or reusing) %s on host %s", in.name, units.Plural(warehouses, "warehouse", "warehouses"), h.Name)
 	var out struct {
 		Reused bool `json:"reused"`
 	}

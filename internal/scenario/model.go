@@ -390,9 +390,9 @@ func (s Step) String() string {
 	case s.Disk != nil:
 		return fmt.Sprintf("disk %s on %s", s.Disk.Profile, s.Disk.Target)
 	case s.TPCCBuild != nil && s.TPCCBuild.From != "":
-		return fmt.Sprintf("tpcc-build on %s: %s's %d warehouses copied", s.TPCCBuild.Server, s.TPCCBuild.From, s.TPCCBuild.Warehouses)
+		return fmt.Sprintf("tpcc-build on %s: %s's %s copied", s.TPCCBuild.Server, s.TPCCBuild.From, units.Plural(s.TPCCBuild.Warehouses, "warehouse", "warehouses"))
 	case s.TPCCBuild != nil:
-		return fmt.Sprintf("tpcc-build %d warehouses on %s", s.TPCCBuild.Warehouses, s.TPCCBuild.Server)
+		return fmt.Sprintf("tpcc-build %s on %s", units.Plural(s.TPCCBuild.Warehouses, "warehouse", "warehouses"), s.TPCCBuild.Server)
 	case s.TPCCRun != nil && len(s.TPCCRun.Rates) > 0:
 		return fmt.Sprintf("tpcc-run on %s, %s VUs serving %s TPM, %s ramp-up + %s each", s.TPCCRun.Server, units.FormatCountList(s.TPCCRun.VUs),
 			units.RateListText(s.TPCCRun.Rates, false), s.TPCCRun.RampUp, s.TPCCRun.Duration)
@@ -409,7 +409,7 @@ func (s Step) String() string {
 	case s.TPCHRun != nil:
 		return fmt.Sprintf("tpch-run on %s: %d power tests", s.TPCHRun.Server, s.TPCHRun.Repeat)
 	case s.Backup != nil:
-		return fmt.Sprintf("backup %s, %d cycles", s.Backup.Server, s.Backup.Cycles)
+		return fmt.Sprintf("backup %s, %s", s.Backup.Server, units.Plural(s.Backup.Cycles, "cycle", "cycles"))
 	case s.Neighbours != nil:
 		n := s.Neighbours
 		if len(n.Backup) == 0 {
