@@ -405,9 +405,9 @@ func (s Step) String() string {
 	case s.TPCHBuild != nil:
 		return fmt.Sprintf("tpch-build at scale factor %g on %s", s.TPCHBuild.Scale, s.TPCHBuild.Server)
 	case s.TPCHRun != nil && s.TPCHRun.Streams > 0:
-		return fmt.Sprintf("tpch-run on %s: %d power tests, then %d streams", s.TPCHRun.Server, s.TPCHRun.Repeat, s.TPCHRun.Streams)
+		return fmt.Sprintf("tpch-run on %s: %s, then %s", s.TPCHRun.Server, units.Plural(s.TPCHRun.Repeat, "power test", "power tests"), units.Plural(s.TPCHRun.Streams, "stream", "streams"))
 	case s.TPCHRun != nil:
-		return fmt.Sprintf("tpch-run on %s: %d power tests", s.TPCHRun.Server, s.TPCHRun.Repeat)
+		return fmt.Sprintf("tpch-run on %s: %s", s.TPCHRun.Server, units.Plural(s.TPCHRun.Repeat, "power test", "power tests"))
 	case s.Backup != nil:
 		return fmt.Sprintf("backup %s, %s", s.Backup.Server, units.Plural(s.Backup.Cycles, "cycle", "cycles"))
 	case s.Neighbours != nil:
