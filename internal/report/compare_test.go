@@ -301,4 +301,17 @@ func TestNOPMVerdictAtARate(t *testing.T) {
 	if got := verdictOf(first, run("behind", 90, 40)); got != "lower" {
 		t.Errorf("a run that served 90 of 100 arrivals: NOPM verdict %q; want lower", got)
 	}
+
+	// An instance beside backups, against its baseline, judged alike.
+	first.Place = stored.Placement{Instance: "db1", Target: "fast", Phase: phaseBaseline}
+	second.Place = stored.Placement{Instance: "db1", Target: "fast", Phase: "beside backups"}
+	for _, b := range neighboursRatios([]*runData{first, second}) {
+		if b.Table != nil {
+			if got := b.Table.Rows[0][slices.Index(b.Table.Header, "NOPM verdict")]; got != bothHeld {
+				t.Errorf("beside backups: NOPM verdict %q; want %q", got, bothHeld)
+			}
+			return
+		}
+	}
+	t.Error("no neighbours ratio table")
 }

@@ -346,9 +346,9 @@ func neighboursRatios(group []*runData) []Block {
 			continue
 		}
 		bp95, p95 := b.Txn["new_order"].P95Ms, x.Txn["new_order"].P95Ms
-		cn, cp := compareStat(x, b, "nopm"), compareStat(x, b, "new_order.p95_ms")
+		cn, cp := figure{c: compareStat(x, b, "nopm"), said: heldRate(x, b)}, compareStat(x, b, "new_order.p95_ms")
 		t.Rows = append(t.Rows, []string{phase, targetOf(rd), in, strconv.Itoa(x.VUs), repsText(x, b), num(b.nopm()), num(x.nopm()),
-			ratioCI(cn), verdict(cn), num(bp95), num(p95), ratioCI(cp), verdict(cp)})
+			ratioCI(cn.c), cn.verdictText(), num(bp95), num(p95), ratioCI(cp), verdict(cp)})
 		tl := find(phase, rd.Place.Target)
 		if x.OpenLoop != nil {
 			tl.offered = max(tl.offered, x.OfferedTPM)
@@ -607,13 +607,13 @@ func memoryComparison(runs []*runData) []Block {
 				if !ok {
 					continue
 				}
-				cn := compareStat(x, bx, "nopm")
+				cn := figure{c: compareStat(x, bx, "nopm"), said: heldRate(x, bx)}
 				t.Rows = append(t.Rows, []string{orUnknown(tg), e.rd.Label, bytesText(e.mem), base.rd.Label, strconv.Itoa(x.VUs), repsText(x, bx),
-					num(x.nopm()), num(bx.nopm()), ratioCI(cn), verdict(cn), ratioCI(compareStat(x, bx, "new_order.p95_ms")),
+					num(x.nopm()), num(bx.nopm()), ratioCI(cn.c), cn.verdictText(), ratioCI(compareStat(x, bx, "new_order.p95_ms")),
 					ratioCI(compareStat(x, bx, "device.r_iops")), ratioCI(compareStat(x, bx, "db.read_latency_ms"))})
 				if bx.NOPM > 0 {
 					ratios = append(ratios, x.nopm()/bx.nopm())
-					verdicts = append(verdicts, cn.Verdict)
+					verdicts = append(verdicts, cn.verdictText())
 				}
 			}
 			if e != least || len(ratios) == 0 {
