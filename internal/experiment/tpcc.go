@@ -379,12 +379,21 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 }
 
 // KneeTexts are the run's knee in the words every front end gives it
-// (Knee.Text), or none without a sweep of rates (or a result).
+// (Knee.Text), or none without a sweep of rates (or a result). When the
+// sweep held a rate above the maximum its probe found, a second text says
+// so: the fractions were then of less than the server serves, as on a copy
+// whose cache was cold when the probe ran.
 func (r *TPCCResult) KneeTexts() []string {
 	if r == nil || r.Knee == nil {
 		return nil
 	}
-	return []string{r.Knee.Text()}
+	out := []string{r.Knee.Text()}
+	if p := r.RateProbe; p != nil && p.ClientTPM > 0 && r.Knee.OfferedTPM > float64(p.ClientTPM)*(1+stored.KneeFollowPct/100.0) {
+		out = append(out, fmt.Sprintf("the sweep held %s TPM offered, %.0f%% of the %s TPM its probe found: the probe met a colder or busier "+
+			"server than the sweep did, so its fractions are of less than the server serves; a longer ramp-up warms the server before the probe",
+			units.Thousands(int64(math.Round(r.Knee.OfferedTPM))), 100*r.Knee.OfferedTPM/float64(p.ClientTPM), units.Thousands(p.ClientTPM)))
+	}
+	return out
 }
 
 // keptSteps says what a run stopped early kept: "2 finished steps", and
