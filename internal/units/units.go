@@ -147,14 +147,16 @@ func ParseRateList(s string) (v []float64, percent bool, err error) {
 			return nil, false, fmt.Errorf("list %q has an empty entry; give rates such as 20000,40000 or fractions of the maximum such as 20%%,60%%,100%%", s)
 		}
 		num, isPct := strings.CutSuffix(part, "%")
+		// An entry that is no number is named as such, before the list's
+		// kinds are compared: "10%,abc" mixes nothing.
+		x, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(num), "_", ""), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, false, fmt.Errorf("list entry %q is not a rate; give rates such as 20000,40000 or fractions of the maximum such as 20%%,60%%", part)
+		}
 		if i == 0 {
 			percent = isPct
 		} else if isPct != percent {
 			return nil, false, fmt.Errorf("list %q mixes rates and fractions; give rates (20000,40000) or percentages of the maximum (20%%,40%%), not both", s)
-		}
-		x, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(num), "_", ""), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, false, fmt.Errorf("list entry %q is not a rate; give rates such as 20000,40000 or fractions of the maximum such as 20%%,60%%", part)
 		}
 		if len(v) >= maxCountList {
 			return nil, false, fmt.Errorf("list %q has more than %d entries", s, maxCountList)

@@ -2,6 +2,7 @@ package units
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,6 +74,26 @@ func TestFormatDurationAndCounts(t *testing.T) {
 
 // A list of rates in a sentence: thousands marked, items apart by ", " and
 // the last by " and ", so that the marks and the list cannot be confused.
+// ParseRateList names what is wrong with a list: an entry that is no
+// number, whichever kind the entries before it were, or a mix of rates and
+// fractions.
+func TestParseRateListErrors(t *testing.T) {
+	for list, want := range map[string]string{
+		"10%,abc":   `list entry "abc" is not a rate`,
+		"abc,10%":   `list entry "abc" is not a rate`,
+		"20%,3000":  `list "20%,3000" mixes rates and fractions`,
+		"2000,,400": `list "2000,,400" has an empty entry`,
+		"5%%":       `list entry "5%%" is not a rate`,
+	} {
+		if _, _, err := ParseRateList(list); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ParseRateList(%q): %v; want %s…", list, err, want)
+		}
+	}
+	if v, pct, err := ParseRateList("20%, 40%"); err != nil || !pct || len(v) != 2 || v[1] != 40 {
+		t.Errorf("ParseRateList(20%%, 40%%) = %v, %v, %v", v, pct, err)
+	}
+}
+
 func TestRateListText(t *testing.T) {
 	for _, c := range []struct {
 		v       []float64
