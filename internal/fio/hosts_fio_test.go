@@ -1,13 +1,13 @@
 package fio
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/tierbench/tierbench/internal/freeport"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -354,26 +355,17 @@ func abs(x float64) float64 {
 // server's command line.
 func jobProcess(t *testing.T, s Server) int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	procs, err := procfs.AllProcs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	parent := map[int]int{} // of the processes with the server's command line
-	arg := "--server=127.0.0.1," + strconv.Itoa(s.Port) + "\x00"
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if !strings.Contains(string(cmd), arg) || len(stat) == 0 {
-			continue
-		}
-		// pid (comm) state ppid …
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) > 1 {
-			parent[pid], _ = strconv.Atoi(f[1])
+	arg := "--server=127.0.0.1," + strconv.Itoa(s.Port)
+	for _, p := range procs {
+		cmd, _ := p.CmdLine()
+		st, err := p.Stat()
+		if err == nil && slices.Contains(cmd, arg) {
+			parent[p.PID] = st.PPID
 		}
 	}
 	for pid := range parent {
