@@ -395,7 +395,7 @@ func rateFigures(runs []*runData, knees [][]stored.DiskKnee) []*Figure {
 			sr := chart.Series{Name: rd.legend(), Color: rd.Color}
 			for _, d := range rated {
 				p := chart.Point{X: d.iops(), Y: d.p99Ms()}
-				if knee > 0 && float64(d.RateIOPS*d.Jobs) == knee {
+				if knee > 0 && d.OfferedIOPS() == knee {
 					p.Label = "knee"
 				}
 				sr.Points = append(sr.Points, p)

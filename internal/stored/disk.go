@@ -161,6 +161,10 @@ func GroupPointsDiscarding(ran []Ran, discard bool) []Point {
 	return out
 }
 
+// OfferedIOPS is the I/Os a second the point offered, all its jobs
+// together: RateIOPS x Jobs (0 without a rate).
+func (p *Point) OfferedIOPS() float64 { return float64(p.RateIOPS * p.Jobs) }
+
 // Counted are the repetitions a point of GroupPoints' means are over (those
 // that ran whole, less the noisy ones it discarded), or the point itself
 // when it ran once.

@@ -225,7 +225,7 @@ func FindDiskKnees(points []Point, bound time.Duration) []DiskKnee {
 		}
 		kn := DiskKnee{Point: ps[0].Name, P99BoundMs: boundMs}
 		for _, p := range ps {
-			offered := float64(p.RateIOPS * p.Jobs)
+			offered := p.OfferedIOPS()
 			measured := pointIOPS(p)
 			if measured < offered-diskShortfall(offered, p.Seconds) {
 				kn.NextIOPS = offered
