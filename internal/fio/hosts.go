@@ -274,8 +274,8 @@ func ParseClientOutput(data []byte, servers []Server) (*Result, []*Result, error
 	if err := json.NewDecoder(bytes.NewReader(data[start:])).Decode(&out); err != nil {
 		return nil, nil, fmt.Errorf("fio output: %w", err)
 	}
-	if len(out.Clients) == 0 {
-		return nil, nil, errors.New("fio output: no client_stats (not the output of fio --client)")
+	if len(out.Clients) == 0 && len(out.Jobs) > 0 {
+		return nil, nil, errors.New("fio output: jobs but no client_stats (not the output of fio --client)")
 	}
 	return mergeClients(out.Version, out.Clients, servers)
 }
@@ -309,7 +309,8 @@ func mergeClients(version string, clients []clientJob, servers []Server) (*Resul
 	hosts := make([]*Result, len(servers))
 	for i, jobs := range perHost {
 		if len(jobs) == 0 {
-			return nil, nil, fmt.Errorf("fio output: %s reported no jobs", servers[i])
+			// Its fio died or the connection broke before the jobs ended.
+			return nil, nil, fmt.Errorf("fio output: %s reported no jobs: its fio stopped before the point ended", servers[i])
 		}
 		r, err := mergeJobs(version, jobs)
 		if err != nil {

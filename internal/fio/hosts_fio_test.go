@@ -353,7 +353,12 @@ func abs(x float64) float64 {
 // until it is there: the server forks a process per connection, that one a
 // backend, and the backend the job, three levels down, all with the
 // server's command line.
-func jobProcess(t *testing.T, s Server) int {
+func jobProcess(t *testing.T, s Server) int { return serverProcess(t, s, 4) }
+
+// serverProcess returns the PID of a process of fio server s that is depth
+// steps below the server's parent (1 the server, 2 a connection's handler,
+// 3 the backend that runs its jobs, 4 a job), or 0.
+func serverProcess(t *testing.T, s Server, depth int) int {
 	t.Helper()
 	procs, err := procfs.AllProcs()
 	if err != nil {
@@ -369,21 +374,61 @@ func jobProcess(t *testing.T, s Server) int {
 		}
 	}
 	for pid := range parent {
-		depth := 0
-		for p := pid; ; depth++ {
+		d := 0
+		for p := pid; ; d++ {
 			pp, ok := parent[p]
 			if !ok {
 				break
 			}
 			p = pp
 		}
-		// depth is the steps up to the server's parent, the first not
-		// among them.
-		if depth == 4 {
+		if d == depth {
 			return pid
 		}
 	}
 	return 0
+}
+
+// A server whose fio is killed as the point starts (the OOM killer) sends
+// nothing: the client ends with no jobs, and the error names the server,
+// and says it went away when the client saw the connection break.
+func TestRunHostsServerKilled(t *testing.T) {
+	r := needFio(t)
+	for _, tt := range []struct {
+		what  string
+		depth int
+		want  string
+	}{
+		{"connection's handler", 2, "fio failed on point 4k-randread-qd1x1: client: host=127.0.0.1 disconnected"},
+		{"backend", 3, "point 4k-randread-qd1x1: fio output: h1 (127.0.0.1:PORT) reported no jobs: its fio stopped before the point ended"},
+	} {
+		s := startServer(t, r.Path, "h1")
+		dir, work := realTempDir(t), t.TempDir()
+		done := make(chan error, 1)
+		go func() {
+			spec := Spec{Name: "4k-randread-qd1x1", BS: 4096, RW: RandRead, IODepth: 1, Jobs: 1}
+			_, err := r.RunHosts(context.Background(), 0, spec, hostSettings(dir, 3*time.Second), work, []Server{s})
+			done <- err
+		}()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+			// Kill it once the backend is there, before the job starts.
+			if pid := serverProcess(t, s, tt.depth); pid > 0 && serverProcess(t, s, 3) > 0 {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no fio backend under the server after 20 s")
+			}
+		}
+		start := time.Now()
+		err := <-done
+		t.Logf("%s killed: the point ended %v later", tt.what, time.Since(start).Round(time.Millisecond))
+		if want := strings.Replace(tt.want, "PORT", strconv.Itoa(s.Port), 1); err == nil || err.Error() != want {
+			t.Errorf("a point whose server's %s was killed: %v; want %q", tt.what, err, want)
+		}
+	}
 }
 
 // A job on a host that dies mid-point (fio 3.33's assertion in rate_ddir,

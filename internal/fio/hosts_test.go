@@ -347,8 +347,10 @@ func TestParseClientOutputErrors(t *testing.T) {
 	}{
 		{"a host missing from the list", fixture, fixtureServers[:1], "127.0.0.1:18766, which is not one of the fio servers"},
 		{"a server that reported nothing", fixture, append(slices.Clone(fixtureServers), Server{"h3", "127.0.0.1", 18767}),
-			"h3 (127.0.0.1:18767) reported no jobs"},
-		{"not client output", []byte(docJSON(jobA)), fixtureServers, "no client_stats"},
+			"h3 (127.0.0.1:18767) reported no jobs: its fio stopped before the point ended"},
+		{"no server reported", []byte(`{"fio version": "fio-3.33", "client_stats": []}`), fixtureServers[:1],
+			"h1 (127.0.0.1:18765) reported no jobs"},
+		{"not client output", []byte(docJSON(jobA)), fixtureServers, "jobs but no client_stats (not the output of fio --client)"},
 		{"no JSON", []byte("fio: connect: Connection refused\n"), fixtureServers, "no line starts with '{'"},
 		{"a failed job", []byte(strings.Replace(string(fixture), `"error" : 0`, `"error" : 5`, 1)), fixtureServers,
 			"failed with fio error 5"},

@@ -3,6 +3,7 @@ package fio
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -224,11 +225,25 @@ func firstLine(msg, fallback string) string {
 // marked Interrupted and kept when there is output. p.Started is set when
 // fio starts, and end is when it ended. failed says fio's own failure, from
 // its exit error and its output.
+//
+// fio 3.33 can hang after writing its output: when a job dies as it starts
+// (within its first tens of milliseconds here), the main process writes the
+// output, naming the signal, and then waits on a lock forever, deaf to
+// SIGINT and SIGTERM. So once outFile holds a whole JSON document and fio
+// is still running hangGrace later, it is killed and its output read as if
+// it had exited.
 func runPoint(ctx context.Context, cmd *exec.Cmd, p *Point, outFile string, failed func(runErr error, out []byte) string) (out []byte, end time.Time, err error) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
 	p.Started = time.Now()
-	runErr := cmd.Run()
+	runErr := cmd.Start()
+	if runErr == nil {
+		stop := killWhenHung(cmd.Process, outFile, hangGrace)
+		runErr = cmd.Wait()
+		if stop() {
+			runErr = nil
+		}
+	}
 	end = time.Now()
 	out, readErr := os.ReadFile(outFile)
 	if ctx.Err() != nil {
@@ -243,4 +258,63 @@ func runPoint(ctx context.Context, cmd *exec.Cmd, p *Point, outFile string, fail
 		return nil, end, fmt.Errorf("fio wrote no output for point %s: %v", p.Spec.Name, readErr)
 	}
 	return out, end, nil
+}
+
+// hangGrace is how long fio may go on running once its output is complete.
+// Writing the output is the last thing it does; it then frees its memory
+// and exits within milliseconds.
+var hangGrace = 15 * time.Second
+
+// killWhenHung watches outFile once a second while proc runs, and kills
+// proc when the file has held a whole JSON document for grace. The
+// returned stop ends the watch and reports whether proc was killed.
+func killWhenHung(proc *os.Process, outFile string, grace time.Duration) (stop func() bool) {
+	done, result := make(chan struct{}), make(chan bool, 1)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var lastSize int64 = -1
+		var complete time.Time
+		for {
+			select {
+			case <-done:
+				result <- false
+				return
+			case <-tick.C:
+			}
+			if complete.IsZero() {
+				fi, err := os.Stat(outFile)
+				if err != nil || fi.Size() == 0 || fi.Size() != lastSize {
+					lastSize = -1
+					if err == nil {
+						lastSize = fi.Size()
+					}
+					continue
+				}
+				if data, err := os.ReadFile(outFile); err == nil && wholeJSON(data) {
+					complete = time.Now()
+				}
+				continue
+			}
+			if time.Since(complete) >= grace {
+				result <- proc.Kill() == nil
+				return
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		return <-result
+	}
+}
+
+// wholeJSON reports whether data, after any lines fio writes before it,
+// holds a complete JSON document.
+func wholeJSON(data []byte) bool {
+	start := jsonStart(data)
+	if start < 0 {
+		return false
+	}
+	var doc json.RawMessage
+	return json.NewDecoder(bytes.NewReader(data[start:])).Decode(&doc) == nil
 }
