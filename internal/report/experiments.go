@@ -409,32 +409,69 @@ func neighboursRatios(group []*runData) []Block {
 }
 
 // verdictCount sums up the verdicts of a run's comparisons, count by count:
-// "lower at all 3 counts, at 95% confidence", "lower at 2 of 3 counts,
-// not distinguishable at the others", "not distinguishable at n=1".
+// "lower at all 3 counts, at 95% confidence", "lower at 2 of 3 counts at
+// 95% confidence, not distinguishable at the other", "not distinguishable
+// at n=1", "both held the rate at all 2 counts". A mix names each verdict
+// with its number of counts, those at 95% confidence first.
 func verdictCount(vs []string) string {
 	if len(vs) == 0 {
 		return "no verdict"
 	}
-	by := map[string]int{}
-	for _, v := range vs {
-		by[v]++
-	}
-	for _, v := range []string{stats.Lower, stats.Higher} {
-		switch by[v] {
-		case 0:
-		case len(vs):
-			if len(vs) == 1 {
-				return v + ", at 95% confidence"
-			}
-			return fmt.Sprintf("%s at all %d counts, at 95%% confidence", v, len(vs))
-		default:
-			return fmt.Sprintf("%s at %d of %d counts at 95%% confidence, not distinguishable at the others", v, by[v], len(vs))
+	// "not distinguishable at n=2" and "… at n=3" are one verdict here.
+	kind := func(v string) string {
+		if strings.HasPrefix(v, "not distinguishable") {
+			return "not distinguishable"
 		}
+		return v
 	}
-	if len(by) == 1 {
-		return vs[0]
+	by := map[string]int{}
+	var kinds []string
+	for _, v := range vs {
+		if by[kind(v)] == 0 {
+			kinds = append(kinds, kind(v))
+		}
+		by[kind(v)]++
 	}
-	return "not distinguishable at any count"
+	confident := func(v string) bool { return v == stats.Lower || v == stats.Higher }
+	if len(kinds) == 1 {
+		switch v := kinds[0]; {
+		case confident(v) && len(vs) == 1:
+			return v + ", at 95% confidence"
+		case confident(v):
+			return fmt.Sprintf("%s at all %d counts, at 95%% confidence", v, len(vs))
+		case v == bothHeld && len(vs) > 1:
+			return fmt.Sprintf("%s at all %d counts", v, len(vs))
+		case !slices.ContainsFunc(vs, func(o string) bool { return o != vs[0] }):
+			return vs[0]
+		}
+		return "not distinguishable at any count"
+	}
+	slices.SortStableFunc(kinds, func(a, b string) int {
+		switch {
+		case confident(a) && !confident(b):
+			return -1
+		case confident(b) && !confident(a):
+			return 1
+		}
+		return 0
+	})
+	parts := make([]string, len(kinds))
+	for i, v := range kinds {
+		at := strconv.Itoa(by[v])
+		switch {
+		case i == 0:
+			at = fmt.Sprintf("%d of %d counts", by[v], len(vs))
+		case len(kinds) == 2 && by[v] == 1:
+			at = "the other"
+		case len(kinds) == 2:
+			at = "the others"
+		}
+		if confident(v) {
+			at += " at 95% confidence"
+		}
+		parts[i] = v + " at " + at
+	}
+	return strings.Join(parts, ", ")
 }
 
 // tally is a phase's per-instance ratios on one target.
