@@ -140,6 +140,9 @@ func (c DiskConfig) validateRates(ps *problems) {
 		ps.add("knee_p99", c.KneeP99, "is negative; give the p99 completion latency a rate below the knee may reach, e.g. 5ms, or 0s for ten times the lowest rate's")
 	}
 	if len(c.RatesIOPS) == 0 && len(c.RateFractions) == 0 {
+		if c.KneeP99 > 0 {
+			ps.add("knee_p99", c.KneeP99, "bounds the knee of rates, and no {rate_iops} list is given; give {rate_iops} too, or leave {knee_p99} out")
+		}
 		return
 	}
 	switch {

@@ -335,6 +335,8 @@ func TestRunDiskRateFractions(t *testing.T) {
 		{func(c *experiment.DiskConfig) { c.RatesIOPS = []float64{100} }, "rate_iops has both rates and fractions"},
 		{func(c *experiment.DiskConfig) { c.RateFractions = []float64{0} }, `rate_iops "0%" is out of range`},
 		{func(c *experiment.DiskConfig) { c.RateFractions, c.RatesIOPS = nil, []float64{10.5} }, "rate_iops 10.5 is not a rate"},
+		{func(c *experiment.DiskConfig) { c.RateFractions, c.KneeP99 = nil, time.Millisecond },
+			"knee_p99 1ms bounds the knee of rates, and no rate_iops list is given; give rate_iops too, or leave knee_p99 out"},
 	} {
 		bad := cfg
 		c.mut(&bad)

@@ -42,7 +42,7 @@ func (p *Problem) Render(name func(field string) string) string {
 }
 
 // fieldRefRE finds the {field} references in a message.
-var fieldRefRE = regexp.MustCompile(`\{[a-z_]+\}`)
+var fieldRefRE = regexp.MustCompile(`\{[a-z_][a-z0-9_]*\}`)
 
 // Is makes every Problem bad input.
 func (p *Problem) Is(target error) bool { return target == ErrInvalid }

@@ -461,8 +461,8 @@ func TestRunTPCCRateFractions(t *testing.T) {
 }
 
 // Fractions without room to find the maximum they are of, out of range,
-// beside rates, and a negative knee bound are refused before anything
-// runs.
+// beside rates, a negative knee bound and one without rates are refused
+// before anything runs.
 func TestRateFractionRules(t *testing.T) {
 	cfg := experiment.NewTPCCConfig()
 	cfg.DSN, cfg.VUs, cfg.RateFractions = "postgres://localhost/x", []int{4}, []float64{30, 200}
@@ -477,6 +477,8 @@ func TestRateFractionRules(t *testing.T) {
 		{func(c *experiment.TPCCConfig) { c.RateFractions = []float64{0} }, `rate "0%" is out of range`},
 		{func(c *experiment.TPCCConfig) { c.Rates = []float64{1000} }, "rate has both rates and fractions"},
 		{func(c *experiment.TPCCConfig) { c.KneeP99 = -time.Millisecond }, "knee_p99 -1ms is negative"},
+		{func(c *experiment.TPCCConfig) { c.RateFractions, c.KneeP99 = nil, 50 * time.Millisecond },
+			"knee_p99 50ms bounds the knee of rates, and no rate is given; give rate too, or leave knee_p99 out"},
 	} {
 		bad := cfg
 		c.mut(&bad)

@@ -179,6 +179,9 @@ func (c TPCCConfig) validateRates(ps *problems) {
 		ps.add("knee_p99", c.KneeP99, "is negative; give the New-Order p99 a rate below the knee may reach, e.g. 50ms, or 0s for ten times the lowest rate's")
 	}
 	if !c.open() {
+		if c.KneeP99 > 0 {
+			ps.add("knee_p99", c.KneeP99, "bounds the knee of rates, and no {rate} is given; give {rate} too, or leave {knee_p99} out")
+		}
 		return
 	}
 	for _, r := range c.Rates {
