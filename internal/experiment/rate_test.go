@@ -477,7 +477,7 @@ func TestRateFractionRules(t *testing.T) {
 		{func(c *experiment.TPCCConfig) { c.RateFractions = []float64{0} }, `rate "0%" is out of range`},
 		{func(c *experiment.TPCCConfig) { c.Rates = []float64{1000} }, "rate has both rates and fractions"},
 		{func(c *experiment.TPCCConfig) { c.KneeP99 = -time.Millisecond }, "knee_p99 -1ms is negative"},
-		{func(c *experiment.TPCCConfig) { c.RateFractions, c.KneeP99 = nil, 50 * time.Millisecond },
+		{func(c *experiment.TPCCConfig) { c.RateFractions, c.KneeP99 = nil, 50*time.Millisecond },
 			"knee_p99 50ms bounds the knee of rates, and no rate is given; give rate too, or leave knee_p99 out"},
 	} {
 		bad := cfg
