@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,47 @@ func TestDiskRunFioServers(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(left) != 0 {
 		t.Errorf("left on the hosts: %v", left)
+	}
+
+	// Fractions on two hosts: each job on each host is offered its share of
+	// what the hosts did together uncapped, and the knee counts every
+	// host's offer, as the IOPS it is held to count every host's I/Os.
+	code, out, errOut = runTierbench(t, append([]string{"--target", dir, "--rate-iops", "5%,10%"}, args...)...)
+	if code != 0 {
+		t.Fatalf("--rate-iops 5%%,10%% on two hosts: exit %d\n%s", code, errOut)
+	}
+	var swept struct {
+		Fractions []float64 `json:"rate_fractions_pct"`
+		Points    []struct {
+			Name     string `json:"name"`
+			RateIOPS int    `json:"rate_iops"`
+			Read     struct {
+				IOPS float64 `json:"iops"`
+			} `json:"read"`
+			Hosts []struct {
+				Read struct {
+					IOPS float64 `json:"iops"`
+				} `json:"read"`
+			} `json:"hosts"`
+		} `json:"points"`
+		Knees []stored.DiskKnee `json:"knees"`
+	}
+	if err := json.Unmarshal([]byte(out), &swept); err != nil || len(swept.Points) != 3 || !slices.Equal(swept.Fractions, []float64{5, 10}) {
+		t.Fatalf("disk run --rate-iops 5%%,10%% --json: %v\n%s", err, out)
+	}
+	most := swept.Points[0].Read.IOPS
+	for i, f := range []float64{5, 10} {
+		p := swept.Points[i+1]
+		if want := int(math.Round(f / 100 * most / 4)); p.RateIOPS != want {
+			t.Errorf("%s: rate_iops %d; %.0f%% of the hosts' %.0f IOPS over 2 jobs on each of 2 hosts is %d", p.Name, p.RateIOPS, f, most, want)
+		}
+		for h, hp := range p.Hosts {
+			if got, want := hp.Read.IOPS, float64(2*p.RateIOPS); math.Abs(got-want) > 0.05*want {
+				t.Errorf("%s on host %d: %.0f IOPS; offered %.0f", p.Name, h+1, got, want)
+			}
+		}
+	}
+	if len(swept.Knees) != 1 || swept.Knees[0].OfferedIOPS != float64(4*swept.Points[2].RateIOPS) {
+		t.Errorf("knees %+v; want one at 10%%: %d IOPS offered, 2 jobs on each of 2 hosts at %d", swept.Knees, 4*swept.Points[2].RateIOPS, swept.Points[2].RateIOPS)
 	}
 }

@@ -148,8 +148,6 @@ func (c DiskConfig) validateRates(ps *problems) {
 	switch {
 	case len(c.RatesIOPS) > 0 && len(c.RateFractions) > 0:
 		ps.missing("rate_iops", "has both rates and fractions; give I/Os a second per job or percentages of the maximum, not both")
-	case len(c.RateFractions) > 0 && len(c.Servers) > 0:
-		ps.missing("rate_iops", "fractions are not measured on several hosts at once yet; give I/Os a second per job")
 	}
 	for _, p := range c.Points {
 		if p.RateIOPS > 0 {
@@ -186,7 +184,9 @@ func atRates(points []fio.Spec, rates []float64) []fio.Spec {
 }
 
 // atFractions is each point given at each fraction of what it did
-// uncapped (measured, one per point, all its jobs together).
+// uncapped (measured, one per point, all its jobs together, on all its
+// hosts when it ran on several: each job on each host is then offered an
+// even share).
 func atFractions(points []fio.Spec, measured []stored.Point, fractions []float64) []fio.Spec {
 	var out []fio.Spec
 	for i, p := range points[:min(len(points), len(measured))] {
@@ -196,9 +196,10 @@ func atFractions(points []fio.Spec, measured []stored.Point, fractions []float64
 				iops += d.IOPS
 			}
 		}
+		jobs := max(1, p.Jobs) * max(1, len(measured[i].Hosts))
 		for _, f := range fractions {
 			q := p
-			q.RateIOPS = max(1, int(math.Round(f/100*iops/float64(max(1, p.Jobs)))))
+			q.RateIOPS = max(1, int(math.Round(f/100*iops/float64(jobs))))
 			q.Name = fio.PointName(q)
 			out = append(out, q)
 		}
@@ -567,13 +568,14 @@ func runDiskHosts(ctx context.Context, cfg DiskConfig, runner *fio.Runner, obs O
 			IOEngine: set.IOEngine, Direct: set.Direct, Duration: set.Duration.String(), Ramp: set.Ramp.String(),
 			SteadyState: set.SteadyState, Repeat: cfg.Repeat, BackToBack: cfg.BackToBack, Placement: cfg.Placement, Noisy: cfg.Noisy,
 			Fio: runner.Path, FioVersion: runner.Version, Points: pointSpecs(cfg.Points),
-			Servers: fioServers(cfg.Servers), KneeP99: kneeParam(cfg),
+			Servers: fioServers(cfg.Servers), RateFractions: cfg.RateFractions, KneeP99: kneeParam(cfg),
 		}}, obs)
 	if err != nil {
 		return nil, err
 	}
 	out := &DiskResult{RunID: rec.run.ID, Status: results.StatusComplete, Profile: cfg.Profile, Target: cfg.Target,
-		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{}, kneeP99: cfg.KneeP99}
+		File: file, IOEngine: set.IOEngine, FioVersion: runner.Version, Repeat: cfg.Repeat, Points: []stored.Point{},
+		RateFractions: cfg.RateFractions, kneeP99: cfg.KneeP99}
 	ran, j, runErr := runPoints(ctx, cfg, set, rec, obs, func(i int, spec fio.Spec) (*fio.Point, error) {
 		return runner.RunHosts(ctx, i, spec, set, work, cfg.Servers)
 	})

@@ -20,7 +20,8 @@ type Point struct {
 	IODepth   int    `json:"iodepth"`
 	Jobs      int    `json:"jobs"`
 	// RateIOPS is each job's fio rate_iops: the point offered RateIOPS x
-	// Jobs I/Os a second (0: as many as the device took).
+	// Jobs I/Os a second on each of its hosts (0: as many as the device
+	// took).
 	RateIOPS int `json:"rate_iops,omitempty"`
 	// Repetition is which repetition of its point this is, from 1, when
 	// the run repeats its points (0: it does not). A point of GroupPoints' has
@@ -161,9 +162,10 @@ func GroupPointsDiscarding(ran []Ran, discard bool) []Point {
 	return out
 }
 
-// OfferedIOPS is the I/Os a second the point offered, all its jobs
-// together: RateIOPS x Jobs (0 without a rate).
-func (p *Point) OfferedIOPS() float64 { return float64(p.RateIOPS * p.Jobs) }
+// OfferedIOPS is the I/Os a second the point offered, all its jobs on all
+// its hosts together: RateIOPS x Jobs x hosts (0 without a rate), as its
+// IOPS are all of theirs.
+func (p *Point) OfferedIOPS() float64 { return float64(p.RateIOPS * p.Jobs * max(1, len(p.Hosts))) }
 
 // Counted are the repetitions a point of GroupPoints' means are over (those
 // that ran whole, less the noisy ones it discarded), or the point itself
