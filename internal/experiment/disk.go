@@ -381,11 +381,15 @@ func runMorePoints(ctx context.Context, cfg DiskConfig, set fio.Settings, rec *r
 		firstPoint = max(firstPoint, r.Point+1)
 	}
 	plan := repeat.Plan(len(cfg.Points), cfg.Repeat, cfg.BackToBack)
+	count := firstStep + len(plan)
+	if firstStep == 0 {
+		count *= 1 + len(cfg.RateFractions) // each fraction of each point follows
+	}
 	_, err := repeat.Run(ctx, plan, func(ctx context.Context, sl repeat.Slot) error {
 		spec := cfg.Points[sl.Step]
 		sl.Index += firstStep
 		rec.tele.setStep(sl.Index)
-		obs.Progress(Progress{Point: &PointProgress{Index: sl.Index, Count: firstStep + len(plan), Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
+		obs.Progress(Progress{Point: &PointProgress{Index: sl.Index, Count: count, Spec: spec, Ramp: set.Ramp, Duration: set.Duration}})
 		p, err := run(sl.Index, spec)
 		if p != nil {
 			po := fio.NewPointResult(p)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -296,12 +297,23 @@ func TestRunDiskRateFractions(t *testing.T) {
 	var out *experiment.DiskResult
 	for try := 1; ; try++ {
 		var err error
-		out, err = experiment.RunDisk(context.Background(), cfg, experiment.Nop{})
+		rec := &recorder{}
+		out, err = experiment.RunDisk(context.Background(), cfg, rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(out.Points) != 3 || out.Points[0].RateIOPS != 0 || out.Points[0].Read == nil {
 			t.Fatalf("points %+v; want the uncapped one, then two rated", out.Points)
+		}
+		// The uncapped point is counted with those that follow it.
+		var counts []string
+		for _, p := range rec.progress {
+			if p.Point != nil {
+				counts = append(counts, fmt.Sprintf("%d/%d", p.Point.Index+1, p.Point.Count))
+			}
+		}
+		if !slices.Equal(counts, []string{"1/3", "2/3", "3/3"}) {
+			t.Errorf("the points' progress %v; want 1/3, 2/3, 3/3", counts)
 		}
 		// The knee's own rule (2%, no allowance for chance) must hold
 		// at the low rate too, or the knee falls below it.
