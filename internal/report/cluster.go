@@ -618,7 +618,7 @@ func hostThroughput(runs []*runData) []Block {
 					c := stats.Compare(most.per, least.per)
 					than = ": " + ratio(least.nopm, most.nopm) + " as much; per instance, " + ratioSentence(c)
 					if !c.Significant() {
-						than += "; the order is not distinguishable from noise"
+						than += "; the order is " + untold(c)
 					}
 					than += "."
 				}

@@ -9,7 +9,8 @@ import (
 
 // Every ratio the report prints between two measured figures comes with
 // its 95% interval (Fieller's, internal/stats) and a verdict: "higher" or
-// "lower" when the interval excludes 1, else "not distinguishable at n=…".
+// "lower" when the interval excludes 1, else "not distinguishable at n=…"
+// (or "no interval at n=…" when a side was measured once).
 // A figure measured once has no interval: its ratio is shown, and its
 // verdict is that it cannot be told from noise.
 
@@ -70,8 +71,18 @@ func verdict(c stats.Comparison) string {
 	return c.Verdict
 }
 
+// untold is what a finding says of an order its comparison c does not
+// establish: not distinguishable from noise, or, with a side measured
+// once, not tested at all.
+func untold(c stats.Comparison) string {
+	if min(c.NA, c.NB) < 2 {
+		return "that one measurement a side cannot test"
+	}
+	return "not distinguishable from noise"
+}
+
 // ratioSentence is a ratio as a finding states it: "0.74x (95% CI
-// 0.61–0.88: lower)", or "1.02x (not distinguishable at n=1)".
+// 0.61–0.88: lower)", or "1.02x (no interval at n=1)".
 func ratioSentence(c stats.Comparison) string {
 	if math.IsNaN(c.Ratio) || math.IsInf(c.Ratio, 0) {
 		return "–"

@@ -417,12 +417,11 @@ func verdictCount(vs []string) string {
 	if len(vs) == 0 {
 		return "no verdict"
 	}
-	// "not distinguishable at n=2" and "… at n=3" are one verdict here.
+	// "not distinguishable at n=2" and "… at n=3" are one verdict here, as
+	// are "no interval at n=1" and "… at n=1 and 2".
 	kind := func(v string) string {
-		if strings.HasPrefix(v, "not distinguishable") {
-			return "not distinguishable"
-		}
-		return v
+		k, _, _ := strings.Cut(v, " at n=")
+		return k
 	}
 	by := map[string]int{}
 	var kinds []string
@@ -444,7 +443,7 @@ func verdictCount(vs []string) string {
 		case !slices.ContainsFunc(vs, func(o string) bool { return o != vs[0] }):
 			return vs[0]
 		}
-		return "not distinguishable at any count"
+		return kinds[0] + " at any count"
 	}
 	slices.SortStableFunc(kinds, func(a, b string) int {
 		switch {
@@ -524,8 +523,8 @@ func orderFinding(phase, what, verb string, ts []*tally, get func(*tally) []floa
 		return []Block{finding(fmt.Sprintf("TPC-C %s %s the most %s on %s (%s) and the least on %s (%s): %s against %s is %s.",
 			phase, verb, what, hi.target, times(mean(get(hi))), lo.target, times(mean(get(lo))), hi.target, lo.target, ratioSentence(c)))}
 	}
-	return []Block{finding(fmt.Sprintf("TPC-C %s %s %s %s on %s and %s on %s, an order not distinguishable from noise: %s against %s is %s.",
-		phase, verb, times(mean(get(hi))), what, hi.target, times(mean(get(lo))), lo.target, hi.target, lo.target, ratioSentence(c)))}
+	return []Block{finding(fmt.Sprintf("TPC-C %s %s %s %s on %s and %s on %s, an order %s: %s against %s is %s.",
+		phase, verb, times(mean(get(hi))), what, hi.target, times(mean(get(lo))), lo.target, untold(c), hi.target, lo.target, ratioSentence(c)))}
 }
 
 // targetOf is the scenario target a run's instance ran on, "–" when the run
@@ -706,8 +705,8 @@ func memoryComparison(runs []*runData) []Block {
 			blocks = append(blocks, finding(fmt.Sprintf("Less memory cost%s the most throughput on %s (%s the NOPM) and the least on %s (%s): %s against %s is %s.",
 				who, most.target, times(mean(most.ratios)), least.target, times(mean(least.ratios)), least.target, most.target, ratioSentence(c))))
 		} else {
-			blocks = append(blocks, finding(fmt.Sprintf("Less memory left%s %s the NOPM on %s and %s on %s, an order not distinguishable from noise: %s against %s is %s.",
-				who, times(mean(most.ratios)), most.target, times(mean(least.ratios)), least.target, least.target, most.target, ratioSentence(c))))
+			blocks = append(blocks, finding(fmt.Sprintf("Less memory left%s %s the NOPM on %s and %s on %s, an order %s: %s against %s is %s.",
+				who, times(mean(most.ratios)), most.target, times(mean(least.ratios)), least.target, untold(c), least.target, most.target, ratioSentence(c))))
 		}
 	}
 	return append(blocks, tableBlock(t))

@@ -296,14 +296,14 @@ func TestCompareTwoRuns(t *testing.T) {
 	// sata is 0.4 times nvme's throughput and 2.5 times its latency,
 	// each measured once: no interval, nothing told from noise.
 	for _, row := range ratios.Rows {
-		if row[0] != "sata" || row[2] != "1" || row[5] != "0.40x" || row[6] != "0.40x" || row[7] != "not distinguishable at n=1" ||
-			row[8] != "2.50x" || row[9] != "not distinguishable at n=1" {
-			t.Errorf("ratio row %v; want sata, n 1, 0.40x TPM, 0.40x NOPM, 2.50x p95, each not distinguishable at n=1", row)
+		if row[0] != "sata" || row[2] != "1" || row[5] != "0.40x" || row[6] != "0.40x" || row[7] != "no interval at n=1" ||
+			row[8] != "2.50x" || row[9] != "no interval at n=1" {
+			t.Errorf("ratio row %v; want sata, n 1, 0.40x TPM, 0.40x NOPM, 2.50x p95, each no interval at n=1", row)
 		}
 	}
 	found := false
 	walk(tpccSec.Blocks, func(b Block) {
-		found = found || strings.Contains(b.Text, "sata: 0.40x (not distinguishable at n=1) the NOPM of nvme at 4 virtual users")
+		found = found || strings.Contains(b.Text, "sata: 0.40x (no interval at n=1) the NOPM of nvme at 4 virtual users")
 	})
 	if !found {
 		t.Error("no sentence comparing NOPM at the largest common step")
@@ -593,10 +593,10 @@ func TestNeighboursTwoTiers(t *testing.T) {
 		t.Fatal("no ratio table")
 	}
 	want := [][]string{
-		{"beside backups", "fast", "fast-1", "4", "1", "1,000", "900", "0.90x", "not distinguishable at n=1", "10.0", "12.0", "1.20x", "not distinguishable at n=1"},
-		{"beside backups", "fast", "fast-2", "4", "1", "1,000", "800", "0.80x", "not distinguishable at n=1", "10.0", "11.0", "1.10x", "not distinguishable at n=1"},
-		{"beside backups", "slow", "slow-1", "4", "1", "500", "300", "0.60x", "not distinguishable at n=1", "20.0", "40.0", "2.00x", "not distinguishable at n=1"},
-		{"beside backups", "slow", "slow-2", "4", "1", "500", "250", "0.50x", "not distinguishable at n=1", "20.0", "30.0", "1.50x", "not distinguishable at n=1"},
+		{"beside backups", "fast", "fast-1", "4", "1", "1,000", "900", "0.90x", "no interval at n=1", "10.0", "12.0", "1.20x", "no interval at n=1"},
+		{"beside backups", "fast", "fast-2", "4", "1", "1,000", "800", "0.80x", "no interval at n=1", "10.0", "11.0", "1.10x", "no interval at n=1"},
+		{"beside backups", "slow", "slow-1", "4", "1", "500", "300", "0.60x", "no interval at n=1", "20.0", "40.0", "2.00x", "no interval at n=1"},
+		{"beside backups", "slow", "slow-2", "4", "1", "500", "250", "0.50x", "no interval at n=1", "20.0", "30.0", "1.50x", "no interval at n=1"},
 	}
 	if !reflect.DeepEqual(ratios.Rows, want) {
 		t.Errorf("ratio rows\n%v\nwant\n%v", ratios.Rows, want)
@@ -675,18 +675,18 @@ func TestMemoryPerTarget(t *testing.T) {
 	wantSaid(t, texts,
 		// fast: 0.90 and 0.70; sata: 0.50 and 0.25.
 		// Each measured once: every comparison says it cannot be told from noise.
-		"On fast, with 256MiB of memory instead of 1GiB, small-fast kept 0.80x the NOPM of large-fast (mean over 2 virtual-user counts; not distinguishable at n=1).",
-		"On sata, with 256MiB of memory instead of 1GiB, small-sata kept 0.38x the NOPM of large-sata (mean over 2 virtual-user counts; not distinguishable at n=1).",
+		"On fast, with 256MiB of memory instead of 1GiB, small-fast kept 0.80x the NOPM of large-fast (mean over 2 virtual-user counts; no interval at n=1).",
+		"On sata, with 256MiB of memory instead of 1GiB, small-sata kept 0.38x the NOPM of large-sata (mean over 2 virtual-user counts; no interval at n=1).",
 		"Less memory left 0.38x the NOPM on sata and 0.80x on fast, an order not distinguishable from noise: fast against sata is 2.13x (not distinguishable at n=2).",
 	)
 	if tab == nil {
 		t.Fatal("no memory table")
 	}
 	want := [][]string{
-		{"fast", "small-fast", "256MiB", "large-fast", "1", "1", "900", "1,000", "0.90x", "not distinguishable at n=1", "–", "0.90x", "–"},
-		{"fast", "small-fast", "256MiB", "large-fast", "4", "1", "1,400", "2,000", "0.70x", "not distinguishable at n=1", "–", "0.70x", "–"},
-		{"sata", "small-sata", "256MiB", "large-sata", "1", "1", "500", "1,000", "0.50x", "not distinguishable at n=1", "–", "0.50x", "–"},
-		{"sata", "small-sata", "256MiB", "large-sata", "4", "1", "450", "1,800", "0.25x", "not distinguishable at n=1", "–", "0.25x", "–"},
+		{"fast", "small-fast", "256MiB", "large-fast", "1", "1", "900", "1,000", "0.90x", "no interval at n=1", "–", "0.90x", "–"},
+		{"fast", "small-fast", "256MiB", "large-fast", "4", "1", "1,400", "2,000", "0.70x", "no interval at n=1", "–", "0.70x", "–"},
+		{"sata", "small-sata", "256MiB", "large-sata", "1", "1", "500", "1,000", "0.50x", "no interval at n=1", "–", "0.50x", "–"},
+		{"sata", "small-sata", "256MiB", "large-sata", "4", "1", "450", "1,800", "0.25x", "no interval at n=1", "–", "0.25x", "–"},
 	}
 	if !reflect.DeepEqual(tab.Rows, want) {
 		t.Errorf("memory rows\n%v\nwant\n%v", tab.Rows, want)

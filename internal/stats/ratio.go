@@ -14,7 +14,8 @@ const (
 
 // Comparison is the ratio of two figures' means, A / B, with its 95%
 // interval by Fieller's theorem and a verdict: Higher or Lower when the
-// interval excludes 1, else "not distinguishable at n=…".
+// interval excludes 1, else "not distinguishable at n=…" ("no interval at
+// n=…" when a side was measured once).
 //
 // Fieller's interval is the set of θ for which A − θB could be 0: with the
 // means a and b, their squared standard errors va = sa²/na and vb = sb²/nb
@@ -79,12 +80,18 @@ func CompareSummaries(a, b Summary) Comparison {
 	return c
 }
 
-// indistinct is the verdict of an interval that holds 1, or of none.
+// indistinct is the verdict of an interval that holds 1, or of none: a
+// side measured once has no spread to judge a ratio by, whatever its size,
+// and says so rather than "not distinguishable".
 func indistinct(na, nb int) string {
-	if na == nb {
-		return fmt.Sprintf("not distinguishable at n=%d", na)
+	what := "not distinguishable"
+	if min(na, nb) < 2 {
+		what = "no interval"
 	}
-	return fmt.Sprintf("not distinguishable at n=%d and %d", na, nb)
+	if na == nb {
+		return fmt.Sprintf("%s at n=%d", what, na)
+	}
+	return fmt.Sprintf("%s at n=%d and %d", what, na, nb)
 }
 
 // Significant reports whether the interval excludes 1.

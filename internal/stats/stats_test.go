@@ -97,7 +97,7 @@ func TestCompare(t *testing.T) {
 	}
 	// One repetition on a side: no interval, never a verdict of order.
 	one := Compare([]float64{50}, []float64{100, 101})
-	if one.Verdict != "not distinguishable at n=1 and 2" || one.HasCI() || one.Ratio < 0.49 || one.Ratio > 0.5 {
+	if one.Verdict != "no interval at n=1 and 2" || one.HasCI() || one.Ratio < 0.49 || one.Ratio > 0.5 {
 		t.Errorf("n=1: %+v", one)
 	}
 	// B's mean not told from 0: unbounded, not distinguishable.
@@ -108,7 +108,7 @@ func TestCompare(t *testing.T) {
 		t.Errorf("no B: %+v", n)
 	}
 	jb, _ := json.Marshal(one)
-	if string(jb) != `{"ratio":0.4975124378109453,"ci95_low":null,"ci95_high":null,"n_a":1,"n_b":2,"verdict":"not distinguishable at n=1 and 2"}` {
+	if string(jb) != `{"ratio":0.4975124378109453,"ci95_low":null,"ci95_high":null,"n_a":1,"n_b":2,"verdict":"no interval at n=1 and 2"}` {
 		t.Errorf("JSON %s", jb)
 	}
 }
