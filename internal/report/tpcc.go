@@ -182,14 +182,38 @@ func peakSentence(rd *runData) string {
 		}
 	}
 	users := func(x tpccStep) string { return plural(x.VUs, "virtual user", "virtual users") }
-	if len(rd.TPCC) == 1 {
-		return fmt.Sprintf("%s: %s NOPM with %s, its only step.", rd.Label, num(peak.nopm()), users(peak))
+	// An open loop's steps differ in the rate offered, not in VUs.
+	with := func(x tpccStep) string { return "with " + users(x) }
+	largest, isLarger := func() (tpccStep, bool) { return lastStep(rd) }, func(a, b tpccStep) bool { return a.VUs > b.VUs }
+	if peak.OpenLoop != nil {
+		with = func(x tpccStep) string {
+			return fmt.Sprintf("at %s TPM offered (a pool of %s)", num(offeredTPM(x)), plural(x.VUs, "VU", "VUs"))
+		}
+		largest = func() (tpccStep, bool) {
+			return slices.MaxFunc(rd.TPCC, func(a, b tpccStep) int { return cmp.Compare(offeredTPM(a), offeredTPM(b)) }), true
+		}
+		isLarger = func(a, b tpccStep) bool { return offeredTPM(a) > offeredTPM(b) }
 	}
-	s := fmt.Sprintf("%s: NOPM peaked at %s with %s", rd.Label, num(peak.nopm()), users(peak))
-	if last, _ := lastStep(rd); last.VUs > peak.VUs {
-		s += fmt.Sprintf("; its largest step, %s, fell to %s, %s", users(last), num(last.nopm()), ratioSentence(compareStat(last, peak, "nopm")))
+	if len(rd.TPCC) == 1 {
+		return fmt.Sprintf("%s: %s NOPM %s, its only step.", rd.Label, num(peak.nopm()), with(peak))
+	}
+	s := fmt.Sprintf("%s: NOPM peaked at %s %s", rd.Label, num(peak.nopm()), with(peak))
+	if last, _ := largest(); isLarger(last, peak) {
+		what := "its largest step, " + users(last)
+		if peak.OpenLoop != nil {
+			what = "its highest rate, " + num(offeredTPM(last)) + " TPM offered"
+		}
+		s += fmt.Sprintf("; %s, fell to %s, %s", what, num(last.nopm()), ratioSentence(compareStat(last, peak, "nopm")))
 	}
 	return s + "."
+}
+
+// offeredTPM is an open-loop step's offered rate; 0 in a closed loop.
+func offeredTPM(x tpccStep) float64 {
+	if x.OpenLoop == nil {
+		return 0
+	}
+	return x.OpenLoop.OfferedTPM
 }
 
 // checkSentence is the verdict of the consistency check after a run: every
