@@ -411,7 +411,7 @@ func neighboursRatios(group []*runData) []Block {
 // verdictCount sums up the verdicts of a run's comparisons, count by count:
 // "lower at all 3 counts, at 95% confidence", "lower at 2 of 3 counts at
 // 95% confidence, not distinguishable at the other", "not distinguishable
-// at n=1", "both held the rate at all 2 counts". A mix names each verdict
+// at n=1", "both held the rate at both counts". A mix names each verdict
 // with its number of counts, those at 95% confidence first.
 func verdictCount(vs []string) string {
 	if len(vs) == 0 {
@@ -437,9 +437,9 @@ func verdictCount(vs []string) string {
 		case confident(v) && len(vs) == 1:
 			return v + ", at 95% confidence"
 		case confident(v):
-			return fmt.Sprintf("%s at all %d counts, at 95%% confidence", v, len(vs))
+			return fmt.Sprintf("%s at %s, at 95%% confidence", v, allCounts(len(vs)))
 		case v == bothHeld && len(vs) > 1:
-			return fmt.Sprintf("%s at all %d counts", v, len(vs))
+			return v + " at " + allCounts(len(vs))
 		case !slices.ContainsFunc(vs, func(o string) bool { return o != vs[0] }):
 			return vs[0]
 		}
@@ -471,6 +471,14 @@ func verdictCount(vs []string) string {
 		parts[i] = v + " at " + at
 	}
 	return strings.Join(parts, ", ")
+}
+
+// allCounts is "both counts" or "all N counts".
+func allCounts(n int) string {
+	if n == 2 {
+		return "both counts"
+	}
+	return fmt.Sprintf("all %d counts", n)
 }
 
 // tally is a phase's per-instance ratios on one target.
