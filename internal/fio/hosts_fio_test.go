@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/procfs"
 	"github.com/tierbench/tierbench/internal/freeport"
 	"github.com/tierbench/tierbench/internal/stored"
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -360,19 +359,8 @@ func jobProcess(t *testing.T, s Server) int { return serverProcess(t, s, 4) }
 // 3 the backend that runs its jobs, 4 a job), or 0.
 func serverProcess(t *testing.T, s Server, depth int) int {
 	t.Helper()
-	procs, err := procfs.AllProcs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent := map[int]int{} // of the processes with the server's command line
 	arg := "--server=127.0.0.1," + strconv.Itoa(s.Port)
-	for _, p := range procs {
-		cmd, _ := p.CmdLine()
-		st, err := p.Stat()
-		if err == nil && slices.Contains(cmd, arg) {
-			parent[p.PID] = st.PPID
-		}
-	}
+	parent := parents(t, func(cmd []string) bool { return slices.Contains(cmd, arg) })
 	for pid := range parent {
 		d := 0
 		for p := pid; ; d++ {

@@ -29,21 +29,30 @@ func fioChild(pid int) int {
 	return c
 }
 
-// fioMain returns the PID of the fio process running jobFile, or 0.
-func fioMain(t *testing.T, jobFile string) int {
+// parents maps each process whose command line match accepts to its
+// parent's PID.
+func parents(t *testing.T, match func(cmd []string) bool) map[int]int {
 	t.Helper()
 	procs, err := procfs.AllProcs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent := map[int]int{} // of the processes running jobFile
+	parent := map[int]int{}
 	for _, p := range procs {
-		if cmd, _ := p.CmdLine(); len(cmd) > 0 && cmd[len(cmd)-1] == jobFile {
+		if cmd, _ := p.CmdLine(); match(cmd) {
 			if st, err := p.Stat(); err == nil {
 				parent[p.PID] = st.PPID
 			}
 		}
 	}
+	return parent
+}
+
+// fioMain returns the PID of the fio process running jobFile, or 0: the
+// one of them whose parent is not.
+func fioMain(t *testing.T, jobFile string) int {
+	t.Helper()
+	parent := parents(t, func(cmd []string) bool { return len(cmd) > 0 && cmd[len(cmd)-1] == jobFile })
 	for pid, pp := range parent {
 		if _, job := parent[pp]; !job {
 			return pid
