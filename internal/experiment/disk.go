@@ -196,7 +196,7 @@ func atFractions(points []fio.Spec, measured []stored.Point, fractions []float64
 				iops += d.IOPS
 			}
 		}
-		jobs := max(1, p.Jobs) * max(1, len(measured[i].Hosts))
+		jobs := max(1, p.Jobs) * measured[i].FioHosts()
 		for _, f := range fractions {
 			q := p
 			q.RateIOPS = max(1, int(math.Round(f/100*iops/float64(jobs))))

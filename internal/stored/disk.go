@@ -163,9 +163,21 @@ func GroupPointsDiscarding(ran []Ran, discard bool) []Point {
 }
 
 // OfferedIOPS is the I/Os a second the point offered, all its jobs on all
-// its hosts together: RateIOPS x Jobs x hosts (0 without a rate), as its
-// IOPS are all of theirs.
-func (p *Point) OfferedIOPS() float64 { return float64(p.RateIOPS * p.Jobs * max(1, len(p.Hosts))) }
+// its hosts together: RateIOPS x Jobs x FioHosts (0 without a rate), as
+// its IOPS are all of theirs.
+func (p *Point) OfferedIOPS() float64 { return float64(p.RateIOPS * p.Jobs * p.FioHosts()) }
+
+// FioHosts is how many hosts ran the point's jobs: those of its Hosts with
+// fio's figures (the others are only node_exporter's), or 1, this one.
+func (p *Point) FioHosts() int {
+	n := 0
+	for _, h := range p.Hosts {
+		if h.Read != nil || h.Write != nil {
+			n++
+		}
+	}
+	return max(1, n)
+}
 
 // Counted are the repetitions a point of GroupPoints' means are over (those
 // that ran whole, less the noisy ones it discarded), or the point itself

@@ -100,6 +100,21 @@ func TestFindDiskKnees(t *testing.T) {
 	if k := FindDiskKnees(points, 500*time.Microsecond); k[0].OfferedIOPS != 500 || !strings.Contains(k[0].Why, "p99 completion latency was 0.900 ms") {
 		t.Errorf("a 0.5 ms bound: %+v; want the knee at 500, 2000's p99 over it", k[0])
 	}
+	// On two fio hosts (and one more that only node_exporter watched) a
+	// point offers its rate on each: 2 x 2 x 1000 against the 3,000 the
+	// two did, short.
+	onHosts := func(rate int, iops float64) Point {
+		p := pt(rate, 2, iops, 0.5)
+		p.Hosts = []HostPoint{{Host: "h1", Read: &DirStats{IOPS: iops / 2}}, {Host: "h2", Read: &DirStats{IOPS: iops / 2}},
+			{Host: "monitor", NodeStats: &NodeStats{}}}
+		return p
+	}
+	if p := onHosts(1000, 3000); p.FioHosts() != 2 || p.OfferedIOPS() != 4000 {
+		t.Errorf("a point on two fio hosts: %d hosts, %g IOPS offered; want 2 and 4000", p.FioHosts(), p.OfferedIOPS())
+	}
+	if k := FindDiskKnees([]Point{onHosts(500, 2000), onHosts(1000, 3000)}, 0); len(k) != 1 || k[0].OfferedIOPS != 2000 || k[0].NextIOPS != 4000 {
+		t.Errorf("knees on two hosts %+v; want 2000 held, 4000 not", k)
+	}
 	if got := diskShortfall(800, 2); math.Abs(got-3*math.Sqrt(1600)/2) > 1e-9 {
 		t.Errorf("shortfall at 800 a second over 2 s: %g; want 3 standard deviations, 60", got)
 	}
