@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,6 +103,32 @@ func TestDiskRunSweep(t *testing.T) {
 		}
 	}
 	reporttest.CheckInBrowser(t, htmlPath, 8, filepath.Join(reporttest.ArtifactDir(t), "report-storage.png"))
+}
+
+// A point at a fixed rate is followed, as text, by what it offered over
+// all its jobs and the share of it done: what the knee judges.
+func TestDiskRunRatedText(t *testing.T) {
+	t.Parallel()
+	fiotest.Require(t)
+	code, out, errOut := runTierbench(t, "disk", "run", "--target", t.TempDir(), "--bs", "4k", "--rw", "randread", "--iodepth", "1",
+		"--jobs", "2", "--rate-iops", "100,200", "--duration", "2s", "--ramp", "0s", "--size", "16MiB", "--direct=false", "--engine", "psync",
+		"--results", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, rate := range []string{"100", "200"} {
+		offered := map[string]string{"100": "200", "200": "400"}[rate]
+		re := regexp.MustCompile(`(?m)^4k-randread-qd1x2-rate` + rate + ` .*\n  offered ` + offered + ` IOPS \(` + rate +
+			` a second on each of 2 jobs\): ([0-9.]+)% done$`)
+		m := re.FindStringSubmatch(out)
+		if m == nil {
+			t.Errorf("no offered line under the point at %s a job:\n%s", rate, out)
+			continue
+		}
+		if pct, _ := strconv.ParseFloat(m[1], 64); pct < 50 || pct > 150 {
+			t.Errorf("at %s a job, %s%% of the offer done; want about 100", rate, m[1])
+		}
+	}
 }
 
 // TestDiskRunRepeat: the contract of a repeated disk run, cheaply. With
