@@ -72,9 +72,22 @@ func markNow(vus []*vu, o *openLoop, now time.Time, measureStart int64) mark {
 // lastReading is the last tick's reading of the database's counters that
 // came back inside the measured interval: c as counted on through resets
 // (resets of them by then), and the client's mark as the reading began.
-// A step whose end cannot be read ends there (lostEnd).
+// A step whose end cannot be read ends there (lostEnd). The VUs ran on
+// while the reading was on its way, so the database may count up to
+// slack New-Orders more than the mark does: those completed between the
+// mark and the reading's return.
 type lastReading struct {
 	mark   mark
 	c      engine.Counters
 	resets int
+	slack  int64
+}
+
+// newOrdersDone is the New-Orders the VUs have completed so far.
+func newOrdersDone(vus []*vu) int64 {
+	var n int64
+	for _, v := range vus {
+		n += v.counts.done[tpcc.NewOrder].Load()
+	}
+	return n
 }
