@@ -273,12 +273,6 @@ func (v *view) diskRow(p stored.Point) {
 // on all its hosts, and how much of it was done: "offered 2,000 IOPS (1,000
 // a second on each of 2 jobs): 99.1% done", the share the knee judges.
 func offeredLine(p stored.Point) string {
-	var done float64
-	for _, d := range []*stored.DirStats{p.Read, p.Write} {
-		if d != nil {
-			done += d.IOPS
-		}
-	}
 	on := units.Plural(p.Jobs, "job", "jobs")
 	if p.Jobs > 1 {
 		on = "each of " + on
@@ -288,7 +282,7 @@ func offeredLine(p stored.Point) string {
 	}
 	offered := p.OfferedIOPS()
 	return fmt.Sprintf("offered %s IOPS (%s a second on %s): %.1f%% done", units.Thousands(int64(offered)),
-		units.Thousands(int64(p.RateIOPS)), on, 100*done/offered)
+		units.Thousands(int64(p.RateIOPS)), on, 100*p.IOPS()/offered)
 }
 
 // backupRow prints a finished phase.

@@ -190,12 +190,7 @@ func atRates(points []fio.Spec, rates []float64) []fio.Spec {
 func atFractions(points []fio.Spec, measured []stored.Point, fractions []float64) []fio.Spec {
 	var out []fio.Spec
 	for i, p := range points[:min(len(points), len(measured))] {
-		var iops float64
-		for _, d := range []*stored.DirStats{measured[i].Read, measured[i].Write} {
-			if d != nil {
-				iops += d.IOPS
-			}
-		}
+		iops := measured[i].IOPS()
 		jobs := max(1, p.Jobs) * measured[i].FioHosts()
 		for _, f := range fractions {
 			q := p

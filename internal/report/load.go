@@ -94,7 +94,7 @@ type diskStep struct {
 }
 
 // iops, mbps: both directions together.
-func (d diskStep) iops() float64 { return dirStats(d.Read).IOPS + dirStats(d.Write).IOPS }
+func (d diskStep) iops() float64 { return d.IOPS() }
 func (d diskStep) mbps() float64 { return dirStats(d.Read).MBps + dirStats(d.Write).MBps }
 
 // meanMs is the mean completion latency over both directions' I/Os.

@@ -226,7 +226,7 @@ func FindDiskKnees(points []Point, bound time.Duration) []DiskKnee {
 		kn := DiskKnee{Point: ps[0].Name, P99BoundMs: boundMs}
 		for _, p := range ps {
 			offered := p.OfferedIOPS()
-			measured := pointIOPS(p)
+			measured := p.IOPS()
 			if measured < offered-diskShortfall(offered, p.Seconds) {
 				kn.NextIOPS = offered
 				kn.Why = fmt.Sprintf("at %s IOPS offered, %s were done: %.1f%%, more than %d%% short", count(offered), count(measured), 100*measured/offered, KneeFollowPct)
@@ -260,8 +260,8 @@ func diskShortfall(offered, secs float64) float64 {
 	return short
 }
 
-// pointIOPS is a point's I/Os a second, both directions.
-func pointIOPS(p Point) float64 {
+// IOPS is the point's I/Os a second, both directions together.
+func (p *Point) IOPS() float64 {
 	var n float64
 	for _, d := range []*DirStats{p.Read, p.Write} {
 		if d != nil {
