@@ -734,11 +734,17 @@ func lostEnd(closeAt func(mark, engine.Counters, int) *stored.TPCCStep, last *la
 	res.Interrupted, res.ServerLost = true, true
 	// The database's count was read after the mark: it may hold the
 	// New-Orders completed meanwhile, and none the mark lacks beyond them.
-	ck := &res.NOPMCheck
-	ck.Bound += last.slack
-	diff := ck.Database - ck.Client
-	ck.OK = diff <= ck.Bound && -diff <= ck.Bound
+	ck := res.NOPMCheck
+	res.NOPMCheck = nopmCheck(ck.Database, ck.Client, ck.Bound+last.slack)
 	return res
+}
+
+// nopmCheck compares the New-Orders the database counted with those the
+// client completed: they agree when they differ by at most bound (one a
+// VU, the transactions that may commit while the counters are read).
+func nopmCheck(database, client, bound int64) stored.NOPMCheck {
+	diff := database - client
+	return stored.NOPMCheck{Database: database, Client: client, Bound: bound, OK: diff <= bound && -diff <= bound}
 }
 
 // tpmSpan is the database's transactions over the time since the last
@@ -817,11 +823,7 @@ func finishStep(res *stored.TPCCStep, vus []*vu, hist *metrics.Recorder, t tally
 	res.NOPM = perMinute(c1.SumNextOID - c0.SumNextOID)
 	res.ClientTPM = perMinute(total)
 	res.ClientNOPM = perMinute(done[tpcc.NewOrder])
-	dbNO := c1.SumNextOID - c0.SumNextOID
-	clientNO := done[tpcc.NewOrder] - res.Rollbacks
-	bound := int64(len(vus))
-	diff := dbNO - clientNO
-	res.NOPMCheck = stored.NOPMCheck{Database: dbNO, Client: clientNO, Bound: bound, OK: diff <= bound && -diff <= bound}
+	res.NOPMCheck = nopmCheck(c1.SumNextOID-c0.SumNextOID, done[tpcc.NewOrder]-res.Rollbacks, int64(len(vus)))
 	res.Audit = audit.Judge(warehouses)
 	res.ResponseTime = stored.ResponseTimes(res.Histograms)
 	if paced && minutes > 0 {
