@@ -265,24 +265,8 @@ func (v *view) diskRow(p stored.Point) {
 		fmt.Fprintf(w, "  %-20s %s %s %13s\n", h.Host, cells(h.Read), cells(h.Write), cpu)
 	}
 	if p.RateIOPS > 0 {
-		fmt.Fprintf(w, "  %s\n", offeredLine(p))
+		fmt.Fprintf(w, "  %s\n", p.OfferedText())
 	}
-}
-
-// offeredLine says what a point run at a fixed rate offered, all its jobs
-// on all its hosts, and how much of it was done: "offered 2,000 IOPS (1,000
-// a second on each of 2 jobs): 99.1% done", the share the knee judges.
-func offeredLine(p stored.Point) string {
-	on := units.Plural(p.Jobs, "job", "jobs")
-	if p.Jobs > 1 {
-		on = "each of " + on
-	}
-	if n := p.FioHosts(); n > 1 {
-		on += " on each of " + units.Plural(n, "host", "hosts")
-	}
-	offered := p.OfferedIOPS()
-	return fmt.Sprintf("offered %s IOPS (%s a second on %s): %.1f%% done", units.Thousands(int64(offered)),
-		units.Thousands(int64(p.RateIOPS)), on, 100*p.IOPS()/offered)
 }
 
 // backupRow prints a finished phase.

@@ -1,11 +1,13 @@
 package stored
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
 
 	"github.com/tierbench/tierbench/internal/stats"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // Point is one measured point as `disk run --json` prints it and as
@@ -166,6 +168,23 @@ func GroupPointsDiscarding(ran []Ran, discard bool) []Point {
 // its hosts together: RateIOPS x Jobs x FioHosts (0 without a rate), as
 // its IOPS are all of theirs.
 func (p *Point) OfferedIOPS() float64 { return float64(p.RateIOPS * p.Jobs * p.FioHosts()) }
+
+// OfferedText says, in the words every front end gives it, what a point run
+// at a fixed rate offered, all its jobs on all its hosts, and how much of
+// it was done: "offered 2,000 IOPS (1,000 a second on each of 2 jobs):
+// 99.1% done", the share the knee judges.
+func (p *Point) OfferedText() string {
+	on := units.Plural(p.Jobs, "job", "jobs")
+	if p.Jobs > 1 {
+		on = "each of " + on
+	}
+	if n := p.FioHosts(); n > 1 {
+		on += " on each of " + units.Plural(n, "host", "hosts")
+	}
+	offered := p.OfferedIOPS()
+	return fmt.Sprintf("offered %s IOPS (%s a second on %s): %.1f%% done", units.Thousands(int64(offered)),
+		units.Thousands(int64(p.RateIOPS)), on, 100*p.IOPS()/offered)
+}
 
 // FioHosts is how many hosts ran the point's jobs: those of its Hosts with
 // fio's figures (the others are only node_exporter's), or 1, this one.

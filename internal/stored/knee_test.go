@@ -112,6 +112,9 @@ func TestFindDiskKnees(t *testing.T) {
 	if p := onHosts(1000, 3000); p.FioHosts() != 2 || p.OfferedIOPS() != 4000 {
 		t.Errorf("a point on two fio hosts: %d hosts, %g IOPS offered; want 2 and 4000", p.FioHosts(), p.OfferedIOPS())
 	}
+	if p, want := onHosts(1000, 3000), "offered 4,000 IOPS (1,000 a second on each of 2 jobs on each of 2 hosts): 75.0% done"; p.OfferedText() != want {
+		t.Errorf("OfferedText on two hosts: %q; want %q", p.OfferedText(), want)
+	}
 	if k := FindDiskKnees([]Point{onHosts(500, 2000), onHosts(1000, 3000)}, 0); len(k) != 1 || k[0].OfferedIOPS != 2000 || k[0].NextIOPS != 4000 {
 		t.Errorf("knees on two hosts %+v; want 2000 held, 4000 not", k)
 	}
