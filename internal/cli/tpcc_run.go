@@ -80,22 +80,8 @@ func printStep(w io.Writer, s *stored.TPCCStep, engine string) {
 	}
 	fmt.Fprintf(w, "step %d: %d VUs%s, %s: %d TPM, %d NOPM (client: %d TPM, %d NOPM), %d errors, %.0f µs client CPU per transaction\n",
 		s.Index+1, s.VUs, rep, measured, s.TPM, s.NOPM, s.ClientTPM, s.ClientNOPM, s.Errors, s.ClientCPUPerTxnUs)
-	if o := s.OpenLoop; o != nil {
-		jitter := "no VU waited for an arrival"
-		if o.ScheduleJitter.Count > 0 {
-			jitter = fmt.Sprintf("schedule jitter p99 %.3f ms", o.ScheduleJitter.P99Ms)
-		}
-		fmt.Fprintf(w, "offered %s TPM (%s arrivals, %d in the interval): %d late, %d unserved, at most %d waiting; %s\n",
-			units.Thousands(int64(o.OfferedTPM)), o.Arrival, o.Arrivals, o.Late, o.Unserved, o.MaxQueue, jitter)
-	}
-	if s.CountersReset > 0 {
-		fmt.Fprintln(w, stored.ResetsText(s.CountersReset))
-	}
-	if s.ServerLost {
-		fmt.Fprintln(w, stored.LostText)
-	}
-	if d := s.Stalled(); d > 0 {
-		fmt.Fprintf(w, "a transaction was still running when the interval ended, %.1f s after it was sent: the server held its VU, and no latency records it\n", d.Seconds())
+	for _, n := range s.Notes() {
+		fmt.Fprintln(w, n)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "transaction\tcount\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"

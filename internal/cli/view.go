@@ -264,8 +264,8 @@ func (v *view) diskRow(p stored.Point) {
 		}
 		fmt.Fprintf(w, "  %-20s %s %s %13s\n", h.Host, cells(h.Read), cells(h.Write), cpu)
 	}
-	if p.RateIOPS > 0 {
-		fmt.Fprintf(w, "  %s\n", p.OfferedText())
+	for _, n := range p.Notes() {
+		fmt.Fprintf(w, "  %s\n", n)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tierbench/tierbench/internal/experiment/tpcctest"
+	"github.com/tierbench/tierbench/internal/fio/fiotest"
 	"github.com/tierbench/tierbench/internal/report/reporttest"
 	"github.com/tierbench/tierbench/internal/serve"
 	"github.com/tierbench/tierbench/internal/server/pgtest"
@@ -46,7 +48,7 @@ type browserPage interface {
 // each against its own serve and a real PostgreSQL: it asks for the token
 // on the first 401, shows a 400 next to its field (a TPC-C, a TPC-H and a
 // durability run's), runs a durability test on a managed server and
-// follows its cycle, validates a scenario, starts a quick TPC-C run and follows it
+// follows its cycle, follows a disk point at a fixed rate and a backup, validates a scenario, starts a quick TPC-C run and follows it
 // live (the TPM text changes as the seconds come), shows it done, opens
 // its report, compares two finished runs, and cancels a queued and a
 // running run.
@@ -64,6 +66,7 @@ func TestConsoleFirefox(t *testing.T) {
 
 // consoleFlow drives the console in p; its screenshots are NAME-*.png.
 func consoleFlow(t *testing.T, name string, p browserPage) {
+	fiotest.Require(t)
 	dsn := tpccDSN(t)
 	managed := pgtest.StartManaged(t, context.Background()) // a durability test's, which crashes it
 	tpcctest.Build(t, context.Background(), managed.DSN, 1)
@@ -178,6 +181,34 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		fmt.Sprintf(`document.querySelector('#runs-table tbody tr[data-id=%q]')?.textContent.includes("1 cycle, 0 lost, passed")`, durRun))
 	shot(t, p, filepath.Join(art, name+"-durability.png"))
 
+	// A disk point at a fixed rate, started through the API and followed in
+	// the console: its figures and what it offered are in the notes.
+	var disk struct{ ID string }
+	if code, body := srv.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "disk", "target": t.TempDir(), "bs": "4k", "rw": "randread",
+		"iodepth": 1, "jobs": 1, "duration": "2s", "ramp": "0s", "size": "8MiB", "rate_iops": 200}, &disk); code != 202 {
+		t.Fatalf("a disk run: %d %s", code, body)
+	}
+	js(t, p, fmt.Sprintf(`watch("run", %q); true`, disk.ID))
+	waitDone(t, p, 60*time.Second)
+	if notes := jsString(t, p, `document.getElementById("live-notes").innerText`); !regexp.MustCompile(`point \S+: read [\d,]+ IOPS, [\d.]+ MB/s, p99 [\d.]+ ms`).MatchString(notes) ||
+		!strings.Contains(notes, "offered 200 IOPS (200 a second on 1 job): ") {
+		t.Errorf("the live notes lack the disk point's figures and what it offered:\n%s", notes)
+	}
+
+	// A logical backup of the managed server, followed: each phase's time
+	// in the notes.
+	var backup struct{ ID string }
+	if code, body := srv.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "backup", "dsn": managed.DSN, "target": t.TempDir(),
+		"cycles": 1, "logical": true, "jobs": 1}, &backup); code != 202 {
+		t.Fatalf("a backup run: %d %s", code, body)
+	}
+	js(t, p, fmt.Sprintf(`watch("run", %q); true`, backup.ID))
+	waitDone(t, p, 90*time.Second)
+	if notes := jsString(t, p, `document.getElementById("live-notes").innerText`); !regexp.MustCompile(`cycle 1 backup \(pg_dump\): [\d.]+ s, [\d.]+ MB/s`).MatchString(notes) ||
+		!regexp.MustCompile(`cycle 1 restore \(pg_restore\): [\d.]+ s, [\d.]+ MB/s, (not )?verified`).MatchString(notes) {
+		t.Errorf("the live notes lack the backup's phases:\n%s", notes)
+	}
+
 	// A bundled scenario at a scale shows its variables there; a bad value
 	// is refused with its line and column.
 	js(t, p, `(() => {
@@ -211,7 +242,7 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	// spends a core here, beside the browser).
 	fillStart(t, p, dsn, "1", "1s", "8s", "1200")
 	waitJS(t, p, 20*time.Second, "the run followed",
-		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, durRun))
+		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, backup.ID))
 	first := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
 	seen := watchTPM(t, p, 40*time.Second)
 	t.Logf("live TPM texts: %q", seen)
@@ -222,8 +253,15 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 			t.Errorf("#%s shows %q after the run; want a figure", id, text)
 		}
 	}
-	if n := jsInt(t, p, `document.querySelectorAll("#chart-tpm polyline").length`); n != 2 {
-		t.Errorf("the TPM chart has %d lines; want TPM and NOPM", n)
+	if n := jsInt(t, p, `document.querySelectorAll("#chart-tpm polyline").length`); n != 3 {
+		t.Errorf("the TPM chart has %d lines; want TPM, NOPM and the offered rate", n)
+	}
+	if text := jsString(t, p, `document.getElementById("live-offered").textContent`); !strings.HasPrefix(text, "1,200 · ") || !strings.HasSuffix(text, " waiting") {
+		t.Errorf("the live offered rate shows %q; want 1,200 with the second's late and waiting arrivals", text)
+	}
+	if notes := jsString(t, p, `document.getElementById("live-notes").innerText`); !strings.Contains(notes, "step result: NOPM ") ||
+		!strings.Contains(notes, "offered 1,200 TPM (poisson arrivals, ") {
+		t.Errorf("the live notes lack the step's result and what it offered:\n%s", notes)
 	}
 	if code, body := srv.do(t, "GET", "/api/v1/runs/"+first, nil, nil); code != 200 || !strings.Contains(body, `"offered_tpm": 1200`) {
 		t.Errorf("the run started with a rate: %d; want its step offered 1200 TPM\n%s", code, body)

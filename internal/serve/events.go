@@ -123,10 +123,12 @@ func (o *observer) Result(r experiment.Result) {
 	switch {
 	case r.TPCC != nil:
 		m["tpcc"] = r.TPCC
+		notes(m, r.TPCC.Notes())
 	case r.TPCHQuery != nil:
 		m["tpch"] = r.TPCHQuery
 	case r.Point != nil:
 		m["point"] = r.Point
+		notes(m, r.Point.Notes())
 	case r.Phase != nil:
 		m["phase"] = r.Phase
 	case r.Cycle != nil:
@@ -140,6 +142,14 @@ func (o *observer) Result(r experiment.Result) {
 		m["thresholds"] = r.Thresholds
 	}
 	o.log.add("result", m)
+}
+
+// notes adds a step's or point's sentences, as the CLI prints them under
+// its figures, to its result event.
+func notes(m map[string]any, n []string) {
+	if len(n) > 0 {
+		m["notes"] = n
+	}
 }
 
 // tickDoc is a tick as the event stream sends it: a TPC-C second's figures
@@ -156,10 +166,14 @@ func tickDoc(t experiment.Tick) map[string]any {
 			tpm = nil // not taken this second (driver.Tick.NoTPM): the console skips it
 		}
 		m["t"] = x.T
-		m["tpcc"] = map[string]any{"step": x.Step, "steps": x.Steps, "repetition": x.Rep, "repeat": x.Repeat, "vus": x.VUs,
+		d := map[string]any{"step": x.Step, "steps": x.Steps, "repetition": x.Rep, "repeat": x.Repeat, "vus": x.VUs,
 			"phase": x.Phase, "elapsed_s": x.Elapsed.Seconds(), "tpm": tpm, "nopm": x.NOPM, "client_tpm": x.ClientTPM,
 			"new_order_p50_ms": x.NewOrderP50Ms, "new_order_p95_ms": x.NewOrderP95Ms, "new_order_p99_ms": x.NewOrderP99Ms,
 			"txn_per_s": txn}
+		if x.OfferedTPM > 0 { // an open loop's
+			d["offered_tpm"], d["late"], d["queue"] = x.OfferedTPM, x.Late, x.Queue
+		}
+		m["tpcc"] = d
 	}
 	if t.Telemetry != nil {
 		if _, ok := m["t"]; !ok {

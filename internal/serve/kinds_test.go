@@ -96,8 +96,17 @@ func TestAPIRunOnManagedServer(t *testing.T) {
 		"rate": 1200, "arrival": "constant", "late_after": "1s", "rampup": "0s", "duration": "2s"}, &p); code != 202 { // open loop: no core spent saturating
 		t.Fatalf("POST on a managed server: %d %s", code, body)
 	}
-	if d := doneOf(t, s.follow(t, p.ID, "", nil)); d["status"] != results.StatusComplete {
+	evs := s.follow(t, p.ID, "", nil)
+	if d := doneOf(t, evs); d["status"] != results.StatusComplete {
 		t.Errorf("the run on the managed server: %v", d)
+	}
+	// The open loop's ticks carry what it offered, and its result the
+	// sentence the CLI prints under the step.
+	if ticks := strings.Join(eventData(evs, "tick"), "\n"); !strings.Contains(ticks, `"offered_tpm":1200`) || !strings.Contains(ticks, `"queue":`) {
+		t.Errorf("no tick carries the offered rate and the queue:\n%s", ticks)
+	}
+	if res := strings.Join(eventData(evs, "result"), "\n"); !strings.Contains(res, `"notes":["offered 1,200 TPM (constant arrivals, `) {
+		t.Errorf("the step's result event lacks what it offered:\n%s", res)
 	}
 	var e struct{ Error, Field string }
 	code, body = s.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "tpcc", "server": t.TempDir(), "vus": []int{1}}, nil)

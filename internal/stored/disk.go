@@ -186,6 +186,15 @@ func (p *Point) OfferedText() string {
 		units.Thousands(int64(p.RateIOPS)), on, 100*p.IOPS()/offered)
 }
 
+// Notes are the sentences that go under a finished point's figures, in
+// every front end: what a point at a fixed rate offered (OfferedText).
+func (p *Point) Notes() []string {
+	if p.RateIOPS > 0 {
+		return []string{p.OfferedText()}
+	}
+	return nil
+}
+
 // FioHosts is how many hosts ran the point's jobs: those of its Hosts with
 // fio's figures (the others are only node_exporter's), or 1, this one.
 func (p *Point) FioHosts() int {

@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/stats"
 	"github.com/tierbench/tierbench/internal/tpcc"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // NOPMCheck compares the New-Orders the database committed (growth of
@@ -203,6 +204,41 @@ func ResetsText(n int) string {
 const LostText = "its server stopped answering before the step's end, so the step ends at the last reading of the database's counters " +
 	"that came back, a second or less before; TPM counts the transactions the server had published by then " +
 	"(PostgreSQL publishes each connection's about once a second), so a short step's can be low by up to a second's"
+
+// Text says what an open loop offered and how it kept up, as every front
+// end words it: "offered 12,000 TPM (poisson arrivals, 2,004 in the
+// interval): 0 late, 0 unserved, at most 3 waiting; schedule jitter p99
+// 0.180 ms".
+func (o *OpenLoop) Text() string {
+	jitter := "no VU waited for an arrival"
+	if o.ScheduleJitter.Count > 0 {
+		jitter = fmt.Sprintf("schedule jitter p99 %.3f ms", o.ScheduleJitter.P99Ms)
+	}
+	return fmt.Sprintf("offered %s TPM (%s arrivals, %s in the interval): %s late, %s unserved, at most %s waiting; %s",
+		units.Thousands(int64(o.OfferedTPM)), o.Arrival, units.Thousands(o.Arrivals), units.Thousands(o.Late),
+		units.Thousands(o.Unserved), units.Thousands(o.MaxQueue), jitter)
+}
+
+// Notes are the sentences that go under a finished step's figures, in
+// every front end: what an open loop offered (OpenLoop.Text), counters
+// reset, a server lost, a transaction stalled at the end.
+func (s *TPCCStep) Notes() []string {
+	var out []string
+	if s.OpenLoop != nil {
+		out = append(out, s.OpenLoop.Text())
+	}
+	if s.CountersReset > 0 {
+		out = append(out, ResetsText(s.CountersReset))
+	}
+	if s.ServerLost {
+		out = append(out, LostText)
+	}
+	if d := s.Stalled(); d > 0 {
+		out = append(out, fmt.Sprintf("a transaction was still running when the interval ended, %.1f s after it was sent: "+
+			"the server held its VU, and no latency records it", d.Seconds()))
+	}
+	return out
+}
 
 // Key is s's step key.
 func (s *TPCCStep) Key() StepKey {

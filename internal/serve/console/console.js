@@ -367,7 +367,7 @@ function watch(kind, id) {
   const stop = { stopped: false, ctl, signal: ctl.signal };
   Object.assign(live, { stop, charts: liveCharts(), t0: null, t1: null, id, runID: kind === "run" ? id : "",
     path: (kind === "run" ? "/api/v1/runs/" : "/api/v1/scenarios/") + encodeURIComponent(id) });
-  for (const f of ["step", "phase", "vus", "tpm", "nopm", "p95", "p99", "iops", "await", "cpu", "hosts"]) $("live-" + f).textContent = "–";
+  for (const f of ["step", "phase", "vus", "tpm", "nopm", "offered", "p95", "p99", "iops", "await", "cpu", "hosts"]) $("live-" + f).textContent = "–";
   $("live-what").textContent = (kind === "run" ? "Run " : "Scenario ") + id;
   $("live-status").textContent = "waiting";
   $("live-notes").replaceChildren();
@@ -399,8 +399,11 @@ function onLiveEvent(stop, name, d) {
       return;
     case "result":
       if (d.tpcc) note(stepNote(d.tpcc));
+      else if (d.point) note(pointNote(d.point));
+      else if (d.phase) note(phaseNote(d.phase));
       else if (d.tpch) onQuery(d.tpch);
       else if (d.cycle) onCycle(d.cycle);
+      for (const n of d.notes || []) note(n);
       return;
     case "note": return note(d.msg || "");
     case "done": return onDone(d);
@@ -415,6 +418,20 @@ function stepNote(s) {
   if (s.interrupted) text += ", cut short " + (s.server_lost ? "by the server's loss " : "") + "after " + fmt(s.measured_seconds, 1) + " s";
   if (s.counters_reset) text += ", over " + s.counters_reset + " reset(s) of the database's counters";
   return text;
+}
+
+// pointNote is a disk point's result as a note: each direction's IOPS,
+// MB/s and p99, as `disk run` prints them.
+function pointNote(p) {
+  const dir = (name, d) => d ? name + " " + fmt(d.iops) + " IOPS, " + fmt(d.mbps, 1) + " MB/s, p99 " + fmt(d.p99_ms, 3) + " ms" : "";
+  const parts = [dir("read", p.read), dir("write", p.write)].filter((x) => x);
+  return "point " + p.name + (p.interrupted ? " (cut short)" : "") + ": " + parts.join("; ");
+}
+
+// phaseNote is a backup or restore phase's result as a note.
+function phaseNote(m) {
+  return "cycle " + m.cycle + " " + m.phase + " (" + m.method + "): " + fmt(m.seconds, 2) + " s, " + fmt(m.mbps, 1) + " MB/s" +
+    (m.phase === "restore" ? (m.verified ? ", verified" : ", not verified") : "");
 }
 
 // onCycle notes a durability cycle's verdict: what was acknowledged and
@@ -486,6 +503,10 @@ function onTick(d) {
     $("live-p99").textContent = fmt(x.new_order_p99_ms, 1);
     c.tpm.add("TPM", t, x.tpm);
     c.tpm.add("NOPM", t, x.nopm);
+    if (x.offered_tpm) { // an open loop's step: what it offered, and how it keeps up
+      $("live-offered").textContent = fmt(x.offered_tpm) + " · " + fmt(x.late) + " late · " + fmt(x.queue) + " waiting";
+      c.tpm.add("offered", t, x.offered_tpm);
+    } else $("live-offered").textContent = "closed loop";
     c.lat.add("p95", t, x.new_order_p95_ms);
     c.lat.add("p99", t, x.new_order_p99_ms);
   }
