@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,14 +119,10 @@ func runResultsList(ctx context.Context, g *Globals, opts ResultsListOptions) er
 		return nil
 	}
 	tw := tabwriter.NewWriter(g.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTARTED\tDURATION\tSTEPS\tBEST NOPM")
+	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTARTED\tDURATION\tSTEPS\tHEADLINE")
 	for _, r := range list {
-		nopm := "-"
-		if r.BestNOPM != nil {
-			nopm = fmt.Sprintf("%.0f", *r.BestNOPM)
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, r.Status, localTime(r.StartedAt),
-			runDuration(r.Run), r.Steps, nopm)
+			runDuration(r.Run), r.Steps, cmp.Or(r.Headline, "-"))
 	}
 	return tw.Flush()
 }

@@ -82,8 +82,8 @@ func TestResultsListAndShow(t *testing.T) {
 	}
 
 	code, out, errOut = runTierbench(t, "results", "list", "--results", dir)
-	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "17284") || !strings.Contains(out, "disk") {
-		t.Errorf("list: exit %d, stdout %q, stderr %q; want both runs and the best NOPM 17284", code, out, errOut)
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "best NOPM 17,284") || !strings.Contains(out, "disk") {
+		t.Errorf("list: exit %d, stdout %q, stderr %q; want both runs and the best NOPM 17,284 as the headline", code, out, errOut)
 	}
 
 	code, out, errOut = runTierbench(t, "results", "show", "latest", "--results", dir, "--json")

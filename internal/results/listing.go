@@ -1,26 +1,32 @@
 package results
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/tierbench/tierbench/internal/stored"
+	"github.com/tierbench/tierbench/internal/units"
 )
 
 // Listed is one run as `results list --json` and the HTTP API list it: the
 // run, its number of steps and its headline: for a TPC-C run with a step,
 // its best NOPM; for a TPC-H run that finished a power test, the mean of
 // its power tests' geometric means; for a durability run that finished a
-// cycle, its verdict.
+// cycle, its verdict. Headline says the run's outcome in a line, as every
+// front end shows it in a list (Headline).
 type Listed struct {
 	Run
 	Steps      int                `json:"steps"`
 	BestNOPM   *float64           `json:"best_nopm,omitempty"`
 	GeoMean    *float64           `json:"geomean_seconds,omitempty"`
 	Durability *DurabilityVerdict `json:"durability,omitempty"`
+	Headline   string             `json:"headline,omitempty"`
 }
 
 // DurabilityVerdict is a durability run's in a listing: its cycles, the
@@ -107,6 +113,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Listed, int, error) {
 		if a.best.Valid {
 			list[i].BestNOPM = &a.best.Float64
 		}
+		list[i].Headline = headline(list[i])
 	}
 	return list, total, nil
 }
@@ -164,4 +171,94 @@ func durabilityVerdict(summary json.RawMessage) *DurabilityVerdict {
 		return nil
 	}
 	return doc.Total
+}
+
+// headline is a listed run's outcome in a line: a TPC-C run's best NOPM
+// and a sweep's knee, a TPC-H run's geometric mean, a durability run's
+// verdict, a disk run's best point and knees, a backup run's mean times;
+// otherwise its steps ("" with none).
+func headline(l Listed) string {
+	var parts []string
+	switch l.Kind {
+	case stored.KindTPCC:
+		if l.BestNOPM != nil {
+			parts = append(parts, "best NOPM "+units.Thousands(int64(math.Round(*l.BestNOPM))))
+		}
+		var doc struct{ Knee *stored.Knee }
+		if json.Unmarshal(l.Summary, &doc) == nil && doc.Knee != nil {
+			if doc.Knee.OfferedTPM > 0 {
+				parts = append(parts, "knee at "+units.Thousands(int64(doc.Knee.OfferedTPM))+" TPM offered")
+			} else {
+				parts = append(parts, "no rate held")
+			}
+		}
+	case stored.KindTPCH:
+		if l.GeoMean != nil {
+			parts = append(parts, fmt.Sprintf("geometric mean %.3f s", *l.GeoMean))
+		}
+	case stored.KindDurability:
+		if d := l.Durability; d != nil {
+			verdict := "passed"
+			if !d.OK {
+				verdict = "FAILED"
+			}
+			parts = append(parts, fmt.Sprintf("%s, %s lost, %s", units.Plural(d.Cycles, "cycle", "cycles"), units.Thousands(d.Lost), verdict))
+		}
+	case stored.KindDisk:
+		parts = diskHeadline(l.Summary)
+	case stored.KindBackup:
+		parts = backupHeadline(l.Summary)
+	}
+	if len(parts) == 0 && l.Steps > 0 {
+		parts = append(parts, units.Plural(l.Steps, "step", "steps"))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// diskHeadline is a disk run's: its points and the best of them by IOPS,
+// read and write together, and each knee's offered IOPS.
+func diskHeadline(summary json.RawMessage) []string {
+	var doc struct {
+		Points []stored.Point
+		Knees  []stored.DiskKnee
+	}
+	if json.Unmarshal(summary, &doc) != nil || len(doc.Points) == 0 {
+		return nil
+	}
+	best := slices.MaxFunc(doc.Points, func(a, b stored.Point) int { return cmp.Compare(a.IOPS(), b.IOPS()) })
+	out := []string{fmt.Sprintf("%s, best %s IOPS (%s)", units.Plural(len(doc.Points), "point", "points"),
+		units.Thousands(int64(math.Round(best.IOPS()))), best.Name)}
+	if len(doc.Knees) > 0 {
+		knees := make([]string, len(doc.Knees))
+		for i, k := range doc.Knees {
+			knees[i] = units.Thousands(int64(k.OfferedIOPS))
+		}
+		word := "knee"
+		if len(knees) > 1 {
+			word = "knees"
+		}
+		out = append(out, word+" at "+strings.Join(knees, "/")+" IOPS offered")
+	}
+	return out
+}
+
+// backupHeadline is a backup run's: each phase's mean time over the
+// cycles that finished it.
+func backupHeadline(summary json.RawMessage) []string {
+	var doc struct{ Stats stored.PhaseStats }
+	if json.Unmarshal(summary, &doc) != nil {
+		return nil
+	}
+	var times []string
+	n := 0
+	for _, phase := range []string{stored.PhaseBackup, stored.PhaseRestore} {
+		if s, ok := doc.Stats[phase]["seconds"]; ok && s.N > 0 {
+			times = append(times, fmt.Sprintf("%s %.1f s", phase, s.Mean))
+			n = max(n, s.N)
+		}
+	}
+	if len(times) == 0 {
+		return nil
+	}
+	return []string{strings.Join(times, ", ") + " (mean of " + units.Plural(n, "cycle", "cycles") + ")"}
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -137,4 +138,54 @@ func finishedRun(t *testing.T, s *Store, kind, summary string) string {
 		t.Fatal(err)
 	}
 	return r.ID
+}
+
+// Each kind's headline says its outcome in a line, from its summary (and a
+// TPC-C run's steps); a run without either says nothing.
+func TestListHeadline(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	want := map[string]string{}
+	add := func(kind, summary, headline string, nopm ...int) {
+		t.Helper()
+		r, err := s.CreateRun(ctx, kind, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, n := range nopm {
+			now := time.Now()
+			if err := s.AddStep(ctx, Step{RunID: r.ID, Index: i, Name: "s", StartedAt: now, MeasureStart: now, MeasureEnd: now,
+				Metrics: json.RawMessage(fmt.Sprintf(`{"nopm":%d}`, n))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if summary != "" {
+			if err := s.FinishRun(ctx, r.ID, StatusComplete, json.RawMessage(summary)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[r.ID] = headline
+	}
+	add("tpcc", `{"steps":[]}`, "best NOPM 17,284", 12000, 17284)
+	add("tpcc", `{"knee":{"offered_tpm":12000,"why":""}}`, "best NOPM 3,563; knee at 12,000 TPM offered", 3563)
+	add("tpcc", `{"knee":{"offered_tpm":0,"why":""}}`, "best NOPM 90; no rate held", 90)
+	add("tpcc", "", "")
+	add("tpch", `{"geomean_seconds":{"mean":0.0191,"n":1}}`, "geometric mean 0.019 s")
+	add("durability", `{"total":{"cycles":3,"lost":2,"ok":false}}`, "3 cycles, 2 lost, FAILED")
+	add("disk", `{"points":[{"name":"a","read":{"iops":900}},{"name":"b","read":{"iops":700},"write":{"iops":300}}]}`,
+		"2 points, best 1,000 IOPS (b)")
+	add("disk", `{"points":[{"name":"r-200","read":{"iops":200}}],"knees":[{"point":"r","offered_iops":400},{"point":"w","offered_iops":100}]}`,
+		"1 point, best 200 IOPS (r-200); knees at 400/100 IOPS offered")
+	add("backup", `{"stats":{"backup":{"seconds":{"mean":12.34,"n":3}},"restore":{"seconds":{"mean":20,"n":3}}}}`,
+		"backup 12.3 s, restore 20.0 s (mean of 3 cycles)")
+	add("space", `{}`, "")
+	list, _, err := s.List(ctx, ListQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range list {
+		if l.Headline != want[l.ID] {
+			t.Errorf("%s run %s: headline %q; want %q", l.Kind, l.ID, l.Headline, want[l.ID])
+		}
+	}
 }

@@ -807,16 +807,10 @@ function runRow(run) {
     b.addEventListener("click", () => openReport([id]));
     actions.append(b);
   }
-  const headline = run.kind === "tpcc" && run.best_nopm !== undefined && run.best_nopm !== null
-    ? "best NOPM " + fmt(run.best_nopm)
-    : run.kind === "tpch" && typeof run.geomean_seconds === "number" ? "geometric mean " + run.geomean_seconds.toFixed(3) + " s"
-    : run.kind === "durability" && run.durability ? run.durability.cycles + (run.durability.cycles === 1 ? " cycle, " : " cycles, ") +
-      fmt(run.durability.lost) + " lost, " + (run.durability.ok ? "passed" : "FAILED")
-    : run.steps ? run.steps + (run.steps === 1 ? " step" : " steps") : "";
   return el("tr", { "data-id": id, "data-status": run.status },
     el("td", {}, box), el("td", { className: "status " + run.status }, run.status), el("td", {}, run.kind),
     el("td", {}, fmtTime(run.started_at)), el("td", {}, fmtDuration(run.started_at, run.finished_at)),
-    el("td", { className: "num" }, headline), el("td", {}, run.group || ""), el("td", { className: "id" }, id), actions);
+    el("td", {}, run.headline || ""), el("td", {}, run.group || ""), el("td", { className: "id" }, id), actions);
 }
 
 function updateCompareButton() {
