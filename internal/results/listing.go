@@ -186,10 +186,13 @@ func headline(l Listed) string {
 		}
 		var doc struct{ Knee *stored.Knee }
 		if json.Unmarshal(l.Summary, &doc) == nil && doc.Knee != nil {
-			if doc.Knee.OfferedTPM > 0 {
-				parts = append(parts, "knee at "+units.Thousands(int64(doc.Knee.OfferedTPM))+" TPM offered")
-			} else {
+			switch k := doc.Knee; {
+			case k.OfferedTPM == 0:
 				parts = append(parts, "no rate held")
+			case k.NextTPM == 0:
+				parts = append(parts, "every rate held, up to "+units.Thousands(int64(k.OfferedTPM))+" TPM offered")
+			default:
+				parts = append(parts, "knee at "+units.Thousands(int64(k.OfferedTPM))+" TPM offered")
 			}
 		}
 	case stored.KindTPCH:
@@ -216,7 +219,8 @@ func headline(l Listed) string {
 }
 
 // diskHeadline is a disk run's: its points and the best of them by IOPS,
-// read and write together, and each knee's offered IOPS.
+// read and write together, and each knee's offered IOPS (≥ when every rate
+// held: the knee is there or above).
 func diskHeadline(summary json.RawMessage) []string {
 	var doc struct {
 		Points []stored.Point
@@ -232,6 +236,9 @@ func diskHeadline(summary json.RawMessage) []string {
 		knees := make([]string, len(doc.Knees))
 		for i, k := range doc.Knees {
 			knees[i] = units.Thousands(int64(k.OfferedIOPS))
+			if k.OfferedIOPS > 0 && k.NextIOPS == 0 {
+				knees[i] = "≥" + knees[i] // every rate held
+			}
 		}
 		word := "knee"
 		if len(knees) > 1 {

@@ -167,15 +167,16 @@ func TestListHeadline(t *testing.T) {
 		want[r.ID] = headline
 	}
 	add("tpcc", `{"steps":[]}`, "best NOPM 17,284", 12000, 17284)
-	add("tpcc", `{"knee":{"offered_tpm":12000,"why":""}}`, "best NOPM 3,563; knee at 12,000 TPM offered", 3563)
+	add("tpcc", `{"knee":{"offered_tpm":12000,"next_offered_tpm":24000,"why":""}}`, "best NOPM 3,563; knee at 12,000 TPM offered", 3563)
+	add("tpcc", `{"knee":{"offered_tpm":72582,"why":""}}`, "best NOPM 30,445; every rate held, up to 72,582 TPM offered", 30445)
 	add("tpcc", `{"knee":{"offered_tpm":0,"why":""}}`, "best NOPM 90; no rate held", 90)
 	add("tpcc", "", "")
 	add("tpch", `{"geomean_seconds":{"mean":0.0191,"n":1}}`, "geometric mean 0.019 s")
 	add("durability", `{"total":{"cycles":3,"lost":2,"ok":false}}`, "3 cycles, 2 lost, FAILED")
 	add("disk", `{"points":[{"name":"a","read":{"iops":900}},{"name":"b","read":{"iops":700},"write":{"iops":300}}]}`,
 		"2 points, best 1,000 IOPS (b)")
-	add("disk", `{"points":[{"name":"r-200","read":{"iops":200}}],"knees":[{"point":"r","offered_iops":400},{"point":"w","offered_iops":100}]}`,
-		"1 point, best 200 IOPS (r-200); knees at 400/100 IOPS offered")
+	add("disk", `{"points":[{"name":"r-200","read":{"iops":200}}],"knees":[{"point":"r","offered_iops":400},{"point":"w","offered_iops":100,"next_offered_iops":200}]}`,
+		"1 point, best 200 IOPS (r-200); knees at ≥400/100 IOPS offered")
 	add("backup", `{"stats":{"backup":{"seconds":{"mean":12.34,"n":3}},"restore":{"seconds":{"mean":20,"n":3}}}}`,
 		"backup 12.3 s, restore 20.0 s (mean of 3 cycles)")
 	add("space", `{}`, "")
