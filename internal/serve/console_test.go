@@ -181,19 +181,37 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		fmt.Sprintf(`document.querySelector('#runs-table tbody tr[data-id=%q]')?.textContent.includes("1 cycle, 0 lost, passed")`, durRun))
 	shot(t, p, filepath.Join(art, name+"-durability.png"))
 
-	// A disk point at a fixed rate, started through the API and followed in
-	// the console: its figures and what it offered are in the notes.
-	var disk struct{ ID string }
-	if code, body := srv.do(t, "POST", "/api/v1/runs", map[string]any{"kind": "disk", "target": t.TempDir(), "bs": "4k", "rw": "randread",
-		"iodepth": 1, "jobs": 1, "duration": "2s", "ramp": "0s", "size": "8MiB", "rate_iops": 200}, &disk); code != 202 {
-		t.Fatalf("a disk run: %d %s", code, body)
+	// A quick disk run: a bad rate is refused next to its field; then the
+	// quick profile at a fixed rate, followed: each point's figures and
+	// what it offered are in the notes.
+	js(t, p, fmt.Sprintf(`(() => {
+		for (const [f, v] of [["target", %q], ["duration", "1s"], ["ramp", "0s"], ["size", "8MiB"], ["rate-iops", "fast"]]) document.getElementById("disk-" + f).value = v;
+		document.getElementById("disk-submit").click();
+		return true;
+	})()`, t.TempDir()))
+	waitJS(t, p, 20*time.Second, "the rate's error next to it", `document.getElementById("err-disk-rate_iops").textContent.length > 0`)
+	if text := jsString(t, p, `document.getElementById("err-disk-target").textContent + document.getElementById("disk-error").textContent`); text != "" {
+		t.Errorf("the disk form shows other errors for a bad rate: %q", text)
 	}
-	js(t, p, fmt.Sprintf(`watch("run", %q); true`, disk.ID))
-	waitDone(t, p, 60*time.Second)
-	if notes := jsString(t, p, `document.getElementById("live-notes").innerText`); !regexp.MustCompile(`point \S+: read [\d,]+ IOPS, [\d.]+ MB/s, p99 [\d.]+ ms`).MatchString(notes) ||
-		!strings.Contains(notes, "offered 200 IOPS (200 a second on 1 job): ") {
-		t.Errorf("the live notes lack the disk point's figures and what it offered:\n%s", notes)
+	js(t, p, `document.getElementById("disk-rate-iops").value = "200"; document.getElementById("disk-submit").click(); true`)
+	waitJS(t, p, 20*time.Second, "the disk run followed",
+		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, durRun))
+	waitDone(t, p, 90*time.Second)
+	notes := jsString(t, p, `document.getElementById("live-notes").innerText`)
+	if step := jsString(t, p, `document.getElementById("live-step").textContent`); step != "point 4 of 4" {
+		t.Errorf("the live step %q; want point 4 of 4", step)
 	}
+	// Its telemetry, which comes between ticks, is drawn.
+	if n := jsInt(t, p, `document.querySelectorAll("#chart-iops polyline, #chart-cpu polyline").length`); n < 2 {
+		t.Errorf("the device IOPS and CPU charts have %d lines; want the disk run's telemetry drawn", n)
+	}
+	if n := len(regexp.MustCompile(`point \S+: read [\d,]+ IOPS, [\d.]+ MB/s, p99 [\d.]+ ms|point \S+: write [\d,]+ IOPS`).FindAllString(notes, -1)); n != 4 {
+		t.Errorf("the live notes have %d disk points' figures; want the quick profile's 4:\n%s", n, notes)
+	}
+	if !strings.Contains(notes, "offered 200 IOPS (200 a second on 1 job): ") || !strings.Contains(notes, "offered 400 IOPS (200 a second on each of 2 jobs): ") {
+		t.Errorf("the live notes lack what the points offered:\n%s", notes)
+	}
+	shot(t, p, filepath.Join(art, name+"-disk.png"))
 
 	// A logical backup of the managed server, followed: each phase's time
 	// in the notes.
@@ -207,6 +225,9 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	if notes := jsString(t, p, `document.getElementById("live-notes").innerText`); !regexp.MustCompile(`cycle 1 backup \(pg_dump\): [\d.]+ s, [\d.]+ MB/s`).MatchString(notes) ||
 		!regexp.MustCompile(`cycle 1 restore \(pg_restore\): [\d.]+ s, [\d.]+ MB/s, (not )?verified`).MatchString(notes) {
 		t.Errorf("the live notes lack the backup's phases:\n%s", notes)
+	}
+	if n := jsInt(t, p, `document.querySelectorAll("#chart-cpu polyline").length`); n == 0 {
+		t.Error("the CPU chart has no line; want the backup's telemetry drawn")
 	}
 
 	// A bundled scenario at a scale shows its variables there; a bad value

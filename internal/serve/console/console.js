@@ -345,7 +345,7 @@ function niceMax(v) {
 
 // ---- live: one run or scenario followed ------------------------------
 
-const live = { stop: null, charts: null, t0: null, t1: null, id: "", path: "", runID: "", drawPending: false };
+const live = { stop: null, charts: null, t0: null, t1: null, telT: null, id: "", path: "", runID: "", drawPending: false };
 
 function liveCharts() {
   const c = {
@@ -365,7 +365,7 @@ function watch(kind, id) {
   if (live.stop) { live.stop.stopped = true; live.stop.ctl.abort(); }
   const ctl = new AbortController();
   const stop = { stopped: false, ctl, signal: ctl.signal };
-  Object.assign(live, { stop, charts: liveCharts(), t0: null, t1: null, id, runID: kind === "run" ? id : "",
+  Object.assign(live, { stop, charts: liveCharts(), t0: null, t1: null, telT: null, id, runID: kind === "run" ? id : "",
     path: (kind === "run" ? "/api/v1/runs/" : "/api/v1/scenarios/") + encodeURIComponent(id) });
   for (const f of ["step", "phase", "vus", "tpm", "nopm", "offered", "p95", "p99", "iops", "await", "cpu", "hosts"]) $("live-" + f).textContent = "–";
   $("live-what").textContent = (kind === "run" ? "Run " : "Scenario ") + id;
@@ -382,12 +382,16 @@ function onLiveEvent(stop, name, d) {
   switch (name) {
     case "tick": return onTick(d);
     case "progress":
+      if (d.telemetry) onSample(d.telemetry);
       if (d.started) {
         if (d.started.run_id) live.runID = d.started.run_id;
         if (d.started.kind === "tpch") tpchCharts(d.started.run_id, d.started.params && d.started.params.label);
         note("started " + (d.started.kind || "") + " run " + (d.started.run_id || ""));
-      } else if (d.point) note("step " + d.point.index + " of " + d.point.count + ": " + (d.point.name || ""));
-      else if (d.scenario_step) note("scenario step " + d.scenario_step.step + " of " + d.scenario_step.steps + ": " + d.scenario_step.kind);
+      } else if (d.point) {
+        $("live-step").textContent = "point " + (d.point.index + 1) + " of " + d.point.count;
+        $("live-phase").textContent = d.point.name || "";
+        note("point " + (d.point.index + 1) + " of " + d.point.count + ": " + (d.point.name || ""));
+      } else if (d.scenario_step) note("scenario step " + d.scenario_step.step + " of " + d.scenario_step.steps + ": " + d.scenario_step.kind);
       else if (d.cycle) {
         $("live-step").textContent = "cycle " + d.cycle.cycle + " of " + d.cycle.cycles;
         $("live-phase").textContent = "TPC-C " + fmt(d.cycle.elapsed_s) + " s, " + fmt(d.cycle.acknowledged) + " New-Orders acknowledged";
@@ -486,12 +490,17 @@ function note(msg) {
   while (list.children.length > 50) list.firstChild.remove();
 }
 
+// atTime puts t (seconds) on the live charts' time axis.
+function atTime(t) {
+  if (live.t0 === null) live.t0 = t;
+  live.t1 = Math.max(live.t1 || t, t);
+}
+
 function onTick(d) {
   $("live-status").textContent = "running";
   const t = Date.parse(d.t) / 1000;
   if (Number.isNaN(t)) return;
-  if (live.t0 === null) live.t0 = t;
-  live.t1 = Math.max(live.t1 || t, t);
+  atTime(t);
   const c = live.charts, x = d.tpcc, tel = d.telemetry;
   if (x) {
     $("live-step").textContent = x.step + " / " + x.steps;
@@ -510,7 +519,19 @@ function onTick(d) {
     c.lat.add("p95", t, x.new_order_p95_ms);
     c.lat.add("p99", t, x.new_order_p99_ms);
   }
-  if (tel) tickTelemetry(t, tel);
+  if (tel) onSample(tel);
+  redraw();
+}
+
+// onSample draws a telemetry sample, at its own time, once: a TPC-C tick
+// brings the latest, and a progress event each as it is taken (a disk
+// point's, a backup phase's).
+function onSample(tel) {
+  const t = Date.parse(tel.t) / 1000;
+  if (Number.isNaN(t) || (live.telT !== null && t <= live.telT)) return;
+  live.telT = t;
+  atTime(t);
+  tickTelemetry(t, tel);
   redraw();
 }
 
@@ -572,16 +593,18 @@ function onDone(d) {
   loadQueue();
 }
 
-// ---- quick TPC-C and TPC-H runs --------------------------------------
+// ---- quick TPC-C, TPC-H, durability and disk runs --------------------------------------
 
 // The quick runs' forms: the kind each posts, the prefix of its elements'
 // ids (PREFIX-form, PREFIX-NAME with - for _, PREFIX-submit,
 // PREFIX-error) and the keys it sends; server is the key of its list of
-// managed servers, and a form without a DSN field has only that list.
+// managed servers (none: a disk run), and a form without a DSN field has
+// only that list.
 const quickRuns = [
   { kind: "tpcc", prefix: "start", server: "server", keys: ["server", "dsn", "vus", "rampup", "duration", "rate"] },
   { kind: "tpch", prefix: "tpch", server: "server", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
   { kind: "durability", prefix: "durability", server: "managed", keys: ["managed", "cycles", "vus", "rate", "run_before_fault", "fault", "cold_cache"] },
+  { kind: "disk", prefix: "disk", keys: ["target", "profile", "duration", "ramp", "size", "rate_iops"] },
 ];
 
 // loadServers offers the managed servers running on serve's host (again
@@ -591,7 +614,7 @@ async function loadServers() {
   let r;
   try { r = await api("/api/v1/servers"); } catch (e) { return; }
   if (r.status !== 200) return;
-  for (const q of quickRuns) {
+  for (const q of quickRuns.filter((q) => q.server)) {
     const sel = $(q.prefix + "-" + q.server);
     const keep = sel.value;
     sel.replaceChildren(el("option", { value: "" }, q.keys.includes("dsn") ? "none: use the DSN below" : "choose a running managed server"),
@@ -888,7 +911,7 @@ function init() {
     if (q.keys.includes("dsn")) {
       $(q.prefix + "-dsn-show").addEventListener("change", (ev) => { $(q.prefix + "-dsn").type = ev.target.checked ? "text" : "password"; });
     }
-    $(q.prefix + "-" + q.server).addEventListener("focus", loadServers);
+    if (q.server) $(q.prefix + "-" + q.server).addEventListener("focus", loadServers);
   }
   $("scenario-name").addEventListener("change", () => validateScenario(true));
   $("scenario-scale").addEventListener("change", () => validateScenario(false));
