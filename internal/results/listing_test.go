@@ -13,21 +13,7 @@ import (
 func TestStoreList(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
-	add := func(kind string, metrics ...string) string {
-		t.Helper()
-		r, err := s.CreateRun(ctx, kind, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, m := range metrics {
-			now := time.Now()
-			if err := s.AddStep(ctx, Step{RunID: r.ID, Index: i, Name: "s", StartedAt: now, MeasureStart: now, MeasureEnd: now,
-				Metrics: json.RawMessage(m)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return r.ID
-	}
+	add := func(kind string, metrics ...string) string { return addRun(t, s, kind, metrics...) }
 	tpcc := add("tpcc", `{"nopm":120}`, `{"nopm":340}`, `{"nopm":200}`)
 	disk := add("disk", `{"nopm":999}`)
 	empty := add("tpcc")
@@ -148,23 +134,17 @@ func TestListHeadline(t *testing.T) {
 	want := map[string]string{}
 	add := func(kind, summary, headline string, nopm ...int) {
 		t.Helper()
-		r, err := s.CreateRun(ctx, kind, "", nil)
-		if err != nil {
-			t.Fatal(err)
+		var metrics []string
+		for _, n := range nopm {
+			metrics = append(metrics, fmt.Sprintf(`{"nopm":%d}`, n))
 		}
-		for i, n := range nopm {
-			now := time.Now()
-			if err := s.AddStep(ctx, Step{RunID: r.ID, Index: i, Name: "s", StartedAt: now, MeasureStart: now, MeasureEnd: now,
-				Metrics: json.RawMessage(fmt.Sprintf(`{"nopm":%d}`, n))}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		id := addRun(t, s, kind, metrics...)
 		if summary != "" {
-			if err := s.FinishRun(ctx, r.ID, StatusComplete, json.RawMessage(summary)); err != nil {
+			if err := s.FinishRun(ctx, id, StatusComplete, json.RawMessage(summary)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		want[r.ID] = headline
+		want[id] = headline
 	}
 	add("tpcc", `{"steps":[]}`, "best NOPM 17,284", 12000, 17284)
 	add("tpcc", `{"knee":{"offered_tpm":12000,"next_offered_tpm":24000,"why":""}}`, "best NOPM 3,563; knee at 12,000 TPM offered", 3563)
@@ -189,4 +169,22 @@ func TestListHeadline(t *testing.T) {
 			t.Errorf("%s run %s: headline %q; want %q", l.Kind, l.ID, l.Headline, want[l.ID])
 		}
 	}
+}
+
+// addRun records a run of kind with a step of each of metrics' documents.
+func addRun(t *testing.T, s *Store, kind string, metrics ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := s.CreateRun(ctx, kind, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range metrics {
+		now := time.Now()
+		if err := s.AddStep(ctx, Step{RunID: r.ID, Index: i, Name: "s", StartedAt: now, MeasureStart: now, MeasureEnd: now,
+			Metrics: json.RawMessage(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r.ID
 }
