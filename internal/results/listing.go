@@ -18,8 +18,8 @@ import (
 // run, its number of steps and its headline: for a TPC-C run with a step,
 // its best NOPM; for a TPC-H run that finished a power test, the mean of
 // its power tests' geometric means; for a durability run that finished a
-// cycle, its verdict. Headline says the run's outcome in a line, as every
-// front end shows it in a list (Headline).
+// cycle, its verdict. Headline is the run's outcome in a line, which every
+// front end shows in its list of runs.
 type Listed struct {
 	Run
 	Steps      int                `json:"steps"`

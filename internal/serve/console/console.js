@@ -593,7 +593,7 @@ function onDone(d) {
   loadQueue();
 }
 
-// ---- quick TPC-C, TPC-H, durability and disk runs --------------------------------------
+// ---- quick TPC-C, TPC-H, durability and disk runs -------------------
 
 // The quick runs' forms: the kind each posts, the prefix of its elements'
 // ids (PREFIX-form, PREFIX-NAME with - for _, PREFIX-submit,
