@@ -45,6 +45,7 @@ var (
 	fioBandwidth = desc("tierbench_fio_throughput_bytes_per_second", "A finished disk point's throughput, by direction (a repeated point: its latest repetition's).", "point", "direction")
 	fioLatency   = desc("tierbench_fio_latency_seconds", "A finished disk point's completion latency (percentiles merged from fio's histograms), by direction (a repeated point: its latest repetition's).", "point", "direction")
 	fioPointSecs = desc("tierbench_fio_point_seconds", "A finished disk point's measured time (a repeated point: its latest repetition's).", "point")
+	fioOffered   = desc("tierbench_fio_offered_iops", "A finished disk point's offered I/Os a second at a fixed rate, all its jobs on all its hosts (a repeated point: its latest repetition's).", "point")
 
 	backupCycle   = desc("tierbench_backup_cycle", "The backup cycle running, 1-based.")
 	backupCycles  = desc("tierbench_backup_cycles", "The backup run's number of cycles.")
@@ -197,6 +198,9 @@ func collectPoint(m emitter, p *pointState) {
 		m.ch <- prometheus.MustNewConstSummary(fioLatency, s.IOs, s.MeanMs/1000*float64(s.IOs), q, m.with([]string{p.name, d.name})...)
 	}
 	m.gauge(fioPointSecs, p.res.Seconds, p.name)
+	if p.res.RateIOPS > 0 {
+		m.gauge(fioOffered, p.res.OfferedIOPS(), p.name)
+	}
 }
 
 // backupPhases are the phases a backup run goes through, each exported

@@ -133,6 +133,8 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 	o.Progress(experiment.Progress{Point: &experiment.PointProgress{Index: 1, Count: 2}})
 	o.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k", Seconds: 30,
 		Read: &stored.DirStats{IOPS: 12000, MBps: 49.152, MeanMs: 0.2, P50Ms: 0.15, P95Ms: 0.4, P99Ms: 0.9, P999Ms: 2, IOs: 360000}}})
+	o.Result(experiment.Result{Point: &stored.Point{Name: "randread-4k-rate200", Seconds: 30, Jobs: 2, RateIOPS: 200,
+		Read: &stored.DirStats{IOPS: 398, IOs: 11940}}})
 	o.Progress(experiment.Progress{Telemetry: &telemetry.Sample{
 		CPU:          telemetry.CPU{IdlePct: 75, IOWaitPct: 20, UserPct: 5},
 		ServerCPUPct: -1,
@@ -152,6 +154,8 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 		`tierbench_fio_throughput_bytes_per_second{direction="read",engine="",instance="",point="randread-4k",run="d1",target="/mnt/x"} 4.9152e+07`,
 		`tierbench_fio_latency_seconds{direction="read",engine="",instance="",point="randread-4k",run="d1",target="/mnt/x",quantile="0.99"} 0.0009`,
 		`tierbench_fio_latency_seconds_count{direction="read",engine="",instance="",point="randread-4k",run="d1",target="/mnt/x"} 360000`,
+		`tierbench_fio_offered_iops{engine="",instance="",point="randread-4k-rate200",run="d1",target="/mnt/x"} 400`,
+		`tierbench_fio_iops{direction="read",engine="",instance="",point="randread-4k-rate200",run="d1",target="/mnt/x"} 398`,
 		`tierbench_host_cpu_ratio{engine="",instance="",mode="iowait",run="d1",target="/mnt/x"} 0.2`,
 		`tierbench_host_cpu_busy_ratio{by="workload",engine="",instance="",run="d1",target="/mnt/x"} 0.03`,
 		`tierbench_host_cpu_busy_ratio{by="other",engine="",instance="",run="d1",target="/mnt/x"} 0.01`,
@@ -168,6 +172,9 @@ func TestExporterDiskBackupTelemetry(t *testing.T) {
 		if !strings.Contains(got, line+"\n") {
 			t.Errorf("the exposition lacks\n  %s", line)
 		}
+	}
+	if n := strings.Count(got, "tierbench_fio_offered_iops{"); n != 1 {
+		t.Errorf("%d offered rates exported; want the rated point's only", n)
 	}
 	if strings.Contains(got, "tierbench_server_cpu_cores") {
 		t.Error("a server CPU that was not sampled (-1) is exported")
