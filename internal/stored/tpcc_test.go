@@ -3,6 +3,7 @@ package stored
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,31 @@ func TestGroupTPCCResponseTimeAndEfficiency(t *testing.T) {
 	}
 	if v := g.ResponseTime[tpcc.Payment]; v.Verdict != "not-judged" {
 		t.Errorf("Payment, which never ran: %+v", v)
+	}
+}
+
+// A step's notes are the open loop's offer, a counters reset, a lost
+// server and a stalled transaction, in that order; a plain closed-loop
+// step has none.
+func TestTPCCStepNotes(t *testing.T) {
+	t.Parallel()
+	if n := (&TPCCStep{VUs: 4}).Notes(); len(n) != 0 {
+		t.Errorf("a closed-loop step's notes: %q; want none", n)
+	}
+	s := &TPCCStep{VUs: 4, CountersReset: 2, ServerLost: true, OldestInFlightMs: 2500,
+		OpenLoop: &OpenLoop{OfferedTPM: 12000, Arrival: "poisson", Arrivals: 2004, Late: 1234, MaxQueue: 3,
+			ScheduleJitter: metrics.Summary{Count: 10, P99Ms: 0.18}}}
+	n := s.Notes()
+	want := []string{
+		"offered 12,000 TPM (poisson arrivals, 2,004 in the interval): 1,234 late, 0 unserved, at most 3 waiting; schedule jitter p99 0.180 ms",
+		ResetsText(2), LostText,
+		"a transaction was still running when the interval ended, 2.5 s after it was sent: the server held its VU, and no latency records it",
+	}
+	if !slices.Equal(n, want) {
+		t.Errorf("notes:\n%q\nwant\n%q", n, want)
+	}
+	s.OpenLoop.ScheduleJitter = metrics.Summary{}
+	if got := s.OpenLoop.Text(); !strings.HasSuffix(got, "; no VU waited for an arrival") {
+		t.Errorf("an open loop whose VUs never waited: %q", got)
 	}
 }

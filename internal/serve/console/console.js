@@ -415,12 +415,12 @@ function onLiveEvent(stop, name, d) {
 }
 
 // stepNote is a TPC-C step's result as a note: its NOPM and TPM, and
-// whether Ctrl-C (or a cancel) or the server's loss cut it short or its
-// counters were reset.
+// whether Ctrl-C (or a cancel) or the server's loss cut it short (the
+// result's notes, which follow, say what that and a reset of its counters
+// mean).
 function stepNote(s) {
   let text = "step result: NOPM " + fmt(s.nopm) + ", TPM " + fmt(s.tpm);
   if (s.interrupted) text += ", cut short " + (s.server_lost ? "by the server's loss " : "") + "after " + fmt(s.measured_seconds, 1) + " s";
-  if (s.counters_reset) text += ", over " + s.counters_reset + " reset(s) of the database's counters";
   return text;
 }
 
