@@ -201,6 +201,9 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	if step := jsString(t, p, `document.getElementById("live-step").textContent`); step != "point 4 of 4" {
 		t.Errorf("the live step %q; want point 4 of 4", step)
 	}
+	if n := jsInt(t, p, `document.querySelectorAll("#chart-tpm, #chart-latency").length`); n != 0 {
+		t.Errorf("the disk run shows %d TPC-C charts; want none", n)
+	}
 	// Its telemetry, which comes between ticks, is drawn.
 	if n := jsInt(t, p, `document.querySelectorAll("#chart-iops polyline, #chart-cpu polyline").length`); n < 2 {
 		t.Errorf("the device IOPS and CPU charts have %d lines; want the disk run's telemetry drawn", n)
@@ -361,6 +364,11 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	})()`)
 	waitJS(t, p, 20*time.Second, "two TPC-H charts, one per run",
 		`document.querySelectorAll('#chart-tpch rect.s0').length === 1 && document.querySelectorAll('#chart-tpch-A rect.s0').length === 22`)
+	// A TPC-C run after them in the same stream gets its charts back.
+	js(t, p, `onLiveEvent({ stopped: false }, "tick", { t: new Date().toISOString(),
+		tpcc: { step: 1, steps: 1, vus: 1, phase: "measure", tpm: 1200, nopm: 520, new_order_p95_ms: 3, new_order_p99_ms: 5 } }); true`)
+	waitJS(t, p, 20*time.Second, "the TPC-C charts back after the TPC-H runs",
+		`document.querySelectorAll("#chart-tpm polyline").length === 2 && document.querySelectorAll("#chart-latency polyline").length === 2`)
 	latestCap, firstCap := jsString(t, p, `document.querySelector("#chart-tpch figcaption").textContent`),
 		jsString(t, p, `document.querySelector("#chart-tpch-A figcaption").textContent`)
 	if !strings.Contains(latestCap, "of db-slow") || !strings.Contains(latestCap, "over 1 query") || !strings.Contains(firstCap, "of db-fast") || !strings.Contains(firstCap, "over 22 queries") {

@@ -347,10 +347,12 @@ function niceMax(v) {
 
 const live = { stop: null, charts: null, t0: null, t1: null, telT: null, id: "", path: "", runID: "", drawPending: false };
 
+// The TPC-C charts, made afresh.
+const tpccChartsNew = () => ({ tpm: new Chart("tpm", "TPM and NOPM", "per minute"), lat: new Chart("latency", "New-Order latency", "ms") });
+
 function liveCharts() {
   const c = {
-    tpm: new Chart("tpm", "TPM and NOPM", "per minute"),
-    lat: new Chart("latency", "New-Order latency", "ms"),
+    ...tpccChartsNew(),
     iops: new Chart("iops", "Target device IOPS", "r+w per s"),
     await: new Chart("await", "Target device await", "ms"),
     cpu: new Chart("cpu", "CPU split", "%"),
@@ -359,6 +361,27 @@ function liveCharts() {
   $("live-charts").replaceChildren(...Object.values(c).map((ch) => ch.fig));
   return c;
 }
+
+// tpccCharts puts the TPC-C charts back first among the live charts when
+// a run before (TPC-H, disk, backup) took them away.
+function tpccCharts() {
+  const c = live.charts;
+  if (c.tpm) return;
+  Object.assign(c, tpccChartsNew());
+  $("live-charts").prepend(c.tpm.fig, c.lat.fig);
+}
+
+// dropTPCCCharts takes the TPC-C charts away while they are empty: a run of
+// another kind has nothing to draw there.
+function dropTPCCCharts() {
+  const c = live.charts;
+  for (const k of ["tpm", "lat"]) {
+    if (c[k] && c[k].series.size === 0) { c[k].fig.remove(); delete c[k]; }
+  }
+}
+
+// The kinds of run that send no TPC-C ticks.
+const noTPCC = ["tpch", "disk", "backup", "space", "monitor"];
 
 // watch follows a run's (kind "run") or a scenario's event stream.
 function watch(kind, id) {
@@ -386,6 +409,7 @@ function onLiveEvent(stop, name, d) {
       if (d.started) {
         if (d.started.run_id) live.runID = d.started.run_id;
         if (d.started.kind === "tpch") tpchCharts(d.started.run_id, d.started.params && d.started.params.label);
+        else if (noTPCC.includes(d.started.kind)) dropTPCCCharts();
         note("started " + (d.started.kind || "") + " run " + (d.started.run_id || ""));
       } else if (d.point) {
         $("live-step").textContent = "point " + (d.point.index + 1) + " of " + d.point.count;
@@ -462,9 +486,7 @@ function tpchCharts(run, label) {
     if (run && !c.tpch.run) c.tpch.run = run;
     return;
   }
-  for (const k of ["tpm", "lat"]) {
-    if (c[k] && c[k].series.size === 0) { c[k].fig.remove(); delete c[k]; }
-  }
+  dropTPCCCharts();
   if (c.tpch) {
     c.tpch.fig.id = "chart-tpch-" + c.tpch.run;
     c["tpch:" + c.tpch.run] = c.tpch;
@@ -501,8 +523,10 @@ function onTick(d) {
   const t = Date.parse(d.t) / 1000;
   if (Number.isNaN(t)) return;
   atTime(t);
-  const c = live.charts, x = d.tpcc, tel = d.telemetry;
+  const x = d.tpcc, tel = d.telemetry;
   if (x) {
+    tpccCharts();
+    const c = live.charts;
     $("live-step").textContent = x.step + " / " + x.steps;
     $("live-phase").textContent = x.phase;
     $("live-vus").textContent = String(x.vus);
