@@ -251,13 +251,28 @@ func TestDiskRunFioServers(t *testing.T) {
 		if want := int(math.Round(f / 100 * most / 4)); p.RateIOPS != want {
 			t.Errorf("%s: rate_iops %d; %.0f%% of the hosts' %.0f IOPS over 2 jobs on each of 2 hosts is %d", p.Name, p.RateIOPS, f, most, want)
 		}
+		// Poisson arrivals over the 3 s stray by chance: 4 standard
+		// deviations of their count, 8% at 754 a second.
 		for h, hp := range p.Hosts {
-			if got, want := hp.Read.IOPS, float64(2*p.RateIOPS); math.Abs(got-want) > 0.05*want {
-				t.Errorf("%s on host %d: %.0f IOPS; offered %.0f", p.Name, h+1, got, want)
+			got, want := hp.Read.IOPS, float64(2*p.RateIOPS)
+			if tol := 4 * math.Sqrt(want*3) / 3; math.Abs(got-want) > tol {
+				t.Errorf("%s on host %d: %.0f IOPS; offered %.0f (±%.0f)", p.Name, h+1, got, want, tol)
 			}
 		}
 	}
-	if len(swept.Knees) != 1 || swept.Knees[0].OfferedIOPS != float64(4*swept.Points[2].RateIOPS) {
-		t.Errorf("knees %+v; want one at 10%%: %d IOPS offered, 2 jobs on each of 2 hosts at %d", swept.Knees, 4*swept.Points[2].RateIOPS, swept.Points[2].RateIOPS)
+	// The knee's offers, held or not, count 2 jobs on each of 2 hosts.
+	// Both fractions hold on an idle host; on a busy one the first may
+	// fall short of its count, and the knee then names it.
+	r5, r10 := float64(4*swept.Points[1].RateIOPS), float64(4*swept.Points[2].RateIOPS)
+	if len(swept.Knees) != 1 {
+		t.Fatalf("knees %+v; want one", swept.Knees)
+	}
+	switch k := swept.Knees[0]; {
+	case k.NextIOPS == 0 && k.OfferedIOPS == r10:
+	case k.NextIOPS == r10 && k.OfferedIOPS == r5, k.NextIOPS == r5 && k.OfferedIOPS == 0:
+		t.Logf("a fraction did not hold on this busy host: %s", k.Why)
+	default:
+		t.Errorf("knee %+v; want its offers of %.0f and %.0f IOPS: 2 jobs on each of 2 hosts at %d and %d", k, r5, r10,
+			swept.Points[1].RateIOPS, swept.Points[2].RateIOPS)
 	}
 }
