@@ -48,10 +48,11 @@ type browserPage interface {
 // each against its own serve and a real PostgreSQL: it asks for the token
 // on the first 401, shows a 400 next to its field (a TPC-C, a TPC-H and a
 // durability run's), runs a durability test on a managed server and
-// follows its cycle, follows a disk point at a fixed rate and a backup, validates a scenario, starts a quick TPC-C run and follows it
-// live (the TPM text changes as the seconds come), shows it done, opens
-// its report, compares two finished runs, and cancels a queued and a
-// running run.
+// follows its cycle, starts a quick disk run at a fixed rate and follows
+// it and a backup, validates a scenario, starts a quick TPC-C run and
+// follows it live (the TPM text changes as the seconds come), shows it
+// done, opens its report, compares two finished runs, and cancels a queued
+// and a running run.
 func TestConsoleChromium(t *testing.T) {
 	t.Parallel()
 	bin := chromium(t)
