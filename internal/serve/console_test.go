@@ -182,16 +182,19 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		fmt.Sprintf(`document.querySelector('#runs-table tbody tr[data-id=%q]')?.textContent.includes("1 cycle, 0 lost, passed")`, durRun))
 	shot(t, p, filepath.Join(art, name+"-durability.png"))
 
-	// A quick disk run: a bad rate is refused next to its field; then the
+	// A quick disk run: a profile and points of its own together are
+	// refused next to the profile, a bad rate next to its field; then the
 	// quick profile at a fixed rate, followed: each point's figures and
 	// what it offered are in the notes.
 	js(t, p, fmt.Sprintf(`(() => {
-		for (const [f, v] of [["target", %q], ["duration", "1s"], ["ramp", "0s"], ["size", "8MiB"], ["rate-iops", "fast"]]) document.getElementById("disk-" + f).value = v;
+		for (const [f, v] of [["target", %q], ["profile", "quick"], ["bs", "4k"], ["duration", "1s"], ["ramp", "0s"], ["size", "8MiB"], ["rate-iops", "fast"]]) document.getElementById("disk-" + f).value = v;
 		document.getElementById("disk-submit").click();
 		return true;
 	})()`, t.TempDir()))
+	waitJS(t, p, 20*time.Second, "the profile's error next to it", `document.getElementById("err-disk-profile").textContent.includes("describe the points twice")`)
+	js(t, p, `document.getElementById("disk-bs").value = ""; document.getElementById("disk-submit").click(); true`)
 	waitJS(t, p, 20*time.Second, "the rate's error next to it", `document.getElementById("err-disk-rate_iops").textContent.length > 0`)
-	if text := jsString(t, p, `document.getElementById("err-disk-target").textContent + document.getElementById("disk-error").textContent`); text != "" {
+	if text := jsString(t, p, `document.getElementById("err-disk-target").textContent + document.getElementById("err-disk-profile").textContent + document.getElementById("disk-error").textContent`); text != "" {
 		t.Errorf("the disk form shows other errors for a bad rate: %q", text)
 	}
 	js(t, p, `document.getElementById("disk-rate-iops").value = "200"; document.getElementById("disk-submit").click(); true`)
@@ -216,6 +219,21 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 		t.Errorf("the live notes lack what the points offered:\n%s", notes)
 	}
 	shot(t, p, filepath.Join(art, name+"-disk.png"))
+
+	// Points of its own at two rates: the sweep's knee ends the notes.
+	diskRun := strings.TrimPrefix(jsString(t, p, `document.getElementById("live-what").textContent`), "Run ")
+	js(t, p, `(() => {
+		for (const [f, v] of [["profile", ""], ["bs", "4k"], ["rw", "randread"], ["iodepth", "1"], ["jobs", "1"], ["rate-iops", "100,200"]]) document.getElementById("disk-" + f).value = v;
+		document.getElementById("disk-submit").click();
+		return true;
+	})()`)
+	waitJS(t, p, 20*time.Second, "the second disk run followed",
+		fmt.Sprintf(`document.getElementById("live-what").textContent.startsWith("Run ") && !document.getElementById("live-what").textContent.endsWith(%q)`, diskRun))
+	waitDone(t, p, 90*time.Second)
+	notes = jsString(t, p, `document.getElementById("live-notes").innerText`)
+	if n := strings.Count(notes, "point 4k-randread-qd1x1-rate"); n != 2 || !strings.Contains(notes, "knee of 4k-randread-qd1x1: ") {
+		t.Errorf("the live notes have %d rated points' figures; want 2, and the knee:\n%s", n, notes)
+	}
 
 	// A logical backup of the managed server, followed: each phase's time
 	// in the notes.

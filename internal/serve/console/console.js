@@ -628,7 +628,7 @@ const quickRuns = [
   { kind: "tpcc", prefix: "start", server: "server", keys: ["server", "dsn", "vus", "rampup", "duration", "rate"] },
   { kind: "tpch", prefix: "tpch", server: "server", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
   { kind: "durability", prefix: "durability", server: "managed", keys: ["managed", "cycles", "vus", "rate", "run_before_fault", "fault", "cold_cache"] },
-  { kind: "disk", prefix: "disk", keys: ["target", "profile", "duration", "ramp", "size", "rate_iops"] },
+  { kind: "disk", prefix: "disk", keys: ["target", "profile", "bs", "rw", "iodepth", "jobs", "duration", "ramp", "size", "rate_iops"] },
 ];
 
 // loadServers offers the managed servers running on serve's host (again
