@@ -183,26 +183,24 @@ func peakSentence(rd *runData) string {
 	}
 	users := func(x tpccStep) string { return plural(x.VUs, "virtual user", "virtual users") }
 	// An open loop's steps differ in the rate offered, not in VUs.
-	with := func(x tpccStep) string { return "with " + users(x) }
-	largest, isLarger := func() (tpccStep, bool) { return lastStep(rd) }, func(a, b tpccStep) bool { return a.VUs > b.VUs }
-	if peak.OpenLoop != nil {
-		with = func(x tpccStep) string {
+	open := peak.OpenLoop != nil
+	with := func(x tpccStep) string {
+		if open {
 			return fmt.Sprintf("at %s TPM offered (a pool of %s)", num(offeredTPM(x)), plural(x.VUs, "VU", "VUs"))
 		}
-		largest = func() (tpccStep, bool) {
-			return slices.MaxFunc(rd.TPCC, func(a, b tpccStep) int { return cmp.Compare(offeredTPM(a), offeredTPM(b)) }), true
-		}
-		isLarger = func(a, b tpccStep) bool { return offeredTPM(a) > offeredTPM(b) }
+		return "with " + users(x)
 	}
 	if len(rd.TPCC) == 1 {
 		return fmt.Sprintf("%s: %s NOPM %s, its only step.", rd.Label, num(peak.nopm()), with(peak))
 	}
 	s := fmt.Sprintf("%s: NOPM peaked at %s %s", rd.Label, num(peak.nopm()), with(peak))
-	if last, _ := largest(); isLarger(last, peak) {
-		what := "its largest step, " + users(last)
-		if peak.OpenLoop != nil {
-			what = "its highest rate, " + num(offeredTPM(last)) + " TPM offered"
-		}
+	last, _ := lastStep(rd)
+	larger, what := last.VUs > peak.VUs, "its largest step, "+users(last)
+	if open {
+		last = slices.MaxFunc(rd.TPCC, func(a, b tpccStep) int { return cmp.Compare(offeredTPM(a), offeredTPM(b)) })
+		larger, what = offeredTPM(last) > offeredTPM(peak), "its highest rate, "+num(offeredTPM(last))+" TPM offered"
+	}
+	if larger {
 		s += fmt.Sprintf("; %s, fell to %s, %s", what, num(last.nopm()), ratioSentence(compareStat(last, peak, "nopm")))
 	}
 	return s + "."
