@@ -32,7 +32,7 @@ func diskSection(runs []*runData) *Section {
 	s.figure(familyFigure(runs, "storage-iops-latency", "IOPS vs average latency, by queue depth (random access)", "IOPS",
 		func(d diskStep) bool { return d.random() },
 		func(d diskStep) string { return fmt.Sprintf("%s %s x%d jobs", d.BS, d.mixName(), d.Jobs) },
-		func(d diskStep) float64 { return d.iops() },
+		func(d diskStep) float64 { return d.IOPS() },
 		func(d diskStep) string { return "qd" + strconv.Itoa(d.IODepth) }))
 	s.figure(familyFigure(runs, "storage-mbps-latency", "MB/s vs average latency, by block size (sequential)", "MB/s",
 		func(d diskStep) bool { return !d.random() },
@@ -275,7 +275,7 @@ func diskTrace(runs []*runData, name, id, title, ylabel, metric string) *Figure 
 func (d diskStep) figure(key string) float64 {
 	switch key {
 	case "iops":
-		return d.iops()
+		return d.IOPS()
 	case "mbps":
 		return d.mbps()
 	case "mean_ms":
@@ -394,7 +394,7 @@ func rateFigures(runs []*runData, knees [][]stored.DiskKnee) []*Figure {
 			slices.SortFunc(rated, func(a, b diskStep) int { return cmp.Compare(a.RateIOPS, b.RateIOPS) })
 			sr := chart.Series{Name: rd.legend(), Color: rd.Color}
 			for _, d := range rated {
-				p := chart.Point{X: d.iops(), Y: d.p99Ms()}
+				p := chart.Point{X: d.IOPS(), Y: d.p99Ms()}
 				if knee > 0 && d.OfferedIOPS() == knee {
 					p.Label = "knee"
 				}

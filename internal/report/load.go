@@ -93,8 +93,7 @@ type diskStep struct {
 	Indexes []int `json:"-"`
 }
 
-// iops, mbps: both directions together.
-func (d diskStep) iops() float64 { return d.IOPS() }
+// mbps: both directions together, as stored.Point's IOPS.
 func (d diskStep) mbps() float64 { return dirStats(d.Read).MBps + dirStats(d.Write).MBps }
 
 // meanMs is the mean completion latency over both directions' I/Os.
