@@ -603,7 +603,7 @@ func runStep(ctx context.Context, cfg *Config, procs *schedProcs, sl repeat.Slot
 				m := markNow(vus, st.open, time.Now(), st.measureStart.Load())
 				go func() {
 					c, err := cfg.Runner.Counters(readCtx)
-					readings <- reading{at: time.Now(), c: c, err: err, mark: m, newOrders: newOrdersDone(vus)}
+					readings <- reading{at: time.Now(), c: c, err: err, mark: m, newOrders: tallyOf(vus).done[tpcc.NewOrder]}
 				}()
 			}
 		case r := <-readings:

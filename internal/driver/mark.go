@@ -82,12 +82,3 @@ type lastReading struct {
 	resets int
 	slack  int64
 }
-
-// newOrdersDone is the New-Orders the VUs have completed so far.
-func newOrdersDone(vus []*vu) int64 {
-	var n int64
-	for _, v := range vus {
-		n += v.counts.done[tpcc.NewOrder].Load()
-	}
-	return n
-}
