@@ -70,8 +70,8 @@ func (v *view) Started(s experiment.Started) {
 	switch p := s.Params.(type) {
 	case *stored.TPCCParams:
 		v.engine = p.Engine
-		v.g.progressf("run %s: %s, steps %s VUs, ramp-up %s, measured %s per step, mode %s\n",
-			s.RunID, units.Plural(p.Warehouses, "warehouse", "warehouses"), units.FormatCountList(p.VUs), p.RampUp, p.Duration, p.Mode)
+		v.g.progressf("run %s: %s, steps %s VUs, ramp-up %s, measured %s per step, mode %s%s\n",
+			s.RunID, units.Plural(p.Warehouses, "warehouse", "warehouses"), units.FormatCountList(p.VUs), p.RampUp, p.Duration, p.Mode, p.Pacing())
 	case *stored.DiskParams:
 		v.g.progressf("run %s: profile %s, %s on %s (%s, %s of %s), measured %s each after %s ramp, engine %s, direct=%t\n",
 			s.RunID, p.Profile, units.Plural(len(p.Points), "point", "points"), p.Target, p.TargetKind, units.FormatSize(p.Size), p.File,

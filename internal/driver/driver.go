@@ -47,10 +47,15 @@ type Config struct {
 	Duration       time.Duration
 	AllWarehouses  bool // every transaction draws its warehouse (HammerDB's "use all warehouses")
 	KeyingThinking bool // keying and think times of 5.2.5
-	Mix            tpcc.Mix
-	Retry          int    // retries of serialization failures, deadlocks and lock-wait timeouts
-	Seed           uint64 // 0: random
-	Tick           time.Duration
+	// ThinkTime, in a closed loop, is the mean of a think time each VU
+	// waits after each transaction, drawn as 5.2.5.4 draws the spec's
+	// (negative exponential, truncated at 10 x the mean): N VUs then
+	// emulate N users of that think time, not N at full speed. 0: none.
+	ThinkTime time.Duration
+	Mix       tpcc.Mix
+	Retry     int    // retries of serialization failures, deadlocks and lock-wait timeouts
+	Seed      uint64 // 0: random
+	Tick      time.Duration
 	// LatencyBuckets, when set, are the ascending upper bounds of the
 	// fixed-bucket latency counts each Tick carries (live metrics).
 	LatencyBuckets []time.Duration

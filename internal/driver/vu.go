@@ -76,6 +76,11 @@ func (v *vu) run(ctx context.Context) {
 	stop := context.AfterFunc(ctx, v.interrupt)
 	defer stop()
 	txnCtx := context.WithoutCancel(ctx)
+	var wake *waker // times a think, to the microsecond
+	if v.cfg.ThinkTime > 0 {
+		wake = newWaker(ctx)
+		defer wake.close()
+	}
 	for ctx.Err() == nil {
 		kind := v.deck.Draw(v.r)
 		if v.cfg.KeyingThinking && !sleep(ctx, time.Duration(keyingTime[kind]*float64(time.Second))) {
@@ -98,14 +103,19 @@ func (v *vu) run(ctx context.Context) {
 			continue
 		}
 		v.hist.Record(int(kind), end.Sub(start), v.measured(start, end), rolledBack)
-		if v.cfg.KeyingThinking {
-			// Think time: -ln(r) x mean, truncated at 10 x mean (5.2.5.4).
-			think := min(-math.Log(1-v.r.Float64()), 10) * thinkMean[kind]
-			if !sleep(ctx, time.Duration(think*float64(time.Second))) {
-				return
-			}
+		if v.cfg.KeyingThinking && !sleep(ctx, thinkDraw(v.r, time.Duration(thinkMean[kind]*float64(time.Second)))) {
+			return
+		}
+		if wake != nil && !wake.until(ctx, end.Add(thinkDraw(v.r, v.cfg.ThinkTime))) {
+			return
 		}
 	}
+}
+
+// thinkDraw is a think time of the given mean as 5.2.5.4 draws one:
+// -ln(r) x mean, r uniform in (0, 1], truncated at 10 x mean.
+func thinkDraw(r *tpcc.Rand, mean time.Duration) time.Duration {
+	return time.Duration(min(-math.Log(1-r.Float64()), 10) * float64(mean))
 }
 
 // begin prepares a transaction of kind and waits until the VU may start

@@ -38,6 +38,9 @@ const (
 	// well below that: 500 µs, as it was, warned of rates a pool could
 	// serve.
 	MinServiceTime = 200 * time.Microsecond
+	// MaxThinkTime bounds a closed loop's mean think time: 10 minutes,
+	// whose draws reach 100 (10 x the mean, as 5.2.5.4 truncates them).
+	MaxThinkTime = 10 * time.Minute
 	// MaxRetry bounds the retries of a transaction that hit a
 	// serialization failure, deadlock or lock-wait timeout.
 	MaxRetry = 100

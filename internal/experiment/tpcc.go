@@ -55,8 +55,11 @@ type TPCCConfig struct {
 	Mix            tpcc.Mix // zero: the spec's deck (tpcc.DefaultMix)
 	AllWarehouses  bool
 	KeyingThinking bool
-	Retry          int
-	Seed           uint64 // 0: a new one
+	// ThinkTime, in a closed loop, is the mean think time of each VU
+	// after each transaction (driver.Config.ThinkTime); 0: none.
+	ThinkTime time.Duration
+	Retry     int
+	Seed      uint64 // 0: a new one
 	// Target is the path whose devices telemetry samples ("": the server's
 	// data directory, when it runs on this host).
 	Target string
@@ -151,6 +154,7 @@ func (c TPCCConfig) Validate() error {
 		}
 	}
 	c.validateRates(&ps)
+	c.validateThinking(&ps)
 	if c.RampUp < 0 {
 		ps.add("rampup", c.RampUp, "is negative; give 0s or more")
 	}
@@ -203,6 +207,18 @@ func (c TPCCConfig) validateRates(ps *problems) {
 	}
 	if c.KeyingThinking {
 		ps.missing("keying_thinking", "paces each VU itself and cannot be combined with a rate, which paces the arrivals; leave one of them out")
+	}
+}
+
+// validateThinking checks a closed loop's think time.
+func (c TPCCConfig) validateThinking(ps *problems) {
+	switch {
+	case c.ThinkTime < 0 || c.ThinkTime > MaxThinkTime:
+		ps.add("think_time", c.ThinkTime, "is out of range; give a mean think time from 0s (none) to %s, e.g. 2ms", units.FormatDuration(MaxThinkTime))
+	case c.ThinkTime > 0 && c.KeyingThinking:
+		ps.add("think_time", c.ThinkTime, "cannot be combined with {keying_thinking}, which draws the spec's own think times; give one of them")
+	case c.ThinkTime > 0 && c.open():
+		ps.add("think_time", c.ThinkTime, "paces each VU of a closed loop and cannot be combined with {rate}, which paces the arrivals of an open loop; give one of them")
 	}
 }
 
@@ -303,7 +319,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 			DSN: engine.Redact(cfg.DSN), Engine: name, Warehouses: schema.Warehouses, VUs: cfg.VUs,
 			RampUp: cfg.RampUp.String(), Duration: cfg.Duration.String(), Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
 			Noisy: cfg.Noisy, Mode: cfg.Mode, Mix: cfg.Mix.String(),
-			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Retry: cfg.Retry, Seed: cfg.Seed,
+			AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, ThinkTime: thinkText(cfg.ThinkTime), Retry: cfg.Retry, Seed: cfg.Seed,
 			Placement: cfg.Placement, Rates: cfg.Rates, Arrival: openOnly(cfg.Rates, cfg.Arrival), LateAfter: openOnly(cfg.Rates, cfg.LateAfter.String()),
 			RateFractions: cfg.RateFractions, Probe: openOnly(cfg.RateFractions, cfg.Probe.String()), KneeP99: openOnly(cfg.Rates, cfg.KneeP99.String()),
 		}}, obs)
@@ -313,7 +329,7 @@ func RunTPCC(ctx context.Context, cfg TPCCConfig, obs Observer) (*TPCCResult, er
 	dc := driver.Config{Runner: runner, Mode: cfg.Mode, Steps: steps, Rates: cfg.Rates, Arrival: cfg.Arrival, LateAfter: cfg.LateAfter,
 		Repeat: cfg.Repeat, BackToBack: cfg.BackToBack,
 		RampUp: cfg.RampUp, Duration: cfg.Duration,
-		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed,
+		AllWarehouses: cfg.AllWarehouses, KeyingThinking: cfg.KeyingThinking, ThinkTime: cfg.ThinkTime, Mix: cfg.Mix, Retry: cfg.Retry, Seed: cfg.Seed,
 		LatencyBuckets: cfg.LatencyBuckets}
 	if cfg.Together != nil {
 		dc.BeforeStep = func(ctx context.Context, _ int) error { return cfg.Together.Wait(ctx) }
@@ -437,6 +453,14 @@ func openOnly[V any](rates []float64, v V) V {
 		return zero
 	}
 	return v
+}
+
+// thinkText is a think time as a run's parameters keep it: "" for none.
+func thinkText(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 // vusName is how a step is named in verdicts: "1 VU", "4 VUs".

@@ -23,6 +23,7 @@ type TPCCRun struct {
 	Mode           string
 	AllWarehouses  bool
 	KeyingThinking bool
+	ThinkTime      string
 	Mix            string
 	MixUnchecked   bool
 	Retry          int
@@ -45,6 +46,7 @@ func (o *TPCCRun) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mode, "mode", d.Mode, "routines (one stored-routine call per transaction) or statements (client-side prepared statements)")
 	fs.BoolVar(&o.AllWarehouses, "all-warehouses", false, "each transaction draws any warehouse, instead of the VU's home warehouse")
 	fs.BoolVar(&o.KeyingThinking, "keying-thinking", false, "keying and think times of clause 5.2.5 (off: maximum throughput, as HammerDB's default)")
+	fs.StringVar(&o.ThinkTime, "think-time", "0s", "in a closed loop, each VU thinks this long on average after each transaction (negative exponential, as clause 5.2.5.4 draws think times): N VUs emulate N users of that think time (0s: none, each VU at full speed)")
 	fs.StringVar(&o.Mix, "mix", "", "transaction mix in percent, e.g. no=45,p=43,os=4,d=4,sl=4 (default: the spec's 23-card deck)")
 	fs.BoolVar(&o.MixUnchecked, "mix-unchecked", false, "allow a --mix below the spec's minimums")
 	fs.IntVar(&o.Retry, "retry", 0, "retries of a transaction that hit a serialization failure, deadlock or lock-wait timeout (each attempt is counted)")
@@ -101,7 +103,7 @@ func (o *TPCCRun) Config() (experiment.TPCCConfig, error) {
 		to               *time.Duration
 		optional         bool // empty keeps the default
 	}{{"late_after", "--late-after", o.LateAfter, &cfg.LateAfter, true}, {"probe", "--probe", o.Probe, &cfg.Probe, true},
-		{"knee_p99", "--knee-p99", o.KneeP99, &cfg.KneeP99, true},
+		{"knee_p99", "--knee-p99", o.KneeP99, &cfg.KneeP99, true}, {"think_time", "--think-time", o.ThinkTime, &cfg.ThinkTime, true},
 		{"rampup", "--rampup", o.RampUp, &cfg.RampUp, false}, {"duration", "--duration", o.Duration, &cfg.Duration, false}} {
 		if f.val == "" && f.optional {
 			continue

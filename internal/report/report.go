@@ -193,6 +193,10 @@ func runParams(rd *runData) string {
 		add("duration", p.TPCC.Duration)
 		add("mode", p.TPCC.Mode)
 		add("engine", p.TPCC.Engine)
+		if p.TPCC.KeyingThinking {
+			add("keying_thinking", "true")
+		}
+		add("think_time", p.TPCC.ThinkTime)
 	case p.Disk != nil:
 		add("profile", p.Disk.Profile)
 		add("target", p.Disk.Target)

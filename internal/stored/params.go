@@ -55,8 +55,10 @@ type TPCCParams struct {
 	Mix            string `json:"mix"`
 	AllWarehouses  bool   `json:"all_warehouses"`
 	KeyingThinking bool   `json:"keying_thinking"`
-	Retry          int    `json:"retry"`
-	Seed           uint64 `json:"seed"`
+	// ThinkTime is a closed loop's mean think time of its own, if any.
+	ThinkTime string `json:"think_time,omitempty"`
+	Retry     int    `json:"retry"`
+	Seed      uint64 `json:"seed"`
 	// An open loop's offered rates (transactions a minute, one step each),
 	// arrival process and lateness bound; none in a closed loop's.
 	Rates     []float64 `json:"rates,omitempty"`
@@ -69,6 +71,19 @@ type TPCCParams struct {
 	Probe         string    `json:"probe,omitempty"`
 	KneeP99       string    `json:"knee_p99,omitempty"`
 	Placement
+}
+
+// Pacing says how a closed loop's VUs were paced, as a clause to follow a
+// run's other parameters: ", keying and think times of clause 5.2.5", ",
+// think time 2ms a VU (mean)", or "" at full speed.
+func (p *TPCCParams) Pacing() string {
+	switch {
+	case p.KeyingThinking:
+		return ", keying and think times of clause 5.2.5"
+	case p.ThinkTime != "":
+		return ", think time " + p.ThinkTime + " a VU (mean)"
+	}
+	return ""
 }
 
 // DiskParams is what the store keeps of a disk run's parameters. Stores
