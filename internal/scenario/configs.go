@@ -14,9 +14,10 @@ import (
 
 // tpccConfig is a TPC-C run of a tpcc-run or neighbours step on one
 // instance.
-func tpccConfig(vus []int, rampup, duration time.Duration, rep Repetitions, mode string, rate Rate) experiment.TPCCConfig {
+func tpccConfig(vus []int, rampup, duration time.Duration, rep Repetitions, mode string, rate Rate, pace Pace) experiment.TPCCConfig {
 	c := experiment.NewTPCCConfig()
 	c.VUs, c.RampUp, c.Duration, c.Repeat, c.BackToBack, c.Mode = vus, rampup, duration, rep.Repeat, rep.BackToBack, mode
+	c.KeyingThinking, c.ThinkTime = pace.KeyingThinking, pace.ThinkTime
 	c.Rates, c.RateFractions = rate.Rates, rate.Fractions
 	if rate.Arrival != "" {
 		c.Arrival = rate.Arrival

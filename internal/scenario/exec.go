@@ -778,12 +778,12 @@ func (e *executor) stopped(in *instance) {
 
 // tpccRun runs TPC-C on one instance, as a run of the scenario's group.
 func (e *executor) tpccRun(ctx context.Context, obs experiment.Observer, in *instance, vus []int, rampup, duration time.Duration,
-	rep Repetitions, rate Rate, mode, role, phase string, exprs []string, together *experiment.Barrier) error {
+	rep Repetitions, rate Rate, pace Pace, mode, role, phase string, exprs []string, together *experiment.Barrier) error {
 	ts, err := thresholds(stored.KindTPCC, exprs)
 	if err != nil {
 		return err
 	}
-	cfg := tpccConfig(vus, rampup, duration, rep, mode, rate)
+	cfg := tpccConfig(vus, rampup, duration, rep, mode, rate, pace)
 	place := in.placement()
 	place.Role, place.Phase = role, phase
 	cfg.Record = e.record(place)
@@ -811,7 +811,7 @@ func (e *executor) TPCCRun(ctx context.Context, st *TPCCRunStep) error {
 		role, together = stored.KindTPCC, experiment.NewBarrier(len(st.Instances))
 	}
 	return e.forEach(ctx, st.Instances, func(ctx context.Context, obs experiment.Observer, in *instance) error {
-		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Rate, st.Mode, role, "", st.Thresholds, together)
+		return e.tpccRun(ctx, obs, in, st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Rate, st.Pace, st.Mode, role, "", st.Thresholds, together)
 	})
 }
 
@@ -936,7 +936,7 @@ func (e *executor) neighboursOnce(ctx context.Context, st *NeighboursStep, phase
 	for _, in := range tpccIns {
 		obs := e.background()
 		grp.Go(func() error {
-			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Rate, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
+			return e.tpccRun(gctx, obs, in, []int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: 1}, st.Rate, st.Pace, st.Mode, stored.KindTPCC, phase, st.Thresholds, together)
 		})
 	}
 	for _, in := range backupIns {

@@ -225,6 +225,15 @@ type TPCCRunStep struct {
 	Thresholds []string `json:"thresholds,omitempty"`
 	Repetitions
 	Rate
+	Pace
+}
+
+// Pace is how a closed loop's VUs are paced (tpcc run --keying-thinking,
+// --think-time): the spec's keying and think times, a mean think time of
+// the scenario's own, or neither (each VU at full speed).
+type Pace struct {
+	KeyingThinking bool          `json:"keying_thinking,omitempty"`
+	ThinkTime      time.Duration `json:"think_time,omitempty"`
 }
 
 // Rate makes a tpcc-run or neighbours step open-loop (tpcc run --rate):
@@ -304,6 +313,7 @@ type NeighboursStep struct {
 	// open-loop at it: the latency at a given load beside the backups,
 	// rather than the throughput they leave.
 	Rate
+	Pace
 }
 
 // CheckStep runs the TPC-C consistency conditions on every instance of a

@@ -632,9 +632,10 @@ func (p *parser) repetitions(fs map[string]field, what string, ordered bool) Rep
 func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 	const what = KindTPCCRun
 	fs := p.fields(body, what, []string{"server", "vus", "rampup", "duration", "mode", "thresholds", "repeat", "back_to_back",
-		"rate", "arrival", "late_after", "probe", "knee_p99"})
+		"rate", "arrival", "late_after", "probe", "knee_p99", "keying_thinking", "think_time"})
 	p.required(at, fs, what, "server", "vus", "rampup", "duration")
-	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repetitions: p.repetitions(fs, what, true)}
+	st := &TPCCRunStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repetitions: p.repetitions(fs, what, true),
+		Pace: p.pace(fs, what)}
 	if f, ok := fs["server"]; ok {
 		if s, ok := p.serverRef(f.val, what+": server"); ok {
 			st.Server, st.Instances = s.Name, s.Instances()
@@ -650,7 +651,7 @@ func (p *parser) tpccRunStep(at, body *yaml.Node) *TPCCRunStep {
 		st.Duration, _ = p.duration(f.val, what+": duration", false)
 	}
 	st.Rate = p.rate(fs, what)
-	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, st.Rate)
+	cfg := tpccConfig(st.VUs, st.RampUp, st.Duration, st.Repetitions, st.Mode, st.Rate, st.Pace)
 	p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
 	return st
 }
@@ -739,6 +740,19 @@ func (p *parser) rate(fs map[string]field, what string) Rate {
 	return r
 }
 
+// pace reads a TPC-C step's closed-loop pacing: keying_thinking and
+// think_time.
+func (p *parser) pace(fs map[string]field, what string) Pace {
+	var c Pace
+	if f, ok := fs["keying_thinking"]; ok {
+		c.KeyingThinking, _ = p.boolean(f.val, what+": keying_thinking")
+	}
+	if f, ok := fs["think_time"]; ok {
+		c.ThinkTime, _ = p.duration(f.val, what+": think_time", false)
+	}
+	return c
+}
+
 func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 	const what = KindBackup
 	fs := p.fields(body, what, []string{"server", "target", "cycles", "interval", "logical", "repeat"})
@@ -770,10 +784,10 @@ func (p *parser) backupStep(at, body *yaml.Node) *BackupStep {
 func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 	const what = KindNeighbours
 	fs := p.fields(body, what, []string{"tpcc", "backup", "vus", "rampup", "duration", "cycles", "interval", "target", "logical", "mode", "thresholds",
-		"repeat", "rate", "arrival", "late_after"})
+		"repeat", "rate", "arrival", "late_after", "keying_thinking", "think_time"})
 	p.required(at, fs, what, "tpcc", "vus", "rampup", "duration")
 	st := &NeighboursStep{Mode: p.mode(fs, what), Thresholds: p.thresholds(fs, what, stored.KindTPCC), Repeat: p.repetitions(fs, what, false).Repeat,
-		Rate: p.rate(fs, what)}
+		Rate: p.rate(fs, what), Pace: p.pace(fs, what)}
 	if f, ok := fs["rate"]; ok {
 		switch {
 		case len(st.Rate.Fractions) > 0:
@@ -817,7 +831,7 @@ func (p *parser) neighboursStep(at, body *yaml.Node) *NeighboursStep {
 		st.Duration, durOK = p.duration(f.val, what+": duration", false)
 	}
 	if _, ok := fs["vus"]; ok {
-		cfg := tpccConfig([]int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: st.Repeat}, st.Mode, st.Rate)
+		cfg := tpccConfig([]int{st.VUs}, st.RampUp, st.Duration, Repetitions{Repeat: st.Repeat}, st.Mode, st.Rate, st.Pace)
 		p.refuse(experiment.Except(cfg.Validate(), supplied...), fs, what, nil)
 	}
 	if f, ok := fs["target"]; ok {

@@ -72,7 +72,7 @@ func TestBrokenFiles(t *testing.T) {
 			`2:1: scenario: unknown key "colour"; known keys: name, title, description, repeat, scales, hosts, targets, servers, steps`,
 			`6:5: target t: unknown key "emulated" (did you mean emulate?); known keys: name, path, emulate`,
 			`8:45: server db: unknown key "memroy" (did you mean memory?); known keys: name, engine, target, host, hosts, dsn, count, memory, settings`,
-			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds, repeat, back_to_back, rate, arrival, late_after, probe, knee_p99`,
+			`10:62: tpcc-run: unknown key "duraton" (did you mean duration?); known keys: server, vus, rampup, duration, mode, thresholds, repeat, back_to_back, rate, arrival, late_after, probe, knee_p99, keying_thinking, think_time`,
 		},
 		"undefined-var.yaml": {
 			`5:22: target t: path: ${base} is not defined; define it under scales or pass --set base=VALUE (variables: data, warehouses)`,
@@ -526,6 +526,47 @@ func TestBuildFromRules(t *testing.T) {
 			t.Errorf("the copy's warehouses: %+v; want the source's 2", sc.Steps[1].TPCCBuild)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: got %v; want %q", c.steps, err, c.want)
+		}
+	}
+}
+
+// A TPC-C step's closed loop is paced as tpcc run's: keying_thinking and
+// think_time reach the run's config, and a think time beside a rate or the
+// spec's keying and think times is refused at its line.
+func TestTPCCPace(t *testing.T) {
+	src := `name: pace
+targets:
+  - {name: fast, path: /tmp/fast}
+servers:
+  - {name: db, engine: postgres, target: fast}
+steps:
+  - tpcc-build: {server: db, warehouses: 1}
+  - tpcc-run: {server: db, vus: "2,4", rampup: 1s, duration: 5s, think_time: 5ms}
+  - tpcc-run: {server: db, vus: 10, rampup: 1s, duration: 5s, keying_thinking: yes}
+  - neighbours: {tpcc: db, vus: 3, rampup: 1s, duration: 5s, think_time: 1.5ms}
+`
+	sc, err := Parse("pace.yaml", []byte(src), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, k, n := sc.Steps[1].TPCCRun, sc.Steps[2].TPCCRun, sc.Steps[3].Neighbours
+	if r.Pace != (Pace{ThinkTime: 5 * time.Millisecond}) || k.Pace != (Pace{KeyingThinking: true}) || n.Pace != (Pace{ThinkTime: 1500 * time.Microsecond}) {
+		t.Errorf("paces: %+v, %+v, %+v", r.Pace, k.Pace, n.Pace)
+	}
+	if c := tpccConfig(r.VUs, r.RampUp, r.Duration, r.Repetitions, r.Mode, r.Rate, r.Pace); c.ThinkTime != 5*time.Millisecond || c.KeyingThinking {
+		t.Errorf("config: think time %s, keying and thinking %v", c.ThinkTime, c.KeyingThinking)
+	}
+	for _, c := range []struct{ step, want string }{
+		{`tpcc-run: {server: db, vus: 1, rampup: 1s, duration: 5s, rate: 6000, think_time: 5ms}`,
+			"pace.yaml:8:86: tpcc-run: think_time 5ms paces each VU of a closed loop and cannot be combined with rate"},
+		{`neighbours: {tpcc: db, vus: 1, rampup: 1s, duration: 5s, keying_thinking: true, think_time: 5ms}`,
+			"pace.yaml:8:97: neighbours: think_time 5ms cannot be combined with keying_thinking"},
+		{`tpcc-run: {server: db, vus: 1, rampup: 1s, duration: 5s, think_time: -5ms}`,
+			"tpcc-run: think_time: duration \"-5ms\" is negative"},
+	} {
+		bad := strings.Replace(src, `tpcc-run: {server: db, vus: "2,4", rampup: 1s, duration: 5s, think_time: 5ms}`, c.step, 1)
+		if _, err := Parse("pace.yaml", []byte(bad), "", nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.step, err, c.want)
 		}
 	}
 }
