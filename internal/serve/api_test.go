@@ -120,6 +120,8 @@ func TestAPIBadInput(t *testing.T) {
 		{map[string]any{"kind": "tpcc", "dsn": "postgres://u@127.0.0.1:1/x", "rate": []int{6000, 0}}, "rate", "rate 0 is out of range; give above 0"},
 		{map[string]any{"kind": "tpcc", "dsn": "postgres://u@127.0.0.1:1/x", "rate": 6000, "arrival": "uniform"}, "arrival",
 			`arrival "uniform" is unknown; use poisson or constant`},
+		{map[string]any{"kind": "tpcc", "dsn": "postgres://u@127.0.0.1:1/x", "rate": 6000, "vus": 2, "think_time": "5ms"}, "think_time",
+			"think_time 5ms paces each VU of a closed loop and cannot be combined with rate, which paces"},
 		{map[string]any{"kind": "fio"}, "kind", `kind "fio" is not an experiment serve runs`},
 	} {
 		var e struct{ Error, Field string }

@@ -85,10 +85,14 @@ func consoleFlow(t *testing.T, name string, p browserPage) {
 	waitJS(t, p, 20*time.Second, "the scenarios listed with the token",
 		`!document.getElementById("token-dialog").open && document.getElementById("scenario-name").options.length > 0`)
 
-	// A bad duration and a bad rate are refused, each next to its field.
+	// A bad duration, rate and think time are refused, each next to its
+	// field.
+	js(t, p, `document.getElementById("start-think-time").value = "-1s"; true`)
 	fillStart(t, p, dsn, "1", "1s", "soon", "fast")
-	waitJS(t, p, 20*time.Second, "the duration's and the rate's errors next to them",
-		`document.getElementById("err-duration").textContent.length > 0 && document.getElementById("err-rate").textContent.length > 0`)
+	waitJS(t, p, 20*time.Second, "the duration's, the rate's and the think time's errors next to them",
+		`document.getElementById("err-duration").textContent.length > 0 && document.getElementById("err-rate").textContent.length > 0 &&
+		document.getElementById("err-think_time").textContent.includes("negative")`)
+	js(t, p, `document.getElementById("start-think-time").value = ""; true`)
 	if text := jsString(t, p, `document.getElementById("err-dsn").textContent`); text != "" {
 		t.Errorf("the DSN shows an error for a bad duration: %q", text)
 	}

@@ -625,7 +625,7 @@ function onDone(d) {
 // managed servers (none: a disk run), and a form without a DSN field has
 // only that list.
 const quickRuns = [
-  { kind: "tpcc", prefix: "start", server: "server", keys: ["server", "dsn", "vus", "rampup", "duration", "rate"] },
+  { kind: "tpcc", prefix: "start", server: "server", keys: ["server", "dsn", "vus", "rampup", "duration", "rate", "think_time"] },
   { kind: "tpch", prefix: "tpch", server: "server", keys: ["server", "dsn", "seed", "validate", "no_refresh", "streams", "repeat", "timeout"] },
   { kind: "durability", prefix: "durability", server: "managed", keys: ["managed", "cycles", "vus", "rate", "run_before_fault", "fault", "cold_cache"] },
   { kind: "disk", prefix: "disk", keys: ["target", "profile", "bs", "rw", "iodepth", "jobs", "duration", "ramp", "size", "rate_iops"] },
