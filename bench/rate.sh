@@ -16,13 +16,21 @@
 #    the throughput to match), then an open loop offering that TPM (Poisson
 #    arrivals) to a pool of $VUS VUs (VUS=same: n VUs, the closed loop's
 #    own; SHARE=P offers P% of its TPM, default 100, since n VUs cannot
-#    serve all of what n VUs at saturation did). A closed loop below saturation has
-#    fewer VUs, an open one the same pool at a lower rate: both leave the
-#    server idle at times, and both pay the wake-ups that costs. Each row
-#    gives both loops' TPM and client CPU per transaction (tierbench's rusage
-#    over the measured interval, telemetry included), their ratio, and the
-#    open loop's New-Order p99 (from the intended start), jitter p99 and late
-#    arrivals. The last lines have each load's medians.
+#    serve all of what n VUs at saturation did). Between the two, a closed
+#    loop of the pool's VUs with a think time (--think-time) that brings
+#    it to about the closed loop's throughput (a first step guesses it
+#    from the service time at saturation, a second corrects it by the
+#    service time the first measured); the open loop is then offered what
+#    that loop did. A closed loop at
+#    saturation keeps its VUs busy; the thinking loop and the open loop
+#    leave them idle between transactions, with the same VUs at the same
+#    throughput, and differ only in what paces them: the users' think
+#    times or the arrivals. Each row gives the three loops' TPM and
+#    client CPU per transaction (tierbench's rusage over the measured
+#    interval, telemetry included), the mean think time, the open loop's
+#    CPU against each closed loop's, and the open loop's New-Order p99
+#    (from the intended start), jitter p99 and late arrivals. The last
+#    lines have each load's medians.
 # 3. What any client pays for an open loop: ROUNDS rounds, on the same
 #    server and New-Order/Payment half each, of the same comparison as 2
 #    for tierbench and for pgbench, the C client beside PostgreSQL (on one
@@ -75,21 +83,39 @@ echo
 # pool N: the open loop's VUs beside a closed loop of N; offered P TPM: SHARE% of P.
 pool() { if [ "$VUS" = same ]; then echo "$1"; else echo "$VUS"; fi; }
 offered() { awk -v t="$1" -v s="$SHARE" 'BEGIN { printf "%d", t * s / 100 }'; }
-echo "# closed loop of n VUs against open loop (a pool of $VUS VUs) offered $SHARE% of the closed loop's throughput, $ENGINE, $WAREHOUSES warehouses"
-printf '%-3s %9s %10s %9s %10s %7s %10s %10s %6s\n' n "closed TPM" "closed µs" "open TPM" "open µs" ratio "NO p99" "jitter p99" late
+echo "# closed loop of n VUs, closed loop of the pool's $VUS VUs thinking between transactions, and open loop (the pool) offered $SHARE% of the thinking loop's throughput, $ENGINE, $WAREHOUSES warehouses"
+printf '%-3s %9s %9s %9s %9s %8s %9s %9s %7s %7s %10s %10s %6s\n' n "closed TPM" "closed µs" "think TPM" "think µs" "think" "open TPM" "open µs" "/closed" "/think" "NO p99" "jitter p99" late
 rows=$work/rows
 for _ in $(seq "$ROUNDS"); do
 	for n in $LOADS; do
 		closed=$(row closed --vus "$n")
-		rate=$(offered "$(echo "$closed" | awk '{print $3}')")
-		open=$(row open --vus "$(pool "$n")" --rate "$rate")
-		echo "$n $closed $open" | awk '{printf "%-3s %9d %10.1f %9d %10.1f %7.3f %10.2f %10.3f %6s\n", $1, $4, $5, $12, $13, $13 / $5, $14, $16, $17}' | tee -a "$rows"
+		ctpm=$(echo "$closed" | awk '{print $3}')
+		vus=$(pool "$n")
+		# The pool's VUs at the closed loop's throughput: each VU's cycle is
+		# pool x 60 s / TPM, and its think time that less its service
+		# time. A first guess takes the service time at saturation, n x 60
+		# s / TPM; the service time that loop then measured (its cycle
+		# less its think time) sets the think time of the loop reported.
+		if [ "$vus" -gt "$n" ]; then
+			think=$(awk -v p="$vus" -v n="$n" -v t="$ctpm" 'BEGIN { printf "%d", (p - n) * 60e6 / t }')
+			guess=$(row think --vus "$vus" --think-time "${think}us")
+			think=$(awk -v p="$vus" -v t="$ctpm" -v z="$think" -v g="$(echo "$guess" | awk '{print $3}')" \
+				'BEGIN { s = p * 60e6 / g - z; z = p * 60e6 / t - s; printf "%d", (z > 0 ? z : 0) }')us
+			thinking=$(row think --vus "$vus" --think-time "$think")
+		else
+			thinking="think $ctpm $ctpm 0 0 0 0 -"
+			think=-
+		fi
+		open=$(row open --vus "$vus" --rate "$(offered "$(echo "$thinking" | awk '{print $3}')")")
+		echo "$n $closed $thinking $open $think" | awk '{ printf "%-3s %9d %9.1f %9d %9.1f %8s %9d %9.1f %7.3f %7.3f %10.2f %10.3f %6s\n",
+			$1, $4, $5, $12, $13, $26, $20, $21, $21 / $5, ($13 > 0 ? $21 / $13 : 0), $22, $24, $25 }' | tee -a "$rows"
 	done
 done
 for n in $LOADS; do
-	awk -v n="$n" '$1 == n { for (i = 2; i <= 9; i++) v[i, ++c[i]] = $i }
+	awk -v n="$n" '$1 == n { for (i = 2; i <= 13; i++) v[i, ++c[i]] = $i }
 		function med(i,   a, k, m) { m = c[i]; for (k = 1; k <= m; k++) a[k] = v[i, k]; asort(a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
-		END { printf "%-3s %9d %10.1f %9d %10.1f %7.3f %10.2f %10.3f %6s   (medians)\n", n, med(2), med(3), med(4), med(5), med(6), med(7), med(8), med(9) }' "$rows"
+		END { printf "%-3s %9d %9.1f %9d %9.1f %8s %9d %9.1f %7.3f %7.3f %10.2f %10.3f %6s   (medians)\n",
+			n, med(2), med(3), med(4), med(5), "", med(7), med(8), med(9), med(10), med(11), med(12), med(13) }' "$rows"
 done
 
 [ "$ENGINE" = postgres ] || exit 0
