@@ -21,11 +21,10 @@
 #    it to about the closed loop's throughput (a first step guesses it
 #    from the service time at saturation, a second corrects it by the
 #    service time the first measured); the open loop is then offered what
-#    that loop did. A closed loop at
-#    saturation keeps its VUs busy; the thinking loop and the open loop
-#    leave them idle between transactions, with the same VUs at the same
-#    throughput, and differ only in what paces them: the users' think
-#    times or the arrivals. Each row gives the three loops' TPM and
+#    that loop did. A closed loop at saturation keeps its VUs busy; the
+#    thinking loop and the open loop leave them idle between transactions,
+#    with the same VUs at the same throughput, and differ only in what
+#    paces them: the users' think times or the arrivals. Each row gives the three loops' TPM and
 #    client CPU per transaction (tierbench's rusage over the measured
 #    interval, telemetry included), the mean think time, the open loop's
 #    CPU against each closed loop's, and the open loop's New-Order p99
