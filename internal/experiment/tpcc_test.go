@@ -370,9 +370,12 @@ func TestRunTPCCSurvivesServerRestart(t *testing.T) {
 		t.Errorf("TPM %d against the client's %d, %d errors; want some, at most the client's, and no errors from after the reading",
 			lost.TPM, lost.ClientTPM, lost.Errors)
 	}
+	// Arrivals still queued at the reading, and not yet late, are those
+	// of a server keeping pace as the knee counts them (a busy host's
+	// server once held 26 of the 101 so, none late).
 	want := 3000 * lost.Seconds / 60
-	if o := lost.OpenLoop; o == nil || math.Abs(float64(o.Arrivals)-want) > 2 || o.Unserved > 2 {
-		t.Errorf("open loop %+v; want about %.0f arrivals in %.2f s, all served", o, want, lost.Seconds)
+	if o := lost.OpenLoop; o == nil || math.Abs(float64(o.Arrivals)-want) > 2 || o.Unserved-o.WaitingAtEnd > 2 {
+		t.Errorf("open loop %+v; want about %.0f arrivals in %.2f s, all served or queued and not yet late", o, want, lost.Seconds)
 	}
 	run, steps := storedRun(t, resDir, res.RunID)
 	var kept stored.TPCCStep
